@@ -1,0 +1,389 @@
+/* ir/ir.h: the loop-nest IR, its arena and diagnostics.
+ *
+ * This is the one header of ir/, sectioned by the file that implements each
+ * part. The IR is a tree: an IrModule holds operators (IrOp) and named
+ * schedules (IrSchedDef); an operator holds tensors, symbolic extents and a
+ * body, a list of statement nodes linked through `next`. Loop nests are the
+ * stages of an operator. Nodes are allocated in the module's arena and are
+ * never freed one by one.
+ *
+ * The IR's text form is the .gop surface syntax, extended with annotations
+ * that only scheduling produces (`@warp` on loops, `if` guards, integer index
+ * arithmetic). The printer (print.c) writes it; the lang/ parser reads it
+ * back in IR mode (lang_parse_ir), so there is one grammar for both.
+ */
+#ifndef GOP_IR_H
+#define GOP_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nodes.def"
+
+#define IR_MAX_DIMS 4 /* feature dimensions of a tensor, after its domain */
+#define IR_MAX_IDX (IR_MAX_DIMS + 1)
+
+/* ---------------------------------------------------------------------------
+ * arena.c: bump allocation; everything of a compilation lives in one arena.
+ */
+typedef struct Arena Arena;
+
+Arena *ir_arena_new(void);
+void ir_arena_free(Arena *a);
+/* Zeroed memory of `size` bytes; aborts with a message if memory runs out. */
+void *ir_alloc(Arena *a, size_t size);
+char *ir_strdup(Arena *a, const char *s);
+char *ir_strndup(Arena *a, const char *s, size_t n);
+char *ir_sprintf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+#define IR_NEW(a, T) ((T *)ir_alloc((a), sizeof(T)))
+#define IR_NEW_ARRAY(a, T, n) ((T *)ir_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* ---------------------------------------------------------------------------
+ * diag.c: one diagnostics sink per compilation.
+ *
+ * Errors print as `file:line:col: error: message`, then the source line and
+ * a caret under the column. Text goes to `out` (may be NULL) and is also
+ * kept in a growable buffer so the C API can hand it to callers.
+ */
+typedef struct Loc {
+  const char *file; /* never NULL once set; "<string>" for API input */
+  int line, col;    /* 1-based; line 0 means "no location" */
+} Loc;
+
+typedef struct DiagSource {
+  const char *file, *text;
+  struct DiagSource *next;
+} DiagSource;
+
+typedef struct Diag {
+  FILE *out;          /* echo here as well, or NULL */
+  int nerrors, nwarnings;
+  int max_errors;     /* stop reporting after this many (0: 50) */
+  char *buf;          /* everything reported, NUL-terminated */
+  size_t len, cap;
+  DiagSource *sources; /* registered texts, for printing source lines */
+} Diag;
+
+void ir_diag_init(Diag *d, FILE *out);
+void ir_diag_free(Diag *d);
+/* Registers the text of `file` so errors in it can quote the source line.
+ * The strings must outlive the Diag. */
+void ir_diag_source(Diag *d, const char *file, const char *text);
+void ir_error(Diag *d, Loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ir_warning(Diag *d, Loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ir_note(Diag *d, Loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ir_verror(Diag *d, const char *severity, Loc loc, const char *fmt,
+               va_list ap);
+
+/* Internal compiler bugs, never user errors. */
+_Noreturn void ir_unreachable_at(const char *file, int line, const char *msg);
+#define unreachable(msg) ir_unreachable_at(__FILE__, __LINE__, (msg))
+
+/* ---------------------------------------------------------------------------
+ * The IR proper (names.c holds the printable names of every enum).
+ */
+#define X_ENUM(k, ...) IR_##k,
+typedef enum { IR_NODE_LIST(X_ENUM) IR_NODE_COUNT } IrKind;
+#undef X_ENUM
+
+#define X_ENUM(k, ...) IR_DT_##k,
+typedef enum { IR_DTYPE_LIST(X_ENUM) IR_DT_COUNT } IrDType;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_DOM_##k,
+typedef enum { IR_DOMAIN_LIST(X_ENUM) IR_DOM_COUNT } IrDomain;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_LOOP_##k,
+typedef enum { IR_LOOPKIND_LIST(X_ENUM) IR_LOOP_COUNT } IrLoopKind;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_BIND_##k,
+typedef enum { IR_BIND_LIST(X_ENUM) IR_BIND_COUNT } IrBind;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_RED_##k,
+typedef enum { IR_RED_LIST(X_ENUM) IR_RED_COUNT } IrRed;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_OP_##k,
+typedef enum { IR_BINOP_LIST(X_ENUM) IR_BINOP_COUNT } IrBinOp;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_UN_##k,
+typedef enum { IR_UNOP_LIST(X_ENUM) IR_UNOP_COUNT } IrUnOp;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_FN_##k,
+typedef enum { IR_FN_LIST(X_ENUM) IR_FN_COUNT } IrFn;
+#undef X_ENUM
+#define X_ENUM(k, ...) IR_VAR_##k,
+typedef enum { IR_VARKIND_LIST(X_ENUM) IR_VARKIND_COUNT } IrVarKind;
+#undef X_ENUM
+
+const char *ir_kind_name(IrKind k);
+const char *ir_dtype_name(IrDType t);
+int ir_dtype_bytes(IrDType t);
+bool ir_dtype_is_float(IrDType t);
+const char *ir_domain_name(IrDomain d);
+const char *ir_loopkind_name(IrLoopKind k);
+const char *ir_bind_name(IrBind b);
+const char *ir_red_name(IrRed r); /* the spelling: "+=", "max=" ... */
+const char *ir_binop_name(IrBinOp op);
+int ir_binop_prec(IrBinOp op);
+const char *ir_unop_name(IrUnOp op);
+const char *ir_fn_name(IrFn fn);
+int ir_fn_nargs(IrFn fn);
+const char *ir_varkind_name(IrVarKind k);
+/* Lookups by spelling; return -1 when the name is not one of the list. */
+int ir_dtype_lookup(const char *name);
+int ir_fn_lookup(const char *name);
+int ir_bind_lookup(const char *name);
+
+/* A symbolic extent such as F or H, bound to a number at run time. */
+typedef struct IrSym {
+  const char *name;
+  Loc loc;
+  int id; /* index in IrOp.syms */
+} IrSym;
+
+/* One feature dimension of a tensor: a symbol, or a constant when sym is
+ * NULL. */
+typedef struct IrDim {
+  IrSym *sym;
+  int64_t value;
+} IrDim;
+
+typedef enum { IR_ROLE_IN, IR_ROLE_OUT, IR_ROLE_TEMP } IrRole;
+
+/* A tensor of an operator: a parameter (input), a result (output), or a
+ * temporary declared in the body with `tensor NAME: type`.
+ * Shape: [domain rows (|V| for src/dst, |E| for edge, none for dense),
+ * dims[0], ..., dims[ndims-1]]. */
+typedef struct IrTensor {
+  const char *name;
+  Loc loc;
+  IrDType dtype;
+  IrDomain domain;
+  IrRole role;
+  int ndims;
+  IrDim dims[IR_MAX_DIMS];
+  int id; /* index in IrOp.tensors */
+} IrTensor;
+
+typedef struct IrVar {
+  const char *name;
+  Loc loc;
+  IrVarKind kind;
+  IrDType dtype; /* locals: the value type (f32); loop variables: i32 */
+  int id;        /* index in IrOp.vars */
+} IrVar;
+
+typedef enum { IR_TY_VOID, IR_TY_FLOAT, IR_TY_INT, IR_TY_BOOL } IrType;
+
+typedef struct IrNode IrNode;
+struct IrNode {
+  IrKind kind;
+  Loc loc;
+  IrType type;  /* of an expression; IR_TY_VOID for statements */
+  IrNode *next; /* next statement in a list */
+  union {
+    struct { /* LOOP */
+      IrVar *var;
+      IrLoopKind kind;
+      IrNode *extent; /* RANGE: number of iterations (from 0), else NULL */
+      IrNode *of;     /* IN_EDGES / OUT_EDGES: the vertex, else NULL */
+      IrBind bind;
+      int unroll; /* 0: not asked */
+      int vec;    /* 0: not vectorised */
+      IrNode *body;
+    } loop;
+    struct { /* STORE and LOAD */
+      IrTensor *tensor;
+      int nidx;
+      IrNode *idx[IR_MAX_IDX];
+      IrRed red;      /* STORE only */
+      IrNode *value;  /* STORE only */
+    } acc;
+    struct { /* LET */
+      IrVar *var;
+      IrNode *init;
+    } let;
+    struct { /* SET */
+      IrVar *var;
+      IrRed red;
+      IrNode *value;
+    } set;
+    struct { /* IF */
+      IrNode *cond;
+      IrNode *then;
+    } ifs;
+    double f;   /* FCONST */
+    int64_t i;  /* ICONST */
+    IrVar *var; /* VAR */
+    IrSym *sym; /* SYM */
+    struct { /* BIN */
+      IrBinOp op;
+      IrNode *a, *b;
+    } bin;
+    struct { /* UN */
+      IrUnOp op;
+      IrNode *a;
+    } un;
+    struct { /* CALL */
+      IrFn fn;
+      int nargs;
+      IrNode *args[2];
+    } call;
+    struct { /* SRC, DST: e is the edge; INDEG, OUTDEG: e is the vertex */
+      IrNode *e;
+    } endpoint;
+  };
+};
+
+typedef struct IrOp {
+  const char *name;
+  Loc loc;
+  IrTensor **tensors; /* inputs in order, then outputs, then temporaries */
+  int ntensors, ninputs, noutputs;
+  IrSym **syms;
+  int nsyms;
+  IrVar **vars;
+  int nvars;
+  IrNode *body; /* the stages, in order */
+} IrOp;
+
+/* ---- schedules as data (parsed now; applied by passes/) ---- */
+
+/* One argument of a directive: a name (a loop, a tensor, a keyword such as
+ * `warp`) or an integer expression over the schedule's parameters (an IR
+ * expression whose VAR nodes are IR_VAR_INDEX variables named after the
+ * parameters). */
+typedef struct IrSchedArg {
+  Loc loc;
+  const char *name; /* set for a name */
+  IrNode *expr;     /* set for an expression */
+} IrSchedArg;
+
+typedef struct IrDirective {
+  const char *prim; /* the primitive's name as written: "split", "bind" ... */
+  Loc loc;
+  int nargs;
+  IrSchedArg *args;
+  int nresults; /* `-> (fo, fi)`: names given to the loops it creates */
+  const char **results;
+  struct IrDirective *next;
+} IrDirective;
+
+typedef struct IrSchedDef {
+  const char *name;
+  Loc loc;
+  int nparams;
+  IrVar **params;
+  IrDirective *directives;
+} IrSchedDef;
+
+typedef struct IrModule {
+  Arena *arena;
+  IrOp **ops;
+  int nops;
+  IrSchedDef **scheds;
+  int nscheds;
+} IrModule;
+
+/* ---------------------------------------------------------------------------
+ * build.c: constructors. Each returns a node allocated in `a`, with `type`
+ * set for expressions.
+ */
+IrModule *ir_module_new(Arena *a);
+void ir_module_add_op(IrModule *m, IrOp *op);
+void ir_module_add_sched(IrModule *m, IrSchedDef *s);
+IrOp *ir_module_find_op(const IrModule *m, const char *name);
+IrSchedDef *ir_module_find_sched(const IrModule *m, const char *name);
+
+IrOp *ir_op_new(Arena *a, const char *name, Loc loc);
+IrSym *ir_op_sym(Arena *a, IrOp *op, const char *name, Loc loc); /* find or add */
+IrTensor *ir_op_add_tensor(Arena *a, IrOp *op, const char *name, Loc loc,
+                           IrDType dt, IrDomain dom, IrRole role);
+IrVar *ir_op_add_var(Arena *a, IrOp *op, const char *name, Loc loc,
+                     IrVarKind kind);
+IrTensor *ir_op_find_tensor(const IrOp *op, const char *name);
+
+IrNode *ir_loop(Arena *a, Loc loc, IrVar *var, IrLoopKind kind,
+                IrNode *extent, IrNode *of, IrNode *body);
+IrNode *ir_store(Arena *a, Loc loc, IrTensor *t, int nidx, IrNode **idx,
+                 IrRed red, IrNode *value);
+IrNode *ir_let(Arena *a, Loc loc, IrVar *var, IrNode *init);
+IrNode *ir_set(Arena *a, Loc loc, IrVar *var, IrRed red, IrNode *value);
+IrNode *ir_if(Arena *a, Loc loc, IrNode *cond, IrNode *then);
+IrNode *ir_fconst(Arena *a, Loc loc, double f);
+IrNode *ir_iconst(Arena *a, Loc loc, int64_t i);
+IrNode *ir_var(Arena *a, Loc loc, IrVar *v);
+IrNode *ir_symref(Arena *a, Loc loc, IrSym *s);
+IrNode *ir_load(Arena *a, Loc loc, IrTensor *t, int nidx, IrNode **idx);
+IrNode *ir_bin(Arena *a, Loc loc, IrBinOp op, IrNode *x, IrNode *y);
+IrNode *ir_un(Arena *a, Loc loc, IrUnOp op, IrNode *x);
+IrNode *ir_call(Arena *a, Loc loc, IrFn fn, int nargs, IrNode **args);
+IrNode *ir_endpoint(Arena *a, Loc loc, IrKind kind, IrNode *e);
+IrNode *ir_graph_size(Arena *a, Loc loc, IrKind kind); /* IR_NV or IR_NE */
+/* Appends `s` (and whatever follows it) to the list `*list`. */
+void ir_append(IrNode **list, IrNode *s);
+/* A deep copy of one node (and, for statements, not of its `next`). */
+IrNode *ir_clone(Arena *a, const IrNode *n);
+
+/* ---------------------------------------------------------------------------
+ * print.c: the text form. Output parses back (lang_parse_ir) to an IR that
+ * prints identically.
+ */
+void ir_print_module(FILE *out, const IrModule *m);
+void ir_print_op(FILE *out, const IrOp *op);
+void ir_print_sched(FILE *out, const IrSchedDef *s);
+void ir_print_stmts(FILE *out, const IrNode *list, int indent);
+void ir_print_expr(FILE *out, const IrNode *e);
+/* The same, into a malloc'ed string the caller frees. */
+char *ir_op_to_string(const IrOp *op);
+
+/* ---------------------------------------------------------------------------
+ * verify.c: structural invariants, run after every pass. Reports each
+ * broken invariant through `d` (naming the pass in `after`, e.g. "split")
+ * and returns false if any.
+ */
+bool ir_verify_op(const IrOp *op, Diag *d, const char *after);
+
+/* ---------------------------------------------------------------------------
+ * interp.c: the reference interpreter, the oracle of every test.
+ */
+struct RtGraph; /* runtime/runtime.h */
+
+typedef enum { IR_INTERP_F32, IR_INTERP_F64 } IrInterpMode;
+
+/* The values of an operator's symbolic extents, by IrSym.id. */
+typedef struct IrExtents {
+  int n;
+  int64_t value[16];
+} IrExtents;
+
+/* One buffer per tensor of the op, by IrTensor.id, in row-major order with
+ * the shape ir_tensor_shape gives. Element type: float in F32 mode, double
+ * in F64 mode. Inputs are read; outputs are written entirely (initialised
+ * by the interpreter to the identity of their reduction); temporaries may be
+ * NULL (the interpreter allocates them). */
+typedef struct IrInterpArgs {
+  const struct RtGraph *graph;
+  IrExtents extents;
+  IrInterpMode mode;
+  void **buffers;
+} IrInterpArgs;
+
+/* Shape of tensor `t` on `g` with `ext`; returns the rank (1 + ndims, or
+ * ndims for dense tensors). */
+int ir_tensor_shape(const IrTensor *t, const struct RtGraph *g,
+                    const IrExtents *ext, int64_t shape[IR_MAX_IDX]);
+int64_t ir_tensor_numel(const IrTensor *t, const struct RtGraph *g,
+                        const IrExtents *ext);
+
+/* Runs `op`. Returns 0, or -1 after reporting (e.g. an index out of range,
+ * an unbound extent) through `d`. */
+int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d);
+
+#endif

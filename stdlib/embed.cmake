@@ -1,0 +1,17 @@
+# Turns stdlib/*.gop into one C source: an array of {name, text} pairs.
+# Run by the build (see CMakeLists.txt); its output is generated, do not edit.
+set(body "/* generated from stdlib/*.gop by stdlib/embed.cmake: do not edit */\n")
+string(APPEND body "#include <stddef.h>\n#include \"lang/lang.h\"\n\n")
+set(table "const LangStdlibFile lang_stdlib_files[] = {\n")
+set(i 0)
+foreach(f ${FILES})
+  get_filename_component(name ${f} NAME)
+  file(READ ${f} hex HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  string(APPEND body "static const char stdlib_${i}[] = {${hex}0x00};\n")
+  string(APPEND table "  {\"stdlib/${name}\", stdlib_${i}},\n")
+  math(EXPR i "${i}+1")
+endforeach()
+string(APPEND table "  {NULL, NULL},\n};\n")
+file(WRITE ${OUT}.tmp "${body}\n${table}")
+file(RENAME ${OUT}.tmp ${OUT})

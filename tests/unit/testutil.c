@@ -1,0 +1,76 @@
+/* tests/unit/testutil.c: locating data and temporary files for unit tests. */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path_buf[4096];
+static char tmp_dir[256];
+
+static void remove_tmpdir(void) {
+  if (tmp_dir[0]) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_dir);
+  }
+}
+
+const char *tu_dataset(const char *file) {
+  const char *dir = getenv("GOP_DATASETS");
+  ck_assert_msg(dir != NULL, "GOP_DATASETS is not set (run through ctest)");
+  snprintf(path_buf, sizeof path_buf, "%s/%s", dir, file);
+  ck_assert_msg(access(path_buf, R_OK) == 0, "dataset %s is missing", path_buf);
+  return path_buf;
+}
+
+const char *tu_source(const char *relpath) {
+  const char *dir = getenv("GOP_SOURCE_DIR");
+  ck_assert_msg(dir != NULL, "GOP_SOURCE_DIR is not set (run through ctest)");
+  snprintf(path_buf, sizeof path_buf, "%s/%s", dir, relpath);
+  return path_buf;
+}
+
+const char *tu_tmpdir(void) {
+  if (!tmp_dir[0]) {
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/goptest.XXXXXX");
+    ck_assert_msg(mkdtemp(tmp_dir) != NULL, "mkdtemp failed");
+    atexit(remove_tmpdir);
+  }
+  return tmp_dir;
+}
+
+const char *tu_write(const char *name, const char *text) {
+  snprintf(path_buf, sizeof path_buf, "%s/%s", tu_tmpdir(), name);
+  FILE *f = fopen(path_buf, "wb");
+  ck_assert_msg(f != NULL, "cannot write %s", path_buf);
+  fputs(text, f);
+  fclose(f);
+  return path_buf;
+}
+
+char *tu_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n < 2) buf = realloc(buf, cap *= 2);
+  }
+  fclose(f);
+  buf[n] = 0;
+  if (len) *len = n;
+  return buf;
+}
+
+int tu_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? 0 : 1;
+}

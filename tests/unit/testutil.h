@@ -1,0 +1,22 @@
+/* tests/unit/testutil.h: helpers shared by the Check unit tests. */
+#ifndef GOP_TESTUTIL_H
+#define GOP_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* Path of a file under ../shared/datasets (GOP_DATASETS). Fails the test if
+ * the dataset is missing: CI always has them. Returns a static buffer. */
+const char *tu_dataset(const char *file);
+/* Path of a file under the source tree (GOP_SOURCE_DIR). Static buffer. */
+const char *tu_source(const char *relpath);
+/* A fresh temporary directory, removed at exit. Static buffer. */
+const char *tu_tmpdir(void);
+/* Writes `text` to `dir/name`; returns the path (static buffer). */
+const char *tu_write(const char *name, const char *text);
+/* Whole file, NUL-terminated, malloc'ed; NULL if unreadable. */
+char *tu_read_file(const char *path, size_t *len);
+/* Runs the suite with CK_NORMAL output; returns the process exit status. */
+int tu_run(Suite *s);
+
+#endif
