@@ -94,4 +94,272 @@ int rt_npy_read(const char *path, RtArray *out, Diag *d);
  * error never leaves a truncated file. Returns 0 or -1 after reporting. */
 int rt_npy_write(const char *path, const RtArray *a, Diag *d);
 
+/* ---------------------------------------------------------------------------
+ * cuda.c: the CUDA driver, opened with dlopen.
+ *
+ * The driver is loaded at most once per process and shared by every caller:
+ * libcuda and the device's primary context are process-wide by nature, so
+ * this is the one place runtime/ keeps global state. Every function below
+ * that needs the GPU opens it on first use (rt_cuda_open is idempotent and
+ * makes the context current on the calling thread). GOP_CUDA_LIBRARY, when
+ * set, names the library to open instead of libcuda.so.1 (tests use it to
+ * get a machine without a driver on any machine); GOP_CUDA_DEVICE picks a
+ * device other than 0. Open or close the driver while no other thread is
+ * using it.
+ *
+ * Errors are reported through a Diag with no location (`error: message`)
+ * and returned as an RtStatus. The tools exit with the status itself, so
+ * scripts can tell why a run did not happen.
+ */
+typedef enum RtStatus {
+  RT_OK = 0,
+  RT_ERR = 1,       /* a CUDA call failed, or a request was refused */
+  RT_NO_DRIVER = 3, /* no usable libcuda: missing, a stub, or too old */
+  RT_NO_DEVICE = 4, /* the driver loaded but there is no usable GPU */
+  RT_OOM = 5,       /* device memory ran out */
+} RtStatus;
+
+/* "ok", "error", "no CUDA driver", "no CUDA device", "out of device
+ * memory". */
+const char *rt_status_name(RtStatus s);
+
+/* Loads the driver, initialises it, retains device 0's primary context and
+ * makes it current on this thread. Idempotent and thread-safe. Returns
+ * RT_OK, or RT_NO_DRIVER / RT_NO_DEVICE / RT_ERR after reporting why; a
+ * failed open leaves nothing behind, so a later call tries again. */
+RtStatus rt_cuda_open(Diag *d);
+/* Unloads every module, releases the context and closes the library. Device
+ * tensors and graphs still held become invalid (freeing them is then a
+ * no-op). Does nothing when not open. */
+void rt_cuda_close(void);
+/* True once rt_cuda_open has succeeded (and rt_cuda_close not been called). */
+bool rt_cuda_available(void);
+
+/* What runtime/ needs to know about the device; filled by rt_cuda_open. */
+typedef struct RtDeviceLimits {
+  int max_threads_per_block;     /* 1024 */
+  int max_block[3];              /* 1024, 1024, 64 */
+  int max_grid[3];               /* 2^31-1, 65535, 65535 */
+  int shared_per_block;          /* without opting in: 48 KiB */
+  int shared_per_block_optin;    /* the most one block may use */
+} RtDeviceLimits;
+
+typedef struct RtDeviceInfo {
+  char name[256];
+  int cc;             /* compute capability as 10 * major + minor: 90 */
+  int sm_count;
+  int warp_size;
+  int max_threads_per_sm;
+  int regs_per_block;
+  int shared_per_sm;
+  int l2_bytes;
+  int driver_version; /* as cuDriverGetVersion: 13000 for 13.0 */
+  size_t mem_total;   /* bytes of device memory */
+  RtDeviceLimits limits;
+} RtDeviceInfo;
+
+/* The open device, or NULL when the driver is not open. */
+const RtDeviceInfo *rt_cuda_device(void);
+/* The device's name, or "no CUDA device" when not open. */
+const char *rt_cuda_device_name(void);
+/* Compute capability as 10 * major + minor (90 for an H100), or 0 when not
+ * open. */
+int rt_cuda_cc(void);
+/* Free and total device memory in bytes. Returns RT_OK or the status of the
+ * failure after reporting. */
+RtStatus rt_cuda_mem_info(size_t *free_bytes, size_t *total_bytes, Diag *d);
+/* Waits for all work on the device; reports (and returns the status of) an
+ * error raised by an earlier asynchronous launch. */
+RtStatus rt_cuda_sync(Diag *d);
+/* Writes `bytes` as "512 B", "1.5 KiB", "12.5 GiB" into `buf` and returns
+ * it. */
+const char *rt_format_bytes(uint64_t bytes, char buf[32]);
+
+/* For runtime/'s own files, which include runtime/cuda.def for the table's
+ * layout and the RT_CU call macro. */
+typedef struct RtCudaApi RtCudaApi;
+/* The driver's entry points, or NULL when not loaded. */
+const RtCudaApi *rt_cuda_api(void);
+/* The current driver session (changes at every open), or 0 when not open:
+ * what RtDevTensor.epoch and modules record. */
+uint32_t rt_cuda_epoch(void);
+/* module.c: unloads every cached module; rt_cuda_close calls it first. */
+void rt_module_unload_all(void);
+/* The one checker of CUresults: returns RT_OK for CUDA_SUCCESS; otherwise
+ * reports "CUDA error in CALL: NAME (description)", followed by `what` when
+ * not NULL, and returns RT_OOM, RT_NO_DEVICE or RT_ERR. */
+RtStatus rt_cuda_check(int result, const char *call, const char *what,
+                       Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * device.c: device memory, with accounting, and graphs on the device.
+ */
+typedef uint64_t RtDevPtr; /* a device address (CUdeviceptr) */
+
+/* A device buffer. Zero-initialise it ({0}) before use; an empty tensor
+ * (0 bytes) has ptr 0 and costs no driver call. */
+typedef struct RtDevTensor {
+  RtDevPtr ptr;
+  size_t bytes;
+  char name[40];  /* for messages: "tensor Y", "graph in_ptr" */
+  uint32_t epoch; /* the driver session it belongs to (see rt_cuda_close) */
+} RtDevTensor;
+
+/* Allocates `bytes` (contents undefined) for the tensor called `name`.
+ * Returns RT_OK, or RT_OOM / RT_ERR after a message that names the tensor
+ * and the size asked; `t` is then left empty. */
+RtStatus rt_tensor_alloc(RtDevTensor *t, size_t bytes, const char *name,
+                         Diag *d);
+/* Copies `bytes` from the host to the start of `t`. Refuses (RT_ERR) a copy
+ * larger than the tensor before calling the driver. */
+RtStatus rt_tensor_upload(RtDevTensor *t, const void *host, size_t bytes,
+                          Diag *d);
+/* Copies `bytes` from the start of `t` to the host; refuses like upload. */
+RtStatus rt_tensor_download(const RtDevTensor *t, void *host, size_t bytes,
+                            Diag *d);
+/* Sets every 32-bit word of `t` to `word` (0.0f, -inf ... as bits); the size
+ * must be a multiple of 4. Returns RT_OK or the failure's status. */
+RtStatus rt_tensor_fill32(RtDevTensor *t, uint32_t word, Diag *d);
+/* Frees the memory and empties `t`; safe on an empty tensor, and a no-op on
+ * one whose driver session was closed. */
+void rt_tensor_free(RtDevTensor *t);
+
+/* Device memory held by rt_tensor_alloc, for reports and leak checks. */
+typedef struct RtMemStats {
+  uint64_t live_bytes, peak_bytes;
+  int64_t live_tensors, total_allocs;
+} RtMemStats;
+RtMemStats rt_mem_stats(void);
+
+/* The formats of a graph a kernel can ask for (see RtGraph). */
+typedef enum RtGraphFormat {
+  RT_FMT_COO, /* src, dst */
+  RT_FMT_CSR, /* in_ptr, in_eid, in_src: in-edges by destination */
+  RT_FMT_CSC, /* out_ptr, out_eid, out_dst: out-edges by source */
+  RT_FMT_DEG, /* in_deg, out_deg: int32 per vertex */
+  RT_FMT_COUNT
+} RtGraphFormat;
+#define RT_FMT_BIT(f) (1u << (f))
+#define RT_FMT_ALL (RT_FMT_BIT(RT_FMT_COUNT) - 1u)
+
+/* A host graph's arrays on the device, uploaded lazily one format at a time
+ * and then kept: a schedule asks for the formats it needs. All arrays are
+ * int32, with the host graph's meaning and edge ids. */
+typedef struct RtDevGraph {
+  const RtGraph *host; /* not owned; must outlive the device graph */
+  int32_t nv, ne;
+  RtDevTensor src, dst;
+  RtDevTensor in_ptr, in_eid, in_src;
+  RtDevTensor out_ptr, out_eid, out_dst;
+  RtDevTensor in_deg, out_deg;
+  unsigned loaded; /* RT_FMT_BIT of each format held */
+} RtDevGraph;
+
+/* Starts a device graph for `g` holding nothing yet (no driver call). */
+void rt_devgraph_init(RtDevGraph *dg, const RtGraph *g);
+/* Uploads each format in the mask `formats` that is not held yet. Returns
+ * RT_OK, or the failure's status after reporting; a format that failed
+ * holds no memory and is not marked loaded. */
+RtStatus rt_devgraph_load(RtDevGraph *dg, unsigned formats, Diag *d);
+/* Bytes of device memory format `f` holds (0 when not loaded). */
+size_t rt_devgraph_bytes(const RtDevGraph *dg, RtGraphFormat f);
+/* "coo", "csr", "csc", "deg". */
+const char *rt_graph_format_name(RtGraphFormat f);
+/* Prints one line per loaded format with its size, and the total. */
+void rt_devgraph_print(FILE *out, const RtDevGraph *dg);
+/* Frees every format; `dg` can be loaded again afterwards. */
+void rt_devgraph_free(RtDevGraph *dg);
+
+/* ---------------------------------------------------------------------------
+ * module.c: PTX modules, kernels and launches.
+ *
+ * Modules are cached by a 64-bit FNV-1a hash of their PTX text (the text is
+ * compared too), so loading the same kernel twice costs one JIT. Modules and
+ * kernels belong to the cache and live until rt_module_unload or
+ * rt_cuda_close.
+ */
+typedef struct RtModule RtModule;
+
+/* What the driver says about a compiled kernel. */
+typedef struct RtKernelInfo {
+  int max_threads;   /* per block, given its register use */
+  int static_shared; /* bytes of shared memory declared in the kernel */
+  int num_regs;      /* per thread */
+  int local_bytes;   /* per thread: spills and local arrays */
+  int ptx_version, binary_version; /* 10 * major + minor */
+} RtKernelInfo;
+
+typedef struct RtKernel {
+  const char *name;
+  RtModule *module;
+  void *fn;           /* the CUfunction */
+  RtKernelInfo info;
+  int dyn_shared_max; /* the dynamic shared memory the function allows now */
+} RtKernel;
+
+typedef struct RtDim3 {
+  uint32_t x, y, z;
+} RtDim3;
+
+typedef struct RtLaunchConfig {
+  RtDim3 grid, block;
+  uint32_t shared_bytes; /* dynamic shared memory per block */
+} RtLaunchConfig;
+
+/* 64-bit FNV-1a of `n` bytes: the module cache's key. */
+uint64_t rt_fnv1a64(const void *data, size_t n);
+
+/* Loads PTX text (NUL-terminated), or returns the module already loaded
+ * from the same text. `what` names it in messages ("kernel pack x.ptx"), or
+ * NULL. Returns NULL after reporting; a JIT failure quotes the JIT's log. */
+RtModule *rt_module_load(const char *ptx, const char *what, Diag *d);
+/* The number of modules loaded in the cache. */
+int rt_module_count(void);
+/* Unloads a module and its kernels now (before rt_cuda_close). */
+void rt_module_unload(RtModule *m);
+/* Kernel `name` of module `m`, looked up once and then cached. Returns NULL
+ * after reporting if the module has no such kernel. */
+RtKernel *rt_kernel_get(RtModule *m, const char *name, Diag *d);
+
+/* Checks a launch configuration against the device limits, and against the
+ * kernel's own (register-limited threads, static shared memory) when `k` is
+ * not NULL, without the driver. Returns RT_OK, or RT_ERR after a message
+ * naming `kernel` and the rule broken. */
+RtStatus rt_launch_validate(const RtLaunchConfig *c,
+                            const RtDeviceLimits *lim, const RtKernelInfo *k,
+                            const char *kernel, Diag *d);
+/* Launches `k` asynchronously on the default stream; `args` holds a pointer
+ * to each kernel parameter. Refuses an illegal configuration before calling
+ * the driver, and raises the kernel's dynamic shared memory limit when the
+ * launch asks for more than 48 KiB. Returns RT_OK or the failure's status;
+ * errors inside the kernel surface at the next rt_cuda_sync or copy. */
+RtStatus rt_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
+                   Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * timing.c: measuring with CUDA events.
+ */
+/* One run of the work to time (typically one rt_launch); returns a status. */
+typedef RtStatus (*RtWorkFn)(void *ctx, Diag *d);
+
+typedef struct RtTiming {
+  double median_ms, min_ms, max_ms, mean_ms;
+  int reps;
+} RtTiming;
+
+/* Runs `fn` `warmup` times, then `reps` (>= 1) times, each between two
+ * events, and summarises the times. Returns RT_OK, or the status of the
+ * first failure (of `fn` or of the driver) after reporting. */
+RtStatus rt_time_work(RtWorkFn fn, void *ctx, int warmup, int reps,
+                      RtTiming *out, Diag *d);
+/* rt_time_work of one kernel launch. */
+RtStatus rt_time_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
+                        int warmup, int reps, RtTiming *out, Diag *d);
+/* Device-to-device copy bandwidth in GB/s (1e9 bytes per second, counting
+ * the bytes read and the bytes written) of copying `bytes` with
+ * cuMemcpyDtoD, the median of `reps` copies. Returns RT_OK or the failure's
+ * status. */
+RtStatus rt_measure_copy_bandwidth(size_t bytes, int reps, double *gbps,
+                                   Diag *d);
+
 #endif
