@@ -49,26 +49,31 @@ typedef struct RtGraph {
   RtGraphStats stats;
 } RtGraph;
 
-/* Builds a graph from arcs in edge-id order (copies them). Returns NULL and
- * reports through `d` (at `loc`) if an index is out of range or a size
- * exceeds int32. */
+/* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
+ * when ne is 0; name NULL gives "<graph>"). Returns NULL and reports through
+ * `d` (at `loc`) if an index is out of range or a size exceeds int32. */
 RtGraph *rt_graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc);
-void rt_graph_free(RtGraph *g);
-/* Prints |V|, |E|, degree statistics, isolated vertices and AES. */
+void rt_graph_free(RtGraph *g); /* NULL is fine */
+/* Prints |V|, |E|, degree statistics, isolated vertices and AES on one
+ * line. */
 void rt_graph_print_stats(FILE *out, const RtGraph *g);
 
 /* Reads a Matrix Market coordinate file (pattern/real/integer,
  * general/symmetric) or a SNAP edge list, plain or gzip'ed (by content, not
- * name). Malformed input is reported as `file:line: error: reason` and
+ * name): a first non-blank line starting with `%` must be a Matrix Market
+ * header, anything else is read as SNAP (`#` comments, `src dst` 0-based).
+ * Malformed input is reported as `file:line: error: reason` (`file: error:`
+ * for what concerns the whole file: unreadable, empty, corrupt gzip) and
  * gives NULL; nothing is ever half-built. */
 RtGraph *rt_graph_read(const char *path, Diag *d);
 
 /* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19
  * c=.19 d=.05, vertex labels permuted, self-loops and duplicate arcs
  * removed, arcs sorted by (src, dst)) or `grid:WxH` (a W by H 4-neighbour
- * mesh, both directions). Returns NULL with a message on a bad spec. */
+ * mesh, both directions). Returns NULL with a message on a bad spec; the
+ * message names the spec and has no location. */
 RtGraph *rt_graph_generate(const char *spec, Diag *d);
 
 /* A spec that starts with `rmat:` or `grid:` is generated, anything else is
@@ -85,13 +90,16 @@ typedef struct RtArray {
   void *data;    /* malloc'ed; rt_array_free releases it */
 } RtArray;
 
-int64_t rt_array_numel(const RtArray *a);
+int64_t rt_array_numel(const RtArray *a); /* 1 for a 0-d array */
+/* Frees the data and leaves `a` empty; safe twice, and on NULL. */
 void rt_array_free(RtArray *a);
 /* Reads `path`; returns 0, or -1 after reporting the file and the reason
- * (bad magic, unsupported dtype, Fortran order, truncated data ...). */
+ * (bad magic, unsupported dtype, Fortran order, truncated data ...), with
+ * `out` then empty. An array of 0 elements still gets a non-NULL `data`. */
 int rt_npy_read(const char *path, RtArray *out, Diag *d);
-/* Writes `a` to `path` through a temporary file renamed into place, so an
- * error never leaves a truncated file. Returns 0 or -1 after reporting. */
+/* Writes `a` as format 1.0 (as numpy.save does, byte for byte) through a
+ * temporary file in the same directory renamed into place, so an error
+ * never leaves a truncated file. Returns 0 or -1 after reporting. */
 int rt_npy_write(const char *path, const RtArray *a, Diag *d);
 
 /* ---------------------------------------------------------------------------

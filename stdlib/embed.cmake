@@ -1,6 +1,6 @@
 # Turns stdlib/*.gop into one C source: an array of {name, text} pairs.
 # Run by the build (see CMakeLists.txt); its output is generated, do not edit.
-set(body "/* generated from stdlib/*.gop by stdlib/embed.cmake: do not edit */\n")
+set(body "/* generated from the stdlib .gop files by stdlib/embed.cmake: do not edit */\n")
 string(APPEND body "#include <stddef.h>\n#include \"lang/lang.h\"\n\n")
 set(table "const LangStdlibFile lang_stdlib_files[] = {\n")
 set(i 0)

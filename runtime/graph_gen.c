@@ -1,0 +1,275 @@
+/* runtime/graph_gen.c: synthetic graphs from a one-word spec.
+ *
+ * Benchmarks and tests need graphs of a chosen size and shape without
+ * shipping files: `rmat:SCALE:EDGEFACTOR[:SEED]` gives Graph500's skewed
+ * R-MAT graphs, `grid:WxH` a perfectly regular 2-D mesh (the opposite end of
+ * the degree-skew range). Generation is deterministic for a spec: the PRNG
+ * is xoshiro256** seeded through splitmix64 with state on the stack, so the
+ * same spec gives the same arcs on every machine. Both generators emit arcs
+ * sorted by (src, dst), so edge ids are a function of the arc set alone.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+#define RMAT_MAX_SCALE 26
+#define RMAT_MAX_EDGEFACTOR 1024
+#define GRID_MAX_VERTICES (1 << 28)
+/* A spec is not a file: messages name it themselves. */
+#define NO_LOC ((Loc){NULL, 0, 0})
+
+/* ---- xoshiro256**, seeded by splitmix64 (Blackman and Vigna) ---- */
+
+typedef struct Rng {
+  uint64_t s[4];
+} Rng;
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static Rng rng_seed(uint64_t seed) {
+  Rng r;
+  for (int i = 0; i < 4; i++) {
+    uint64_t z = (seed += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    r.s[i] = z ^ (z >> 31);
+  }
+  return r;
+}
+
+static uint64_t rng_next(Rng *r) {
+  uint64_t *s = r->s;
+  uint64_t out = rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return out;
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) * 0x1p-53; }
+
+/* ---- spec parsing ---- */
+
+/* Reads one decimal field of a spec ending at any of `stops` (or the end),
+ * within lo..hi, and advances *p past it. Reports against the whole spec. */
+static bool spec_field(const char *spec, const char **p, const char *stops,
+                       const char *name, uint64_t lo, uint64_t hi,
+                       uint64_t *out, Diag *d) {
+  Loc loc = NO_LOC;
+  size_t len = strcspn(*p, stops);
+  if (len == 0) {
+    ir_error(d, loc, "bad graph spec '%s': %s is missing", spec, name);
+    return false;
+  }
+  uint64_t v = 0;
+  bool big = false;
+  for (size_t i = 0; i < len; i++) {
+    char c = (*p)[i];
+    if (c < '0' || c > '9') {
+      ir_error(d, loc,
+               "bad graph spec '%s': %s must be a number in %" PRIu64
+               "..%" PRIu64 ", found '%.*s'", spec, name, lo, hi, (int)len,
+               *p);
+      return false;
+    }
+    if (v > (UINT64_MAX - 9) / 10) big = true;
+    v = v * 10 + (uint64_t)(c - '0');
+  }
+  if (big || v < lo || v > hi) {
+    ir_error(d, loc,
+             "bad graph spec '%s': %s must be in %" PRIu64 "..%" PRIu64
+             ", found %.*s", spec, name, lo, hi, (int)len, *p);
+    return false;
+  }
+  *out = v;
+  *p += len;
+  return true;
+}
+
+/* Refuses anything left over after the last field. */
+static bool spec_end(const char *spec, const char *p, Diag *d) {
+  if (!*p) return true;
+  ir_error(d, NO_LOC, "bad graph spec '%s': unexpected '%s' at "
+           "the end", spec, p);
+  return false;
+}
+
+/* ---- R-MAT ---- */
+
+/* LSD radix sort of keys below 2^bits, 8 bits a pass; `tmp` as long as
+ * `key`. Linear time, which matters at 2^26 vertices. */
+static void radix_sort(uint64_t *key, uint64_t *tmp, size_t n, int bits) {
+  for (int shift = 0; shift < bits; shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[((key[i] >> shift) & 255) + 1]++;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < n; i++) tmp[count[(key[i] >> shift) & 255]++] = key[i];
+    memcpy(key, tmp, n * sizeof *key);
+  }
+}
+
+/* One R-MAT arc: at each of `scale` levels, pick a quadrant of the adjacency
+ * matrix with Graph500's probabilities a=.57 b=.19 c=.19 d=.05. */
+static void rmat_arc(Rng *r, int scale, uint64_t *src, uint64_t *dst) {
+  uint64_t s = 0, t = 0;
+  for (int bit = 0; bit < scale; bit++) {
+    double x = rng_unit(r);
+    if (x >= 0.57 + 0.19 + 0.19) {
+      s |= 1ull << bit;
+      t |= 1ull << bit;
+    } else if (x >= 0.57 + 0.19) {
+      s |= 1ull << bit;
+    } else if (x >= 0.57) {
+      t |= 1ull << bit;
+    }
+  }
+  *src = s;
+  *dst = t;
+}
+
+/* Samples the arcs into key[] as src << scale | dst (relabelled through
+ * `perm`), drops self-loops, sorts and removes duplicates. Returns how many
+ * remain. */
+static size_t rmat_keys(Rng *r, int scale, size_t nsamples,
+                        const uint64_t *perm, uint64_t *key, uint64_t *tmp) {
+  size_t n = 0;
+  for (size_t i = 0; i < nsamples; i++) {
+    uint64_t s, t;
+    rmat_arc(r, scale, &s, &t);
+    s = perm[s];
+    t = perm[t];
+    if (s != t) key[n++] = s << scale | t;
+  }
+  radix_sort(key, tmp, n, 2 * scale);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (m == 0 || key[i] != key[m - 1]) key[m++] = key[i];
+  return m;
+}
+
+static RtGraph *gen_rmat(const char *spec, Diag *d) {
+  const char *p = spec + strlen("rmat:");
+  uint64_t scale, ef, seed = 1;
+  if (!spec_field(spec, &p, ":", "SCALE", 1, RMAT_MAX_SCALE, &scale, d))
+    return NULL;
+  if (*p++ != ':') {
+    ir_error(d, NO_LOC, "bad graph spec '%s': EDGEFACTOR is "
+             "missing (rmat:SCALE:EDGEFACTOR[:SEED])", spec);
+    return NULL;
+  }
+  if (!spec_field(spec, &p, ":", "EDGEFACTOR", 1, RMAT_MAX_EDGEFACTOR, &ef, d))
+    return NULL;
+  if (*p == ':') {
+    p++;
+    if (!spec_field(spec, &p, ":", "SEED", 0, UINT64_MAX, &seed, d))
+      return NULL;
+  }
+  if (!spec_end(spec, p, d)) return NULL;
+  uint64_t nv = 1ull << scale, nsamples = ef << scale;
+  if (nsamples > INT32_MAX) {
+    ir_error(d, NO_LOC,
+             "%s samples %" PRIu64 " arcs: graphs with more than 2^31-1 "
+             "edges need i64 indices, not supported yet", spec, nsamples);
+    return NULL;
+  }
+
+  Rng r = rng_seed(seed);
+  uint64_t *perm = malloc(sizeof(uint64_t) * nv);
+  uint64_t *key = malloc(sizeof(uint64_t) * nsamples);
+  uint64_t *tmp = malloc(sizeof(uint64_t) * nsamples);
+  int64_t *src = malloc(sizeof(int64_t) * nsamples);
+  int64_t *dst = malloc(sizeof(int64_t) * nsamples);
+  RtGraph *g = NULL;
+  if (!perm || !key || !tmp || !src || !dst) {
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+    goto done;
+  }
+  /* Fisher-Yates; the modulo bias is below 2^-37 for 2^26 vertices. */
+  for (uint64_t v = 0; v < nv; v++) perm[v] = v;
+  for (uint64_t v = nv - 1; v > 0; v--) {
+    uint64_t u = rng_next(&r) % (v + 1), x = perm[v];
+    perm[v] = perm[u];
+    perm[u] = x;
+  }
+  size_t ne = rmat_keys(&r, (int)scale, nsamples, perm, key, tmp);
+  for (size_t e = 0; e < ne; e++) {
+    src[e] = (int64_t)(key[e] >> scale);
+    dst[e] = (int64_t)(key[e] & (nv - 1));
+  }
+  g = rt_graph_from_coo((int64_t)nv, (int64_t)ne, src, dst, spec, d,
+                        NO_LOC);
+done:
+  free(perm);
+  free(key);
+  free(tmp);
+  free(src);
+  free(dst);
+  return g;
+}
+
+/* ---- grids ---- */
+
+static RtGraph *gen_grid(const char *spec, Diag *d) {
+  const char *p = spec + strlen("grid:");
+  uint64_t w, h;
+  if (!spec_field(spec, &p, "x", "W", 1, GRID_MAX_VERTICES, &w, d))
+    return NULL;
+  if (*p++ != 'x') {
+    ir_error(d, NO_LOC, "bad graph spec '%s': H is missing "
+             "(grid:WxH)", spec);
+    return NULL;
+  }
+  if (!spec_field(spec, &p, "", "H", 1, GRID_MAX_VERTICES, &h, d) ||
+      !spec_end(spec, p, d))
+    return NULL;
+  if (w * h > GRID_MAX_VERTICES) {
+    ir_error(d, NO_LOC, "bad graph spec '%s': %" PRIu64
+             " vertices, more than the 2^28 a grid may have", spec, w * h);
+    return NULL;
+  }
+  int64_t nv = (int64_t)(w * h), ne = 2 * (int64_t)(h * (w - 1) + w * (h - 1));
+  int64_t *src = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
+  int64_t *dst = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
+  RtGraph *g = NULL;
+  if (!src || !dst) {
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+  } else {
+    /* Neighbours in increasing id order: up, left, right, down. */
+    int64_t e = 0, W = (int64_t)w, H = (int64_t)h;
+    for (int64_t v = 0; v < nv; v++) {
+      int64_t x = v % W, y = v / W;
+      int64_t nbr[4] = {y > 0 ? v - W : -1, x > 0 ? v - 1 : -1,
+                        x < W - 1 ? v + 1 : -1, y < H - 1 ? v + W : -1};
+      for (int k = 0; k < 4; k++) {
+        if (nbr[k] < 0) continue;
+        src[e] = v;
+        dst[e++] = nbr[k];
+      }
+    }
+    g = rt_graph_from_coo(nv, ne, src, dst, spec, d, NO_LOC);
+  }
+  free(src);
+  free(dst);
+  return g;
+}
+
+RtGraph *rt_graph_generate(const char *spec, Diag *d) {
+  if (strncmp(spec, "rmat:", 5) == 0) return gen_rmat(spec, d);
+  if (strncmp(spec, "grid:", 5) == 0) return gen_grid(spec, d);
+  ir_error(d, NO_LOC, "unknown graph generator '%s' (known: "
+           "rmat:SCALE:EDGEFACTOR[:SEED], grid:WxH)", spec);
+  return NULL;
+}
+
+RtGraph *rt_graph_open(const char *spec, Diag *d) {
+  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0)
+    return rt_graph_generate(spec, d);
+  return rt_graph_read(spec, d);
+}
