@@ -105,6 +105,9 @@ typedef enum { IR_LOOPKIND_LIST(X_ENUM) IR_LOOP_COUNT } IrLoopKind;
 #define X_ENUM(k, ...) IR_BIND_##k,
 typedef enum { IR_BIND_LIST(X_ENUM) IR_BIND_COUNT } IrBind;
 #undef X_ENUM
+#define X_ENUM(k, ...) IR_HOW_##k,
+typedef enum { IR_HOW_LIST(X_ENUM) IR_HOW_COUNT } IrHow;
+#undef X_ENUM
 #define X_ENUM(k, ...) IR_RED_##k,
 typedef enum { IR_RED_LIST(X_ENUM) IR_RED_COUNT } IrRed;
 #undef X_ENUM
@@ -129,6 +132,7 @@ const char *ir_domain_name(IrDomain d);
 const char *ir_loopkind_name(IrLoopKind k);
 const char *ir_bind_name(IrBind b);
 const char *ir_red_name(IrRed r); /* the spelling: "+=", "max=" ... */
+const char *ir_how_name(IrHow h);
 const char *ir_binop_name(IrBinOp op);
 int ir_binop_prec(IrBinOp op);
 const char *ir_unop_name(IrUnOp op);
@@ -193,7 +197,9 @@ struct IrNode {
       IrLoopKind kind;
       IrNode *extent; /* RANGE: number of iterations (from 0), else NULL */
       IrNode *of;     /* IN_EDGES / OUT_EDGES: the vertex, else NULL */
-      IrBind bind;
+      IrBind bind;   /* see docs/gpu-ir.md for what each binding means */
+      int threads;   /* top-level loops: threads per block of the kernel
+                        this stage becomes; 0: the default (256) */
       int unroll; /* 0: not asked */
       int vec;    /* 0: not vectorised */
       IrNode *body;
@@ -203,6 +209,7 @@ struct IrNode {
       int nidx;
       IrNode *idx[IR_MAX_IDX];
       IrRed red;      /* STORE only */
+      IrHow how;      /* STORE only: decided by the conflict analysis */
       IrNode *value;  /* STORE only */
     } acc;
     struct { /* LET */
@@ -340,6 +347,8 @@ void ir_print_op(FILE *out, const IrOp *op);
 void ir_print_sched(FILE *out, const IrSchedDef *s);
 void ir_print_stmts(FILE *out, const IrNode *list, int indent);
 void ir_print_expr(FILE *out, const IrNode *e);
+/* `X: f32[src, F]`, as in an operator's parameter list. */
+void ir_print_tensor_decl(FILE *out, const IrTensor *t);
 /* The same, into a malloc'ed string the caller frees. */
 char *ir_op_to_string(const IrOp *op);
 

@@ -10,6 +10,7 @@ static const char *domain_names[] = {IR_DOMAIN_LIST(NAME2)};
 static const char *loopkind_names[] = {IR_LOOPKIND_LIST(NAME2)};
 static const char *bind_names[] = {IR_BIND_LIST(NAME2)};
 static const char *red_names[] = {IR_RED_LIST(NAME2)};
+static const char *how_names[] = {IR_HOW_LIST(NAME2)};
 static const char *binop_names[] = {IR_BINOP_LIST(NAME2)};
 static const char *unop_names[] = {IR_UNOP_LIST(NAME2)};
 static const char *fn_names[] = {IR_FN_LIST(NAME2)};
@@ -33,6 +34,7 @@ const char *ir_domain_name(IrDomain d) { return domain_names[d]; }
 const char *ir_loopkind_name(IrLoopKind k) { return loopkind_names[k]; }
 const char *ir_bind_name(IrBind b) { return bind_names[b]; }
 const char *ir_red_name(IrRed r) { return red_names[r]; }
+const char *ir_how_name(IrHow h) { return how_names[h]; }
 const char *ir_binop_name(IrBinOp op) { return binop_names[op]; }
 int ir_binop_prec(IrBinOp op) { return binop_prec[op]; }
 const char *ir_unop_name(IrUnOp op) { return unop_names[op]; }

@@ -7,7 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static char path_buf[4096];
+/* A few buffers used in turn, so that two paths can appear in one call. */
+static char path_bufs[4][4096];
+static int path_next;
+#define path_buf (path_bufs[path_next])
+static void next_buf(void) { path_next = (path_next + 1) % 4; }
 static char tmp_dir[256];
 
 static void remove_tmpdir(void) {
@@ -19,6 +23,7 @@ static void remove_tmpdir(void) {
 }
 
 const char *tu_dataset(const char *file) {
+  next_buf();
   const char *dir = getenv("GOP_DATASETS");
   ck_assert_msg(dir != NULL, "GOP_DATASETS is not set (run through ctest)");
   snprintf(path_buf, sizeof path_buf, "%s/%s", dir, file);
@@ -27,6 +32,7 @@ const char *tu_dataset(const char *file) {
 }
 
 const char *tu_source(const char *relpath) {
+  next_buf();
   const char *dir = getenv("GOP_SOURCE_DIR");
   ck_assert_msg(dir != NULL, "GOP_SOURCE_DIR is not set (run through ctest)");
   snprintf(path_buf, sizeof path_buf, "%s/%s", dir, relpath);
@@ -43,6 +49,7 @@ const char *tu_tmpdir(void) {
 }
 
 const char *tu_write(const char *name, const char *text) {
+  next_buf();
   snprintf(path_buf, sizeof path_buf, "%s/%s", tu_tmpdir(), name);
   FILE *f = fopen(path_buf, "wb");
   ck_assert_msg(f != NULL, "cannot write %s", path_buf);

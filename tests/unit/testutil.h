@@ -5,6 +5,8 @@
 #include <check.h>
 #include <stddef.h>
 
+/* The path-returning helpers use four static buffers in turn: a path stays
+ * valid until four more are made. */
 /* Path of a file under ../shared/datasets (GOP_DATASETS). Fails the test if
  * the dataset is missing: CI always has them. Returns a static buffer. */
 const char *tu_dataset(const char *file);

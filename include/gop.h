@@ -1,0 +1,137 @@
+/* gop.h: the public C API of gop, a compiler for GNN graph operators.
+ *
+ * Everything a framework, the `gopc` command or the REPL needs goes through
+ * this header. Objects belong to a GopContext: they are freed with it, and
+ * every error they report lands in its diagnostics (gop_diagnostics) as
+ * `file:line:col: error: message` lines. Functions that can fail return
+ * NULL or a negative number and never abort on bad input.
+ *
+ *   GopContext *ctx = gop_context_new();
+ *   GopModule *m = gop_compile_file(ctx, "ops.gop");   // or gop_stdlib(ctx)
+ *   GopOp *op = gop_module_find_op(m, "u_mul_e_sum");
+ *   GopGraph *g = gop_graph_open(ctx, "rmat:16:8");     // or a .mtx[.gz]
+ *   GopRun *r = gop_run_new(ctx, op, g);
+ *   gop_run_set_extent(r, "F", 64);
+ *   gop_run_bind(r, "X", x, nx);  gop_run_bind(r, "W", w, nw);
+ *   gop_run_bind(r, "Y", y, ny);
+ *   if (gop_run_exec(r) != 0) fputs(gop_diagnostics(ctx), stderr);
+ *   gop_context_free(ctx);
+ */
+#ifndef GOP_H
+#define GOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GOP_VERSION "0.1.0"
+
+typedef struct GopContext GopContext;
+typedef struct GopModule GopModule;
+typedef struct GopOp GopOp;
+typedef struct GopGraph GopGraph;
+typedef struct GopRun GopRun;
+
+/* ---- contexts and diagnostics ---- */
+
+/* A new context; NULL only when memory runs out. */
+GopContext *gop_context_new(void);
+/* Frees the context and everything made from it. */
+void gop_context_free(GopContext *ctx);
+/* Echo diagnostics to `out` as they are reported (NULL: keep them only). */
+void gop_set_diagnostic_stream(GopContext *ctx, FILE *out);
+/* All diagnostics reported since the last gop_clear_diagnostics ("" if
+ * none). The string belongs to the context. */
+const char *gop_diagnostics(const GopContext *ctx);
+int gop_error_count(const GopContext *ctx);
+void gop_clear_diagnostics(GopContext *ctx);
+
+/* ---- compiling operators ---- */
+
+/* Parses and checks .gop source; `name` is the file name used in
+ * diagnostics. NULL if the source has errors. */
+GopModule *gop_compile_string(GopContext *ctx, const char *name,
+                              const char *source);
+/* The same for a file; NULL if it cannot be read or has errors. */
+GopModule *gop_compile_file(GopContext *ctx, const char *path);
+/* Every operator and schedule of the standard library. */
+GopModule *gop_stdlib(GopContext *ctx);
+
+int gop_module_num_ops(const GopModule *m);
+GopOp *gop_module_op(const GopModule *m, int i);
+/* NULL (and an error naming the operators there are) when absent. */
+GopOp *gop_module_find_op(const GopModule *m, const char *name);
+const char *gop_op_name(const GopOp *op);
+/* `name(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F]`; the string
+ * belongs to the context. */
+const char *gop_op_signature(const GopOp *op);
+
+typedef enum { GOP_STAGE_AST, GOP_STAGE_IR } GopStage;
+/* Text of a stage, malloc'ed (the caller frees it); NULL on error.
+ * AST is per source file: the module's whole file. */
+char *gop_emit(const GopOp *op, GopStage stage);
+/* Parses `name` to a stage; -1 if unknown. */
+int gop_stage_lookup(const char *name);
+
+/* ---- graphs ---- */
+
+typedef struct GopGraphInfo {
+  int64_t num_vertices, num_edges;
+  double degree_mean, in_degree_std;
+  int64_t in_degree_max, out_degree_max, isolated, self_loops;
+  double aes; /* average edge span (GNNAdvisor) */
+} GopGraphInfo;
+
+/* A graph from a Matrix Market or SNAP file (plain or .gz) or a generator
+ * spec `rmat:SCALE:EDGEFACTOR[:SEED]` / `grid:WxH`. NULL on error. */
+GopGraph *gop_graph_open(GopContext *ctx, const char *spec);
+void gop_graph_info(const GopGraph *g, GopGraphInfo *info);
+/* Writes a human-readable summary line of the graph to `out`. */
+void gop_graph_print(const GopGraph *g, FILE *out);
+
+/* ---- running an operator ---- */
+
+/* Binds an operator to a graph; set extents, bind buffers, then exec. */
+GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g);
+/* Sets a symbolic extent (F, H ...). -1 if the operator has no such
+ * symbol or the value is not positive. */
+int gop_run_set_extent(GopRun *r, const char *sym, int64_t value);
+/* Number of tensors the caller binds (inputs, then outputs). */
+int gop_run_num_tensors(const GopRun *r);
+const char *gop_run_tensor_name(const GopRun *r, int i);
+bool gop_run_tensor_is_output(const GopRun *r, int i);
+/* Shape of tensor `i` given the extents set so far: returns the rank and
+ * fills shape[0..rank), or -1 if an extent it needs is not set. */
+int gop_run_tensor_shape(const GopRun *r, int i, int64_t shape[8]);
+/* Binds float32 data (row-major) to the tensor named `name`; `numel` must
+ * equal its size. The data stays the caller's. -1 on a mismatch. */
+int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel);
+/* Runs on the reference interpreter; outputs are written in full.
+ * 0 on success, -1 after reporting an error. */
+int gop_run_exec(GopRun *r);
+/* Seconds the last gop_run_exec took. */
+double gop_run_seconds(const GopRun *r);
+
+/* ---- arrays in NumPy .npy files ---- */
+
+typedef struct GopArray {
+  int ndim;
+  int64_t shape[8];
+  float *data; /* malloc'ed; gop_array_free releases it */
+} GopArray;
+
+/* Reads a float32 (or float64, converted) C-order .npy file; 0 or -1. */
+int gop_array_read(GopContext *ctx, const char *path, GopArray *out);
+/* Writes float32 .npy through a temporary file: never leaves a truncated
+ * file behind. 0 or -1. */
+int gop_array_write(GopContext *ctx, const char *path, const GopArray *a);
+void gop_array_free(GopArray *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,626 @@
+/* ir/interp.c: the reference interpreter, the oracle of every test.
+ *
+ * It executes an operator, scheduled or not, on the CPU by walking the tree,
+ * with the semantics of docs/language.md: stages run in order; outputs and
+ * temporaries start at the identity of the reduction that targets them;
+ * `mean=` targets are divided by their contribution counts, and `max=` /
+ * `min=` elements that received nothing become 0, at the end of each stage
+ * that reduced into them. Loops bound to hardware by scheduling run as
+ * plain sequential loops, so a scheduled operator must give the result of
+ * the unscheduled one (up to the order of floating-point sums).
+ *
+ * Arithmetic is done in double. In F32 mode every value is rounded to float
+ * where the GPU would hold it in a float (a tensor element, a local), so
+ * the interpreter tracks f32 kernels closely; in F64 mode nothing is
+ * rounded, which makes it an exact-enough reference for tests against
+ * independent computations.
+ *
+ * Nothing a user can write crashes it: every tensor access, edge and vertex
+ * id is bounds-checked, integer division by zero is reported, and the first
+ * error stops the run with its location. Shapes and strides are computed
+ * once per run, so the walk itself does no allocation.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "runtime/runtime.h"
+
+/* What the interpreter knows about one tensor during a run. */
+typedef struct TensorState {
+  const IrTensor *t;
+  int rank;
+  int64_t shape[IR_MAX_IDX], stride[IR_MAX_IDX];
+  int64_t numel;
+  float *f32;      /* the buffer in F32 mode */
+  double *f64;     /* the buffer in F64 mode */
+  bool owned;      /* a temporary the interpreter allocated */
+  IrRed red;       /* the reduction targeting it (ASSIGN: plain stores only) */
+  uint32_t *count; /* contributions per element: mean=, max=, min= targets */
+  bool touched;    /* reduced into during the current stage */
+  bool finalised;  /* at least once: see ir_interp_run's last step */
+} TensorState;
+
+typedef struct Interp {
+  const IrOp *op;
+  const RtGraph *g;
+  const IrExtents *ext;
+  Diag *d;
+  bool f32;
+  bool failed;     /* an error was reported: unwind */
+  TensorState *ts; /* by tensor id */
+  int64_t *ival;   /* loop variables, by var id */
+  double *fval;    /* locals, by var id */
+} Interp;
+
+static void fail(Interp *in, Loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(Interp *in, Loc loc, const char *fmt, ...) {
+  if (in->failed) return; /* report the first error only */
+  in->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  ir_verror(in->d, "error", loc, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- shapes ---- */
+
+int ir_tensor_shape(const IrTensor *t, const RtGraph *g, const IrExtents *ext,
+                    int64_t shape[IR_MAX_IDX]) {
+  int r = 0;
+  switch (t->domain) {
+  case IR_DOM_SRC:
+  case IR_DOM_DST: shape[r++] = g ? g->nv : 0; break;
+  case IR_DOM_EDGE: shape[r++] = g ? g->ne : 0; break;
+  case IR_DOM_DENSE:
+  case IR_DOM_COUNT: break;
+  }
+  for (int i = 0; i < t->ndims && i < IR_MAX_DIMS; i++) {
+    const IrSym *s = t->dims[i].sym;
+    if (!s) shape[r++] = t->dims[i].value;
+    else if (ext && s->id >= 0 && s->id < ext->n) shape[r++] = ext->value[s->id];
+    else shape[r++] = -1; /* unbound */
+  }
+  return r;
+}
+
+int64_t ir_tensor_numel(const IrTensor *t, const RtGraph *g,
+                        const IrExtents *ext) {
+  int64_t shape[IR_MAX_IDX];
+  int r = ir_tensor_shape(t, g, ext, shape);
+  int64_t n = 1;
+  for (int i = 0; i < r; i++) {
+    if (shape[i] < 0) return -1;
+    if (__builtin_mul_overflow(n, shape[i], &n)) return -1;
+  }
+  return n;
+}
+
+/* ---- element access ---- */
+
+static double get(const TensorState *s, int64_t off) {
+  return s->f32 ? (double)s->f32[off] : s->f64[off];
+}
+
+static void put(TensorState *s, int64_t off, double v) {
+  if (s->f32) s->f32[off] = (float)v;
+  else s->f64[off] = v;
+}
+
+/* A local holds what an f32 register would in F32 mode. */
+static double local_value(const Interp *in, double v) {
+  return in->f32 ? (double)(float)v : v;
+}
+
+/* max and min that never hide a NaN, unlike fmax/fmin. */
+static double max_nan(double a, double b) { return (a > b || isnan(a)) ? a : b; }
+static double min_nan(double a, double b) { return (a < b || isnan(a)) ? a : b; }
+
+static int64_t eval_int(Interp *in, const IrNode *e);
+static double eval_float(Interp *in, const IrNode *e);
+static bool eval_bool(Interp *in, const IrNode *e);
+
+/* The row-major offset of an access, or -1 after reporting an index out of
+ * range. */
+static int64_t offset(Interp *in, const IrNode *n) {
+  const TensorState *s = &in->ts[n->acc.tensor->id];
+  int64_t off = 0;
+  for (int i = 0; i < n->acc.nidx; i++) {
+    int64_t x = eval_int(in, n->acc.idx[i]);
+    if (in->failed) return -1;
+    if (x < 0 || x >= s->shape[i]) {
+      fail(in, n->loc, "index %lld out of range [0, %lld) for dimension %d of %s",
+           (long long)x, (long long)s->shape[i], i, s->t->name);
+      return -1;
+    }
+    off += x * s->stride[i];
+  }
+  return off;
+}
+
+static int64_t check_edge(Interp *in, const IrNode *at, int64_t e, const char *what) {
+  if (e < 0 || e >= in->g->ne) {
+    fail(in, at->loc, "edge %lld out of range [0, %lld) in %s", (long long)e,
+         (long long)in->g->ne, what);
+    return -1;
+  }
+  return e;
+}
+
+static int64_t check_vertex(Interp *in, const IrNode *at, int64_t v, const char *what) {
+  if (v < 0 || v >= in->g->nv) {
+    fail(in, at->loc, "vertex %lld out of range [0, %lld) in %s", (long long)v,
+         (long long)in->g->nv, what);
+    return -1;
+  }
+  return v;
+}
+
+/* ---- expressions ---- */
+
+/* Integer arithmetic wraps like the GPU's instead of being undefined. */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+static int64_t int_bin(Interp *in, const IrNode *e) {
+  int64_t a = eval_int(in, e->bin.a);
+  int64_t b = eval_int(in, e->bin.b);
+  if (in->failed) return 0;
+  switch (e->bin.op) {
+  case IR_OP_ADD: return wrap_add(a, b);
+  case IR_OP_SUB: return wrap_sub(a, b);
+  case IR_OP_MUL: return wrap_mul(a, b);
+  case IR_OP_DIV:
+  case IR_OP_MOD:
+    if (b == 0) {
+      fail(in, e->loc, "integer %s by zero",
+           e->bin.op == IR_OP_DIV ? "division" : "remainder");
+      return 0;
+    }
+    /* INT64_MIN / -1 overflows in C; -a wraps to what the GPU gives. */
+    if (b == -1) return e->bin.op == IR_OP_DIV ? wrap_sub(0, a) : 0;
+    return e->bin.op == IR_OP_DIV ? a / b : a % b;
+  case IR_OP_OR: case IR_OP_AND: case IR_OP_EQ: case IR_OP_NE: case IR_OP_LT:
+  case IR_OP_LE: case IR_OP_GT: case IR_OP_GE: case IR_BINOP_COUNT:
+    break;
+  }
+  fail(in, e->loc, "internal error: `%s` is not an integer operation",
+       ir_binop_name(e->bin.op));
+  return 0;
+}
+
+static int64_t eval_int(Interp *in, const IrNode *e) {
+  switch (e->kind) {
+  case IR_ICONST: return e->i;
+  case IR_VAR: return in->ival[e->var->id];
+  case IR_SYM: return in->ext->value[e->sym->id];
+  case IR_NV: return in->g->nv;
+  case IR_NE: return in->g->ne;
+  case IR_SRC:
+  case IR_DST: {
+    int64_t x = eval_int(in, e->endpoint.e);
+    if (in->failed) return 0;
+    const char *what = e->kind == IR_SRC ? "src()" : "dst()";
+    if (check_edge(in, e, x, what) < 0) return 0;
+    return e->kind == IR_SRC ? in->g->src[x] : in->g->dst[x];
+  }
+  case IR_BIN: return int_bin(in, e);
+  case IR_UN:
+    if (e->un.op == IR_UN_NEG) return wrap_sub(0, eval_int(in, e->un.a));
+    break;
+  case IR_FCONST: case IR_LOAD: case IR_CALL: case IR_INDEG: case IR_OUTDEG:
+  case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
+  case IR_NODE_COUNT:
+    break;
+  }
+  fail(in, e->loc, "internal error: `%s` where an integer is expected",
+       ir_kind_name(e->kind));
+  return 0;
+}
+
+static double call(Interp *in, const IrNode *e) {
+  double x = eval_float(in, e->call.args[0]);
+  double y = e->call.nargs > 1 ? eval_float(in, e->call.args[1]) : 0;
+  switch (e->call.fn) {
+  case IR_FN_EXP: return exp(x);
+  case IR_FN_LOG: return log(x);
+  case IR_FN_SQRT: return sqrt(x);
+  case IR_FN_ABS: return fabs(x);
+  case IR_FN_RELU: return x > 0 ? x : 0;
+  case IR_FN_SIGMOID: return 1 / (1 + exp(-x));
+  case IR_FN_TANH: return tanh(x);
+  case IR_FN_MAX: return max_nan(x, y);
+  case IR_FN_MIN: return min_nan(x, y);
+  case IR_FN_LEAKY_RELU: return x > 0 ? x : y * x;
+  case IR_FN_COUNT: break;
+  }
+  fail(in, e->loc, "internal error: bad function");
+  return 0;
+}
+
+static double float_bin(Interp *in, const IrNode *e) {
+  double a = eval_float(in, e->bin.a);
+  double b = eval_float(in, e->bin.b);
+  switch (e->bin.op) {
+  case IR_OP_ADD: return a + b;
+  case IR_OP_SUB: return a - b;
+  case IR_OP_MUL: return a * b;
+  case IR_OP_DIV: return a / b;
+  case IR_OP_MOD: return fmod(a, b);
+  case IR_OP_OR: case IR_OP_AND: case IR_OP_EQ: case IR_OP_NE: case IR_OP_LT:
+  case IR_OP_LE: case IR_OP_GT: case IR_OP_GE: case IR_BINOP_COUNT:
+    break;
+  }
+  fail(in, e->loc, "internal error: `%s` is not an arithmetic operation",
+       ir_binop_name(e->bin.op));
+  return 0;
+}
+
+static double eval_float(Interp *in, const IrNode *e) {
+  if (e->type == IR_TY_INT) return (double)eval_int(in, e);
+  if (e->type == IR_TY_BOOL) return eval_bool(in, e) ? 1 : 0;
+  switch (e->kind) {
+  case IR_FCONST: return e->f;
+  case IR_VAR: return in->fval[e->var->id];
+  case IR_LOAD: {
+    int64_t off = offset(in, e);
+    return off < 0 ? 0 : get(&in->ts[e->acc.tensor->id], off);
+  }
+  case IR_BIN: return float_bin(in, e);
+  case IR_UN: return -eval_float(in, e->un.a); /* NOT is BOOL-typed */
+  case IR_CALL: return call(in, e);
+  case IR_INDEG:
+  case IR_OUTDEG: {
+    int64_t v = eval_int(in, e->endpoint.e);
+    if (in->failed) return 0;
+    const char *what = e->kind == IR_INDEG ? "in_degree()" : "out_degree()";
+    if (check_vertex(in, e, v, what) < 0) return 0;
+    const int32_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
+    return (double)(ptr[v + 1] - ptr[v]);
+  }
+  case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
+  case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
+  case IR_NODE_COUNT:
+    break;
+  }
+  fail(in, e->loc, "internal error: `%s` where a number is expected",
+       ir_kind_name(e->kind));
+  return 0;
+}
+
+/* Compares as integers when both sides are, so large indices compare
+ * exactly. */
+static bool compare(Interp *in, const IrNode *e) {
+  if (e->bin.a->type == IR_TY_INT && e->bin.b->type == IR_TY_INT) {
+    int64_t x = eval_int(in, e->bin.a), y = eval_int(in, e->bin.b);
+    switch (e->bin.op) {
+    case IR_OP_EQ: return x == y;
+    case IR_OP_NE: return x != y;
+    case IR_OP_LT: return x < y;
+    case IR_OP_LE: return x <= y;
+    case IR_OP_GT: return x > y;
+    case IR_OP_GE: return x >= y;
+    default: break;
+    }
+  } else {
+    double a = eval_float(in, e->bin.a), b = eval_float(in, e->bin.b);
+    switch (e->bin.op) {
+    case IR_OP_EQ: return a == b;
+    case IR_OP_NE: return a != b;
+    case IR_OP_LT: return a < b;
+    case IR_OP_LE: return a <= b;
+    case IR_OP_GT: return a > b;
+    case IR_OP_GE: return a >= b;
+    default: break;
+    }
+  }
+  fail(in, e->loc, "internal error: `%s` is not a comparison", ir_binop_name(e->bin.op));
+  return false;
+}
+
+static bool eval_bool(Interp *in, const IrNode *e) {
+  switch (e->kind) {
+  case IR_BIN:
+    switch (e->bin.op) {
+    case IR_OP_OR: return eval_bool(in, e->bin.a) || eval_bool(in, e->bin.b);
+    case IR_OP_AND: return eval_bool(in, e->bin.a) && eval_bool(in, e->bin.b);
+    case IR_OP_EQ: case IR_OP_NE: case IR_OP_LT: case IR_OP_LE: case IR_OP_GT:
+    case IR_OP_GE:
+      return compare(in, e);
+    case IR_OP_ADD: case IR_OP_SUB: case IR_OP_MUL: case IR_OP_DIV: case IR_OP_MOD:
+    case IR_BINOP_COUNT:
+      break;
+    }
+    break;
+  case IR_UN:
+    if (e->un.op == IR_UN_NOT) return !eval_bool(in, e->un.a);
+    break;
+  case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
+  case IR_CALL: case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_NV: case IR_NE: case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET:
+  case IR_IF: case IR_NODE_COUNT:
+    break;
+  }
+  fail(in, e->loc, "internal error: `%s` where a condition is expected",
+       ir_kind_name(e->kind));
+  return false;
+}
+
+/* ---- statements ---- */
+
+static void exec_list(Interp *in, const IrNode *list);
+
+/* Runs `body` with loop variable `var` set to each id[k] for k in lo..hi-1
+ * (id NULL: k itself). */
+static void run_loop(Interp *in, const IrNode *s, int64_t lo, int64_t hi,
+                     const int32_t *id) {
+  int64_t *slot = &in->ival[s->loop.var->id];
+  for (int64_t k = lo; k < hi && !in->failed; k++) {
+    *slot = id ? id[k] : k;
+    exec_list(in, s->loop.body);
+  }
+}
+
+static void exec_loop(Interp *in, const IrNode *s) {
+  const RtGraph *g = in->g;
+  switch (s->loop.kind) {
+  case IR_LOOP_SRC_V:
+  case IR_LOOP_DST_V: run_loop(in, s, 0, g->nv, NULL); return;
+  case IR_LOOP_EDGES: run_loop(in, s, 0, g->ne, NULL); return;
+  case IR_LOOP_RANGE: {
+    int64_t n = eval_int(in, s->loop.extent);
+    if (!in->failed) run_loop(in, s, 0, n, NULL);
+    return;
+  }
+  case IR_LOOP_IN_EDGES:
+  case IR_LOOP_OUT_EDGES: {
+    bool is_in = s->loop.kind == IR_LOOP_IN_EDGES;
+    int64_t v = eval_int(in, s->loop.of);
+    if (in->failed) return;
+    if (check_vertex(in, s, v, is_in ? "in_edges()" : "out_edges()") < 0) return;
+    const int32_t *ptr = is_in ? g->in_ptr : g->out_ptr;
+    run_loop(in, s, ptr[v], ptr[v + 1], is_in ? g->in_eid : g->out_eid);
+    return;
+  }
+  case IR_LOOP_COUNT: break;
+  }
+  fail(in, s->loc, "internal error: bad loop kind");
+}
+
+static double combine(IrRed red, double old, double v) {
+  switch (red) {
+  case IR_RED_ASSIGN: return v;
+  case IR_RED_ADD:
+  case IR_RED_MEAN: return old + v;
+  case IR_RED_MAX: return max_nan(old, v);
+  case IR_RED_MIN: return min_nan(old, v);
+  case IR_RED_COUNT: break;
+  }
+  return v;
+}
+
+static void exec_store(Interp *in, const IrNode *s) {
+  int64_t off = offset(in, s);
+  if (off < 0) return;
+  double v = eval_float(in, s->acc.value);
+  if (in->failed) return;
+  TensorState *ts = &in->ts[s->acc.tensor->id];
+  put(ts, off, combine(s->acc.red, get(ts, off), v));
+  if (ts->count) {
+    /* A plain store makes the element one defined value; a reduction adds
+     * one contribution. */
+    if (s->acc.red == IR_RED_ASSIGN) ts->count[off] = 1;
+    else ts->count[off]++;
+    ts->touched = true;
+  }
+}
+
+static void exec_stmt(Interp *in, const IrNode *s) {
+  switch (s->kind) {
+  case IR_LOOP: exec_loop(in, s); return;
+  case IR_STORE: exec_store(in, s); return;
+  case IR_LET: {
+    double v = eval_float(in, s->let.init);
+    in->fval[s->let.var->id] = local_value(in, v);
+    return;
+  }
+  case IR_SET: {
+    double v = eval_float(in, s->set.value);
+    double *slot = &in->fval[s->set.var->id];
+    if (s->set.red == IR_RED_MEAN) {
+      fail(in, s->loc, "mean= on the local %s: a local has no contribution count",
+           s->set.var->name);
+      return;
+    }
+    *slot = local_value(in, combine(s->set.red, *slot, v));
+    return;
+  }
+  case IR_IF:
+    if (eval_bool(in, s->ifs.cond) && !in->failed) exec_list(in, s->ifs.then);
+    return;
+  case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
+  case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
+  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_NODE_COUNT:
+    break;
+  }
+  fail(in, s->loc, "internal error: `%s` is not a statement", ir_kind_name(s->kind));
+}
+
+static void exec_list(Interp *in, const IrNode *list) {
+  for (const IrNode *s = list; s && !in->failed; s = s->next) exec_stmt(in, s);
+}
+
+/* The end of a stage: `mean=` elements become their average (the counts
+ * restart, so a later stage averages afresh); `max=` / `min=` elements that
+ * never received a contribution become 0 (counts are kept: an element
+ * that got one in an earlier stage keeps its value). */
+static void finalise(Interp *in) {
+  for (int i = 0; i < in->op->ntensors; i++) {
+    TensorState *s = &in->ts[i];
+    if (!s->count || !s->touched) continue;
+    s->touched = false;
+    s->finalised = true;
+    for (int64_t k = 0; k < s->numel; k++) {
+      uint32_t c = s->count[k];
+      if (s->red == IR_RED_MEAN) {
+        if (c > 0) put(s, k, get(s, k) / c);
+        s->count[k] = 0;
+      } else if (c == 0) {
+        put(s, k, 0);
+      }
+    }
+  }
+}
+
+/* ---- setting up a run ---- */
+
+/* The reduction that targets each tensor anywhere in `list`: the first one
+ * that is not a plain store (the checker allows one kind per tensor). */
+static void find_reductions(Interp *in, const IrNode *list) {
+  for (const IrNode *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case IR_LOOP: find_reductions(in, s->loop.body); break;
+    case IR_IF: find_reductions(in, s->ifs.then); break;
+    case IR_STORE: {
+      TensorState *ts = &in->ts[s->acc.tensor->id];
+      if (ts->red == IR_RED_ASSIGN) ts->red = s->acc.red;
+      break;
+    }
+    case IR_LET: case IR_SET: case IR_FCONST: case IR_ICONST: case IR_VAR:
+    case IR_SYM: case IR_LOAD: case IR_BIN: case IR_UN: case IR_CALL:
+    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_NV:
+    case IR_NE: case IR_NODE_COUNT:
+      break;
+    }
+  }
+}
+
+static double identity(IrRed red) {
+  switch (red) {
+  case IR_RED_MAX: return -INFINITY;
+  case IR_RED_MIN: return INFINITY;
+  case IR_RED_ASSIGN: case IR_RED_ADD: case IR_RED_MEAN: case IR_RED_COUNT:
+    break;
+  }
+  return 0;
+}
+
+static bool check_extents(Interp *in) {
+  const IrOp *op = in->op;
+  for (int i = 0; i < op->nsyms; i++) {
+    const IrSym *s = op->syms[i];
+    if (s->id >= in->ext->n || s->id >= (int)(sizeof in->ext->value / sizeof in->ext->value[0])) {
+      fail(in, s->loc, "extent %s of op %s is not bound to a value", s->name, op->name);
+      return false;
+    }
+    if (in->ext->value[s->id] <= 0) {
+      fail(in, s->loc, "extent %s of op %s must be positive, got %lld", s->name,
+           op->name, (long long)in->ext->value[s->id]);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
+                         void *buffer) {
+  s->t = t;
+  s->rank = ir_tensor_shape(t, in->g, in->ext, s->shape);
+  s->numel = 1;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    s->stride[i] = s->numel;
+    if (__builtin_mul_overflow(s->numel, s->shape[i], &s->numel) ||
+        s->numel > (int64_t)(SIZE_MAX / 16)) {
+      fail(in, t->loc, "tensor %s is too large", t->name);
+      return false;
+    }
+  }
+  if (!buffer && t->role == IR_ROLE_TEMP) {
+    size_t elem = in->f32 ? sizeof(float) : sizeof(double);
+    buffer = malloc((size_t)(s->numel > 0 ? s->numel : 1) * elem);
+    if (!buffer) {
+      fail(in, t->loc, "out of memory for the temporary %s (%lld elements)", t->name,
+           (long long)s->numel);
+      return false;
+    }
+    s->owned = true;
+  }
+  if (!buffer && s->numel > 0) {
+    fail(in, t->loc, "no buffer given for tensor %s", t->name);
+    return false;
+  }
+  if (in->f32) s->f32 = buffer;
+  else s->f64 = buffer;
+  if (t->role == IR_ROLE_IN) return true;
+  double id = identity(s->red);
+  for (int64_t k = 0; k < s->numel; k++) put(s, k, id);
+  if (s->red == IR_RED_MEAN || s->red == IR_RED_MAX || s->red == IR_RED_MIN) {
+    s->count = calloc((size_t)(s->numel > 0 ? s->numel : 1), sizeof(uint32_t));
+    if (!s->count) {
+      fail(in, t->loc, "out of memory for the counts of %s", t->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+static void release(Interp *in) {
+  if (in->ts) {
+    for (int i = 0; i < in->op->ntensors; i++) {
+      TensorState *s = &in->ts[i];
+      if (s->owned) free(s->f32 ? (void *)s->f32 : (void *)s->f64);
+      free(s->count);
+    }
+  }
+  free(in->ts);
+  free(in->ival);
+  free(in->fval);
+}
+
+int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d) {
+  /* Walking a malformed tree could crash; the verifier makes sure it is not
+   * one. */
+  if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
+  Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
+               .f32 = args->mode == IR_INTERP_F32};
+  if (!in.g) {
+    fail(&in, op->loc, "no graph to run op %s on", op->name);
+    return -1;
+  }
+  if (op->ntensors > 0 && !args->buffers) {
+    fail(&in, op->loc, "no buffers given for op %s", op->name);
+    return -1;
+  }
+  if (!check_extents(&in)) return -1;
+  size_t nvars = op->nvars > 0 ? (size_t)op->nvars : 1;
+  in.ts = calloc(op->ntensors > 0 ? (size_t)op->ntensors : 1, sizeof *in.ts);
+  in.ival = calloc(nvars, sizeof *in.ival);
+  in.fval = calloc(nvars, sizeof *in.fval);
+  if (!in.ts || !in.ival || !in.fval) {
+    release(&in);
+    fail(&in, op->loc, "out of memory running op %s", op->name);
+    return -1;
+  }
+  find_reductions(&in, op->body);
+  for (int i = 0; i < op->ntensors && !in.failed; i++)
+    setup_tensor(&in, &in.ts[i], op->tensors[i], args->buffers[i]);
+  /* Each top-level statement is a stage: run it to completion, then
+   * finalise what it reduced into. */
+  for (const IrNode *s = op->body; s && !in.failed; s = s->next) {
+    exec_stmt(&in, s);
+    if (!in.failed) finalise(&in);
+  }
+  /* A target whose reductions never ran (a stage with no iterations) got
+   * no contribution at all: it still holds the identity, ±inf for max= and
+   * min=, which the empty-neighbourhood rule turns into 0. */
+  if (!in.failed) {
+    for (int i = 0; i < op->ntensors; i++)
+      if (in.ts[i].count && !in.ts[i].finalised) in.ts[i].touched = true;
+    finalise(&in);
+  }
+  release(&in);
+  return in.failed ? -1 : 0;
+}

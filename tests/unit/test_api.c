@@ -1,0 +1,169 @@
+/* tests/unit/test_api.c: the public C API (include/gop.h), as a framework
+ * embedding gop uses it: compile, find operators, open graphs, bind
+ * buffers, run, and get clear errors for every misuse. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gop.h"
+#include "testutil.h"
+
+static const char *weighted =
+    "op wsum(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      for f in 0..F {\n"
+    "        Y[v, f] += X[src(e), f] * W[e]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+#define ASSERT_DIAG_HAS(ctx, s)                                         \
+  ck_assert_msg(strstr(gop_diagnostics(ctx), (s)) != NULL,             \
+                "expected '%s' in diagnostics:\n%s", (s), gop_diagnostics(ctx))
+
+START_TEST(compile_and_run_from_string) {
+  GopContext *ctx = gop_context_new();
+  GopModule *m = gop_compile_string(ctx, "w.gop", weighted);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_eq(gop_module_num_ops(m), 1);
+  GopOp *op = gop_module_find_op(m, "wsum");
+  ck_assert_ptr_nonnull(op);
+  ck_assert_str_eq(gop_op_signature(op),
+                   "wsum(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F]");
+  GopGraph *g = gop_graph_open(ctx, tu_source("tests/data/tiny.mtx"));
+  ck_assert_ptr_nonnull(g);
+  GopGraphInfo info;
+  gop_graph_info(g, &info);
+  ck_assert_int_eq(info.num_vertices, 4);
+  ck_assert_int_eq(info.num_edges, 5);
+
+  GopRun *r = gop_run_new(ctx, op, g);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(gop_run_num_tensors(r), 3);
+  ck_assert_str_eq(gop_run_tensor_name(r, 2), "Y");
+  ck_assert(gop_run_tensor_is_output(r, 2));
+  int64_t shape[8];
+  ck_assert_int_eq(gop_run_tensor_shape(r, 0, shape), -1); /* F not set yet */
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  ck_assert_int_eq(gop_run_tensor_shape(r, 0, shape), 2);
+  ck_assert_int_eq(shape[0], 4);
+  ck_assert_int_eq(shape[1], 2);
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[5] = {1, 2, 3, 4, 5}, y[8];
+  ck_assert_int_eq(gop_run_bind(r, "X", x, 8), 0);
+  ck_assert_int_eq(gop_run_bind(r, "W", w, 5), 0);
+  ck_assert_int_eq(gop_run_bind(r, "Y", y, 8), 0);
+  ck_assert_int_eq(gop_run_exec(r), 0);
+  const float want[8] = {20, 24, 1, 2, 46, 56, 0, 0};
+  for (int i = 0; i < 8; i++) ck_assert_float_eq(y[i], want[i]);
+  ck_assert_int_eq(gop_error_count(ctx), 0);
+  gop_context_free(ctx);
+}
+END_TEST
+
+START_TEST(misuse_is_reported) {
+  GopContext *ctx = gop_context_new();
+  ck_assert_ptr_null(gop_compile_string(ctx, "bad.gop", "op (\n"));
+  ck_assert_int_gt(gop_error_count(ctx), 0);
+  ASSERT_DIAG_HAS(ctx, "bad.gop:1:");
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_error_count(ctx), 0);
+  ck_assert_str_eq(gop_diagnostics(ctx), "");
+
+  ck_assert_ptr_null(gop_compile_string(ctx, "n.gop", NULL));
+  ASSERT_DIAG_HAS(ctx, "source is NULL");
+  ck_assert_ptr_null(gop_compile_file(ctx, "/no/such/file.gop"));
+  ASSERT_DIAG_HAS(ctx, "/no/such/file.gop");
+  ck_assert_ptr_null(gop_graph_open(ctx, ""));
+  ck_assert_ptr_null(gop_graph_open(ctx, NULL));
+
+  GopModule *m = gop_compile_string(ctx, "w.gop", weighted);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_ptr_null(gop_module_find_op(m, "nope"));
+  ASSERT_DIAG_HAS(ctx, "no operator named 'nope' (there is: wsum)");
+  ck_assert_ptr_null(gop_module_op(m, 5));
+  ck_assert_ptr_null(gop_run_new(ctx, gop_module_op(m, 0), NULL));
+
+  GopGraph *g = gop_graph_open(ctx, "grid:3x3");
+  GopRun *r = gop_run_new(ctx, gop_module_op(m, 0), g);
+  float buf[1000];
+  ck_assert_int_eq(gop_run_bind(r, "X", buf, 18), -1); /* F unset */
+  ASSERT_DIAG_HAS(ctx, "extent F of tensor X is not set");
+  ck_assert_int_eq(gop_run_set_extent(r, "H", 2), -1);
+  ASSERT_DIAG_HAS(ctx, "no extent named 'H'");
+  ck_assert_int_eq(gop_run_set_extent(r, "F", -1), -1);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  ck_assert_int_eq(gop_run_bind(r, "X", buf, 17), -1);
+  ASSERT_DIAG_HAS(ctx, "tensor X needs 18 elements on this graph, got 17");
+  ck_assert_int_eq(gop_run_bind(r, "Q", buf, 17), -1);
+  ASSERT_DIAG_HAS(ctx, "no input or output named 'Q'");
+  ck_assert_int_eq(gop_run_bind(r, "X", NULL, 18), -1);
+  ck_assert_int_eq(gop_run_exec(r), -1); /* nothing bound */
+  ASSERT_DIAG_HAS(ctx, "input X is not bound");
+  ck_assert_int_eq(gop_run_bind(r, "X", buf, 18), 0);
+  ck_assert_int_eq(gop_run_bind(r, "W", buf + 100, 24), 0);
+  ck_assert_int_eq(gop_run_exec(r), -1);
+  ASSERT_DIAG_HAS(ctx, "output Y is not bound");
+  /* Changing an extent after binding invalidates the old buffers. */
+  ck_assert_int_eq(gop_run_bind(r, "Y", buf + 200, 18), 0);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 3), 0);
+  ck_assert_int_eq(gop_run_exec(r), -1);
+  ASSERT_DIAG_HAS(ctx, "is not bound with its current shape");
+  gop_context_free(ctx);
+}
+END_TEST
+
+START_TEST(stdlib_and_emit) {
+  GopContext *ctx = gop_context_new();
+  GopModule *m = gop_stdlib(ctx);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_ge(gop_module_num_ops(m), 8);
+  const char *required[] = {"copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_mean",
+                            "u_dot_v",    "u_add_v",     "e_mul_u",    "edge_softmax"};
+  for (int i = 0; i < 8; i++) {
+    GopOp *op = gop_module_find_op(m, required[i]);
+    ck_assert_msg(op != NULL, "stdlib lacks %s", required[i]);
+    char *ir = gop_emit(op, GOP_STAGE_IR);
+    ck_assert_ptr_nonnull(ir);
+    ck_assert(strstr(ir, required[i]) != NULL);
+    free(ir);
+    char *ast = gop_emit(op, GOP_STAGE_AST);
+    ck_assert_ptr_nonnull(ast);
+    free(ast);
+  }
+  ck_assert_int_eq(gop_stage_lookup("ir"), GOP_STAGE_IR);
+  ck_assert_int_eq(gop_stage_lookup("ptx-ish"), -1);
+  gop_context_free(ctx);
+}
+END_TEST
+
+START_TEST(npy_through_the_api) {
+  GopContext *ctx = gop_context_new();
+  float data[6] = {1, -2, 3.5f, 4, 5, 6};
+  GopArray a = {.ndim = 2, .shape = {2, 3}, .data = data};
+  char path[512];
+  snprintf(path, sizeof path, "%s/a.npy", tu_tmpdir());
+  ck_assert_int_eq(gop_array_write(ctx, path, &a), 0);
+  GopArray b;
+  ck_assert_int_eq(gop_array_read(ctx, path, &b), 0);
+  ck_assert_int_eq(b.ndim, 2);
+  ck_assert_int_eq(b.shape[1], 3);
+  ck_assert_float_eq(b.data[2], 3.5f);
+  gop_array_free(&b);
+  ck_assert_int_eq(gop_array_read(ctx, "/no/such.npy", &b), -1);
+  ck_assert_ptr_null(b.data);
+  gop_context_free(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("api");
+  TCase *tc = tcase_create("api");
+  tcase_add_test(tc, compile_and_run_from_string);
+  tcase_add_test(tc, misuse_is_reported);
+  tcase_add_test(tc, stdlib_and_emit);
+  tcase_add_test(tc, npy_through_the_api);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}

@@ -1,0 +1,260 @@
+/* tests/unit/test_gopc.c: gopc end to end.
+ *
+ * Runs the built gopc (GOP_GOPC) on tests/data/tiny.mtx, whose results are
+ * worked out by hand below, with inputs and outputs in .npy files, and
+ * checks every error path a user can reach from the command line: each
+ * must exit with the documented status and name the flag or file at fault.
+ *
+ * tiny.mtx, 0-based: e0 0->1, e1 0->2, e2 1->2, e3 2->0, e4 3->2; vertex 3
+ * has no in-edges.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "runtime/runtime.h"
+#include "testutil.h"
+
+static char output[1 << 16];
+
+/* Runs `gopc ARGS` in the temporary directory; returns the exit status and
+ * leaves stdout+stderr in `output`. */
+static int gopc(const char *args) {
+  const char *bin = getenv("GOP_GOPC");
+  ck_assert_msg(bin != NULL, "GOP_GOPC is not set (run through ctest)");
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", tu_tmpdir(), bin, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert(p != NULL);
+  size_t n = fread(output, 1, sizeof output - 1, p);
+  output[n] = 0;
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#define ASSERT_OUTPUT_HAS(s) \
+  ck_assert_msg(strstr(output, (s)) != NULL, "expected '%s' in:\n%s", (s), output)
+
+static const char *tiny(void) { return tu_source("tests/data/tiny.mtx"); }
+
+static void write_npy(const char *name, int ndim, const int64_t *shape,
+                      const float *data) {
+  RtArray a = {.dtype = IR_DT_F32, .ndim = ndim, .data = (void *)data};
+  for (int i = 0; i < ndim; i++) a.shape[i] = shape[i];
+  Diag d;
+  ir_diag_init(&d, stderr);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tu_tmpdir(), name);
+  ck_assert_int_eq(rt_npy_write(path, &a, &d), 0);
+  ir_diag_free(&d);
+}
+
+static void check_npy(const char *name, int ndim, const int64_t *shape,
+                      const float *want) {
+  RtArray a;
+  Diag d;
+  ir_diag_init(&d, stderr);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", tu_tmpdir(), name);
+  ck_assert_int_eq(rt_npy_read(path, &a, &d), 0);
+  ck_assert_int_eq(a.dtype, IR_DT_F32);
+  ck_assert_int_eq(a.ndim, ndim);
+  for (int i = 0; i < ndim; i++) ck_assert_int_eq(a.shape[i], shape[i]);
+  const float *got = a.data;
+  for (int64_t i = 0; i < rt_array_numel(&a); i++)
+    ck_assert_msg(got[i] == want[i], "%s[%lld] = %g, want %g", name, (long long)i,
+                  got[i], want[i]);
+  rt_array_free(&a);
+  ir_diag_free(&d);
+}
+
+static const float X[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+static const float W[5] = {1, 2, 3, 4, 5};
+static const int64_t shape_v2[2] = {4, 2}, shape_e[1] = {5};
+
+START_TEST(run_copy_u_sum) {
+  write_npy("x.npy", 2, shape_v2, X);
+  char args[1024];
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("copy_u_sum on");
+  ASSERT_OUTPUT_HAS("|V| 4, |E| 5");
+  const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
+  check_npy("y.npy", 2, shape_v2, want);
+}
+END_TEST
+
+START_TEST(run_u_mul_e_sum_from_file) {
+  write_npy("x.npy", 2, shape_v2, X);
+  write_npy("w.npy", 1, shape_e, W);
+  char args[1024];
+  snprintf(args, sizeof args,
+           "run %s --op u_mul_e_sum --graph %s --dim F=2 --in X=x.npy --in W=w.npy "
+           "--out Y=y.npy",
+           tu_source("stdlib/aggregate.gop"), tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  const float want[8] = {20, 24, 1, 2, 46, 56, 0, 0};
+  check_npy("y.npy", 2, shape_v2, want);
+}
+END_TEST
+
+START_TEST(run_max_and_mean_empty_neighbourhood) {
+  write_npy("x.npy", 2, shape_v2, X);
+  char args[1024];
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_max --graph %s --F 2 --in X=x.npy --out Y=max.npy", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  const float want_max[8] = {5, 6, 1, 2, 7, 8, 0, 0};
+  check_npy("max.npy", 2, shape_v2, want_max);
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_mean --graph %s --F 2 --in X=x.npy --out Y=mean.npy", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  const float want_mean[8] = {5, 6, 1, 2, 11.0f / 3, 14.0f / 3, 0, 0};
+  check_npy("mean.npy", 2, shape_v2, want_mean);
+}
+END_TEST
+
+START_TEST(run_random_inputs_on_generators) {
+  ck_assert_int_eq(gopc("run stdlib:u_mul_e_sum --graph rmat:8:4 --F 8 --seed 7"), 0);
+  ASSERT_OUTPUT_HAS("Y [256, 8]");
+  char *first = strdup(output);
+  ck_assert_int_eq(gopc("run stdlib:u_mul_e_sum --graph rmat:8:4 --F 8 --seed 7"), 0);
+  ck_assert_str_eq(first, output); /* the same seed gives the same numbers */
+  free(first);
+  ck_assert_int_eq(gopc("run stdlib:edge_softmax --graph grid:8x8"), 0);
+  ASSERT_OUTPUT_HAS("A [224]");
+}
+END_TEST
+
+START_TEST(run_errors) {
+  char args[1024];
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --F 2"), 2);
+  ASSERT_OUTPUT_HAS("--graph");
+  snprintf(args, sizeof args, "run stdlib:nope --graph %s --F 2", tiny());
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("no operator named 'nope'");
+  ASSERT_OUTPUT_HAS("copy_u_sum");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F sixty", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--F sixty: not an integer");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 0", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("extent F = 0 is out of range");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("extent F of tensor X is not set");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --G 3 --F 2", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("no extent named 'G'");
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph /no/such.mtx --F 2"), 1);
+  ASSERT_OUTPUT_HAS("/no/such.mtx");
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph rmat:x:1 --F 2"), 1);
+  ASSERT_OUTPUT_HAS("rmat:x:1");
+
+  write_npy("w.npy", 1, shape_e, W);
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --in X=w.npy", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--in X=w.npy: shape [5] does not match X's [4, 2]");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --in Q=w.npy", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--in Q=w.npy: the operator has no input of that name");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --out X=x.npy", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--out X=x.npy: the operator has no output of that name");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --in X", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--in needs NAME=VALUE");
+  tu_write("junk.npy", "this is not numpy");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --in X=junk.npy", tiny());
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("junk.npy");
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --out Y=/no/such/dir/y.npy", tiny());
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("/no/such/dir/y.npy");
+}
+END_TEST
+
+START_TEST(output_file_survives_a_failed_run) {
+  char *keep = strdup(tu_write("keep.npy", "precious"));
+  char args[1024];
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --in X=junk_missing.npy --out Y=keep.npy",
+           tiny());
+  ck_assert_int_eq(gopc(args), 1);
+  char *text = tu_read_file(keep, NULL);
+  ck_assert_str_eq(text, "precious");
+  free(text);
+  free(keep);
+}
+END_TEST
+
+START_TEST(check_emit_ops_graph) {
+  char args[1024];
+  snprintf(args, sizeof args, "check %s %s", tu_source("stdlib/aggregate.gop"),
+           tu_source("stdlib/softmax.gop"));
+  ck_assert_int_eq(gopc(args), 0);
+  tu_write("bad.gop", "op f(X: f32[src, F]) -> Y: f32[dst, F] {\n  Y[v, f] += 1.0\n}\n");
+  ck_assert_int_eq(gopc("check bad.gop"), 1);
+  ASSERT_OUTPUT_HAS("bad.gop:2:");
+  ck_assert_int_eq(gopc("check /no/such.gop"), 1);
+  ASSERT_OUTPUT_HAS("/no/such.gop");
+
+  ck_assert_int_eq(gopc("emit stdlib:u_mul_e_sum --stage ir"), 0);
+  ASSERT_OUTPUT_HAS("op u_mul_e_sum(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {");
+  ASSERT_OUTPUT_HAS("Y[v, f] += X[src(e), f] * W[e]");
+  ck_assert_int_eq(gopc("emit stdlib:u_mul_e_sum --stage ast"), 0);
+  ASSERT_OUTPUT_HAS("u_mul_e_sum");
+  ck_assert_int_eq(gopc("emit stdlib:u_mul_e_sum --stage sass"), 2);
+  ASSERT_OUTPUT_HAS("--stage sass: unknown stage");
+  snprintf(args, sizeof args, "emit %s --op nope", tu_source("stdlib/aggregate.gop"));
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("no operator named 'nope'");
+
+  ck_assert_int_eq(gopc("ops"), 0);
+  ASSERT_OUTPUT_HAS("copy_u_sum(X: f32[src, F]) -> Y: f32[dst, F]");
+  ASSERT_OUTPUT_HAS("edge_softmax(S: f32[edge]) -> A: f32[edge]");
+  ck_assert_int_eq(gopc("graph grid:4x3"), 0);
+  ASSERT_OUTPUT_HAS("|V| 12");
+  ASSERT_OUTPUT_HAS("|E| 34");
+}
+END_TEST
+
+START_TEST(usage_and_help) {
+  ck_assert_int_eq(gopc(""), 2);
+  ASSERT_OUTPUT_HAS("usage: gopc COMMAND");
+  ck_assert_int_eq(gopc("frobnicate"), 2);
+  ASSERT_OUTPUT_HAS("unknown command 'frobnicate'");
+  const char *cmds[] = {"check", "emit", "run", "ops", "graph"};
+  for (int i = 0; i < 5; i++) {
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    ck_assert_int_eq(gopc(args), 0);
+    ASSERT_OUTPUT_HAS("usage: gopc");
+  }
+  ck_assert_int_eq(gopc("--help"), 0);
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph"), 2);
+  ASSERT_OUTPUT_HAS("--graph needs a value");
+  ck_assert_int_eq(gopc("emit --bogus x.gop"), 2);
+  ASSERT_OUTPUT_HAS("unknown option --bogus");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gopc");
+  TCase *tc = tcase_create("gopc");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, run_copy_u_sum);
+  tcase_add_test(tc, run_u_mul_e_sum_from_file);
+  tcase_add_test(tc, run_max_and_mean_empty_neighbourhood);
+  tcase_add_test(tc, run_random_inputs_on_generators);
+  tcase_add_test(tc, run_errors);
+  tcase_add_test(tc, output_file_survives_a_failed_run);
+  tcase_add_test(tc, check_emit_ops_graph);
+  tcase_add_test(tc, usage_and_help);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}

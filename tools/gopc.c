@@ -1,0 +1,493 @@
+/* tools/gopc.c: the gop compiler command, a thin client of include/gop.h.
+ *
+ *   gopc check FILE.gop...              parse and check, print diagnostics
+ *   gopc emit FILE --op NAME --stage S  print a stage (ast, ir)
+ *   gopc run FILE --op NAME --graph G --F 64 [--in N=x.npy] [--out N=y.npy]
+ *   gopc ops [FILE]                     list operators and their signatures
+ *   gopc graph G                        print a graph's statistics
+ *
+ * FILE may be `stdlib:NAME`, an operator of the standard library (then
+ * --op may be left out). Exit status: 0 success, 1 an error in the input
+ * (diagnostics on stderr), 2 a usage error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gop.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char *usage_main =
+    "usage: gopc COMMAND [ARGS]\n"
+    "\n"
+    "gop compiles graph operators of graph neural networks.\n"
+    "\n"
+    "commands:\n"
+    "  check FILE.gop...   parse and check operators, print diagnostics\n"
+    "  emit FILE ...       print a compilation stage of an operator\n"
+    "  run FILE ...        run an operator on a graph\n"
+    "  ops [FILE]          list operators (default: the standard library)\n"
+    "  graph G             print statistics of a graph file or generator\n"
+    "\n"
+    "FILE may be stdlib:NAME for an operator of the standard library.\n"
+    "Run `gopc COMMAND --help` for a command's options.\n";
+
+static const char *usage_check =
+    "usage: gopc check FILE.gop...\n"
+    "Parses and checks each file; prints `file:line:col: error: ...` for\n"
+    "every problem found and exits 1 if there was any.\n";
+
+static const char *usage_emit =
+    "usage: gopc emit FILE [--op NAME] [--stage ast|ir]\n"
+    "Prints a stage of the compilation of operator NAME (every operator of\n"
+    "FILE when --op is left out):\n"
+    "  ast  the syntax tree of the file, with line:col of each node\n"
+    "  ir   the checked loop-nest IR in its text form (the default)\n";
+
+static const char *usage_run =
+    "usage: gopc run FILE [--op NAME] --graph G [--F N] [--dim NAME=N]...\n"
+    "                [--in NAME=x.npy]... [--out NAME=y.npy]... [--seed S]\n"
+    "Runs operator NAME on graph G with the reference interpreter.\n"
+    "  --graph G        a Matrix Market (.mtx) or SNAP edge list file, plain\n"
+    "                   or gzip'ed, or a generator: rmat:SCALE:EDGEFACTOR[:SEED]\n"
+    "                   (Graph500 R-MAT, skewed) or grid:WxH (2-D mesh)\n"
+    "  --F N            the feature width F; any extent of the operator can be\n"
+    "                   set as --NAME N or --dim NAME=N\n"
+    "  --in NAME=PATH   read input NAME from a float32 .npy file, shape\n"
+    "                   [|V|, F...] for src/dst tensors, [|E|, F...] for edge\n"
+    "                   tensors (in the file's edge order); inputs not given\n"
+    "                   are filled with uniform random numbers in [-1, 1)\n"
+    "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
+    "  --seed S         seed of the random inputs (default 1)\n";
+
+static const char *usage_ops =
+    "usage: gopc ops [FILE]\n"
+    "Lists the operators of FILE (default: the standard library) with their\n"
+    "signatures.\n";
+
+static const char *usage_graph =
+    "usage: gopc graph G\n"
+    "Prints |V|, |E|, degree statistics, isolated vertices and the average\n"
+    "edge span of a graph file or generator spec (see gopc run --help).\n";
+
+static int usage_error(const char *usage, const char *fmt, const char *arg) {
+  fprintf(stderr, "gopc: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", usage);
+  return EXIT_USAGE;
+}
+
+static bool is_help(const char *arg) {
+  return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+/* Loads FILE (or stdlib:NAME) and picks the operator; *op_name may be set
+ * from the stdlib form. NULL after the diagnostics were printed. */
+static GopModule *load_module(GopContext *ctx, const char *file,
+                              const char **op_name) {
+  if (strncmp(file, "stdlib:", 7) == 0) {
+    GopModule *m = gop_stdlib(ctx);
+    if (m && file[7]) {
+      if (*op_name && strcmp(*op_name, file + 7) != 0) {
+        fprintf(stderr, "gopc: %s names operator %s but --op says %s\n", file,
+                file + 7, *op_name);
+        return NULL;
+      }
+      *op_name = file + 7;
+    }
+    return m;
+  }
+  return gop_compile_file(ctx, file);
+}
+
+/* ---- check ---- */
+
+static int cmd_check(int argc, char **argv) {
+  if (argc < 1) return usage_error(usage_check, "check needs a file%s", "");
+  int status = 0;
+  for (int i = 0; i < argc; i++) {
+    if (is_help(argv[i])) {
+      fputs(usage_check, stdout);
+      return 0;
+    }
+    if (argv[i][0] == '-') return usage_error(usage_check, "unknown option %s", argv[i]);
+  }
+  for (int i = 0; i < argc; i++) {
+    GopContext *ctx = gop_context_new();
+    gop_set_diagnostic_stream(ctx, stderr);
+    const char *op = NULL;
+    GopModule *m = load_module(ctx, argv[i], &op);
+    if (!m) status = EXIT_INPUT;
+    gop_context_free(ctx);
+  }
+  return status;
+}
+
+/* ---- emit ---- */
+
+static int cmd_emit(int argc, char **argv) {
+  const char *file = NULL, *op_name = NULL, *stage_name = "ir";
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (is_help(a)) {
+      fputs(usage_emit, stdout);
+      return 0;
+    } else if (strcmp(a, "--op") == 0 || strcmp(a, "--stage") == 0) {
+      if (i + 1 >= argc) return usage_error(usage_emit, "%s needs a value", a);
+      *(a[2] == 'o' ? &op_name : &stage_name) = argv[++i];
+    } else if (a[0] == '-') {
+      return usage_error(usage_emit, "unknown option %s", a);
+    } else if (!file) {
+      file = a;
+    } else {
+      return usage_error(usage_emit, "unexpected argument %s", a);
+    }
+  }
+  if (!file) return usage_error(usage_emit, "emit needs a file%s", "");
+  int stage = gop_stage_lookup(stage_name);
+  if (stage < 0)
+    return usage_error(usage_emit, "--stage %s: unknown stage (ast, ir)", stage_name);
+
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = EXIT_INPUT;
+  GopModule *m = load_module(ctx, file, &op_name);
+  if (m) {
+    int first = 0, last = gop_module_num_ops(m) - 1;
+    if (op_name) {
+      GopOp *op = gop_module_find_op(m, op_name);
+      if (!op) goto done;
+      for (first = 0; gop_module_op(m, first) != op; first++) {}
+      last = first;
+    }
+    if (stage == GOP_STAGE_AST) last = first; /* the AST is the whole file */
+    status = 0;
+    for (int i = first; i <= last; i++) {
+      char *text = gop_emit(gop_module_op(m, i), (GopStage)stage);
+      if (!text) {
+        status = EXIT_INPUT;
+        break;
+      }
+      fputs(text, stdout);
+      if (i < last) fputc('\n', stdout);
+      free(text);
+    }
+  }
+done:
+  gop_context_free(ctx);
+  return status;
+}
+
+/* ---- run ---- */
+
+typedef struct Assign {
+  const char *flag, *name, *value; /* --in X=path: flag "--in", name "X" */
+  bool used;
+} Assign;
+
+enum { MAX_ASSIGN = 64 };
+
+/* Splits NAME=VALUE; false if there is no '=' or either side is empty. */
+static bool split_assign(const char *flag, char *arg, Assign *out) {
+  char *eq = strchr(arg, '=');
+  if (!eq || eq == arg || !eq[1]) return false;
+  *eq = 0;
+  *out = (Assign){flag, arg, eq + 1, false};
+  return true;
+}
+
+static bool parse_i64(const char *s, int64_t *out) {
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end) return false;
+  *out = v;
+  return true;
+}
+
+/* splitmix64: a small, good, seedable generator for reproducible inputs. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void fill_random(float *x, int64_t n, uint64_t seed) {
+  uint64_t state = seed;
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float)((double)(next_random(&state) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+static void format_shape(char *buf, size_t size, int rank, const int64_t *shape) {
+  int n = snprintf(buf, size, "[");
+  for (int k = 0; k < rank && n < (int)size; k++)
+    n += snprintf(buf + n, size - (size_t)n, "%s%" PRId64, k ? ", " : "", shape[k]);
+  if (n < (int)size) snprintf(buf + n, size - (size_t)n, "]");
+}
+
+typedef struct RunOpts {
+  const char *file, *op_name, *graph;
+  Assign dims[MAX_ASSIGN], ins[MAX_ASSIGN], outs[MAX_ASSIGN];
+  int ndims, nins, nouts;
+  uint64_t seed;
+} RunOpts;
+
+static int parse_run_args(int argc, char **argv, RunOpts *o) {
+  o->seed = 1;
+  for (int i = 0; i < argc; i++) {
+    char *a = argv[i];
+    if (is_help(a)) {
+      fputs(usage_run, stdout);
+      return -1;
+    }
+    if (a[0] != '-') {
+      if (o->file) return usage_error(usage_run, "unexpected argument %s", a);
+      o->file = a;
+      continue;
+    }
+    if (i + 1 >= argc) return usage_error(usage_run, "%s needs a value", a);
+    char *v = argv[++i];
+    if (strcmp(a, "--op") == 0) {
+      o->op_name = v;
+    } else if (strcmp(a, "--graph") == 0) {
+      o->graph = v;
+    } else if (strcmp(a, "--seed") == 0) {
+      int64_t s;
+      if (!parse_i64(v, &s) || s < 0)
+        return usage_error(usage_run, "--seed %s: not a non-negative integer", v);
+      o->seed = (uint64_t)s;
+    } else if (strcmp(a, "--in") == 0 || strcmp(a, "--out") == 0 ||
+               strcmp(a, "--dim") == 0) {
+      Assign *list = a[2] == 'i' ? o->ins : a[2] == 'o' ? o->outs : o->dims;
+      int *n = a[2] == 'i' ? &o->nins : a[2] == 'o' ? &o->nouts : &o->ndims;
+      if (*n >= MAX_ASSIGN) return usage_error(usage_run, "too many %s options", a);
+      if (!split_assign(a, v, &list[*n]))
+        return usage_error(usage_run, "%s needs NAME=VALUE", a);
+      (*n)++;
+    } else if (a[1] == '-' && a[2]) { /* --F 64: an extent by its name */
+      if (o->ndims >= MAX_ASSIGN) return usage_error(usage_run, "too many extents%s", "");
+      o->dims[o->ndims++] = (Assign){a, a + 2, v, false};
+    } else {
+      return usage_error(usage_run, "unknown option %s", a);
+    }
+  }
+  if (!o->file) return usage_error(usage_run, "run needs a file (or stdlib:NAME)%s", "");
+  if (!o->graph) return usage_error(usage_run, "run needs --graph G%s", "");
+  return 0;
+}
+
+/* Prints `--in X=path` style context for an error about an option. */
+static void option_error(const Assign *as, const char *fmt, const char *detail) {
+  fprintf(stderr, "gopc: error: %s %s=%s: ", as->flag, as->name, as->value);
+  fprintf(stderr, fmt, detail);
+  fputc('\n', stderr);
+}
+
+static const Assign *find_assign(Assign *list, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(list[i].name, name) == 0) {
+      list[i].used = true;
+      return &list[i];
+    }
+  return NULL;
+}
+
+static int run_operator(GopContext *ctx, RunOpts *o) {
+  const char *op_name = o->op_name;
+  GopModule *m = load_module(ctx, o->file, &op_name);
+  if (!m) return EXIT_INPUT;
+  if (!op_name) {
+    if (gop_module_num_ops(m) != 1) {
+      fprintf(stderr, "gopc: error: %s has %d operators: choose one with --op NAME\n",
+              o->file, gop_module_num_ops(m));
+      return EXIT_USAGE;
+    }
+    op_name = gop_op_name(gop_module_op(m, 0));
+  }
+  GopOp *op = gop_module_find_op(m, op_name);
+  if (!op) return EXIT_INPUT;
+  GopGraph *g = gop_graph_open(ctx, o->graph);
+  if (!g) return EXIT_INPUT;
+  GopRun *r = gop_run_new(ctx, op, g);
+  if (!r) return EXIT_INPUT;
+
+  for (int i = 0; i < o->ndims; i++) {
+    int64_t v;
+    if (!parse_i64(o->dims[i].value, &v)) {
+      fprintf(stderr, "gopc: error: %s %s: not an integer\n", o->dims[i].flag,
+              o->dims[i].value);
+      return EXIT_USAGE;
+    }
+    if (gop_run_set_extent(r, o->dims[i].name, v) != 0) return EXIT_USAGE;
+  }
+
+  int n = gop_run_num_tensors(r);
+  float **data = calloc((size_t)n, sizeof *data);
+  int64_t *numel = calloc((size_t)n, sizeof *numel);
+  int status = EXIT_INPUT;
+  for (int i = 0; i < n; i++) {
+    const char *name = gop_run_tensor_name(r, i);
+    bool out = gop_run_tensor_is_output(r, i);
+    const Assign *as = find_assign(out ? o->outs : o->ins, out ? o->nouts : o->nins, name);
+    int64_t shape[8];
+    int rank = gop_run_tensor_shape(r, i, shape);
+    if (rank < 0) { /* names the missing extent */
+      gop_run_bind(r, name, NULL, 0);
+      status = EXIT_USAGE;
+      goto done;
+    }
+    numel[i] = 1;
+    for (int k = 0; k < rank; k++) numel[i] *= shape[k];
+    if (!out && as) {
+      GopArray arr;
+      if (gop_array_read(ctx, as->value, &arr) != 0) goto done;
+      bool same = arr.ndim == rank;
+      for (int k = 0; same && k < rank; k++) same = arr.shape[k] == shape[k];
+      if (!same) {
+        char want[128], got[128], msg[300];
+        format_shape(want, sizeof want, rank, shape);
+        format_shape(got, sizeof got, arr.ndim, arr.shape);
+        snprintf(msg, sizeof msg, "shape %s does not match %s's %s on this graph", got,
+                 name, want);
+        option_error(as, "%s", msg);
+        gop_array_free(&arr);
+        status = EXIT_USAGE;
+        goto done;
+      }
+      data[i] = arr.data;
+    } else {
+      data[i] = malloc(sizeof(float) * (size_t)(numel[i] ? numel[i] : 1));
+      if (!data[i]) {
+        fprintf(stderr, "gopc: error: out of memory for %s (%" PRId64 " floats)\n", name,
+                numel[i]);
+        goto done;
+      }
+      if (!out) fill_random(data[i], numel[i], o->seed * 1000003u + (uint64_t)i);
+    }
+    if (gop_run_bind(r, name, data[i], numel[i]) != 0) goto done;
+  }
+  for (int k = 0; k < o->nins; k++)
+    if (!o->ins[k].used) {
+      option_error(&o->ins[k], "%s", "the operator has no input of that name");
+      status = EXIT_USAGE;
+      goto done;
+    }
+  for (int k = 0; k < o->nouts; k++)
+    if (!o->outs[k].used) {
+      option_error(&o->outs[k], "%s", "the operator has no output of that name");
+      status = EXIT_USAGE;
+      goto done;
+    }
+
+  if (gop_run_exec(r) != 0) goto done;
+
+  GopGraphInfo info;
+  gop_graph_info(g, &info);
+  printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
+         o->graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+  for (int i = 0; i < n; i++) {
+    if (!gop_run_tensor_is_output(r, i)) continue;
+    const char *name = gop_run_tensor_name(r, i);
+    int64_t shape[8];
+    int rank = gop_run_tensor_shape(r, i, shape);
+    double sum = 0, sq = 0;
+    for (int64_t k = 0; k < numel[i]; k++) {
+      sum += data[i][k];
+      sq += (double)data[i][k] * data[i][k];
+    }
+    char sh[128];
+    format_shape(sh, sizeof sh, rank, shape);
+    printf("  %s %s: sum %.6g, L2 norm %.6g", name, sh, sum, sqrt(sq));
+    const Assign *as = find_assign(o->outs, o->nouts, name);
+    if (as) {
+      GopArray arr = {.ndim = rank, .data = data[i]};
+      for (int k = 0; k < rank; k++) arr.shape[k] = shape[k];
+      if (gop_array_write(ctx, as->value, &arr) != 0) {
+        putchar('\n');
+        goto done;
+      }
+      printf(", written to %s", as->value);
+    }
+    putchar('\n');
+  }
+  status = 0;
+done:
+  for (int i = 0; i < n; i++) free(data[i]);
+  free(data);
+  free(numel);
+  return status;
+}
+
+static int cmd_run(int argc, char **argv) {
+  RunOpts o = {0};
+  int rc = parse_run_args(argc, argv, &o);
+  if (rc != 0) return rc < 0 ? 0 : rc;
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = run_operator(ctx, &o);
+  gop_context_free(ctx);
+  return status;
+}
+
+/* ---- ops, graph ---- */
+
+static int cmd_ops(int argc, char **argv) {
+  if (argc > 0 && is_help(argv[0])) {
+    fputs(usage_ops, stdout);
+    return 0;
+  }
+  if (argc > 1) return usage_error(usage_ops, "unexpected argument %s", argv[1]);
+  if (argc == 1 && argv[0][0] == '-') return usage_error(usage_ops, "unknown option %s", argv[0]);
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  const char *op = NULL;
+  GopModule *m = load_module(ctx, argc ? argv[0] : "stdlib:", &op);
+  int status = m ? 0 : EXIT_INPUT;
+  for (int i = 0; m && i < gop_module_num_ops(m); i++)
+    printf("%s\n", gop_op_signature(gop_module_op(m, i)));
+  gop_context_free(ctx);
+  return status;
+}
+
+static int cmd_graph(int argc, char **argv) {
+  if (argc > 0 && is_help(argv[0])) {
+    fputs(usage_graph, stdout);
+    return 0;
+  }
+  if (argc != 1) return usage_error(usage_graph, "graph needs exactly one graph%s", "");
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  GopGraph *g = gop_graph_open(ctx, argv[0]);
+  if (g) gop_graph_print(g, stdout);
+  gop_context_free(ctx);
+  return g ? 0 : EXIT_INPUT;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_main, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+    fputs(usage_main, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("gopc %s\n", GOP_VERSION);
+    return 0;
+  }
+  static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+  } cmds[] = {{"check", cmd_check}, {"emit", cmd_emit}, {"run", cmd_run},
+              {"ops", cmd_ops},     {"graph", cmd_graph}};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 2, argv + 2);
+  return usage_error(usage_main, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install what gop needs, build with
+# warnings as errors and run every test; then build again with
+# AddressSanitizer + UndefinedBehaviorSanitizer and run every test again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+jobs=$(nproc)
+
+echo "== build (warnings are errors) and test"
+cmake -S . -B build-ci -G Ninja -DGOP_WERROR=ON >/dev/null
+cmake --build build-ci -j "$jobs"
+ctest --test-dir build-ci --output-on-failure -j "$jobs"
+
+echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer and test"
+cmake -S . -B build-asan -G Ninja -DGOP_WERROR=ON -DGOP_SANITIZE=ON \
+      -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
