@@ -128,7 +128,9 @@ static int64_t offset(Interp *in, const IrNode *n) {
   const TensorState *s = &in->ts[n->acc.tensor->id];
   int64_t off = 0;
   for (int i = 0; i < n->acc.nidx; i++) {
-    int64_t x = eval_int(in, n->acc.idx[i]);
+    /* Most indices are loop variables: read them without a call. */
+    const IrNode *ix = n->acc.idx[i];
+    int64_t x = ix->kind == IR_VAR ? in->ival[ix->var->id] : eval_int(in, ix);
     if (in->failed) return -1;
     if (x < 0 || x >= s->shape[i]) {
       fail(in, n->loc, "index %lld out of range [0, %lld) for dimension %d of %s",

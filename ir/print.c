@@ -152,10 +152,11 @@ static void print_loop_head(FILE *out, const IrNode *s) {
     fputs("<bad loop>", out);
     break;
   }
-  /* Annotations in a fixed order: binding, then unroll, then vectorise. */
+  /* Annotations in a fixed order: binding, unroll, vectorise, block size. */
   if (s->loop.bind != IR_BIND_NONE) fprintf(out, " @%s", ir_bind_name(s->loop.bind));
   if (s->loop.unroll > 0) fprintf(out, " @unroll(%d)", s->loop.unroll);
   if (s->loop.vec > 0) fprintf(out, " @vec(%d)", s->loop.vec);
+  if (s->loop.threads > 0) fprintf(out, " @threads(%d)", s->loop.threads);
 }
 
 static void print_block(FILE *out, const IrNode *body, int indent) {
@@ -173,6 +174,8 @@ static void print_stmt(FILE *out, const IrNode *s, int indent) {
     print_block(out, s->loop.body, indent);
     break;
   case IR_STORE:
+    /* How the conflict analysis decided to do it; nothing while undecided. */
+    if (s->acc.how != IR_HOW_AUTO) fprintf(out, "%s ", ir_how_name(s->acc.how));
     print_index(out, s);
     fprintf(out, " %s ", ir_red_name(s->acc.red));
     ir_print_expr(out, s->acc.value);

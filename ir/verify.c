@@ -239,7 +239,7 @@ static void check_expr(Verifier *v, const IrNode *e, const char *where) {
   }
 }
 
-static void check_stmts(Verifier *v, const IrNode *list);
+static void check_stmts(Verifier *v, const IrNode *list, bool top);
 
 /* The kind of variable each loop binds. */
 static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
@@ -254,7 +254,7 @@ static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
   return false;
 }
 
-static void check_loop(Verifier *v, const IrNode *s) {
+static void check_loop(Verifier *v, const IrNode *s, bool top) {
   IrLoopKind k = s->loop.kind;
   if ((unsigned)k >= IR_LOOP_COUNT) {
     fail(v, s->loc, "loop kind %d is not valid", (int)k);
@@ -272,6 +272,15 @@ static void check_loop(Verifier *v, const IrNode *s) {
   if (s->loop.unroll < 0)
     fail(v, s->loc, "loop unroll factor %d is negative", s->loop.unroll);
   if (s->loop.vec < 0) fail(v, s->loc, "loop vector width %d is negative", s->loop.vec);
+  /* docs/gpu-ir.md: a stage's block size, a multiple of 32 up to 1024. */
+  if (s->loop.threads != 0) {
+    if (s->loop.threads < 0 || s->loop.threads > 1024 || s->loop.threads % 32 != 0)
+      fail(v, s->loc, "loop threads %d is not a multiple of 32 up to 1024",
+           s->loop.threads);
+    else if (!top)
+      fail(v, s->loc, "loop threads %d on a loop that is not a stage",
+           s->loop.threads);
+  }
 
   const IrVar *var = s->loop.var;
   bool var_good = var_of_op(v, var);
@@ -287,11 +296,11 @@ static void check_loop(Verifier *v, const IrNode *s) {
     v->bound[var->id] = true;
     v->in_scope[var->id] = true;
   }
-  check_stmts(v, s->loop.body);
+  check_stmts(v, s->loop.body, false);
   if (var_good) v->in_scope[var->id] = false;
 }
 
-static void check_stmt(Verifier *v, const IrNode *s) {
+static void check_stmt(Verifier *v, const IrNode *s, bool top) {
   if (!kind_ok(s->kind)) {
     fail(v, s->loc, "node kind %d is not a valid kind", (int)s->kind);
     return;
@@ -302,7 +311,7 @@ static void check_stmt(Verifier *v, const IrNode *s) {
     fail(v, s->loc, "statement `%s` has type %s", ir_kind_name(s->kind),
          type_name(s->type));
   switch (s->kind) {
-  case IR_LOOP: check_loop(v, s); break;
+  case IR_LOOP: check_loop(v, s, top); break;
   case IR_STORE:
     check_access(v, s);
     if (s->acc.tensor && tensor_of_op(v, s->acc.tensor) &&
@@ -310,6 +319,8 @@ static void check_stmt(Verifier *v, const IrNode *s) {
       fail(v, s->loc, "store to %s, an input", s->acc.tensor->name);
     if ((unsigned)s->acc.red >= IR_RED_COUNT)
       fail(v, s->loc, "reduction %d is not valid", (int)s->acc.red);
+    if ((unsigned)s->acc.how >= IR_HOW_COUNT)
+      fail(v, s->loc, "store kind %d is not valid", (int)s->acc.how);
     check_typed(v, s->acc.value, IR_TY_FLOAT, "stored value");
     break;
   case IR_LET: {
@@ -347,7 +358,7 @@ static void check_stmt(Verifier *v, const IrNode *s) {
   }
   case IR_IF:
     check_typed(v, s->ifs.cond, IR_TY_BOOL, "condition");
-    check_stmts(v, s->ifs.then);
+    check_stmts(v, s->ifs.then, false);
     break;
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
@@ -360,9 +371,10 @@ static void check_stmt(Verifier *v, const IrNode *s) {
   }
 }
 
-/* A block: the locals it declares go out of scope at its end. */
-static void check_stmts(Verifier *v, const IrNode *list) {
-  for (const IrNode *s = list; s; s = s->next) check_stmt(v, s);
+/* A block: the locals it declares go out of scope at its end. `top`: the
+ * op's body, whose statements are the stages. */
+static void check_stmts(Verifier *v, const IrNode *list, bool top) {
+  for (const IrNode *s = list; s; s = s->next) check_stmt(v, s, top);
   for (const IrNode *s = list; s; s = s->next)
     if (kind_ok(s->kind) && s->kind == IR_LET && var_of_op(v, s->let.var))
       v->in_scope[s->let.var->id] = false;
@@ -435,7 +447,7 @@ bool ir_verify_op(const IrOp *op, Diag *d, const char *after) {
     return false;
   }
   check_tensors(&v);
-  check_stmts(&v, op->body);
+  check_stmts(&v, op->body, true);
   free(v.in_scope);
   free(v.bound);
   return v.ok;

@@ -370,4 +370,45 @@ RtStatus rt_time_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
 RtStatus rt_measure_copy_bandwidth(size_t bytes, int reps, double *gbps,
                                    Diag *d);
 
+/* ---------------------------------------------------------------------------
+ * exec.c: running a compiled program (codegen/codegen.h's CgProgram, from
+ * the compiler or a kernel pack) on the GPU.
+ *
+ * The graph's device formats are uploaded once per host graph and cached
+ * (rt_graph_free forgets them). Before the first stage every output and
+ * temporary is initialised: a reduction target to its identity (0, -inf,
+ * +inf), an output written only by plain stores to NaN, so an element the
+ * kernels never write shows up as NaN rather than as a plausible 0.
+ */
+struct CgProgram;
+
+typedef struct RtExecOptions {
+  int warmup, reps; /* timing: runs before, and runs measured (median) */
+} RtExecOptions;
+
+typedef struct RtExecResult {
+  RtTiming timing;          /* the whole op: initialisation and every stage */
+  uint64_t fewest_bytes;    /* inputs read once, outputs written once, and a
+                               CSR's (|V|+1) offsets and |E| indices once */
+  double gbps;              /* fewest_bytes / median time */
+  double copy_gbps;         /* measured device-to-device copy bandwidth */
+  uint64_t graph_bytes[RT_FMT_COUNT]; /* device memory per graph format */
+  uint64_t tensor_bytes;    /* device memory of the op's tensors */
+  uint64_t peak_bytes;      /* device memory held at the peak of the run */
+} RtExecResult;
+
+/* Runs `p` on `g` with extent values `syms` (by symbol id) and host buffers
+ * `host` (by tensor id: inputs read, outputs written; temporaries ignored),
+ * timing it as `opt` says. Returns RT_OK or the status of the failure,
+ * reported through `d`. */
+RtStatus rt_exec_program(const struct CgProgram *p, const RtGraph *g,
+                         const int64_t *syms, float *const *host,
+                         const RtExecOptions *opt, RtExecResult *res,
+                         Diag *d);
+/* Frees the cached device formats of `g` (called by rt_graph_free). */
+void rt_exec_forget_graph(const RtGraph *g);
+/* Prints the device memory report of a run: each graph format and the
+ * tensors, and the peak. */
+void rt_exec_print_memory(FILE *out, const RtExecResult *res);
+
 #endif

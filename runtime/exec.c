@@ -1,0 +1,309 @@
+/* runtime/exec.c: runs a compiled program on the GPU.
+ *
+ * A CgProgram (from codegen, or read from a kernel pack on a machine with
+ * no LLVM) says everything a launch needs: each kernel's parameters in
+ * order, the rule that sizes its grid, and each tensor's shape and the
+ * reduction that targets it. This file binds those parameters to device
+ * buffers, initialises outputs, launches the stages in order, times the
+ * whole op with events and brings the outputs back.
+ *
+ * Device copies of graphs are cached per host graph, because a tuner or a
+ * model runs many operators over one graph: uploading its CSR each time
+ * would cost more than the kernels.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "runtime.h"
+
+enum { GRAPH_CACHE = 4 };
+
+static RtDevGraph graph_cache[GRAPH_CACHE];
+static uint32_t graph_epoch[GRAPH_CACHE]; /* driver session of each entry */
+
+void rt_exec_forget_graph(const RtGraph *g) {
+  for (int i = 0; i < GRAPH_CACHE; i++)
+    if (graph_cache[i].host == g) {
+      rt_devgraph_free(&graph_cache[i]);
+      memset(&graph_cache[i], 0, sizeof graph_cache[i]);
+    }
+}
+
+/* The cached device graph of `g`, evicting the oldest entry if needed. */
+static RtDevGraph *device_graph(const RtGraph *g) {
+  uint32_t epoch = rt_cuda_epoch();
+  for (int i = 0; i < GRAPH_CACHE; i++)
+    if (graph_cache[i].host == g) {
+      if (graph_epoch[i] == epoch) return &graph_cache[i];
+      rt_devgraph_init(&graph_cache[i], g); /* the driver was reopened */
+      graph_epoch[i] = epoch;
+      return &graph_cache[i];
+    }
+  int slot = 0;
+  for (int i = 0; i < GRAPH_CACHE; i++)
+    if (!graph_cache[i].host) {
+      slot = i;
+      break;
+    }
+  if (graph_cache[slot].host) {
+    rt_devgraph_free(&graph_cache[slot]);
+    /* keep later entries in age order: the oldest is always slot 0 */
+    memmove(&graph_cache[0], &graph_cache[1], sizeof graph_cache[0] * (GRAPH_CACHE - 1));
+    memmove(&graph_epoch[0], &graph_epoch[1], sizeof graph_epoch[0] * (GRAPH_CACHE - 1));
+    slot = GRAPH_CACHE - 1;
+  }
+  rt_devgraph_init(&graph_cache[slot], g);
+  graph_epoch[slot] = epoch;
+  return &graph_cache[slot];
+}
+
+/* The graph format a kernel parameter lives in, or -1 for non-graph ones. */
+static int param_format(CgParamKind k) {
+  switch (k) {
+  case CG_PARAM_SRC: case CG_PARAM_DST: return RT_FMT_COO;
+  case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC: return RT_FMT_CSR;
+  case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST: return RT_FMT_CSC;
+  case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+  case CG_PARAM_COUNT:
+    return -1;
+  }
+  return -1;
+}
+
+static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
+  switch (k) {
+  case CG_PARAM_SRC: return &dg->src;
+  case CG_PARAM_DST: return &dg->dst;
+  case CG_PARAM_IN_PTR: return &dg->in_ptr;
+  case CG_PARAM_IN_EID: return &dg->in_eid;
+  case CG_PARAM_IN_SRC: return &dg->in_src;
+  case CG_PARAM_OUT_PTR: return &dg->out_ptr;
+  case CG_PARAM_OUT_EID: return &dg->out_eid;
+  case CG_PARAM_OUT_DST: return &dg->out_dst;
+  case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+  case CG_PARAM_COUNT:
+    return NULL;
+  }
+  return NULL;
+}
+
+/* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown. */
+static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
+                            const int64_t *syms, int nsyms) {
+  int64_t n = t->domain == IR_DOM_EDGE ? g->ne : t->domain == IR_DOM_DENSE ? 1 : g->nv;
+  for (int i = 0; i < t->ndims; i++) {
+    int s = t->sym_id[i];
+    if (s >= nsyms) return -1;
+    n *= s >= 0 ? syms[s] : t->dims[i].value;
+  }
+  return n;
+}
+
+/* The 32-bit word an output or temporary starts as (see runtime.h). */
+static uint32_t initial_word(const CgTensorInfo *t) {
+  switch (t->red) {
+  case IR_RED_MAX: return 0xff800000u; /* -inf */
+  case IR_RED_MIN: return 0x7f800000u; /* +inf */
+  case IR_RED_ADD: case IR_RED_MEAN: return 0;
+  case IR_RED_ASSIGN: return t->role == IR_ROLE_OUT ? 0x7fc00000u /* NaN */ : 0;
+  case IR_RED_COUNT: break;
+  }
+  return 0;
+}
+
+typedef struct Launch {
+  RtKernel *kernel;
+  RtLaunchConfig cfg;
+  void **args;
+} Launch;
+
+typedef struct ExecState {
+  const CgProgram *p;
+  RtDevTensor *tensors; /* by tensor id */
+  Launch *launches;     /* by kernel */
+} ExecState;
+
+/* One run of the op: initialise the outputs and temporaries, then every
+ * stage in order. */
+static RtStatus run_once(void *ctx, Diag *d) {
+  ExecState *st = ctx;
+  for (int i = 0; i < st->p->ntensors; i++) {
+    const CgTensorInfo *t = &st->p->tensors[i];
+    if (t->role == IR_ROLE_IN) continue;
+    RtStatus s = rt_tensor_fill32(&st->tensors[i], initial_word(t), d);
+    if (s != RT_OK) return s;
+  }
+  for (int k = 0; k < st->p->nkernels; k++) {
+    Launch *l = &st->launches[k];
+    RtStatus s = rt_launch(l->kernel, &l->cfg, l->args, d);
+    if (s != RT_OK) return s;
+  }
+  return RT_OK;
+}
+
+/* Fills `l` for kernel `k`: looks the function up, sizes the grid and
+ * points each argument slot at its value. `values` has room for the
+ * kernel's parameters. */
+static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *m,
+                               const RtGraph *g, const RtDevGraph *dg,
+                               RtDevTensor *tensors, const int64_t *syms,
+                               uint64_t *values, Launch *l, Diag *d) {
+  l->kernel = rt_kernel_get(m, k->name, d);
+  if (!l->kernel) return RT_ERR;
+  const RtDeviceInfo *dev = rt_cuda_device();
+  int per_sm = dev->max_threads_per_sm / (k->threads > 0 ? k->threads : 256);
+  if (per_sm < 1) per_sm = 1;
+  int64_t wave = (int64_t)dev->sm_count * per_sm;
+  int64_t blocks;
+  if (cg_launch_blocks(k, g->nv, g->ne, syms, p->nsyms, wave, &blocks, d) != 0)
+    return RT_ERR;
+  /* Bound loops are grid-stride loops, so a grid of a few waves covers any
+   * extent; more blocks than that only add scheduling overhead. */
+  if (blocks > 8 * wave) blocks = 8 * wave;
+  if (blocks < 1) blocks = 1;
+  l->cfg = (RtLaunchConfig){
+      .grid = {(uint32_t)blocks, 1, 1},
+      .block = {(uint32_t)k->threads, 1, 1},
+      .shared_bytes = 0,
+  };
+  for (int i = 0; i < k->nparams; i++) {
+    const CgParam *prm = &k->params[i];
+    switch (prm->kind) {
+    case CG_PARAM_TENSOR: values[i] = tensors[prm->id].ptr; break;
+    case CG_PARAM_NV: *(int32_t *)&values[i] = g->nv; break;
+    case CG_PARAM_NE: *(int32_t *)&values[i] = g->ne; break;
+    case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
+    default: values[i] = graph_array(dg, prm->kind)->ptr; break;
+    }
+    l->args[i] = &values[i];
+  }
+  return RT_OK;
+}
+
+RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *syms,
+                         float *const *host, const RtExecOptions *opt,
+                         RtExecResult *res, Diag *d) {
+  memset(res, 0, sizeof *res);
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+
+  /* Check every size before touching the device. */
+  int64_t *numel = calloc((size_t)p->ntensors + 1, sizeof *numel);
+  if (!numel) return RT_ERR;
+  for (int i = 0; i < p->ntensors; i++) {
+    numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    if (numel[i] < 0 || (uint64_t)numel[i] > (UINT64_MAX / 4)) {
+      ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
+               p->tensors[i].name);
+      free(numel);
+      return RT_ERR;
+    }
+    if (p->tensors[i].role != IR_ROLE_TEMP && !host[i]) {
+      ir_error(d, (Loc){0}, "tensor %s has no host buffer", p->tensors[i].name);
+      free(numel);
+      return RT_ERR;
+    }
+  }
+
+  unsigned formats = 0;
+  int maxparams = 0;
+  for (int k = 0; k < p->nkernels; k++) {
+    if (p->kernels[k].nparams > maxparams) maxparams = p->kernels[k].nparams;
+    for (int i = 0; i < p->kernels[k].nparams; i++) {
+      int f = param_format(p->kernels[k].params[i].kind);
+      if (f >= 0) formats |= RT_FMT_BIT(f);
+    }
+  }
+
+  ExecState st = {.p = p};
+  st.tensors = calloc((size_t)p->ntensors + 1, sizeof *st.tensors);
+  st.launches = calloc((size_t)p->nkernels + 1, sizeof *st.launches);
+  uint64_t *values = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *values);
+  void **args = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *args);
+  if (!st.tensors || !st.launches || !values || !args) {
+    s = RT_ERR;
+    ir_error(d, (Loc){0}, "out of host memory preparing %s", p->op);
+    goto done;
+  }
+
+  RtDevGraph *dg = device_graph(g);
+  if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto done;
+  for (int f = 0; f < RT_FMT_COUNT; f++)
+    if (formats & RT_FMT_BIT(f)) res->graph_bytes[f] = rt_devgraph_bytes(dg, (RtGraphFormat)f);
+
+  for (int i = 0; i < p->ntensors; i++) {
+    const CgTensorInfo *t = &p->tensors[i];
+    size_t bytes = (size_t)numel[i] * sizeof(float);
+    char what[64];
+    snprintf(what, sizeof what, "%.40s", t->name);
+    if ((s = rt_tensor_alloc(&st.tensors[i], bytes, what, d)) != RT_OK) goto done;
+    res->tensor_bytes += bytes;
+    if (t->role == IR_ROLE_IN && (s = rt_tensor_upload(&st.tensors[i], host[i], bytes, d)) != RT_OK)
+      goto done;
+  }
+
+  RtModule *m = rt_module_load(p->ptx, p->op, d);
+  if (!m) {
+    s = RT_ERR;
+    goto done;
+  }
+  for (int k = 0; k < p->nkernels; k++) {
+    Launch *l = &st.launches[k];
+    l->args = args + k * (maxparams + 1);
+    s = prepare_launch(p, &p->kernels[k], m, g, dg, st.tensors, syms,
+                       values + k * (maxparams + 1), l, d);
+    if (s != RT_OK) goto done;
+    if ((s = rt_launch_validate(&l->cfg, &rt_cuda_device()->limits, &l->kernel->info,
+                                l->kernel->name, d)) != RT_OK)
+      goto done;
+  }
+
+  /* One checked run gives the outputs; then the timed runs. Every timed
+   * run recomputes the same outputs from the same inputs. */
+  if ((s = run_once(&st, d)) != RT_OK || (s = rt_cuda_sync(d)) != RT_OK) goto done;
+  for (int i = 0; i < p->ntensors; i++)
+    if (p->tensors[i].role == IR_ROLE_OUT &&
+        (s = rt_tensor_download(&st.tensors[i], host[i], (size_t)numel[i] * sizeof(float),
+                                d)) != RT_OK)
+      goto done;
+  if (opt && opt->reps > 0) {
+    if ((s = rt_time_work(run_once, &st, opt->warmup, opt->reps, &res->timing, d)) != RT_OK)
+      goto done;
+    static double copy_gbps; /* measured once per process */
+    if (copy_gbps == 0 && rt_measure_copy_bandwidth((size_t)1 << 30, 10, &copy_gbps, d) != RT_OK)
+      copy_gbps = 0;
+    res->copy_gbps = copy_gbps;
+  }
+  for (int i = 0; i < p->ntensors; i++)
+    if (p->tensors[i].role != IR_ROLE_TEMP) res->fewest_bytes += (uint64_t)numel[i] * 4;
+  res->fewest_bytes += ((uint64_t)g->nv + 1) * 4 + (uint64_t)g->ne * 4;
+  if (res->timing.median_ms > 0)
+    res->gbps = (double)res->fewest_bytes / (res->timing.median_ms * 1e-3) / 1e9;
+
+done:
+  res->peak_bytes = rt_mem_stats().peak_bytes;
+  for (int i = 0; st.tensors && i < p->ntensors; i++) rt_tensor_free(&st.tensors[i]);
+  free(st.tensors);
+  free(st.launches);
+  free(values);
+  free(args);
+  free(numel);
+  return s;
+}
+
+void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
+  char buf[32];
+  uint64_t total = res->tensor_bytes;
+  fprintf(out, "  device memory:");
+  for (int f = 0; f < RT_FMT_COUNT; f++)
+    if (res->graph_bytes[f]) {
+      fprintf(out, " graph %s %s,", rt_graph_format_name((RtGraphFormat)f),
+              rt_format_bytes(res->graph_bytes[f], buf));
+      total += res->graph_bytes[f];
+    }
+  fprintf(out, " tensors %s,", rt_format_bytes(res->tensor_bytes, buf));
+  fprintf(out, " total %s", rt_format_bytes(total, buf));
+  fprintf(out, " (peak held %s)\n", rt_format_bytes(res->peak_bytes, buf));
+}
