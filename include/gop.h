@@ -70,12 +70,54 @@ const char *gop_op_name(const GopOp *op);
  * belongs to the context. */
 const char *gop_op_signature(const GopOp *op);
 
-typedef enum { GOP_STAGE_AST, GOP_STAGE_IR } GopStage;
+/* The stages of a compilation, each with a text form:
+ *   ast      the syntax tree of the operator's file
+ *   ir       the checked loop-nest IR
+ *   sched    the IR after the schedule's primitives
+ *   lowered  the GPU-ready IR (docs/gpu-ir.md) after the lowering passes
+ *   llvm     the LLVM module after default<O3>
+ *   ptx      the PTX the NVPTX backend emits */
+typedef enum {
+  GOP_STAGE_AST,
+  GOP_STAGE_IR,
+  GOP_STAGE_SCHED,
+  GOP_STAGE_LOWERED,
+  GOP_STAGE_LLVM,
+  GOP_STAGE_PTX
+} GopStage;
+
+/* How an operator is compiled for the GPU; zero means every default. */
+typedef struct GopCompileOptions {
+  const char *schedule;   /* "warp_vertex(1, 2)" or directives; NULL: the
+                             default schedule */
+  const char *target;     /* sm_80, sm_86, sm_89, sm_90; NULL: the GPU
+                             found, else sm_90 */
+  const char *dump_after; /* print the IR after this lowering pass */
+  FILE *dump;             /* where (NULL: stdout) */
+} GopCompileOptions;
+
+/* Milliseconds spent in each step of the last compilation. */
+typedef struct GopCompileTimes {
+  double schedule_ms, lower_ms, llvm_build_ms, llvm_opt_ms, ptx_emit_ms;
+} GopCompileTimes;
+
 /* Text of a stage, malloc'ed (the caller frees it); NULL on error.
  * AST is per source file: the module's whole file. */
 char *gop_emit(const GopOp *op, GopStage stage);
+/* The same, compiling with `o` (may be NULL). */
+char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o);
 /* Parses `name` to a stage; -1 if unknown. */
 int gop_stage_lookup(const char *name);
+/* Times of the last compilation in `ctx` (zero before any). */
+void gop_compile_times(const GopContext *ctx, GopCompileTimes *out);
+/* Compiles `op` and writes a kernel pack (PTX plus what launching it
+ * needs) to `path`, for running on a machine without LLVM. 0 or -1. */
+int gop_pack(const GopOp *op, const GopCompileOptions *o, const char *path);
+
+/* The lowering passes, in the order they run. */
+int gop_pass_count(void);
+const char *gop_pass_name(int i);
+const char *gop_pass_summary(int i);
 
 /* ---- graphs ---- */
 
@@ -100,6 +142,9 @@ GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g);
 /* Sets a symbolic extent (F, H ...). -1 if the operator has no such
  * symbol or the value is not positive. */
 int gop_run_set_extent(GopRun *r, const char *sym, int64_t value);
+/* The operator and graph of a run. */
+const GopOp *gop_run_op(const GopRun *r);
+const GopGraph *gop_run_graph(const GopRun *r);
 /* Number of tensors the caller binds (inputs, then outputs). */
 int gop_run_num_tensors(const GopRun *r);
 const char *gop_run_tensor_name(const GopRun *r, int i);
@@ -110,11 +155,52 @@ int gop_run_tensor_shape(const GopRun *r, int i, int64_t shape[8]);
 /* Binds float32 data (row-major) to the tensor named `name`; `numel` must
  * equal its size. The data stays the caller's. -1 on a mismatch. */
 int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel);
-/* Runs on the reference interpreter; outputs are written in full.
- * 0 on success, -1 after reporting an error. */
+/* Where a run executes. AUTO: the GPU when there is one, else the
+ * reference interpreter (and gop_run_stats says why). */
+typedef enum { GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU } GopDevice;
+void gop_run_set_device(GopRun *r, GopDevice dev);
+/* Compile options for GPU runs (copied). 0, or -1 on an unknown target. */
+int gop_run_set_compile(GopRun *r, const GopCompileOptions *o);
+/* GPU timing: runs before measuring, and measured runs (the median is
+ * reported). Default 3 and 20; reps 0 runs once without timing. */
+void gop_run_set_timing(GopRun *r, int warmup, int reps);
+/* A run of the kernel pack at `path` (see gop_pack) on `g`: needs no LLVM.
+ * Its tensors and extents are those of the packed operator. */
+GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g);
+
+/* Runs the operator; outputs are written in full. 0 on success, -1 after
+ * reporting an error. */
 int gop_run_exec(GopRun *r);
-/* Seconds the last gop_run_exec took. */
+/* Seconds the last gop_run_exec took (wall clock, compilation included). */
 double gop_run_seconds(const GopRun *r);
+
+typedef struct GopRunStats {
+  bool on_gpu;
+  int gpu_status;        /* 0, or why the GPU could not be used: 3 no CUDA
+                            driver, 4 no CUDA device, 5 out of memory */
+  char device[128];      /* "NVIDIA H100 80GB HBM3" or "interpreter" */
+  char note[256];        /* e.g. why the interpreter ran */
+  char target[16];       /* sm_90 ... */
+  char schedule[256];    /* the schedule as given, or "default" */
+  double median_ms, min_ms; /* GPU: the op, initialisation included */
+  uint64_t fewest_bytes; /* inputs once, outputs once, CSR once */
+  double gbps;           /* fewest_bytes / median time */
+  double copy_gbps;      /* measured device-to-device copy bandwidth */
+  double bound_fraction; /* gbps / copy_gbps */
+  GopCompileTimes compile;
+} GopRunStats;
+
+/* What the last gop_run_exec did. */
+const GopRunStats *gop_run_stats(const GopRun *r);
+/* Device memory of the last GPU run: each graph format, the tensors, the
+ * peak (nothing if it ran on the interpreter). */
+void gop_run_print_memory(const GopRun *r, FILE *out);
+/* Recomputes the outputs on the interpreter from the same inputs and
+ * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
+ * equal. Returns 0 if every output agrees, 1 if one does not (reported
+ * with the worst element), -1 on error. `worst` gets the largest relative
+ * L2 error seen (may be NULL). */
+int gop_run_check(GopRun *r, double *worst);
 
 /* ---- arrays in NumPy .npy files ---- */
 

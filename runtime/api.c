@@ -14,8 +14,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/codegen.h"
 #include "gop.h"
 #include "lang/lang.h"
+#include "passes/passes.h"
 #include "runtime/runtime.h"
 
 struct GopContext {
@@ -23,6 +25,8 @@ struct GopContext {
   Diag diag;
   GopModule *stdlib;
   GopGraph *graphs;
+  GopRun *runs; /* to free their compiled programs */
+  GopCompileTimes times;
 };
 
 struct GopModule {
@@ -52,6 +56,14 @@ struct GopRun {
   float **data;    /* by tensor id; temporaries stay NULL */
   int64_t *numel;  /* bound sizes, by tensor id */
   double seconds;
+  GopDevice device;
+  const char *schedule, *target; /* copies in the arena; NULL: defaults */
+  int warmup, reps;
+  CgProgram prog; /* compiled once, or read from a pack */
+  bool have_prog, from_pack;
+  GopRunStats stats;
+  RtExecResult exec;
+  GopRun *next; /* in the context's list */
 };
 
 static const Loc api_loc = {"gop", 0, 0};
@@ -66,6 +78,7 @@ GopContext *gop_context_new(void) {
 
 void gop_context_free(GopContext *ctx) {
   if (!ctx) return;
+  for (GopRun *r = ctx->runs; r; r = r->next) cg_program_free(&r->prog);
   for (GopGraph *g = ctx->graphs, *next; g; g = next) {
     next = g->next;
     rt_graph_free(g->rt);
@@ -231,18 +244,113 @@ GopOp *gop_module_find_op(const GopModule *m, const char *name) {
 const char *gop_op_name(const GopOp *op) { return op->ir->name; }
 const char *gop_op_signature(const GopOp *op) { return op->signature; }
 
+static const char *const stage_names[] = {"ast", "ir", "sched", "lowered", "llvm", "ptx"};
+
 int gop_stage_lookup(const char *name) {
-  if (!name) return -1;
-  if (strcmp(name, "ast") == 0) return GOP_STAGE_AST;
-  if (strcmp(name, "ir") == 0) return GOP_STAGE_IR;
+  for (int i = 0; name && i < (int)(sizeof stage_names / sizeof *stage_names); i++)
+    if (strcmp(name, stage_names[i]) == 0) return i;
   return -1;
 }
 
-char *gop_emit(const GopOp *op, GopStage stage) {
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* Named schedules visible to an operator: its own file's first, then the
+ * standard library's. */
+static IrModule *schedule_library(GopContext *ctx, const GopModule *m) {
+  IrModule *lib = ir_module_new(ctx->arena);
+  for (int i = 0; i < m->ir->nscheds; i++) ir_module_add_sched(lib, m->ir->scheds[i]);
+  GopModule *std = gop_stdlib(ctx);
+  for (int i = 0; std && i < std->ir->nscheds; i++)
+    if (!ir_module_find_sched(lib, std->ir->scheds[i]->name))
+      ir_module_add_sched(lib, std->ir->scheds[i]);
+  return lib;
+}
+
+/* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`); NULL
+ * after reporting. The original is never changed. */
+static IrOp *schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower) {
   GopContext *ctx = op->module->ctx;
+  IrOp *c = pass_op_copy(op->ir, ctx->arena);
+  double t0 = now_ms();
+  int rc = o && o->schedule
+               ? pass_schedule_text(c, schedule_library(ctx, op->module), o->schedule,
+                                    ctx->arena, &ctx->diag)
+               : pass_default_schedule(c, ctx->arena, &ctx->diag);
+  double t1 = now_ms();
+  ctx->times.schedule_ms = t1 - t0;
+  if (rc != 0) return NULL;
+  if (lower) {
+    FILE *dump = o && o->dump ? o->dump : stdout;
+    rc = pass_lower(c, ctx->arena, &ctx->diag, o ? o->dump_after : NULL, dump);
+    ctx->times.lower_ms = now_ms() - t1;
+    if (rc != 0) return NULL;
+  }
+  return c;
+}
+
+/* The target to compile for: as asked, else the GPU's, else sm_90. */
+static const char *pick_target(GopContext *ctx, const char *asked) {
+  if (asked) return cg_target_check(asked, &ctx->diag) == 0 ? asked : NULL;
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  const char *t = CG_DEFAULT_TARGET;
+  if (rt_cuda_open(&quiet) == RT_OK) {
+    char *found = ir_sprintf(ctx->arena, "sm_%d", rt_cuda_cc());
+    if (cg_target_known(found)) t = found;
+  }
+  ir_diag_free(&quiet);
+  return t;
+}
+
+/* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
+static int compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) {
+  GopContext *ctx = op->module->ctx;
+  const char *target = pick_target(ctx, o ? o->target : NULL);
+  if (!target) return -1;
+  IrOp *lowered = schedule_op(op, o, true);
+  if (!lowered) return -1;
+  if (cg_compile(lowered, target, out, &ctx->diag) != 0) return -1;
+  ctx->times.llvm_build_ms = out->times.build_ms;
+  ctx->times.llvm_opt_ms = out->times.opt_ms;
+  ctx->times.ptx_emit_ms = out->times.emit_ms;
+  /* A pack carries the operator as written, so that a machine without the
+   * schedule can still check the kernels against the interpreter. */
+  free(out->ir);
+  out->ir = ir_op_to_string(op->ir);
+  return 0;
+}
+
+void gop_compile_times(const GopContext *ctx, GopCompileTimes *out) { *out = ctx->times; }
+
+char *gop_emit(const GopOp *op, GopStage stage) { return gop_emit_with(op, stage, NULL); }
+
+char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o) {
+  GopContext *ctx = op->module->ctx;
+  memset(&ctx->times, 0, sizeof ctx->times);
   switch (stage) {
   case GOP_STAGE_IR:
     return ir_op_to_string(op->ir);
+  case GOP_STAGE_SCHED:
+  case GOP_STAGE_LOWERED: {
+    IrOp *c = schedule_op(op, o, stage == GOP_STAGE_LOWERED);
+    return c ? ir_op_to_string(c) : NULL;
+  }
+  case GOP_STAGE_LLVM: {
+    const char *target = pick_target(ctx, o ? o->target : NULL);
+    IrOp *c = target ? schedule_op(op, o, true) : NULL;
+    return c ? cg_emit_llvm(c, target, true, &ctx->diag) : NULL;
+  }
+  case GOP_STAGE_PTX: {
+    CgProgram p = {0};
+    if (compile_op(op, o, &p) != 0) return NULL;
+    char *text = strdup(p.ptx);
+    cg_program_free(&p);
+    return text;
+  }
   case GOP_STAGE_AST: {
     const char *file = op->module->file, *text = op->module->text;
     if (!text) { /* a stdlib operator: dump the stdlib file that holds it */
@@ -266,6 +374,32 @@ char *gop_emit(const GopOp *op, GopStage stage) {
   }
   ir_error(&ctx->diag, api_loc, "gop_emit: unknown stage %d", (int)stage);
   return NULL;
+}
+
+int gop_pack(const GopOp *op, const GopCompileOptions *o, const char *path) {
+  CgProgram p = {0};
+  if (compile_op(op, o, &p) != 0) return -1;
+  int rc = cg_pack_write(&p, path, &op->module->ctx->diag);
+  cg_program_free(&p);
+  return rc;
+}
+
+int gop_pass_count(void) {
+  int n;
+  pass_table(&n);
+  return n;
+}
+
+const char *gop_pass_name(int i) {
+  int n;
+  const PassInfo *t = pass_table(&n);
+  return i >= 0 && i < n ? t[i].name : NULL;
+}
+
+const char *gop_pass_summary(int i) {
+  int n;
+  const PassInfo *t = pass_table(&n);
+  return i >= 0 && i < n ? t[i].summary : NULL;
 }
 
 /* ---- graphs ---- */
@@ -326,6 +460,70 @@ GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
   r->ext_set = IR_NEW_ARRAY(ctx->arena, bool, ir->nsyms + 1);
   r->data = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
   r->numel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
+  r->device = GOP_DEVICE_AUTO;
+  r->warmup = 3;
+  r->reps = 20;
+  r->next = ctx->runs;
+  ctx->runs = r;
+  return r;
+}
+
+void gop_run_set_device(GopRun *r, GopDevice dev) { r->device = dev; }
+const GopOp *gop_run_op(const GopRun *r) { return r->op; }
+const GopGraph *gop_run_graph(const GopRun *r) { return r->graph; }
+
+int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
+  if (r->from_pack) {
+    ir_error(&r->ctx->diag, api_loc, "a kernel pack is already compiled: "
+             "its schedule and target cannot change");
+    return -1;
+  }
+  if (o && o->target && cg_target_check(o->target, &r->ctx->diag) != 0) return -1;
+  r->schedule = o && o->schedule ? ir_strdup(r->ctx->arena, o->schedule) : NULL;
+  r->target = o && o->target ? ir_strdup(r->ctx->arena, o->target) : NULL;
+  if (r->have_prog) cg_program_free(&r->prog);
+  r->have_prog = false;
+  return 0;
+}
+
+void gop_run_set_timing(GopRun *r, int warmup, int reps) {
+  r->warmup = warmup < 0 ? 0 : warmup;
+  r->reps = reps < 0 ? 0 : reps;
+}
+
+GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) {
+  CgProgram p = {0};
+  if (!path || cg_pack_read(path, &p, &ctx->diag) != 0) return NULL;
+  const char *file = ir_strdup(ctx->arena, path);
+  IrModule *ir = p.ir ? lang_parse_ir(ctx->arena, &ctx->diag, file, ir_strdup(ctx->arena, p.ir))
+                      : NULL;
+  if (!ir || ir->nops != 1) {
+    if (ir || !p.ir)
+      ir_error(&ctx->diag, (Loc){file, 0, 0},
+               "the kernel pack does not carry its operator's IR");
+    cg_program_free(&p);
+    return NULL;
+  }
+  GopModule *m = wrap_module(ctx, ir, file, NULL);
+  const IrOp *op = ir->ops[0];
+  /* The kernels name tensors and extents by id: the IR must agree. */
+  bool same = p.ntensors >= op->ntensors && p.nsyms == op->nsyms;
+  for (int i = 0; same && i < op->ntensors; i++) same = strcmp(p.tensors[i].name, op->tensors[i]->name) == 0;
+  for (int i = 0; same && i < op->nsyms; i++) same = strcmp(p.syms[i], op->syms[i]->name) == 0;
+  if (!same) {
+    ir_error(&ctx->diag, (Loc){file, 0, 0},
+             "the kernels of this pack do not match the operator it carries");
+    cg_program_free(&p);
+    return NULL;
+  }
+  GopRun *r = gop_run_new(ctx, m->ops[0], g);
+  if (!r) {
+    cg_program_free(&p);
+    return NULL;
+  }
+  r->prog = p;
+  r->have_prog = r->from_pack = true;
+  r->target = r->prog.target;
   return r;
 }
 
@@ -418,7 +616,9 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int gop_run_exec(GopRun *r) {
+/* Checks that every extent is set and every input and output is bound
+ * with its current shape. */
+static int check_bound(GopRun *r) {
   const IrOp *ir = r->op->ir;
   for (int i = 0; i < ir->nsyms; i++)
     if (!r->ext_set[i]) {
@@ -435,16 +635,170 @@ int gop_run_exec(GopRun *r) {
       return -1;
     }
   }
+  return 0;
+}
+
+static int interpret(GopRun *r, float **data) {
   IrInterpArgs args = {
       .graph = r->graph->rt,
       .extents = r->ext,
       .mode = IR_INTERP_F32,
-      .buffers = (void **)r->data,
+      .buffers = (void **)data,
   };
+  return ir_interp_run(r->op->ir, &args, &r->ctx->diag);
+}
+
+/* Opens the GPU for a run. On failure AUTO runs fall back to the
+ * interpreter with a note; GPU runs report the driver's message. */
+static RtStatus open_gpu(GopRun *r) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_cuda_open(&quiet);
+  if (s != RT_OK) {
+    const char *msg = quiet.buf ? quiet.buf : rt_status_name(s);
+    if (r->device == GOP_DEVICE_GPU) {
+      ir_error(&r->ctx->diag, api_loc, "cannot run on the GPU: %s", msg);
+    } else {
+      size_t n = strcspn(msg, "\n");
+      snprintf(r->stats.note, sizeof r->stats.note,
+               "no GPU (%.*s): ran on the reference interpreter", (int)(n > 180 ? 180 : n), msg);
+    }
+  }
+  ir_diag_free(&quiet);
+  return s;
+}
+
+static int run_gpu(GopRun *r) {
+  GopContext *ctx = r->ctx;
+  if (!r->have_prog) {
+    GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
+    if (compile_op(r->op, &o, &r->prog) != 0) return -1;
+    r->have_prog = true;
+    r->stats.compile = ctx->times;
+  }
+  /* The program may hold temporaries the lowering added: bind by id. */
+  float **host = IR_NEW_ARRAY(ctx->arena, float *, r->prog.ntensors + 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = r->data[i];
+  RtExecOptions opt = {.warmup = r->warmup, .reps = r->reps};
+  RtStatus s = rt_exec_program(&r->prog, r->graph->rt, r->ext.value, host, &opt, &r->exec,
+                               &ctx->diag);
+  if (s != RT_OK) {
+    r->stats.gpu_status = s;
+    return -1;
+  }
+  GopRunStats *st = &r->stats;
+  st->on_gpu = true;
+  snprintf(st->device, sizeof st->device, "%s", rt_cuda_device_name());
+  snprintf(st->target, sizeof st->target, "%s", r->prog.target);
+  snprintf(st->schedule, sizeof st->schedule, "%s",
+           r->from_pack ? "from the kernel pack" : r->schedule ? r->schedule : "default");
+  st->median_ms = r->exec.timing.median_ms;
+  st->min_ms = r->exec.timing.min_ms;
+  st->fewest_bytes = r->exec.fewest_bytes;
+  st->gbps = r->exec.gbps;
+  st->copy_gbps = r->exec.copy_gbps;
+  st->bound_fraction = st->copy_gbps > 0 ? st->gbps / st->copy_gbps : 0;
+  return 0;
+}
+
+int gop_run_exec(GopRun *r) {
+  if (check_bound(r) != 0) return -1;
+  GopCompileTimes keep = r->stats.compile;
+  memset(&r->stats, 0, sizeof r->stats);
+  r->stats.compile = keep;
+  memset(&r->exec, 0, sizeof r->exec);
   double t0 = now_seconds();
-  int rc = ir_interp_run(ir, &args, &r->ctx->diag);
+  int rc;
+  RtStatus gpu = r->device == GOP_DEVICE_INTERP ? RT_ERR : open_gpu(r);
+  if (r->device != GOP_DEVICE_INTERP && gpu == RT_OK) {
+    rc = run_gpu(r);
+  } else if (r->device == GOP_DEVICE_GPU) {
+    r->stats.gpu_status = gpu;
+    rc = -1;
+  } else {
+    snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
+    rc = interpret(r, r->data);
+  }
   r->seconds = now_seconds() - t0;
   return rc;
+}
+
+const GopRunStats *gop_run_stats(const GopRun *r) { return &r->stats; }
+
+void gop_run_print_memory(const GopRun *r, FILE *out) {
+  if (r->stats.on_gpu) rt_exec_print_memory(out, &r->exec);
+}
+
+/* The reduction that targets tensor `t` anywhere in `list`, or ASSIGN. */
+static IrRed reduction_of(const IrNode *list, const IrTensor *t) {
+  for (const IrNode *n = list; n; n = n->next) {
+    if (n->kind == IR_STORE && n->acc.tensor == t && n->acc.red != IR_RED_ASSIGN)
+      return n->acc.red;
+    const IrNode *inner = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    IrRed r = inner ? reduction_of(inner, t) : IR_RED_ASSIGN;
+    if (r != IR_RED_ASSIGN) return r;
+  }
+  return IR_RED_ASSIGN;
+}
+
+int gop_run_check(GopRun *r, double *worst) {
+  GopContext *ctx = r->ctx;
+  const IrOp *ir = r->op->ir;
+  if (worst) *worst = 0;
+  if (check_bound(r) != 0) return -1;
+  int n = gop_run_num_tensors(r);
+  float **ref = IR_NEW_ARRAY(ctx->arena, float *, n + 1);
+  int status = 0;
+  for (int i = 0; i < n; i++) {
+    if (ir->tensors[i]->role != IR_ROLE_OUT) {
+      ref[i] = r->data[i];
+      continue;
+    }
+    ref[i] = malloc(sizeof(float) * (size_t)(r->numel[i] ? r->numel[i] : 1));
+    if (!ref[i]) {
+      ir_error(&ctx->diag, api_loc, "out of memory for the reference of %s", ir->tensors[i]->name);
+      status = -1;
+    }
+  }
+  if (status == 0 && interpret(r, ref) != 0) status = -1;
+  for (int i = 0; status >= 0 && i < n; i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (t->role != IR_ROLE_OUT) continue;
+    bool exact = reduction_of(ir->body, t) == IR_RED_MAX || reduction_of(ir->body, t) == IR_RED_MIN;
+    double diff2 = 0, ref2 = 0, worst_abs = -1;
+    int64_t worst_at = -1, nan_at = -1;
+    for (int64_t k = 0; k < r->numel[i]; k++) {
+      double a = r->data[i][k], b = ref[i][k];
+      if (isnan(a) || isnan(b)) {
+        if (nan_at < 0) nan_at = k;
+        continue;
+      }
+      double dd = fabs(a - b);
+      diff2 += dd * dd;
+      ref2 += b * b;
+      if (dd > worst_abs) {
+        worst_abs = dd;
+        worst_at = k;
+      }
+    }
+    double rel = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (worst && rel > *worst) *worst = rel;
+    if (nan_at >= 0) {
+      ir_error(&ctx->diag, api_loc, "check failed: %s[%lld] is NaN (got %g, reference %g)",
+               t->name, (long long)nan_at, r->data[i][nan_at], ref[i][nan_at]);
+      status = 1;
+    } else if (exact ? worst_abs > 0 : rel >= 1e-5) {
+      ir_error(&ctx->diag, api_loc,
+               "check failed: %s differs from the interpreter (relative L2 %.3g%s); "
+               "worst at element %lld: got %.9g, reference %.9g",
+               t->name, rel, exact ? ", max/min must match exactly" : ", limit 1e-5",
+               (long long)worst_at, r->data[i][worst_at], ref[i][worst_at]);
+      status = 1;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (ir->tensors[i]->role == IR_ROLE_OUT) free(ref[i]);
+  return status;
 }
 
 double gop_run_seconds(const GopRun *r) { return r->seconds; }

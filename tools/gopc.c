@@ -3,12 +3,15 @@
  *   gopc check FILE.gop...              parse and check, print diagnostics
  *   gopc emit FILE --op NAME --stage S  print a stage (ast, ir)
  *   gopc run FILE --op NAME --graph G --F 64 [--in N=x.npy] [--out N=y.npy]
+ *   gopc pack FILE --op NAME -o X.pack  compile to a kernel pack
  *   gopc ops [FILE]                     list operators and their signatures
  *   gopc graph G                        print a graph's statistics
+ *   gopc passes                         list the lowering passes
  *
  * FILE may be `stdlib:NAME`, an operator of the standard library (then
  * --op may be left out). Exit status: 0 success, 1 an error in the input
- * (diagnostics on stderr), 2 a usage error.
+ * (diagnostics on stderr) or a failed --check, 2 a usage error, 3 no CUDA
+ * driver and 4 no CUDA device when the GPU was required (--gpu, --pack).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,9 +32,11 @@ static const char *usage_main =
     "commands:\n"
     "  check FILE.gop...   parse and check operators, print diagnostics\n"
     "  emit FILE ...       print a compilation stage of an operator\n"
-    "  run FILE ...        run an operator on a graph\n"
+    "  run FILE ...        run an operator on a graph (GPU or interpreter)\n"
+    "  pack FILE ...       compile an operator to a kernel pack\n"
     "  ops [FILE]          list operators (default: the standard library)\n"
     "  graph G             print statistics of a graph file or generator\n"
+    "  passes              list the lowering passes (for --dump-after)\n"
     "\n"
     "FILE may be stdlib:NAME for an operator of the standard library.\n"
     "Run `gopc COMMAND --help` for a command's options.\n";
@@ -42,11 +47,22 @@ static const char *usage_check =
     "every problem found and exits 1 if there was any.\n";
 
 static const char *usage_emit =
-    "usage: gopc emit FILE [--op NAME] [--stage ast|ir]\n"
+    "usage: gopc emit FILE [--op NAME] [--stage STAGE] [--schedule S]\n"
+    "                 [--target sm_XX] [--dump-after PASS] [--time]\n"
     "Prints a stage of the compilation of operator NAME (every operator of\n"
     "FILE when --op is left out):\n"
-    "  ast  the syntax tree of the file, with line:col of each node\n"
-    "  ir   the checked loop-nest IR in its text form (the default)\n";
+    "  ast      the syntax tree of the file, with line:col of each node\n"
+    "  ir       the checked loop-nest IR in its text form (the default)\n"
+    "  sched    the IR after the schedule's primitives\n"
+    "  lowered  the GPU-ready IR after the lowering passes\n"
+    "  llvm     the LLVM module after default<O3>\n"
+    "  ptx      the PTX of the NVPTX backend\n"
+    "  --schedule S     a named schedule with arguments, e.g. 'warp_vertex(1, 2)',\n"
+    "                   or directives 'split(f, 32) -> (fo, fi); bind(fi, lane)';\n"
+    "                   default: the default schedule\n"
+    "  --target sm_XX   sm_80, sm_86, sm_89 or sm_90 (default: the GPU's, else sm_90)\n"
+    "  --dump-after P   also print the IR after lowering pass P (gopc passes)\n"
+    "  --time           print the time of each compilation step to stderr\n";
 
 static const char *usage_run =
     "usage: gopc run FILE [--op NAME] --graph G [--F N] [--dim NAME=N]...\n"
@@ -62,7 +78,30 @@ static const char *usage_run =
     "                   tensors (in the file's edge order); inputs not given\n"
     "                   are filled with uniform random numbers in [-1, 1)\n"
     "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
-    "  --seed S         seed of the random inputs (default 1)\n";
+    "  --seed S         seed of the random inputs (default 1)\n"
+    "  --schedule S     the schedule (see gopc emit --help); default: default\n"
+    "  --target sm_XX   the GPU architecture to compile for\n"
+    "  --interp         run on the reference interpreter even with a GPU\n"
+    "  --gpu            require the GPU (exit 3 or 4 when there is none)\n"
+    "  --check          compare the outputs with the interpreter (f32 sums\n"
+    "                   within 1e-5 relative L2, max/min exactly, no NaN)\n"
+    "  --pack X.pack    run a kernel pack made by gopc pack (needs no LLVM;\n"
+    "                   FILE and --op are then left out)\n"
+    "  --warmup N, --reps N  GPU timing: runs before, and runs measured\n"
+    "                   (default 3 and 20; the median is reported)\n"
+    "With a GPU, prints the median time, the achieved GB/s over the fewest\n"
+    "bytes the operator must move, and that as a fraction of the measured\n"
+    "device-to-device copy bandwidth; without one, runs on the interpreter.\n";
+
+static const char *usage_pack =
+    "usage: gopc pack FILE [--op NAME] [--schedule S] [--target sm_XX] -o X.pack\n"
+    "Compiles the operator and writes a kernel pack: its PTX and what a\n"
+    "runtime needs to launch it, so that `gopc run --pack X.pack` can run\n"
+    "it on a machine without LLVM.\n";
+
+static const char *usage_passes =
+    "usage: gopc passes\n"
+    "Lists the lowering passes in the order they run, each with a summary.\n";
 
 static const char *usage_ops =
     "usage: gopc ops [FILE]\n"
@@ -129,33 +168,77 @@ static int cmd_check(int argc, char **argv) {
 
 /* ---- emit ---- */
 
-static int cmd_emit(int argc, char **argv) {
-  const char *file = NULL, *op_name = NULL, *stage_name = "ir";
+/* Options shared by emit and pack: the operator and how to compile it. */
+typedef struct CompileArgs {
+  const char *file, *op_name, *stage_name, *out;
+  GopCompileOptions opts;
+  bool time;
+} CompileArgs;
+
+/* Parses emit/pack arguments; returns 0, or the exit status (-1: --help
+ * was printed). */
+static int parse_compile_args(int argc, char **argv, const char *usage, bool is_pack,
+                              CompileArgs *c) {
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
+    const char **slot = NULL;
     if (is_help(a)) {
-      fputs(usage_emit, stdout);
-      return 0;
-    } else if (strcmp(a, "--op") == 0 || strcmp(a, "--stage") == 0) {
-      if (i + 1 >= argc) return usage_error(usage_emit, "%s needs a value", a);
-      *(a[2] == 'o' ? &op_name : &stage_name) = argv[++i];
+      fputs(usage, stdout);
+      return -1;
+    } else if (strcmp(a, "--time") == 0 && !is_pack) {
+      c->time = true;
+      continue;
+    } else if (strcmp(a, "--op") == 0) {
+      slot = &c->op_name;
+    } else if (strcmp(a, "--stage") == 0 && !is_pack) {
+      slot = &c->stage_name;
+    } else if (strcmp(a, "--schedule") == 0) {
+      slot = &c->opts.schedule;
+    } else if (strcmp(a, "--target") == 0) {
+      slot = &c->opts.target;
+    } else if (strcmp(a, "--dump-after") == 0 && !is_pack) {
+      slot = &c->opts.dump_after;
+    } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && is_pack) {
+      slot = &c->out;
     } else if (a[0] == '-') {
-      return usage_error(usage_emit, "unknown option %s", a);
-    } else if (!file) {
-      file = a;
+      return usage_error(usage, "unknown option %s", a);
+    } else if (!c->file) {
+      c->file = a;
+      continue;
     } else {
-      return usage_error(usage_emit, "unexpected argument %s", a);
+      return usage_error(usage, "unexpected argument %s", a);
     }
+    if (i + 1 >= argc) return usage_error(usage, "%s needs a value", a);
+    *slot = argv[++i];
   }
-  if (!file) return usage_error(usage_emit, "emit needs a file%s", "");
-  int stage = gop_stage_lookup(stage_name);
+  if (!c->file) return usage_error(usage, "a file (or stdlib:NAME) is needed%s", "");
+  return 0;
+}
+
+static void print_times(GopContext *ctx) {
+  GopCompileTimes t;
+  gop_compile_times(ctx, &t);
+  fprintf(stderr,
+          "compile times (ms): schedule %.2f, lower %.2f, LLVM IR %.2f, "
+          "O3 %.2f, PTX %.2f\n",
+          t.schedule_ms, t.lower_ms, t.llvm_build_ms, t.llvm_opt_ms, t.ptx_emit_ms);
+}
+
+static int cmd_emit(int argc, char **argv) {
+  CompileArgs c = {.stage_name = "ir"};
+  int rc = parse_compile_args(argc, argv, usage_emit, false, &c);
+  if (rc != 0) return rc < 0 ? 0 : rc;
+  int stage = gop_stage_lookup(c.stage_name);
   if (stage < 0)
-    return usage_error(usage_emit, "--stage %s: unknown stage (ast, ir)", stage_name);
+    return usage_error(usage_emit,
+                       "--stage %s: unknown stage (ast, ir, sched, lowered, llvm, ptx)",
+                       c.stage_name);
 
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
   int status = EXIT_INPUT;
-  GopModule *m = load_module(ctx, file, &op_name);
+  const char *op_name = c.op_name;
+  GopModule *m = load_module(ctx, c.file, &op_name);
   if (m) {
     int first = 0, last = gop_module_num_ops(m) - 1;
     if (op_name) {
@@ -167,7 +250,7 @@ static int cmd_emit(int argc, char **argv) {
     if (stage == GOP_STAGE_AST) last = first; /* the AST is the whole file */
     status = 0;
     for (int i = first; i <= last; i++) {
-      char *text = gop_emit(gop_module_op(m, i), (GopStage)stage);
+      char *text = gop_emit_with(gop_module_op(m, i), (GopStage)stage, &c.opts);
       if (!text) {
         status = EXIT_INPUT;
         break;
@@ -175,11 +258,45 @@ static int cmd_emit(int argc, char **argv) {
       fputs(text, stdout);
       if (i < last) fputc('\n', stdout);
       free(text);
+      if (c.time) print_times(ctx);
     }
   }
 done:
   gop_context_free(ctx);
   return status;
+}
+
+static int cmd_pack(int argc, char **argv) {
+  CompileArgs c = {0};
+  int rc = parse_compile_args(argc, argv, usage_pack, true, &c);
+  if (rc != 0) return rc < 0 ? 0 : rc;
+  if (!c.out) return usage_error(usage_pack, "pack needs -o X.pack%s", "");
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = EXIT_INPUT;
+  const char *op_name = c.op_name;
+  GopModule *m = load_module(ctx, c.file, &op_name);
+  GopOp *op = NULL;
+  if (m && !op_name && gop_module_num_ops(m) == 1) op = gop_module_op(m, 0);
+  else if (m && op_name) op = gop_module_find_op(m, op_name);
+  else if (m) fprintf(stderr, "gopc: error: %s has several operators: choose one with --op\n", c.file);
+  if (op && gop_pack(op, &c.opts, c.out) == 0) {
+    printf("%s: kernel pack of %s written to %s\n", c.file, gop_op_name(op), c.out);
+    status = 0;
+  }
+  gop_context_free(ctx);
+  return status;
+}
+
+static int cmd_passes(int argc, char **argv) {
+  if (argc > 0 && is_help(argv[0])) {
+    fputs(usage_passes, stdout);
+    return 0;
+  }
+  if (argc > 0) return usage_error(usage_passes, "unexpected argument %s", argv[0]);
+  for (int i = 0; i < gop_pass_count(); i++)
+    printf("%-14s %s\n", gop_pass_name(i), gop_pass_summary(i));
+  return 0;
 }
 
 /* ---- run ---- */
@@ -231,19 +348,36 @@ static void format_shape(char *buf, size_t size, int rank, const int64_t *shape)
 }
 
 typedef struct RunOpts {
-  const char *file, *op_name, *graph;
+  const char *file, *op_name, *graph, *pack;
   Assign dims[MAX_ASSIGN], ins[MAX_ASSIGN], outs[MAX_ASSIGN];
   int ndims, nins, nouts;
   uint64_t seed;
+  GopCompileOptions compile;
+  GopDevice device;
+  bool check;
+  int64_t warmup, reps;
 } RunOpts;
 
 static int parse_run_args(int argc, char **argv, RunOpts *o) {
   o->seed = 1;
+  o->warmup = 3;
+  o->reps = 20;
   for (int i = 0; i < argc; i++) {
     char *a = argv[i];
     if (is_help(a)) {
       fputs(usage_run, stdout);
       return -1;
+    }
+    if (strcmp(a, "--interp") == 0 || strcmp(a, "--gpu") == 0) {
+      GopDevice want = a[2] == 'i' ? GOP_DEVICE_INTERP : GOP_DEVICE_GPU;
+      if (o->device != GOP_DEVICE_AUTO && o->device != want)
+        return usage_error(usage_run, "--interp and --gpu exclude each other%s", "");
+      o->device = want;
+      continue;
+    }
+    if (strcmp(a, "--check") == 0) {
+      o->check = true;
+      continue;
     }
     if (a[0] != '-') {
       if (o->file) return usage_error(usage_run, "unexpected argument %s", a);
@@ -254,6 +388,16 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
     char *v = argv[++i];
     if (strcmp(a, "--op") == 0) {
       o->op_name = v;
+    } else if (strcmp(a, "--schedule") == 0) {
+      o->compile.schedule = v;
+    } else if (strcmp(a, "--target") == 0) {
+      o->compile.target = v;
+    } else if (strcmp(a, "--pack") == 0) {
+      o->pack = v;
+    } else if (strcmp(a, "--warmup") == 0 || strcmp(a, "--reps") == 0) {
+      int64_t *slot = a[2] == 'w' ? &o->warmup : &o->reps;
+      if (!parse_i64(v, slot) || *slot < 0 || *slot > 100000)
+        return usage_error(usage_run, "%s: not a count from 0 to 100000", a);
     } else if (strcmp(a, "--graph") == 0) {
       o->graph = v;
     } else if (strcmp(a, "--seed") == 0) {
@@ -276,7 +420,14 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
       return usage_error(usage_run, "unknown option %s", a);
     }
   }
-  if (!o->file) return usage_error(usage_run, "run needs a file (or stdlib:NAME)%s", "");
+  if (o->pack && (o->file || o->op_name || o->compile.schedule || o->compile.target))
+    return usage_error(usage_run,
+                       "--pack %s: a kernel pack is already compiled: give no FILE, "
+                       "--op, --schedule or --target with it", o->pack);
+  if (o->pack && o->device == GOP_DEVICE_INTERP)
+    return usage_error(usage_run, "--pack %s runs on the GPU: --interp excludes it", o->pack);
+  if (!o->file && !o->pack)
+    return usage_error(usage_run, "run needs a file (or stdlib:NAME, or --pack X.pack)%s", "");
   if (!o->graph) return usage_error(usage_run, "run needs --graph G%s", "");
   return 0;
 }
@@ -297,24 +448,73 @@ static const Assign *find_assign(Assign *list, int n, const char *name) {
   return NULL;
 }
 
-static int run_operator(GopContext *ctx, RunOpts *o) {
+/* Makes the run: the operator of FILE/--op, or the one a pack carries. */
+static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
+  *status = EXIT_INPUT;
+  if (o->pack) {
+    GopGraph *g = gop_graph_open(ctx, o->graph);
+    GopRun *r = g ? gop_run_from_pack(ctx, o->pack, g) : NULL;
+    if (r) gop_run_set_device(r, GOP_DEVICE_GPU);
+    return r;
+  }
   const char *op_name = o->op_name;
   GopModule *m = load_module(ctx, o->file, &op_name);
-  if (!m) return EXIT_INPUT;
+  if (!m) return NULL;
   if (!op_name) {
     if (gop_module_num_ops(m) != 1) {
       fprintf(stderr, "gopc: error: %s has %d operators: choose one with --op NAME\n",
               o->file, gop_module_num_ops(m));
-      return EXIT_USAGE;
+      *status = EXIT_USAGE;
+      return NULL;
     }
     op_name = gop_op_name(gop_module_op(m, 0));
   }
   GopOp *op = gop_module_find_op(m, op_name);
-  if (!op) return EXIT_INPUT;
+  if (!op) return NULL;
   GopGraph *g = gop_graph_open(ctx, o->graph);
-  if (!g) return EXIT_INPUT;
+  if (!g) return NULL;
   GopRun *r = gop_run_new(ctx, op, g);
-  if (!r) return EXIT_INPUT;
+  if (!r) return NULL;
+  gop_run_set_device(r, o->device);
+  if (gop_run_set_compile(r, &o->compile) != 0) {
+    *status = EXIT_USAGE;
+    return NULL;
+  }
+  return r;
+}
+
+static void print_run_summary(GopRun *r, const char *graph, const char *op_name) {
+  const GopRunStats *st = gop_run_stats(r);
+  GopGraphInfo info;
+  gop_graph_info(gop_run_graph(r), &info);
+  if (!st->on_gpu) {
+    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
+           graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+    if (st->note[0]) printf("  note: %s\n", st->note);
+    return;
+  }
+  printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
+         info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
+  if (st->median_ms > 0)
+    printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
+           "fewest-bytes bound (copy %.0f GB/s)\n",
+           st->median_ms, st->min_ms, st->gbps, (double)st->fewest_bytes / 1e6,
+           100 * st->bound_fraction, st->copy_gbps);
+  if (st->compile.llvm_build_ms > 0)
+    printf("  compiled in %.1f ms (schedule %.2f, lower %.2f, LLVM IR %.2f, O3 %.2f, PTX %.2f)\n",
+           st->compile.schedule_ms + st->compile.lower_ms + st->compile.llvm_build_ms +
+               st->compile.llvm_opt_ms + st->compile.ptx_emit_ms,
+           st->compile.schedule_ms, st->compile.lower_ms, st->compile.llvm_build_ms,
+           st->compile.llvm_opt_ms, st->compile.ptx_emit_ms);
+  gop_run_print_memory(r, stdout);
+}
+
+static int run_operator(GopContext *ctx, RunOpts *o) {
+  int status;
+  GopRun *r = make_run(ctx, o, &status);
+  if (!r) return status;
+  const char *op_name = gop_op_name(gop_run_op(r));
+  gop_run_set_timing(r, (int)o->warmup, (int)o->reps);
 
   for (int i = 0; i < o->ndims; i++) {
     int64_t v;
@@ -329,7 +529,7 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
   int n = gop_run_num_tensors(r);
   float **data = calloc((size_t)n, sizeof *data);
   int64_t *numel = calloc((size_t)n, sizeof *numel);
-  int status = EXIT_INPUT;
+  status = EXIT_INPUT;
   for (int i = 0; i < n; i++) {
     const char *name = gop_run_tensor_name(r, i);
     bool out = gop_run_tensor_is_output(r, i);
@@ -384,12 +584,18 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
       goto done;
     }
 
-  if (gop_run_exec(r) != 0) goto done;
-
-  GopGraphInfo info;
-  gop_graph_info(g, &info);
-  printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
-         o->graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+  if (gop_run_exec(r) != 0) {
+    int gpu = gop_run_stats(r)->gpu_status;
+    if (gpu == 3 || gpu == 4) status = gpu;
+    goto done;
+  }
+  print_run_summary(r, o->graph, op_name);
+  if (o->check) {
+    double worst;
+    int rc = gop_run_check(r, &worst);
+    if (rc != 0) goto done;
+    printf("  check: every output agrees with the interpreter (relative L2 %.2g)\n", worst);
+  }
   for (int i = 0; i < n; i++) {
     if (!gop_run_tensor_is_output(r, i)) continue;
     const char *name = gop_run_tensor_name(r, i);
@@ -485,8 +691,9 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     int (*fn)(int, char **);
-  } cmds[] = {{"check", cmd_check}, {"emit", cmd_emit}, {"run", cmd_run},
-              {"ops", cmd_ops},     {"graph", cmd_graph}};
+  } cmds[] = {{"check", cmd_check}, {"emit", cmd_emit},   {"run", cmd_run},
+              {"pack", cmd_pack},   {"ops", cmd_ops},     {"graph", cmd_graph},
+              {"passes", cmd_passes}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 2, argv + 2);
   return usage_error(usage_main, "unknown command '%s'", cmd);

@@ -1,0 +1,311 @@
+/* codegen/loop.c: sequential and bound loops over ranges, vertices, edges.
+ *
+ * Every loop is emitted in one shape: a guard, then a bottom-tested loop
+ *
+ *     i = base + id; if (i < end) do { body } while ((i += count) < end)
+ *
+ * where a sequential loop has id 0 and count 1, and a bound loop is a
+ * grid-stride loop with the worker ids of docs/gpu-ir.md:
+ *
+ *     @block   ctaid.x                      nctaid.x
+ *     @warp    (ctaid.x * ntid.x + tid.x) / 32   nctaid.x * ntid.x / 32
+ *     @thread  ctaid.x * ntid.x + tid.x      nctaid.x * ntid.x
+ *     @lane    tid.x % 32                   32
+ *
+ * (inside a @block loop, @warp and @thread count within the block: tid.x / 32
+ * of ntid.x / 32, tid.x of ntid.x). Bound loops test `i + count < end`
+ * unsigned: i < end <= 2^31 - 1 and count < 2^31, so the sum cannot wrap
+ * in 32 bits, while a signed test could overflow near 2^31.
+ *
+ * Edge loops over in_edges(v) walk k over in_ptr[v] .. in_ptr[v + 1], with
+ * the edge id in_eid[k] and src(e) = in_src[k] (out_edges: out_eid[k],
+ * out_dst[k]; flat edges: src[e], dst[e]); loads the body does not use are
+ * dropped, so a loop that only needs src(e) never takes in_eid.
+ *
+ * The first bound loop with no bound loop around it sets the kernel's
+ * launch rule: its extent and workers per block.
+ */
+#define GOP_CODEGEN_INTERNAL
+#include <string.h>
+
+#include <llvm-c/DebugInfo.h>
+
+#include "codegen.h"
+
+bool cg_extent_expr(const IrNode *e, CgExpr *out) {
+  if (!e || out->n >= CG_EXPR_MAX) return false;
+  CgTokKind k = CG_TOK_COUNT;
+  int64_t value = 0;
+  switch (e->kind) {
+  case IR_ICONST: k = CG_TOK_CONST; value = e->i; break;
+  case IR_SYM: k = CG_TOK_SYM; value = e->sym->id; break;
+  case IR_NV: k = CG_TOK_NV; break;
+  case IR_NE: k = CG_TOK_NE; break;
+  case IR_BIN:
+    if (e->type != IR_TY_INT) return false;
+    switch (e->bin.op) {
+    case IR_OP_ADD: k = CG_TOK_ADD; break;
+    case IR_OP_SUB: k = CG_TOK_SUB; break;
+    case IR_OP_MUL: k = CG_TOK_MUL; break;
+    case IR_OP_DIV: k = CG_TOK_DIV; break;
+    case IR_OP_MOD: k = CG_TOK_MOD; break;
+    case IR_OP_OR: case IR_OP_AND: case IR_OP_EQ: case IR_OP_NE:
+    case IR_OP_LT: case IR_OP_LE: case IR_OP_GT: case IR_OP_GE:
+      return false;
+    case IR_BINOP_COUNT: unreachable("bad binary operator");
+    }
+    if (!cg_extent_expr(e->bin.a, out) || !cg_extent_expr(e->bin.b, out))
+      return false;
+    if (out->n >= CG_EXPR_MAX) return false;
+    break;
+  case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
+  case IR_FCONST: case IR_VAR: case IR_LOAD: case IR_UN: case IR_CALL:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    return false;
+  case IR_NODE_COUNT: unreachable("bad node kind");
+  }
+  out->tok[out->n].kind = k;
+  out->tok[out->n].value = value;
+  out->n++;
+  return true;
+}
+
+/* Refuses bindings that break docs/gpu-ir.md's nesting rules. */
+static bool check_binding(CgCtx *cg, const IrNode *l) {
+  const char *v = l->loop.var->name;
+  switch (l->loop.bind) {
+  case IR_BIND_NONE: return true;
+  case IR_BIND_BLOCK:
+    if (cg->bound_depth == 0) return true;
+    cg_error(cg, l->loc, "loop '%s' is bound to @block inside another bound "
+             "loop: @block must be the outermost binding", v);
+    return false;
+  case IR_BIND_WARP:
+  case IR_BIND_THREAD:
+    if (!cg->in_warp && !cg->in_thread && !cg->in_lane) return true;
+    cg_error(cg, l->loc, "loop '%s' is bound to @%s inside a @%s loop: "
+             "loops bound to the same worker level do not nest", v,
+             ir_bind_name(l->loop.bind),
+             cg->in_warp ? "warp" : cg->in_thread ? "thread" : "lane");
+    return false;
+  case IR_BIND_LANE:
+    if (cg->in_warp && !cg->in_lane && !cg->in_thread) return true;
+    cg_error(cg, l->loc, "loop '%s' is bound to @lane %s", v,
+             cg->in_lane ? "inside another @lane loop"
+                         : "outside a @warp loop: a @lane loop must be "
+                           "inside a @warp loop");
+    return false;
+  case IR_BIND_COUNT: break;
+  }
+  unreachable("bad binding");
+}
+
+/* The worker id and count of a binding (sequential: 0 and 1). */
+static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
+                   LLVMValueRef *count) {
+  LLVMBuilderRef b = cg->b;
+  switch (bind) {
+  case IR_BIND_NONE:
+    *id = cg_i32(cg, 0);
+    *count = cg_i32(cg, 1);
+    return;
+  case IR_BIND_BLOCK:
+    *id = cg_sreg(cg, "ctaid.x");
+    *count = cg_sreg(cg, "nctaid.x");
+    return;
+  case IR_BIND_LANE:
+    *id = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
+    *count = cg_i32(cg, 32);
+    return;
+  case IR_BIND_WARP:
+  case IR_BIND_THREAD:
+    break;
+  case IR_BIND_COUNT: unreachable("bad binding");
+  }
+  LLVMValueRef tid = cg_sreg(cg, "tid.x"), ntid = cg_sreg(cg, "ntid.x");
+  LLVMValueRef gid, gcount;
+  if (cg->in_block) {
+    gid = tid;
+    gcount = ntid;
+  } else {
+    gid = LLVMBuildNUWAdd(
+        b, LLVMBuildNUWMul(b, cg_sreg(cg, "ctaid.x"), ntid, ""), tid, "gtid");
+    gcount = LLVMBuildNUWMul(b, cg_sreg(cg, "nctaid.x"), ntid, "nthreads");
+  }
+  if (bind == IR_BIND_THREAD) {
+    *id = gid;
+    *count = gcount;
+  } else {
+    *id = LLVMBuildLShr(b, gid, cg_i32(cg, 5), "warp");
+    *count = LLVMBuildLShr(b, gcount, cg_i32(cg, 5), "nwarps");
+  }
+}
+
+/* The first bound loop not inside another sets how the grid is sized. */
+static void set_launch(CgCtx *cg, const IrNode *l) {
+  CgKernel *k = cg->kernel;
+  CgLaunch *ln = &k->launch;
+  cg->launch_set = true;
+  memset(ln, 0, sizeof *ln);
+  ln->bind = l->loop.bind;
+  ln->per_block = l->loop.bind == IR_BIND_BLOCK  ? 1
+                  : l->loop.bind == IR_BIND_WARP ? k->threads / 32
+                                                 : k->threads;
+  ln->kind = CG_LAUNCH_EXTENT;
+  switch (l->loop.kind) {
+  case IR_LOOP_SRC_V:
+  case IR_LOOP_DST_V:
+    ln->extent.n = 1;
+    ln->extent.tok[0].kind = CG_TOK_NV;
+    return;
+  case IR_LOOP_EDGES:
+    ln->extent.n = 1;
+    ln->extent.tok[0].kind = CG_TOK_NE;
+    return;
+  case IR_LOOP_RANGE:
+    if (cg_extent_expr(l->loop.extent, &ln->extent)) return;
+    break;
+  case IR_LOOP_IN_EDGES:
+  case IR_LOOP_OUT_EDGES:
+    break;
+  case IR_LOOP_COUNT: unreachable("bad loop kind");
+  }
+  ln->kind = CG_LAUNCH_FILL;
+  memset(&ln->extent, 0, sizeof ln->extent);
+}
+
+/* Attaches !llvm.loop with an unroll count to the loop's back edge. */
+static void unroll_hint(CgCtx *cg, LLVMValueRef br, int count) {
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(cg->ctx, NULL, 0);
+  const char *key = "llvm.loop.unroll.count";
+  LLVMMetadataRef opt[2] = {
+      LLVMMDStringInContext2(cg->ctx, key, strlen(key)),
+      LLVMValueAsMetadata(cg_i32(cg, count)),
+  };
+  LLVMMetadataRef ops[2] = {tmp, LLVMMDNodeInContext2(cg->ctx, opt, 2)};
+  LLVMMetadataRef self = LLVMMDNodeInContext2(cg->ctx, ops, 2);
+  LLVMMetadataReplaceAllUsesWith(tmp, self); /* also disposes tmp */
+  LLVMSetMetadata(br, cg->md_loop, LLVMMetadataAsValue(cg->ctx, self));
+}
+
+/* Binds the loop variable for the body, at the top of the body. An edge's
+ * id and endpoints are loaded here, once per iteration, rather than where
+ * they are used: a use inside a guard could not be hoisted by LLVM (the
+ * load is not known to be safe to speculate), so it would be repeated for
+ * every feature. Returns the loads made, for the caller to drop unused
+ * ones. */
+static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
+                    LLVMValueRef of, CgVar *v, LLVMValueRef eager[3]) {
+  int n = 0;
+  memset(v, 0, sizeof *v);
+  v->bound = true;
+  switch (l->loop.kind) {
+  case IR_LOOP_RANGE: case IR_LOOP_SRC_V: case IR_LOOP_DST_V:
+    v->value = i;
+    return 0;
+  case IR_LOOP_EDGES:
+    v->value = i;
+    v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_SRC, i, "src");
+    v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_DST, i, "dst");
+    return n;
+  case IR_LOOP_IN_EDGES:
+    v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_EID, i, l->loop.var->name);
+    v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
+    v->dst = of;
+    return n;
+  case IR_LOOP_OUT_EDGES:
+    v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_OUT_EID, i, l->loop.var->name);
+    v->src = of;
+    v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_OUT_DST, i, "dst");
+    return n;
+  case IR_LOOP_COUNT: break;
+  }
+  unreachable("bad loop kind");
+}
+
+void cg_loop(CgCtx *cg, const IrNode *l) {
+  LLVMBuilderRef b = cg->b;
+  IrBind bind = l->loop.bind;
+  if (!check_binding(cg, l)) return;
+  if (bind != IR_BIND_NONE && cg->bound_depth == 0 && !cg->launch_set)
+    set_launch(cg, l);
+
+  /* The iteration space [base, end) */
+  LLVMValueRef base = cg_i32(cg, 0), end = NULL, of = NULL;
+  switch (l->loop.kind) {
+  case IR_LOOP_RANGE: end = cg_expr_as(cg, l->loop.extent, IR_TY_INT); break;
+  case IR_LOOP_SRC_V:
+  case IR_LOOP_DST_V: end = cg_param(cg, CG_PARAM_NV, 0); break;
+  case IR_LOOP_EDGES: end = cg_param(cg, CG_PARAM_NE, 0); break;
+  case IR_LOOP_IN_EDGES:
+  case IR_LOOP_OUT_EDGES: {
+    CgParamKind pk = l->loop.kind == IR_LOOP_IN_EDGES ? CG_PARAM_IN_PTR
+                                                      : CG_PARAM_OUT_PTR;
+    LLVMValueRef ptr = cg_param(cg, pk, 0);
+    of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
+    LLVMValueRef at = LLVMBuildGEP2(b, cg->t_i32, ptr, &of, 1, "");
+    LLVMValueRef one = cg_i32(cg, 1);
+    LLVMValueRef at1 = LLVMBuildGEP2(b, cg->t_i32, at, &one, 1, "");
+    base = cg_load(cg, cg->t_i32, at, true, "kbeg");
+    end = cg_load(cg, cg->t_i32, at1, true, "kend");
+    break;
+  }
+  case IR_LOOP_COUNT: unreachable("bad loop kind");
+  }
+
+  LLVMValueRef id, count;
+  worker(cg, bind, &id, &count);
+  LLVMValueRef start = LLVMBuildNSWAdd(b, base, id, "");
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
+  LLVMBasicBlockRef exit = cg_block(cg, "endfor");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), body, exit);
+
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef i = LLVMBuildPhi(b, cg->t_i32, l->loop.var->name);
+  CgVar *v = &cg->vars[l->loop.var->id];
+  CgVar saved_var = *v;
+  LLVMValueRef eager[3];
+  int neager = bind_var(cg, l, i, of, v, eager);
+
+  bool saved_block = cg->in_block, saved_warp = cg->in_warp,
+       saved_lane = cg->in_lane, saved_thread = cg->in_thread;
+  if (bind == IR_BIND_NONE) cg->seq_depth++;
+  else cg->bound_depth++;
+  cg->in_block |= bind == IR_BIND_BLOCK;
+  cg->in_warp |= bind == IR_BIND_WARP;
+  cg->in_lane |= bind == IR_BIND_LANE;
+  cg->in_thread |= bind == IR_BIND_THREAD;
+
+  cg_stmts(cg, l->loop.body);
+
+  if (bind == IR_BIND_NONE) cg->seq_depth--;
+  else cg->bound_depth--;
+  cg->in_block = saved_block;
+  cg->in_warp = saved_warp;
+  cg->in_lane = saved_lane;
+  cg->in_thread = saved_thread;
+  *v = saved_var;
+  /* eager loads the body did not use would keep their arrays as kernel
+   * parameters: drop them */
+  for (int j = 0; j < neager; j++) {
+    if (LLVMGetFirstUse(eager[j])) continue;
+    LLVMValueRef addr = LLVMGetOperand(eager[j], 0);
+    LLVMInstructionEraseFromParent(eager[j]);
+    if (LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
+      LLVMInstructionEraseFromParent(addr);
+  }
+
+  LLVMValueRef next = LLVMBuildNUWAdd(b, i, count, "");
+  LLVMValueRef more =
+      bind == IR_BIND_NONE ? LLVMBuildICmp(b, LLVMIntSLT, next, end, "")
+                           : LLVMBuildICmp(b, LLVMIntULT, next, end, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMValueRef br = LLVMBuildCondBr(b, more, body, exit);
+  int unroll = l->loop.unroll > 1 ? l->loop.unroll : l->loop.vec > 1 ? l->loop.vec : 0;
+  if (unroll) unroll_hint(cg, br, unroll);
+  LLVMValueRef in_vals[2] = {start, next};
+  LLVMBasicBlockRef in_bbs[2] = {pre, latch};
+  LLVMAddIncoming(i, in_vals, in_bbs, 2);
+  LLVMPositionBuilderAtEnd(b, exit);
+}

@@ -1,0 +1,693 @@
+/* codegen/program.c: the compiled program as data, and kernel packs.
+ *
+ * Everything a runtime needs to launch what cg_compile produced, with no
+ * LLVM: the target list, the launch rules and their extent expressions,
+ * and the kernel pack, a line-based text file holding the PTX and the
+ * metadata, so that compiling and running can happen on different machines
+ * (the GPU machines have no LLVM). This file must never include LLVM.
+ *
+ * A pack reads:
+ *
+ *   gop-pack 1
+ *   op u_mul_e_sum
+ *   target sm_90
+ *   times 1.250 9.875 4.500
+ *   sym 0 F
+ *   tensor 0 X in src f32 = $0
+ *   tensor 2 Y out dst f32 += $0
+ *   kernel u_mul_e_sum_s0 0 256 3
+ *   param tensor 0
+ *   param in_ptr
+ *   param sym 0
+ *   launch extent warp 8 nv
+ *   ptx 5120
+ *   <5120 bytes of PTX>
+ *   ir 312
+ *   <312 bytes of IR text>
+ *   end
+ *
+ * `kernel NAME STAGE THREADS NPARAMS` is followed by its NPARAMS `param`
+ * lines and one `launch` line (`one`, `fill BIND PER_BLOCK`, or `extent
+ * BIND PER_BLOCK TOKENS...` with the extent in postfix: integers, `$N` for
+ * symbol N, `nv`, `ne`, `+ - * / %`). Tensor dims are integers or `$N`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codegen.h"
+
+/* ---- targets ---- */
+
+const char *const cg_targets[] = {"sm_80", "sm_86", "sm_89", "sm_90", NULL};
+
+bool cg_target_known(const char *target) {
+  if (!target) return false;
+  for (int i = 0; cg_targets[i]; i++)
+    if (strcmp(cg_targets[i], target) == 0) return true;
+  return false;
+}
+
+int cg_target_check(const char *target, Diag *d) {
+  if (cg_target_known(target)) return 0;
+  char list[128] = "";
+  for (int i = 0; cg_targets[i]; i++) {
+    if (i) strcat(list, ", ");
+    strcat(list, cg_targets[i]);
+  }
+  ir_error(d, (Loc){0}, "unknown target %s: gop targets %s",
+           target ? target : "(none)", list);
+  return -1;
+}
+
+/* ---- parameters and extents ---- */
+
+#define NAME2(k, name, ...) name,
+static const char *const param_names[] = {CG_PARAM_LIST(NAME2)};
+static const char *const tok_names[] = {CG_TOK_LIST(NAME2)};
+#undef NAME2
+
+const char *cg_param_name(CgParamKind k) { return param_names[k]; }
+
+int cg_param_bytes(CgParamKind k) {
+  switch (k) {
+  case CG_PARAM_TENSOR: case CG_PARAM_SRC: case CG_PARAM_DST:
+  case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC:
+  case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST:
+    return 8;
+  case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+    return 4;
+  case CG_PARAM_COUNT: break;
+  }
+  unreachable("bad parameter kind");
+}
+
+int cg_expr_eval(const CgExpr *e, int64_t nv, int64_t ne, const int64_t *syms,
+                 int nsyms, int64_t *out) {
+  int64_t stack[CG_EXPR_MAX];
+  int sp = 0;
+  if (e->n < 1 || e->n > CG_EXPR_MAX) return -1;
+  for (int i = 0; i < e->n; i++) {
+    CgTokKind k = e->tok[i].kind;
+    int64_t v = e->tok[i].value;
+    switch (k) {
+    case CG_TOK_CONST: stack[sp++] = v; continue;
+    case CG_TOK_SYM:
+      if (v < 0 || v >= nsyms) return -1;
+      stack[sp++] = syms[v];
+      continue;
+    case CG_TOK_NV: stack[sp++] = nv; continue;
+    case CG_TOK_NE: stack[sp++] = ne; continue;
+    case CG_TOK_ADD: case CG_TOK_SUB: case CG_TOK_MUL: case CG_TOK_DIV:
+    case CG_TOK_MOD: break;
+    case CG_TOK_COUNT: return -1;
+    }
+    if (sp < 2) return -1;
+    int64_t a = stack[sp - 2], b = stack[sp - 1], r = 0;
+    sp -= 2;
+    switch (k) {
+    case CG_TOK_ADD:
+      if (__builtin_add_overflow(a, b, &r)) return -1;
+      break;
+    case CG_TOK_SUB:
+      if (__builtin_sub_overflow(a, b, &r)) return -1;
+      break;
+    case CG_TOK_MUL:
+      if (__builtin_mul_overflow(a, b, &r)) return -1;
+      break;
+    case CG_TOK_DIV:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return -1;
+      r = a / b;
+      break;
+    case CG_TOK_MOD:
+      if (b == 0 || (a == INT64_MIN && b == -1)) return -1;
+      r = a % b;
+      break;
+    case CG_TOK_CONST: case CG_TOK_SYM: case CG_TOK_NV: case CG_TOK_NE:
+    case CG_TOK_COUNT:
+      unreachable("operand token as operator");
+    }
+    stack[sp++] = r;
+  }
+  if (sp != 1) return -1;
+  *out = stack[0];
+  return 0;
+}
+
+int cg_launch_blocks(const CgKernel *k, int64_t nv, int64_t ne,
+                     const int64_t *syms, int nsyms, int64_t fill,
+                     int64_t *blocks, Diag *d) {
+  switch (k->launch.kind) {
+  case CG_LAUNCH_ONE: *blocks = 1; return 0;
+  case CG_LAUNCH_FILL: *blocks = fill > 0 ? fill : 1; return 0;
+  case CG_LAUNCH_EXTENT: break;
+  }
+  int64_t n;
+  if (cg_expr_eval(&k->launch.extent, nv, ne, syms, nsyms, &n) != 0) {
+    ir_error(d, (Loc){0},
+             "kernel %s: cannot evaluate the extent of its launch (an "
+             "unbound symbol, a division by zero or an overflow)",
+             k->name);
+    return -1;
+  }
+  int64_t per = k->launch.per_block > 0 ? k->launch.per_block : 1;
+  *blocks = n <= 0 ? 1 : (n - 1) / per + 1;
+  return 0;
+}
+
+/* ---- freeing ---- */
+
+void cg_program_free(CgProgram *p) {
+  free(p->op);
+  free(p->target);
+  free(p->ptx);
+  for (int i = 0; i < p->nkernels; i++) {
+    free(p->kernels[i].name);
+    free(p->kernels[i].params);
+  }
+  free(p->kernels);
+  for (int i = 0; i < p->nsyms; i++) free(p->syms[i]);
+  free(p->syms);
+  for (int i = 0; i < p->ntensors; i++) free(p->tensors[i].name);
+  free(p->tensors);
+  free(p->ir);
+  memset(p, 0, sizeof *p);
+}
+
+/* ---- writing ---- */
+
+static void write_expr(FILE *f, const CgExpr *e) {
+  for (int i = 0; i < e->n; i++) {
+    switch (e->tok[i].kind) {
+    case CG_TOK_CONST: fprintf(f, " %" PRId64, e->tok[i].value); break;
+    case CG_TOK_SYM: fprintf(f, " $%" PRId64, e->tok[i].value); break;
+    case CG_TOK_NV: case CG_TOK_NE: case CG_TOK_ADD: case CG_TOK_SUB:
+    case CG_TOK_MUL: case CG_TOK_DIV: case CG_TOK_MOD:
+      fprintf(f, " %s", tok_names[e->tok[i].kind]);
+      break;
+    case CG_TOK_COUNT: unreachable("bad token");
+    }
+  }
+}
+
+static void write_pack(FILE *f, const CgProgram *p) {
+  fprintf(f, "gop-pack 1\n");
+  fprintf(f, "op %s\n", p->op);
+  fprintf(f, "target %s\n", p->target);
+  fprintf(f, "times %.3f %.3f %.3f\n", p->times.build_ms, p->times.opt_ms,
+          p->times.emit_ms);
+  for (int i = 0; i < p->nsyms; i++) fprintf(f, "sym %d %s\n", i, p->syms[i]);
+  for (int i = 0; i < p->ntensors; i++) {
+    const CgTensorInfo *t = &p->tensors[i];
+    const char *role = t->role == IR_ROLE_IN    ? "in"
+                       : t->role == IR_ROLE_OUT ? "out"
+                                                : "temp";
+    fprintf(f, "tensor %d %s %s %s %s %s", i, t->name, role,
+            ir_domain_name(t->domain), ir_dtype_name(t->dtype),
+            ir_red_name(t->red));
+    for (int j = 0; j < t->ndims; j++) {
+      if (t->sym_id[j] >= 0) fprintf(f, " $%d", t->sym_id[j]);
+      else fprintf(f, " %" PRId64, t->dims[j].value);
+    }
+    fputc('\n', f);
+  }
+  for (int i = 0; i < p->nkernels; i++) {
+    const CgKernel *k = &p->kernels[i];
+    fprintf(f, "kernel %s %d %d %d\n", k->name, k->stage, k->threads,
+            k->nparams);
+    for (int j = 0; j < k->nparams; j++) {
+      fprintf(f, "param %s", cg_param_name(k->params[j].kind));
+      if (k->params[j].kind == CG_PARAM_TENSOR ||
+          k->params[j].kind == CG_PARAM_SYM)
+        fprintf(f, " %d", k->params[j].id);
+      fputc('\n', f);
+    }
+    switch (k->launch.kind) {
+    case CG_LAUNCH_ONE: fprintf(f, "launch one\n"); break;
+    case CG_LAUNCH_FILL:
+      fprintf(f, "launch fill %s %d\n", ir_bind_name(k->launch.bind),
+              k->launch.per_block);
+      break;
+    case CG_LAUNCH_EXTENT:
+      fprintf(f, "launch extent %s %d", ir_bind_name(k->launch.bind),
+              k->launch.per_block);
+      write_expr(f, &k->launch.extent);
+      fputc('\n', f);
+      break;
+    }
+  }
+  fprintf(f, "ptx %zu\n", p->ptx_len);
+  fwrite(p->ptx, 1, p->ptx_len, f);
+  fputc('\n', f);
+  if (p->ir) {
+    size_t n = strlen(p->ir);
+    fprintf(f, "ir %zu\n", n);
+    fwrite(p->ir, 1, n, f);
+    fputc('\n', f);
+  }
+  fprintf(f, "end\n");
+}
+
+int cg_pack_write(const CgProgram *p, const char *path, Diag *d) {
+  Loc at = {path, 0, 0};
+  if (!p->ptx || !p->op || !p->target) {
+    ir_error(d, at, "cannot write a kernel pack of an empty program");
+    return -1;
+  }
+  /* A temporary in the same directory, renamed over the target, so readers
+   * see either the old pack or the whole new one. */
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 16);
+  if (!tmp) {
+    ir_error(d, at, "out of memory");
+    return -1;
+  }
+  memcpy(tmp, path, n);
+  memcpy(tmp + n, ".tmp.XXXXXX", 12);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
+    free(tmp);
+    return -1;
+  }
+  /* mkstemp makes the file 0600; a pack is shared like any output */
+  if (fchmod(fd, 0644) != 0) {
+    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  FILE *f = fdopen(fd, "wb");
+  if (!f) {
+    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+  }
+  write_pack(f, p);
+  bool ok = !ferror(f) && fflush(f) == 0 && fsync(fd) == 0;
+  int err = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ir_error(d, at, "cannot write the kernel pack: %s", strerror(err));
+    unlink(tmp);
+  }
+  free(tmp);
+  return ok ? 0 : -1;
+}
+
+/* ---- reading ---- */
+
+typedef struct PackReader {
+  const char *path;
+  const char *text, *end; /* the whole file */
+  const char *p;          /* the next line */
+  int line;               /* of the line just read */
+  char *words[CG_EXPR_MAX + 8];
+  int nwords;
+  char buf[4096];
+  Diag *d;
+} PackReader;
+
+static int fail(PackReader *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int fail(PackReader *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ir_verror(r->d, "error", (Loc){r->path, r->line, 0}, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* Reads the next line and splits it into words; false at end of file. */
+static int next_line(PackReader *r) {
+  if (r->p >= r->end) {
+    r->nwords = 0;
+    return fail(r, "unexpected end of file (the pack is truncated)");
+  }
+  const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+  const char *stop = nl ? nl : r->end;
+  size_t n = (size_t)(stop - r->p);
+  r->line++;
+  if (n >= sizeof r->buf) return fail(r, "line too long");
+  memcpy(r->buf, r->p, n);
+  r->buf[n] = 0;
+  if (memchr(r->p, 0, n)) return fail(r, "a NUL byte in a text line");
+  r->p = nl ? nl + 1 : r->end;
+  r->nwords = 0;
+  for (char *s = strtok(r->buf, " \t\r"); s; s = strtok(NULL, " \t\r")) {
+    if (r->nwords == (int)(sizeof r->words / sizeof r->words[0]))
+      return fail(r, "too many words on a line");
+    r->words[r->nwords++] = s;
+  }
+  return 0;
+}
+
+static int want_words(PackReader *r, int n, const char *form) {
+  if (r->nwords != n) return fail(r, "expected `%s`", form);
+  return 0;
+}
+
+static int parse_int(PackReader *r, const char *s, int64_t lo, int64_t hi,
+                     const char *what, int64_t *out) {
+  char *end;
+  *out = 0; /* set on every path, so callers never read garbage */
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi)
+    return fail(r, "bad %s '%s'", what, s);
+  *out = v;
+  return 0;
+}
+
+static int parse_double(PackReader *r, const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  if (!*s || *end) return fail(r, "bad time '%s'", s);
+  return 0;
+}
+
+static char *dup_word(const char *s) {
+  char *c = strdup(s);
+  if (!c) {
+    fprintf(stderr, "gop: out of memory\n");
+    abort();
+  }
+  return c;
+}
+
+static void *zalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "gop: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+/* A counted block: `WORD N` then N bytes and a newline. */
+static int read_block(PackReader *r, char **out, size_t *len) {
+  int64_t n;
+  if (r->nwords != 2)
+    return fail(r, "expected `%s BYTES`", r->words[0]);
+  if (parse_int(r, r->words[1], 0, INT64_MAX, "byte count", &n)) return -1;
+  if (*out) return fail(r, "a second `%s` block", r->words[0]);
+  if ((int64_t)(r->end - r->p) < n + 1)
+    return fail(r, "the %s block is truncated: %" PRId64
+                   " bytes announced, %td left",
+                r->words[0], n, r->end - r->p);
+  if (memchr(r->p, 0, (size_t)n))
+    return fail(r, "a NUL byte in the %s block", r->words[0]);
+  if (r->p[n] != '\n')
+    return fail(r, "the %s block is not followed by a newline",
+                r->words[0]);
+  *out = malloc((size_t)n + 1);
+  if (!*out) return fail(r, "out of memory");
+  memcpy(*out, r->p, (size_t)n);
+  (*out)[n] = 0;
+  *len = (size_t)n;
+  for (const char *q = r->p; q < r->p + n; q++)
+    if (*q == '\n') r->line++;
+  r->p += n + 1;
+  r->line++; /* the newline after the block */
+  return 0;
+}
+
+static int parse_bind(PackReader *r, const char *s, IrBind *out) {
+  int b = ir_bind_lookup(s);
+  if (b != IR_BIND_BLOCK && b != IR_BIND_WARP && b != IR_BIND_THREAD)
+    return fail(r, "bad launch binding '%s' (block, warp or thread)", s);
+  *out = (IrBind)b;
+  return 0;
+}
+
+static int parse_launch(PackReader *r, CgLaunch *l, int nsyms) {
+  if (r->nwords < 2 || strcmp(r->words[0], "launch") != 0)
+    return fail(r, "expected `launch one|fill|extent ...`");
+  const char *kind = r->words[1];
+  int64_t per;
+  if (strcmp(kind, "one") == 0) {
+    if (want_words(r, 2, "launch one")) return -1;
+    l->kind = CG_LAUNCH_ONE;
+    l->per_block = 1;
+    return 0;
+  }
+  bool fill = strcmp(kind, "fill") == 0;
+  if (!fill && strcmp(kind, "extent") != 0)
+    return fail(r, "unknown launch rule '%s'", kind);
+  if (fill && want_words(r, 4, "launch fill BIND PER_BLOCK")) return -1;
+  if (!fill && r->nwords < 5)
+    return fail(r, "expected `launch extent BIND PER_BLOCK TOKENS...`");
+  if (parse_bind(r, r->words[2], &l->bind)) return -1;
+  if (parse_int(r, r->words[3], 1, 1024, "workers per block", &per))
+    return -1;
+  l->per_block = (int)per;
+  l->kind = fill ? CG_LAUNCH_FILL : CG_LAUNCH_EXTENT;
+  if (fill) return 0;
+  int depth = 0;
+  for (int i = 4; i < r->nwords; i++) {
+    const char *w = r->words[i];
+    if (l->extent.n == CG_EXPR_MAX) return fail(r, "extent too long");
+    CgTokKind k = CG_TOK_COUNT;
+    int64_t v = 0;
+    if (w[0] == '$') {
+      if (parse_int(r, w + 1, 0, nsyms - 1, "symbol", &v)) return -1;
+      k = CG_TOK_SYM;
+    } else if ((w[0] >= '0' && w[0] <= '9') || (w[0] == '-' && w[1])) {
+      if (parse_int(r, w, INT64_MIN, INT64_MAX, "integer", &v)) return -1;
+      k = CG_TOK_CONST;
+    } else {
+      for (int t = CG_TOK_NV; t < CG_TOK_COUNT; t++)
+        if (strcmp(w, tok_names[t]) == 0) k = (CgTokKind)t;
+      if (k == CG_TOK_COUNT)
+        return fail(r, "bad extent token '%s'", w);
+    }
+    depth += (k <= CG_TOK_NE) ? 1 : -1;
+    if (depth < 1) return fail(r, "extent: operator '%s' lacks operands", w);
+    l->extent.tok[l->extent.n].kind = k;
+    l->extent.tok[l->extent.n].value = v;
+    l->extent.n++;
+  }
+  if (depth != 1) return fail(r, "extent: operands left without operator");
+  return 0;
+}
+
+static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
+  int64_t stage, threads, nparams;
+  if (want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS")) return -1;
+  if (parse_int(r, r->words[2], 0, INT32_MAX, "stage", &stage) ||
+      parse_int(r, r->words[3], 1, 1024, "threads per block", &threads) ||
+      parse_int(r, r->words[4], 0, 1024, "parameter count", &nparams))
+    return -1;
+  if (threads % 32 != 0)
+    return fail(r, "threads per block %" PRId64 " is not a multiple of 32",
+                threads);
+  k->name = dup_word(r->words[1]);
+  k->stage = (int)stage;
+  k->threads = (int)threads;
+  k->params = zalloc((size_t)nparams, sizeof *k->params);
+  for (int i = 0; i < nparams; i++) {
+    if (next_line(r)) return -1;
+    if (r->nwords < 2 || strcmp(r->words[0], "param") != 0)
+      return fail(r, "expected `param KIND [ID]` (%d of %" PRId64 ")", i + 1,
+                  nparams);
+    int kind = -1;
+    for (int j = 0; j < CG_PARAM_COUNT; j++)
+      if (strcmp(r->words[1], param_names[j]) == 0) kind = j;
+    if (kind < 0) return fail(r, "unknown parameter kind '%s'", r->words[1]);
+    CgParam *prm = &k->params[i];
+    prm->kind = (CgParamKind)kind;
+    k->nparams = i + 1;
+    if (kind == CG_PARAM_TENSOR || kind == CG_PARAM_SYM) {
+      int64_t id;
+      int n = kind == CG_PARAM_TENSOR ? p->ntensors : p->nsyms;
+      if (want_words(r, 3, "param tensor|sym ID")) return -1;
+      if (parse_int(r, r->words[2], 0, n - 1,
+                    kind == CG_PARAM_TENSOR ? "tensor id" : "symbol id", &id))
+        return -1;
+      prm->id = (int)id;
+    } else if (want_words(r, 2, "param KIND")) {
+      return -1;
+    }
+  }
+  if (next_line(r)) return -1;
+  return parse_launch(r, &k->launch, p->nsyms);
+}
+
+static int parse_tensor(PackReader *r, CgProgram *p) {
+  if (r->nwords < 7 || r->nwords > 7 + IR_MAX_DIMS)
+    return fail(r, "expected `tensor ID NAME ROLE DOMAIN DTYPE RED DIMS...`");
+  int64_t id;
+  if (parse_int(r, r->words[1], 0, INT32_MAX, "tensor id", &id)) return -1;
+  if (id != p->ntensors)
+    return fail(r, "tensor %" PRId64 " out of order (expected %d)", id,
+                p->ntensors);
+  if (p->nkernels) return fail(r, "tensors must come before kernels");
+  CgTensorInfo t = {0};
+  const char *role = r->words[3];
+  if (strcmp(role, "in") == 0) t.role = IR_ROLE_IN;
+  else if (strcmp(role, "out") == 0) t.role = IR_ROLE_OUT;
+  else if (strcmp(role, "temp") == 0) t.role = IR_ROLE_TEMP;
+  else return fail(r, "bad tensor role '%s' (in, out or temp)", role);
+  int dom = -1, dt = ir_dtype_lookup(r->words[5]), red = -1;
+  for (int i = 0; i < IR_DOM_COUNT; i++)
+    if (strcmp(r->words[4], ir_domain_name((IrDomain)i)) == 0) dom = i;
+  for (int i = 0; i < IR_RED_COUNT; i++)
+    if (strcmp(r->words[6], ir_red_name((IrRed)i)) == 0) red = i;
+  if (dom < 0) return fail(r, "bad tensor domain '%s'", r->words[4]);
+  if (dt < 0) return fail(r, "bad dtype '%s'", r->words[5]);
+  if (red < 0) return fail(r, "bad reduction '%s'", r->words[6]);
+  t.domain = (IrDomain)dom;
+  t.dtype = (IrDType)dt;
+  t.red = (IrRed)red;
+  t.ndims = r->nwords - 7;
+  for (int j = 0; j < t.ndims; j++) {
+    const char *w = r->words[7 + j];
+    int64_t v;
+    t.sym_id[j] = -1;
+    if (w[0] == '$') {
+      if (parse_int(r, w + 1, 0, p->nsyms - 1, "symbol", &v)) return -1;
+      t.sym_id[j] = (int)v;
+    } else {
+      if (parse_int(r, w, 0, INT32_MAX, "dimension", &v)) return -1;
+      t.dims[j].value = v;
+    }
+  }
+  for (int j = t.ndims; j < IR_MAX_DIMS; j++) t.sym_id[j] = -1;
+  t.name = dup_word(r->words[2]);
+  CgTensorInfo *grown =
+      realloc(p->tensors, sizeof *grown * (size_t)(p->ntensors + 1));
+  if (!grown) {
+    free(t.name);
+    return fail(r, "out of memory");
+  }
+  p->tensors = grown;
+  p->tensors[p->ntensors++] = t;
+  return 0;
+}
+
+static int parse_pack(PackReader *r, CgProgram *p) {
+  if (r->p >= r->end) {
+    r->line = 1;
+    return fail(r, "empty file: not a gop kernel pack");
+  }
+  if (next_line(r)) return -1;
+  if (r->nwords < 1 || strcmp(r->words[0], "gop-pack") != 0)
+    return fail(r, "not a gop kernel pack (the first line should be "
+                   "`gop-pack 1`)");
+  if (r->nwords != 2 || strcmp(r->words[1], "1") != 0)
+    return fail(r, "unsupported kernel pack version '%s' (this gop reads "
+                   "version 1)",
+                r->nwords > 1 ? r->words[1] : "");
+  size_t ir_len = 0;
+  for (;;) {
+    if (next_line(r)) return -1;
+    if (r->nwords == 0) return fail(r, "empty line");
+    const char *w = r->words[0];
+    if (strcmp(w, "end") == 0) {
+      if (want_words(r, 1, "end")) return -1;
+      break;
+    } else if (strcmp(w, "op") == 0) {
+      if (want_words(r, 2, "op NAME")) return -1;
+      if (p->op) return fail(r, "a second `op` line");
+      p->op = dup_word(r->words[1]);
+    } else if (strcmp(w, "target") == 0) {
+      if (want_words(r, 2, "target SM")) return -1;
+      if (p->target) return fail(r, "a second `target` line");
+      if (!cg_target_known(r->words[1]))
+        return fail(r, "unknown target %s", r->words[1]);
+      p->target = dup_word(r->words[1]);
+    } else if (strcmp(w, "times") == 0) {
+      if (want_words(r, 4, "times BUILD_MS OPT_MS EMIT_MS") ||
+          parse_double(r, r->words[1], &p->times.build_ms) ||
+          parse_double(r, r->words[2], &p->times.opt_ms) ||
+          parse_double(r, r->words[3], &p->times.emit_ms))
+        return -1;
+    } else if (strcmp(w, "sym") == 0) {
+      int64_t id;
+      if (want_words(r, 3, "sym ID NAME")) return -1;
+      if (parse_int(r, r->words[1], 0, INT32_MAX, "symbol id", &id)) return -1;
+      if (id != p->nsyms)
+        return fail(r, "symbol %" PRId64 " out of order (expected %d)", id,
+                    p->nsyms);
+      if (p->ntensors || p->nkernels)
+        return fail(r, "symbols must come before tensors and kernels");
+      char **grown = realloc(p->syms, sizeof *grown * (size_t)(p->nsyms + 1));
+      if (!grown) return fail(r, "out of memory");
+      p->syms = grown;
+      p->syms[p->nsyms++] = dup_word(r->words[2]);
+    } else if (strcmp(w, "tensor") == 0) {
+      if (parse_tensor(r, p)) return -1;
+    } else if (strcmp(w, "kernel") == 0) {
+      CgKernel *grown =
+          realloc(p->kernels, sizeof *grown * (size_t)(p->nkernels + 1));
+      if (!grown) return fail(r, "out of memory");
+      p->kernels = grown;
+      memset(&p->kernels[p->nkernels], 0, sizeof *grown);
+      p->nkernels++;
+      if (parse_kernel(r, p, &p->kernels[p->nkernels - 1])) return -1;
+    } else if (strcmp(w, "ptx") == 0) {
+      if (read_block(r, &p->ptx, &p->ptx_len)) return -1;
+    } else if (strcmp(w, "ir") == 0) {
+      if (read_block(r, &p->ir, &ir_len)) return -1;
+    } else {
+      return fail(r, "unknown line '%s'", w);
+    }
+  }
+  if (r->p < r->end) {
+    r->line++;
+    return fail(r, "text after `end`");
+  }
+  if (!p->op) return fail(r, "the pack names no `op`");
+  if (!p->target) return fail(r, "the pack names no `target`");
+  if (!p->ptx) return fail(r, "the pack holds no `ptx` block");
+  if (p->nkernels == 0) return fail(r, "the pack holds no kernel");
+  return 0;
+}
+
+int cg_pack_read(const char *path, CgProgram *out, Diag *d) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    ir_error(d, (Loc){path, 0, 0}, "cannot read the kernel pack: %s",
+             strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, n = 0, got;
+  char *text = malloc(cap);
+  while (text && (got = fread(text + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      char *bigger = realloc(text, cap *= 2);
+      if (!bigger) free(text);
+      text = bigger;
+    }
+  }
+  bool bad = !text || ferror(f);
+  fclose(f);
+  if (bad) {
+    ir_error(d, (Loc){path, 0, 0}, "cannot read the kernel pack: %s",
+             text ? "read error" : "out of memory");
+    free(text);
+    return -1;
+  }
+  PackReader r = {.path = path, .text = text, .end = text + n, .p = text,
+                  .d = d};
+  int rc = parse_pack(&r, out);
+  free(text);
+  if (rc != 0) cg_program_free(out);
+  return rc;
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# tests/ptxas/run.sh SUITE_DIR GOPC: the CI check of code generation.
+#
+# Every stdlib operator x every named schedule of stdlib/schedules.gop x a
+# few parameter settings (and the default schedule) is compiled to PTX with
+# `gopc emit --stage ptx` for sm_80 and sm_90, and each PTX is assembled by
+# the CUDA toolkit's ptxas -v. A combination the scheduler refuses (the
+# schedule does not fit the operator) is listed and skipped; anything else
+# must compile, assemble, and not spill. Registers, spills and shared memory
+# of every kernel are printed as a table, with gopc's compile times.
+#
+# ptxas is $GOP_PTXAS, else /usr/local/cuda/bin/ptxas, else the one on PATH.
+# CI has the toolkit, so a missing ptxas fails the test, unless
+# GOP_SKIP_PTXAS=1 says this machine has none on purpose.
+set -uo pipefail
+
+suite_dir=$(cd "$1" && pwd)
+gopc=$2
+src=${GOP_SOURCE_DIR:-$(cd "$suite_dir/../.." && pwd)}
+targets=(sm_80 sm_90)
+
+ptxas=${GOP_PTXAS:-}
+if [[ -z $ptxas ]]; then
+  if [[ -x /usr/local/cuda/bin/ptxas ]]; then
+    ptxas=/usr/local/cuda/bin/ptxas
+  else
+    ptxas=$(command -v ptxas || true)
+  fi
+fi
+if [[ -z $ptxas || ! -x $ptxas ]]; then
+  if [[ ${GOP_SKIP_PTXAS:-} == 1 ]]; then
+    echo "ptxas: not found; skipped because GOP_SKIP_PTXAS=1"
+    exit 0
+  fi
+  echo "FAIL: ptxas not found (\$GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH)." >&2
+  echo "The CUDA toolkit is needed to check the PTX; set GOP_SKIP_PTXAS=1 to" >&2
+  echo "skip this test on a machine that has none." >&2
+  exit 1
+fi
+echo "ptxas: $ptxas ($("$ptxas" --version | tail -1))"
+
+work=$(mktemp -d /tmp/gop-ptxas.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# ---- the matrix ----
+mapfile -t ops < <("$gopc" ops | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p')
+if [[ ${#ops[@]} -eq 0 ]]; then
+  echo "FAIL: \`gopc ops\` listed no operator" >&2
+  exit 1
+fi
+# `schedule NAME(P1, P2)` -> NAME and its parameter count
+schedules=("")  # "": the default schedule
+while read -r name params; do
+  n=0
+  [[ -n $params ]] && n=$(awk -F, '{print NF}' <<<"$params")
+  case $n in
+  0) schedules+=("$name()") ;;
+  *)
+    # all 1s, all 2s, first 4 and the rest 1, first 1 and the rest 4
+    for set in 1 2 4:1 1:4; do
+      first=${set%%:*} rest=${set##*:}
+      args=$first
+      for ((i = 1; i < n; i++)); do args+=", $rest"; done
+      schedules+=("$name($args)")
+    done
+    ;;
+  esac
+done < <(sed -n 's/^schedule \([A-Za-z_][A-Za-z0-9_]*\)(\([^)]*\)).*/\1 \2/p' \
+           "$src/stdlib/schedules.gop")
+
+# One combination: writes $work/N.status (ok, refused, FAIL) and N.rows.
+run_one() {
+  local n=$1 op=$2 sched=$3 target=$4
+  local base=$work/$n
+  local label="$op ${sched:-default} $target"
+  local sargs=()
+  [[ -n $sched ]] && sargs=(--schedule "$sched")
+  if ! "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
+       >/dev/null 2>"$base.err"; then
+    echo refused >"$base.status"
+    echo "refused  $label: $(grep -m1 'error:' "$base.err" | sed 's/.*error: //')" >"$base.rows"
+    return
+  fi
+  if ! "$gopc" emit "stdlib:$op" --stage ptx "${sargs[@]}" --target "$target" --time \
+       >"$base.ptx" 2>"$base.err"; then
+    echo FAIL >"$base.status"
+    { echo "FAIL     $label: gopc could not compile it"; sed 's/^/    /' "$base.err"; } >"$base.rows"
+    return
+  fi
+  local times
+  times=$(sed -n 's/^compile times (ms): //p' "$base.err")
+  if ! "$ptxas" -v -arch="$target" -o /dev/null "$base.ptx" >"$base.log" 2>&1; then
+    echo FAIL >"$base.status"
+    { echo "FAIL     $label: ptxas refused the PTX"; sed 's/^/    /' "$base.log"; } >"$base.rows"
+    return
+  fi
+  # ptxas -v: "Compiling entry function 'K' for 'sm_90'", then
+  # "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
+  # "Used N registers, [N bytes smem, ]N bytes cmem[0]"
+  awk -v label="$label" -v times="$times" '
+    /Compiling entry function/ { k = $0; sub(/.*function .\047?/, "", k); sub(/\047.*/, "", k) }
+    /bytes stack frame/ { stack = $1; spst = $5; spld = $9 }
+    /Used [0-9]+ registers/ {
+      regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
+      smem = 0
+      if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ .*/, "", smem) }
+      bad = (stack + spst + spld > 0)
+      printf "%s %-44s %-22s %3d regs  stack %d  spill %d/%d  smem %d\n",
+             bad ? "FAIL    " : "ok      ", label, k, regs, stack, spst, spld, smem
+      if (bad) failed = 1
+      n++
+    }
+    END {
+      if (n == 0) { printf "FAIL     %s: no kernel in the ptxas output\n", label; failed = 1 }
+      printf "time     %s: %s\n", label, times
+      exit failed
+    }' "$base.log" >"$base.rows"
+  if [[ $? -eq 0 ]]; then echo ok >"$base.status"; else echo FAIL >"$base.status"; fi
+}
+
+jobs=$(nproc 2>/dev/null || echo 4)
+n=0
+for op in "${ops[@]}"; do
+  for sched in "${schedules[@]}"; do
+    for target in "${targets[@]}"; do
+      n=$((n + 1))
+      run_one "$n" "$op" "$sched" "$target" &
+      while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+    done
+  done
+done
+wait
+
+# ---- the report ----
+ok=0 refused=0 failed=0
+for ((i = 1; i <= n; i++)); do
+  grep -v '^time ' "$work/$i.rows"
+  case $(cat "$work/$i.status") in
+  ok) ok=$((ok + 1)) ;;
+  refused) refused=$((refused + 1)) ;;
+  *) failed=$((failed + 1)) ;;
+  esac
+done
+# compile time per step, mean over the programs compiled
+# "schedule 0.10, lower 0.01, LLVM IR 1.36, O3 5.95, PTX 5.55"
+cat "$work"/*.rows | sed -n 's/^time [^:]*: //p' | awk '
+  NF {
+    k = split($0, parts, ", ")
+    for (i = 1; i <= k; i++) {
+      w = split(parts[i], word, " ")
+      name = word[1]; for (j = 2; j < w; j++) name = name " " word[j]
+      if (!(name in sum)) order[++m] = name
+      sum[name] += word[w]
+    }
+    c++
+  }
+  END {
+    if (!c) exit
+    printf "compile time, mean of %d programs (ms):", c
+    for (j = 1; j <= m; j++) { printf " %s %.2f", order[j], sum[order[j]] / c; total += sum[order[j]] / c }
+    printf "; total %.2f\n", total
+  }'
+echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets): $ok assembled, $refused refused by the scheduler, $failed failed"
+if ((ok == 0)); then
+  echo "FAIL: nothing was assembled" >&2
+  exit 1
+fi
+((failed == 0))
