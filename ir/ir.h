@@ -258,6 +258,7 @@ typedef struct IrOp {
   IrVar **vars;
   int nvars;
   IrNode *body; /* the stages, in order */
+  bool deterministic; /* schedule option: no atomics (passes/conflicts.c) */
 } IrOp;
 
 /* ---- schedules as data (parsed now; applied by passes/) ---- */

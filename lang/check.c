@@ -701,8 +701,29 @@ static IrNode *value_expr(Checker *c, const LangNode *e) {
   unreachable("not an expression");
 }
 
-/* The condition of an `if` guard (IR text): comparisons of indices joined by
- * && || !. */
+/* Whether a comparison operand is an f32 value rather than an index: the
+ * finalisation stages and promoted accumulators of passes/ compare values
+ * (`if (Y[v, f] == -inf)`, `if (in_degree(v) > 0.0)`). IR text only. */
+static bool is_value_operand(Checker *c, const LangNode *e) {
+  switch (e->kind) {
+  case LANG_FLOAT:
+  case LANG_ELEM: return true;
+  case LANG_CALL:
+    return ir_fn_lookup(e->call.name) >= 0 || !strcmp(e->call.name, "in_degree") ||
+           !strcmp(e->call.name, "out_degree");
+  case LANG_NAME: {
+    Binding *b = lookup(c, e->name);
+    if (b) return b->var && b->var->kind == IR_VAR_LOCAL;
+    return !strcmp(e->name, "inf");
+  }
+  case LANG_UNARY: return is_value_operand(c, e->un.a);
+  case LANG_BINARY: return is_value_operand(c, e->bin.a) || is_value_operand(c, e->bin.b);
+  default: return false;
+  }
+}
+
+/* The condition of an `if` guard (IR text): comparisons of indices (or, in
+ * IR text, of values) joined by && || !. */
 static IrNode *cond_expr(Checker *c, const LangNode *e) {
   if (e->kind == LANG_UNARY && e->un.op == IR_UN_NOT) {
     IrNode *x = cond_expr(c, e->un.a);
@@ -718,6 +739,11 @@ static IrNode *cond_expr(Checker *c, const LangNode *e) {
     }
     case IR_OP_EQ: case IR_OP_NE: case IR_OP_LT: case IR_OP_LE:
     case IR_OP_GT: case IR_OP_GE: {
+      if (c->ir && (is_value_operand(c, e->bin.a) || is_value_operand(c, e->bin.b))) {
+        IrNode *x = value_expr(c, e->bin.a);
+        IrNode *y = value_expr(c, e->bin.b);
+        return x && y ? ir_bin(c->a, e->loc, e->bin.op, x, y) : NULL;
+      }
       Ix a, b;
       IrNode *x = index_expr(c, e->bin.a, &a);
       IrNode *y = index_expr(c, e->bin.b, &b);

@@ -1,0 +1,166 @@
+/* passes/lower_mean.c: mean, max and min as the GPU does them.
+ *
+ * Contract: requires nothing; gives an operator with no `mean=` store, and
+ * a finalisation stage after each stage that reduces into a `mean=`,
+ * `max=` or `min=` target; breaks nothing (the new stages are bound, one
+ * thread per row).
+ *
+ * A GPU cannot count the contributions to each element cheaply, so the
+ * rules of docs/language.md are met with what is known:
+ *
+ *   mean=  becomes `+=`, followed by a stage
+ *            Y[v, f] = Y[v, f] / max(in_degree(v), 1.0)
+ *          The checker allows mean= only on vertex tensors inside an edge
+ *          loop, one contribution per edge of the vertex: the count is the
+ *          degree (in-degree for dst tensors, out-degree for src tensors);
+ *          a vertex with no edges keeps its 0 (the sum's identity) / 1.
+ *   max= / min=  keep their store and get a stage
+ *            if (Y[v, f] == -inf) { Y[v, f] = 0.0 }      (+inf for min=)
+ *          an element that received no contribution still holds the
+ *          identity the runtime filled it with, and becomes 0 (DGL's rule).
+ *
+ * As in the interpreter, the finalisation follows every stage that reduces
+ * into the tensor, so a later stage reads finished values.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+/* The reduction that targets `t` in `list` (ASSIGN: none). */
+static IrRed target_red(const IrNode *list, const IrTensor *t) {
+  for (const IrNode *s = list; s; s = s->next) {
+    IrRed r = IR_RED_ASSIGN;
+    if (s->kind == IR_STORE && s->acc.tensor == t) r = s->acc.red;
+    else if (s->kind == IR_LOOP) r = target_red(s->loop.body, t);
+    else if (s->kind == IR_IF) r = target_red(s->ifs.then, t);
+    if (r != IR_RED_ASSIGN) return r;
+  }
+  return IR_RED_ASSIGN;
+}
+
+static void mean_to_add(IrNode *list, const IrTensor *t) {
+  for (IrNode *s = list; s; s = s->next) {
+    if (s->kind == IR_STORE && s->acc.tensor == t && s->acc.red == IR_RED_MEAN)
+      s->acc.red = IR_RED_ADD;
+    else if (s->kind == IR_LOOP) mean_to_add(s->loop.body, t);
+    else if (s->kind == IR_IF) mean_to_add(s->ifs.then, t);
+  }
+}
+
+/* A name for a loop of the new stage: not a tensor or an extent, and not
+ * one of the stage's other loops. The `_fin` names keep directives that
+ * name v or f (promote lowers a mean during scheduling) off these stages. */
+static const char *stage_name(const IrOp *op, Arena *a, const char *base,
+                              const char **taken, int ntaken) {
+  for (int i = 0;; i++) {
+    const char *name = i ? ir_sprintf(a, "%s%d", base, i) : base;
+    bool clash = ir_op_find_tensor(op, name) != NULL;
+    for (int k = 0; k < op->nsyms; k++) clash |= strcmp(op->syms[k]->name, name) == 0;
+    for (int k = 0; k < ntaken; k++) clash |= strcmp(taken[k], name) == 0;
+    if (!clash) return name;
+  }
+}
+
+/* The finalisation stage of `t`, reduced with `red`. */
+static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
+  Loc at = t->loc;
+  const char *names[IR_MAX_IDX];
+  int nn = 0;
+  IrNode *idx[IR_MAX_IDX];
+  int nidx = 0;
+  IrNode *row = NULL; /* the vertex or edge loop, if any */
+  IrNode **hole;      /* where the innermost body goes */
+  IrNode *deg = NULL;
+  if (t->domain != IR_DOM_DENSE) {
+    static const struct { IrDomain dom; IrLoopKind loop; IrVarKind var; const char *name; }
+        rows[] = {{IR_DOM_DST, IR_LOOP_DST_V, IR_VAR_DST_V, "v_fin"},
+                  {IR_DOM_SRC, IR_LOOP_SRC_V, IR_VAR_SRC_V, "u_fin"},
+                  {IR_DOM_EDGE, IR_LOOP_EDGES, IR_VAR_EDGE, "e_fin"}};
+    int r = t->domain == IR_DOM_DST ? 0 : t->domain == IR_DOM_SRC ? 1 : 2;
+    names[nn] = stage_name(op, a, rows[r].name, names, nn);
+    IrVar *v = pass_new_var(op, a, names[nn++], rows[r].var, at);
+    idx[nidx++] = ir_var(a, at, v);
+    row = ir_loop(a, at, v, rows[r].loop, NULL, NULL, NULL);
+    row->loop.bind = IR_BIND_THREAD;
+    if (t->domain != IR_DOM_EDGE)
+      deg = ir_endpoint(a, at, t->domain == IR_DOM_DST ? IR_INDEG : IR_OUTDEG,
+                        ir_var(a, at, v));
+  }
+  IrNode *top = row;
+  hole = row ? &row->loop.body : &top;
+  for (int k = 0; k < t->ndims; k++) {
+    names[nn] = stage_name(op, a, ir_sprintf(a, "f%s_fin", k ? ir_sprintf(a, "%d", k) : ""),
+                           names, nn);
+    IrVar *f = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
+    IrNode *ext = t->dims[k].sym ? ir_symref(a, at, t->dims[k].sym)
+                                 : ir_iconst(a, at, t->dims[k].value);
+    IrNode *l = ir_loop(a, at, f, IR_LOOP_RANGE, ext, NULL, NULL);
+    if (!top) {
+      top = l;
+      l->loop.bind = IR_BIND_THREAD; /* a dense tensor: threads over rows */
+    }
+    *hole = l;
+    hole = &l->loop.body;
+    idx[nidx++] = ir_var(a, at, f);
+  }
+  IrNode *body;
+  if (red == IR_RED_MEAN) {
+    IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
+    IrNode *count = ir_call(a, at, IR_FN_MAX, 2, args);
+    body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN,
+                    ir_bin(a, at, IR_OP_DIV, ir_load(a, at, t, nidx, idx), count));
+  } else {
+    IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
+    IrNode *cond = ir_bin(a, at, IR_OP_EQ, ir_load(a, at, t, nidx, idx), none);
+    body = ir_if(a, at, cond,
+                 ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+  }
+  /* ir_load/ir_store keep the index nodes: give each its own copies. */
+  IrNode *val = body->kind == IR_STORE ? body->acc.value->bin.a : body->ifs.cond->bin.a;
+  for (int i = 0; i < nidx; i++) val->acc.idx[i] = ir_clone(a, idx[i]);
+  IrNode *st = body->kind == IR_STORE ? body : body->ifs.then;
+  for (int i = 0; i < nidx; i++) st->acc.idx[i] = ir_clone(a, idx[i]);
+  *hole = body;
+  return top ? top : body;
+}
+
+int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
+  IrRed red = target_red(op->body, t);
+  if (red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) return 0;
+  if (red == IR_RED_MEAN && t->domain != IR_DOM_DST && t->domain != IR_DOM_SRC) {
+    ir_error(d, t->loc, "mean: '%s' is a mean= target but lives on %s; only "
+             "vertex tensors are averaged over their edges", t->name,
+             ir_domain_name(t->domain));
+    return -1;
+  }
+  for (IrNode **p = &op->body; *p;) {
+    IrNode *s = *p;
+    IrNode *saved = s->next;
+    s->next = NULL;
+    bool reduces = target_red(s, t) != IR_RED_ASSIGN;
+    s->next = saved;
+    if (!reduces) {
+      p = &s->next;
+      continue;
+    }
+    if (red == IR_RED_MEAN) {
+      s->next = NULL;
+      mean_to_add(s, t);
+      s->next = saved;
+    }
+    IrNode *fin = final_stage(op, t, red, a);
+    fin->next = s->next;
+    s->next = fin;
+    p = &fin->next;
+  }
+  return 0;
+}
+
+int pass_lower_mean(IrOp *op, Arena *a, Diag *d) {
+  for (int i = 0; i < op->ntensors; i++)
+    if (op->tensors[i]->role != IR_ROLE_IN &&
+        pass_lower_mean_tensor(op, op->tensors[i], a, d) != 0)
+      return -1;
+  return 0;
+}

@@ -1,0 +1,222 @@
+/* passes/passes.h: scheduling primitives and lowering passes.
+ *
+ * The one header of passes/, sectioned by the file that implements each
+ * part. A schedule is data (IrSchedDef, IrDirective in ir/ir.h); applying
+ * it is a pass over an operator's IR. Each primitive lives in its own file
+ * with one entry point, checks legality first, and refuses with a message
+ * that names the loop and the rule, changing nothing. Lowering then turns
+ * the scheduled IR into the GPU-ready form of docs/gpu-ir.md through a
+ * fixed list of passes (pipeline.c). docs/scheduling.md documents every
+ * primitive and named schedule with examples.
+ *
+ * Loop names: a directive names loops by their variables. Operators with
+ * several stages often reuse names (every stage of edge_softmax has `v` and
+ * `e`); a directive applies to every stage that has the loops it names, and
+ * the primitives' own entry points expect a name to be unique in the op they
+ * are given (schedule.c hands them one stage at a time).
+ *
+ * Every function returns 0 on success, or -1 after reporting through `d`;
+ * on -1 the operator is unchanged. Everything is allocated in `a`.
+ */
+#ifndef GOP_PASSES_H
+#define GOP_PASSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+/* ---------------------------------------------------------------------------
+ * schedule.c: applying schedules.
+ */
+
+/* Applies one directive. Integer arguments are evaluated with the values of
+ * the schedule's parameters (`param_values`, by parameter id; may be NULL
+ * when the directive uses none). Unknown primitive: an error naming it. */
+int pass_apply_directive(IrOp *op, const IrDirective *dir,
+                         const int64_t *param_values, Arena *a, Diag *d);
+/* Applies a named schedule called with `args` (one per parameter). The
+ * schedule-level directives `optional(LOOP, ...)`, `fallback(LOOP, OTHER)`
+ * and `deterministic()` are understood here (docs/scheduling.md). */
+int pass_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
+                  int nargs, Arena *a, Diag *d);
+/* Applies a schedule given as text: a named schedule of `lib` called with
+ * integers ("warp_edge(4, 2)"), or a list of directives
+ * ("split(f, 32) -> (fo, fi); bind(fi, lane)"), which may call named
+ * schedules too. `lib` may be NULL. */
+int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
+                       Arena *a, Diag *d);
+/* A sensible GPU mapping for an operator with no schedule: per stage, a
+ * warp per iteration of the stage's loop with lanes over the innermost
+ * feature loop where that is legal, else a thread per iteration. */
+int pass_default_schedule(IrOp *op, Arena *a, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * The primitives, one file each. `loc` is where the directive was written;
+ * refusals are reported there. Result names may be NULL for the defaults
+ * (docs/scheduling.md).
+ */
+
+/* split.c: requires an unbound range, vertex or flat edge loop;
+ * gives `for o in 0..ceil(N/k) { for i in 0..k { if (o*k+i < N) {...} } }`
+ * with the loop variable replaced by o*k+i everywhere. */
+int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
+               const char *inner, Loc loc, Arena *a, Diag *d);
+/* reorder.c: requires the loops on one path, perfectly nested between the
+ * ones that move; permutes them, keeping guards above what they protect. */
+int pass_reorder(IrOp *op, const char *const *loops, int n, Loc loc, Arena *a,
+                 Diag *d);
+/* fuse.c: `fuse(v, e)` a vertex loop and its edge loop into one flat edge
+ * loop (vertex-parallel to edge-parallel), or two directly nested range
+ * loops (or a flat edge loop and a range loop) into one range loop. */
+int pass_fuse(IrOp *op, const char *outer, const char *inner,
+              const char *result, Loc loc, Arena *a, Diag *d);
+/* bind.c: maps a loop to block, warp, lane or thread; `threads` (0: leave
+ * it) sets the block size of the loop's stage. */
+int pass_bind(IrOp *op, const char *loop, IrBind level, int threads, Loc loc,
+              Arena *a, Diag *d);
+/* group.c: V/E grouping, G consecutive vertices or edges per worker. */
+int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
+               const char *inner, Loc loc, Arena *a, Diag *d);
+/* tile.c: feature tiling, a feature loop spread over T workers (GNNAdvisor's
+ * dimension workers): `for t in 0..T { for s in 0..ceil(N/T) {
+ * if (s*T+t < N) {...} } }`, so that neighbouring workers read neighbouring
+ * features. */
+int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
+              const char *inner, Loc loc, Arena *a, Diag *d);
+/* unroll.c: marks a sequential loop @unroll(n). */
+int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
+                Diag *d);
+/* vectorize.c: marks an innermost loop of 2 or 4 iterations, stepping the
+ * last index of every access by one, @vec(n): 8- or 16-byte accesses. */
+int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc,
+                   Arena *a, Diag *d);
+/* promote.c: `promote(loop, register)` keeps the reductions inside `loop`
+ * whose element does not change across its iterations in a register and
+ * stores once after it (the on-chip reduction of fuseGNN's GAR). Returns 1,
+ * reporting nothing and changing nothing, when the loop holds no such
+ * reduction: a directive may ask it of stages that have none, and is
+ * refused only when no stage has one. */
+int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
+                 Arena *a, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * Lowering passes, one file each (run by pass_lower in pipeline.c).
+ */
+
+/* lower_mean.c: requires nothing; breaks nothing. `mean=` becomes `+=` plus
+ * a stage dividing by the degree of the target vertex; `max=`/`min=`
+ * targets get a stage writing 0 where the degree is 0. */
+int pass_lower_mean(IrOp *op, Arena *a, Diag *d);
+/* The same for one tensor (promote needs it before it can move a mean=
+ * accumulator). Does nothing for a tensor that is no mean= target. */
+int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d);
+
+/* simplify.c: folds integer constants, drops unit loops, provably true
+ * guards and dead code. Requires nothing; breaks nothing. */
+int pass_simplify(IrOp *op, Arena *a, Diag *d);
+
+/* conflicts.c: requires mean= lowered; sets IrNode.acc.how of every
+ * reduction store to PLAIN or ATOMIC; refuses atomics when the op is
+ * deterministic, and stores that several workers would repeat. */
+int pass_conflicts(IrOp *op, Arena *a, Diag *d);
+/* Whether the store at the end of `path` (its enclosing statements,
+ * outermost first) can be written by two workers at once: some bound loop
+ * of `path` is not determined by the element the store writes. `why`, when
+ * not NULL, gets that loop. */
+bool pass_store_conflicts(IrNode *const *path, int depth, const IrNode *store,
+                          const IrNode **why);
+
+/* ---------------------------------------------------------------------------
+ * pipeline.c: the lowering pipeline and its pass table.
+ */
+typedef struct PassInfo {
+  const char *name;    /* for --dump-after */
+  const char *summary; /* one line, for `gopc passes` */
+  int (*run)(IrOp *op, Arena *a, Diag *d);
+} PassInfo;
+
+/* The lowering passes in the order pass_lower runs them. */
+const PassInfo *pass_table(int *n);
+/* Runs every lowering pass in order, verifying the IR after each; when
+ * `dump_after` names a pass, prints the op to `dump` after it. The result
+ * is GPU-ready IR (docs/gpu-ir.md). 0, or -1 with the op unchanged. */
+int pass_lower(IrOp *op, Arena *a, Diag *d, const char *dump_after,
+               FILE *dump);
+
+/* ---------------------------------------------------------------------------
+ * nest.c: loop-nest helpers shared by the primitives and passes.
+ */
+
+#define PASS_MAX_DEPTH 32
+
+/* Where a statement hangs in the tree, and what encloses it. */
+typedef struct PassSite {
+  IrNode **slot; /* the pointer holding it: a list head or a `next` field */
+  IrNode *node;
+  int stage;     /* index of the top-level statement it belongs to */
+  int depth;
+  IrNode *path[PASS_MAX_DEPTH]; /* enclosing loops and guards, outermost first */
+} PassSite;
+
+/* Finds the loops whose variable is called `name`; fills up to `max` sites
+ * and returns how many there are. */
+int pass_find_loops(IrOp *op, const char *name, PassSite *out, int max);
+/* The same for a given node (a statement anywhere in op); false if absent. */
+bool pass_find_node(IrOp *op, const IrNode *node, PassSite *out);
+/* "v, e, f": the loop names of `op` in order of first appearance. */
+const char *pass_loop_names(const IrOp *op, Arena *a);
+/* Whether `name` is a tensor, an extent or a variable bound anywhere in
+ * `op`: a name a new loop cannot take. */
+bool pass_name_taken(const IrOp *op, const char *name);
+
+/* A copy of `op` with its own body and arrays, to try a change on. */
+IrOp *pass_op_copy(const IrOp *op, Arena *a);
+/* A fresh loop variable (index kind unless `kind` says otherwise). */
+IrVar *pass_new_var(IrOp *op, Arena *a, const char *name, IrVarKind kind,
+                    Loc loc);
+
+/* Replaces every use of `v` in the statements `list` (and in what follows
+ * them) by a copy of `with`. */
+void pass_subst_stmts(Arena *a, IrNode *list, const IrVar *v,
+                      const IrNode *with);
+/* Whether `n` (a statement list or an expression, children included; for
+ * statements also the ones after it) uses `v`. */
+bool pass_uses_var(const IrNode *n, const IrVar *v);
+/* Whether expression `e` uses only variables for which `ok(var, ctx)`. */
+bool pass_expr_vars_all(const IrNode *e, bool (*ok)(const IrVar *, void *),
+                        void *ctx);
+/* Structural equality of two expressions. */
+bool pass_expr_equal(const IrNode *x, const IrNode *y);
+/* The number of iterations of a range, vertex or flat edge loop as an
+ * expression (NULL for in/out edge loops). */
+IrNode *pass_loop_extent(Arena *a, const IrNode *loop);
+/* A loop's statements as a one-line description for messages:
+ * "a local 's' and a store to 'S'". */
+const char *pass_describe_stmts(Arena *a, const IrNode *list,
+                                const IrNode *except);
+/* An expression as the IR text prints it, for messages. */
+const char *pass_expr_string(Arena *a, const IrNode *e);
+/* The number of stages (top-level statements) of `op`. */
+int pass_stage_count(const IrOp *op);
+/* The one loop of `op` called `name`; false after reporting
+ * "PRIM: loop 'q' does not exist in operator X (loops: v, e, f)". */
+bool pass_find_loop(IrOp *op, const char *prim, const char *name,
+                    PassSite *site, Loc loc, Arena *a, Diag *d);
+/* Refuses (false, reported) a name for a new loop that `op` already uses,
+ * unless it is `replaced`, the name of the loop being replaced. `role`:
+ * "outer loop", "inner loop" ... */
+bool pass_check_new_name(const IrOp *op, const char *prim, const char *name,
+                         const char *role, const char *replaced, Loc loc,
+                         Diag *d);
+
+/* Integer expressions that fold constants as they are built. */
+IrNode *pass_add(Arena *a, Loc loc, IrNode *x, IrNode *y);
+IrNode *pass_mul(Arena *a, Loc loc, IrNode *x, IrNode *y);
+IrNode *pass_div(Arena *a, Loc loc, IrNode *x, IrNode *y);
+IrNode *pass_mod(Arena *a, Loc loc, IrNode *x, IrNode *y);
+/* ceil(x / k) for k > 0: (x + k - 1) / k. */
+IrNode *pass_ceildiv(Arena *a, Loc loc, IrNode *x, int64_t k);
+
+#endif

@@ -1,0 +1,237 @@
+/* passes/promote.c: promote(loop, register), an on-chip accumulator.
+ *
+ * Contract: requires an unbound loop L that is not a stage's outermost
+ * loop, holding reductions whose element does not change across its
+ * iterations (the index reads only variables bound outside L); gives
+ *
+ *   var acc = IDENTITY          (0.0 for +=, -inf for max=, inf for min=)
+ *   for ... L ... { ... acc op= value ... }
+ *   Y[idx] op= acc              (under the guards of idx between L and it)
+ *
+ * so the element is read and written once per trip through L instead of
+ * once per iteration: fuseGNN's gather-apply-reduce keeps the partial sum
+ * on chip this way. Breaks nothing; L becomes a reduction loop of `acc`,
+ * so binding it to workers is then refused.
+ *
+ * The sum adds the same terms in the same order (acc starts at the
+ * identity, as the element does), so results are bit-identical. A target
+ * read inside L would see stale values, and one written at two places would
+ * need two accumulators: both are refused. A mean= target is lowered first
+ * (lower_mean.c), since an accumulator holds a sum, not a count. A max= or
+ * min= flush is skipped when L had no iteration (an empty in_edges), so an
+ * element that got no contribution is still seen as empty.
+ *
+ * Only registers are supported; staging tensors in shared memory
+ * (`promote(X, shared)`) and GNNAdvisor's shared-memory accumulator with a
+ * leader warp are not.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+enum { MAX_STORES = 16 };
+
+typedef struct Scan {
+  const IrVar *inner[256]; /* variables bound inside L */
+  int ninner;
+  IrNode **slots[MAX_STORES]; /* candidate stores */
+  IrNode *guards[MAX_STORES][PASS_MAX_DEPTH]; /* guards between L and each */
+  int nguards[MAX_STORES];
+  int n;
+  IrNode *path[PASS_MAX_DEPTH];
+  int depth;
+  const IrNode *other; /* a store to a candidate's tensor at another index */
+} Scan;
+
+static bool outer_var(const IrVar *v, void *ctx) {
+  const Scan *sc = ctx;
+  for (int i = 0; i < sc->ninner; i++)
+    if (sc->inner[i] == v) return false;
+  return true;
+}
+
+static void collect_inner(Scan *sc, const IrNode *list) {
+  for (const IrNode *s = list; s; s = s->next) {
+    if (s->kind == IR_LOOP) {
+      if (sc->ninner < 256) sc->inner[sc->ninner++] = s->loop.var;
+      collect_inner(sc, s->loop.body);
+    } else if (s->kind == IR_LET) {
+      if (sc->ninner < 256) sc->inner[sc->ninner++] = s->let.var;
+    } else if (s->kind == IR_IF) {
+      collect_inner(sc, s->ifs.then);
+    }
+  }
+}
+
+static bool index_outer(Scan *sc, const IrNode *st) {
+  for (int i = 0; i < st->acc.nidx; i++)
+    if (!pass_expr_vars_all(st->acc.idx[i], outer_var, sc)) return false;
+  return true;
+}
+
+static void find_stores(Scan *sc, IrNode **list) {
+  for (IrNode **p = list; *p; p = &(*p)->next) {
+    IrNode *s = *p;
+    if (s->kind == IR_LOOP || s->kind == IR_IF) {
+      if (sc->depth < PASS_MAX_DEPTH) {
+        sc->path[sc->depth++] = s;
+        find_stores(sc, s->kind == IR_LOOP ? &s->loop.body : &s->ifs.then);
+        sc->depth--;
+      }
+      continue;
+    }
+    if (s->kind != IR_STORE || s->acc.red == IR_RED_ASSIGN || !index_outer(sc, s))
+      continue;
+    if (sc->n == MAX_STORES) continue;
+    int k = sc->n++;
+    sc->slots[k] = p;
+    sc->nguards[k] = 0;
+    for (int i = 0; i < sc->depth; i++)
+      if (sc->path[i]->kind == IR_IF) sc->guards[k][sc->nguards[k]++] = sc->path[i];
+  }
+}
+
+static bool reads_tensor(const IrNode *e, const IrTensor *t) {
+  if (!e) return false;
+  switch (e->kind) {
+  case IR_LOAD:
+    if (e->acc.tensor == t) return true;
+    for (int i = 0; i < e->acc.nidx; i++)
+      if (reads_tensor(e->acc.idx[i], t)) return true;
+    return false;
+  case IR_BIN: return reads_tensor(e->bin.a, t) || reads_tensor(e->bin.b, t);
+  case IR_UN: return reads_tensor(e->un.a, t);
+  case IR_CALL:
+    for (int i = 0; i < e->call.nargs; i++)
+      if (reads_tensor(e->call.args[i], t)) return true;
+    return false;
+  default: return false;
+  }
+}
+
+/* How `t` is used under `list` besides the store `self`: 1 read, 2 another
+ * store, 0 neither. */
+static int other_use(const IrNode *list, const IrTensor *t, const IrNode *self) {
+  for (const IrNode *s = list; s; s = s->next) {
+    int r = 0;
+    switch (s->kind) {
+    case IR_LOOP:
+      if (reads_tensor(s->loop.extent, t) || reads_tensor(s->loop.of, t)) return 1;
+      r = other_use(s->loop.body, t, self);
+      break;
+    case IR_IF:
+      if (reads_tensor(s->ifs.cond, t)) return 1;
+      r = other_use(s->ifs.then, t, self);
+      break;
+    case IR_STORE:
+      if (reads_tensor(s->acc.value, t)) return 1;
+      for (int i = 0; i < s->acc.nidx; i++)
+        if (reads_tensor(s->acc.idx[i], t)) return 1;
+      if (s != self && s->acc.tensor == t) return 2;
+      break;
+    case IR_LET: if (reads_tensor(s->let.init, t)) return 1; break;
+    case IR_SET: if (reads_tensor(s->set.value, t)) return 1; break;
+    default: break;
+    }
+    if (r) return r;
+  }
+  return 0;
+}
+
+static bool cond_outer(Scan *sc, const IrNode *g) {
+  return pass_expr_vars_all(g->ifs.cond, outer_var, sc);
+}
+
+int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
+                 Arena *a, Diag *d) {
+  if (strcmp(where, "register") != 0) {
+    ir_error(d, loc, "promote: only 'register' is supported%s, not '%s'",
+             strcmp(where, "shared") == 0 ? " (shared-memory accumulators are "
+                                            "not supported yet)" : "",
+             where);
+    return -1;
+  }
+  PassSite site;
+  if (!pass_find_loop(op, "promote", loop, &site, loc, a, d)) return -1;
+  IrNode *l = site.node;
+  if (l->loop.bind != IR_BIND_NONE) {
+    ir_error(d, loc, "promote: loop '%s' is bound to %s; its iterations run on "
+             "different workers, which cannot share one register", loop,
+             ir_bind_name(l->loop.bind));
+    return -1;
+  }
+  if (site.depth == 0) {
+    ir_error(d, loc, "promote: loop '%s' is the outermost loop of its stage; "
+             "there is no loop around it to hold the register", loop);
+    return -1;
+  }
+  Scan sc = {0};
+  sc.inner[sc.ninner++] = l->loop.var;
+  collect_inner(&sc, l->loop.body);
+  find_stores(&sc, &l->loop.body);
+  if (sc.n == 0) return 1; /* nothing to promote here: the caller decides */
+  for (int k = 0; k < sc.n; k++) {
+    const IrNode *st = *sc.slots[k];
+    const char *t = st->acc.tensor->name;
+    int use = other_use(l->loop.body, st->acc.tensor, st);
+    if (use) {
+      ir_error(d, loc, "promote: tensor '%s' is %s inside loop '%s', so its "
+               "partial result cannot wait in a register", t,
+               use == 1 ? "read" : "written at another place", loop);
+      return -1;
+    }
+    for (int g = 0; g < sc.nguards[k]; g++)
+      if (!cond_outer(&sc, sc.guards[k][g]) && st->acc.red != IR_RED_ADD &&
+          st->acc.red != IR_RED_MEAN) {
+        ir_error(d, loc, "promote: the %s into '%s' is conditional inside loop "
+                 "'%s'; an element that gets nothing would look reduced", 
+                 ir_red_name(st->acc.red), t, loop);
+        return -1;
+      }
+  }
+  /* A mean= accumulator holds a sum: lower the mean first. */
+  for (int k = 0; k < sc.n; k++)
+    if ((*sc.slots[k])->acc.red == IR_RED_MEAN &&
+        pass_lower_mean_tensor(op, (*sc.slots[k])->acc.tensor, a, d) != 0)
+      return -1;
+
+  Loc at = l->loc;
+  IrNode *before = NULL, *after = NULL;
+  for (int k = 0; k < sc.n; k++) {
+    IrNode *st = *sc.slots[k];
+    IrRed red = st->acc.red;
+    const char *base = ir_sprintf(a, "%s_acc", st->acc.tensor->name);
+    const char *name = base;
+    for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
+    IrVar *acc = pass_new_var(op, a, name, IR_VAR_LOCAL, at);
+    double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
+    ir_append(&before, ir_let(a, at, acc, ir_fconst(a, at, id)));
+    IrNode *set = ir_set(a, st->loc, acc, red, st->acc.value);
+    set->next = st->next;
+    *sc.slots[k] = set;
+    IrNode *flush = ir_store(a, st->loc, st->acc.tensor, st->acc.nidx, st->acc.idx,
+                             red, ir_var(a, at, acc));
+    /* Under the guards that keep its index in range. */
+    for (int g = sc.nguards[k] - 1; g >= 0; g--)
+      if (cond_outer(&sc, sc.guards[k][g]))
+        flush = ir_if(a, at, ir_clone(a, sc.guards[k][g]->ifs.cond), flush);
+    /* max/min: an empty L leaves the element empty, not "reduced to -inf". */
+    if ((red == IR_RED_MAX || red == IR_RED_MIN) &&
+        (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES)) {
+      IrKind deg = l->loop.kind == IR_LOOP_IN_EDGES ? IR_INDEG : IR_OUTDEG;
+      IrNode *cond = ir_bin(a, at, IR_OP_GT,
+                            ir_endpoint(a, at, deg, ir_clone(a, l->loop.of)),
+                            ir_fconst(a, at, 0.0));
+      flush = ir_if(a, at, cond, flush);
+    }
+    ir_append(&after, flush);
+  }
+  /* let ...; L; flush ... */
+  IrNode *rest = l->next;
+  l->next = after;
+  ir_append(&l->next, rest);
+  ir_append(&before, l);
+  *site.slot = before;
+  return 0;
+}

@@ -1,0 +1,81 @@
+/* passes/split.c: split(loop, k) -> (outer, inner).
+ *
+ * Contract: requires an unbound, unannotated range, vertex or flat edge
+ * loop; gives
+ *
+ *   for o in 0..ceil(N / k) { for i in 0..k { if (o * k + i < N) { body } } }
+ *
+ * with every use of the loop variable replaced by `o * k + i`: the split is
+ * kept as the relation TACO keeps (`x = o * k + i`), written into the
+ * indices themselves, so later passes (the conflict analysis above all) can
+ * recover the original index from what a store writes. The guard covers the
+ * tail when k does not divide N; it is left out only when N is a constant
+ * multiple of k. Vertex and flat edge loops become range loops over
+ * num_vertices() / num_edges(); the edges of one vertex (in_edges,
+ * out_edges) have no position in the IR and cannot be split.
+ */
+#include <string.h>
+
+#include "passes/passes.h"
+
+int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
+               const char *inner, Loc loc, Arena *a, Diag *d) {
+  PassSite site;
+  if (!pass_find_loop(op, "split", loop, &site, loc, a, d)) return -1;
+  IrNode *l = site.node;
+  if (factor < 1) {
+    ir_error(d, loc, "split: the factor of loop '%s' must be a positive "
+             "integer, not %lld", loop, (long long)factor);
+    return -1;
+  }
+  if (l->loop.bind != IR_BIND_NONE) {
+    ir_error(d, loc, "split: loop '%s' is already bound to %s; split it before "
+             "binding it", loop, ir_bind_name(l->loop.bind));
+    return -1;
+  }
+  if (l->loop.unroll || l->loop.vec) {
+    ir_error(d, loc, "split: loop '%s' is marked @%s; split it before that",
+             loop, l->loop.unroll ? "unroll" : "vec");
+    return -1;
+  }
+  if (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES) {
+    ir_error(d, loc, "split: loop '%s' runs over the %s of one vertex, which "
+             "have no positions to split by; fuse the vertex loop with it "
+             "first (fuse(v, %s)) and split the flat edge loop", loop,
+             l->loop.kind == IR_LOOP_IN_EDGES ? "in-edges" : "out-edges", loop);
+    return -1;
+  }
+  if (!outer) outer = ir_sprintf(a, "%so", loop);
+  if (!inner) inner = ir_sprintf(a, "%si", loop);
+  if (strcmp(outer, inner) == 0) {
+    ir_error(d, loc, "split: the outer and inner loops of '%s' need two "
+             "different names, not '%s' twice", loop, outer);
+    return -1;
+  }
+  if (!pass_check_new_name(op, "split", outer, "outer loop", loop, loc, d) ||
+      !pass_check_new_name(op, "split", inner, "inner loop", loop, loc, d))
+    return -1;
+
+  /* Legal: build the two loops around the old body. */
+  Loc at = l->loc;
+  IrNode *n = pass_loop_extent(a, l);
+  IrVar *vo = pass_new_var(op, a, outer, IR_VAR_INDEX, at);
+  IrVar *vi = pass_new_var(op, a, inner, IR_VAR_INDEX, at);
+  IrNode *k = ir_iconst(a, at, factor);
+  IrNode *x = pass_add(a, at, pass_mul(a, at, ir_var(a, at, vo), k),
+                       ir_var(a, at, vi));
+  IrNode *body = l->loop.body;
+  pass_subst_stmts(a, body, l->loop.var, x);
+  bool exact = n->kind == IR_ICONST && n->i % factor == 0;
+  if (!exact)
+    body = ir_if(a, at, ir_bin(a, at, IR_OP_LT, ir_clone(a, x), ir_clone(a, n)),
+                 body);
+  IrNode *li = ir_loop(a, at, vi, IR_LOOP_RANGE, ir_iconst(a, at, factor), NULL,
+                       body);
+  IrNode *lo = ir_loop(a, at, vo, IR_LOOP_RANGE, pass_ceildiv(a, at, n, factor),
+                       NULL, li);
+  lo->loop.threads = l->loop.threads; /* the stage's block size stays on top */
+  lo->next = l->next;
+  *site.slot = lo;
+  return 0;
+}

@@ -1,0 +1,372 @@
+/* tests/gpu/suite.c: every stdlib operator x every named schedule on the GPU,
+ * checked against the reference interpreter, and timed.
+ *
+ *   suite prepare PACKDIR [SCHEDULE...]   (here, with LLVM) compiles every
+ *       stdlib operator under every named schedule and parameter setting
+ *       into kernel packs, and lists them in PACKDIR/list.txt together with
+ *       the combinations the scheduler refused and why
+ *   suite run PACKDIR GRAPH... [--F "16 32 64"] [--reps N] [--csv FILE]
+ *       (on the GPU machine, no LLVM needed) runs each pack on each graph
+ *       and width, compares every output with the interpreter, and prints
+ *       one line per case and a summary
+ *
+ * The interpreter is the slow part on large graphs, so its results are
+ * computed once per (graph, operator, width) and shared by every schedule,
+ * on all CPU cores at once.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "gop.h"
+#include "lang/lang.h"
+#include "runtime/runtime.h"
+
+/* ---- prepare: compile every operator x schedule x setting to packs ---- */
+
+/* Parameter settings tried for each named schedule: the first argument
+ * list that fits its arity, and variants that do not divide degrees or
+ * widths evenly. */
+static const char *settings_for(int nparams, int i) {
+  static const char *two[] = {"1, 1", "2, 2", "4, 3", NULL};
+  static const char *three[] = {"4, 1, 4", "8, 2, 8", "3, 4, 2", NULL};
+  static const char *one[] = {"1", "4", "3", NULL};
+  static const char *zero[] = {"", NULL};
+  const char **list = nparams == 0 ? zero : nparams == 1 ? one : nparams == 2 ? two : three;
+  return list[i];
+}
+
+static int prepare(const char *dir) {
+  mkdir(dir, 0755);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/list.txt", dir);
+  FILE *list = fopen(path, "w");
+  if (!list) {
+    perror(path);
+    return 1;
+  }
+  GopContext *ctx = gop_context_new();
+  GopModule *lib = gop_stdlib(ctx);
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *m = lang_stdlib(a, &d); /* the schedules' names and arities */
+  if (!lib || !m) {
+    fputs(gop_diagnostics(ctx), stderr);
+    return 1;
+  }
+  int packs = 0, refused = 0;
+  for (int i = 0; i < gop_module_num_ops(lib); i++) {
+    GopOp *op = gop_module_op(lib, i);
+    for (int s = -1; s < m->nscheds; s++) {
+      for (int k = 0;; k++) {
+        char sched[256];
+        if (s < 0) {
+          if (k > 0) break;
+          snprintf(sched, sizeof sched, "default");
+        } else {
+          const char *args = settings_for(m->scheds[s]->nparams, k);
+          if (!args) break;
+          snprintf(sched, sizeof sched, "%s(%s)", m->scheds[s]->name, args);
+        }
+        char file[512];
+        snprintf(file, sizeof file, "%s__%d_%d.pack", gop_op_name(op), s + 1, k);
+        for (char *p = file; *p; p++)
+          if (*p == ' ' || *p == ',' || *p == '(' || *p == ')') *p = '_';
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        GopCompileOptions o = {.schedule = s < 0 ? NULL : sched, .target = "sm_90"};
+        gop_clear_diagnostics(ctx);
+        if (gop_pack(op, &o, path) == 0) {
+          fprintf(list, "%s\t%s\t%s\n", gop_op_name(op), sched, file);
+          packs++;
+        } else {
+          const char *why = gop_diagnostics(ctx);
+          int n = (int)strcspn(why, "\n");
+          fprintf(list, "%s\t%s\tREFUSED\t%.*s\n", gop_op_name(op), sched, n, why);
+          refused++;
+        }
+      }
+    }
+  }
+  fclose(list);
+  printf("prepared %d kernel packs in %s; %d combinations refused (see list.txt)\n", packs,
+         dir, refused);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  gop_context_free(ctx);
+  return 0;
+}
+
+/* ---- run ---- */
+
+typedef struct Case {
+  char op[64], sched[256], file[512];
+  CgProgram prog;
+  IrOp *ir;
+} Case;
+
+/* One reference: an operator's outputs on a graph at a width. */
+typedef struct Ref {
+  const Case *c; /* the first case of the operator (its IR and tensors) */
+  const RtGraph *g;
+  int64_t F;
+  float **buf; /* by tensor id: inputs, outputs; temporaries NULL */
+  int ok;
+  char err[512];
+} Ref;
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void extents_of(const IrOp *op, int64_t F, IrExtents *ext) {
+  memset(ext, 0, sizeof *ext);
+  ext->n = op->nsyms;
+  for (int i = 0; i < op->nsyms; i++) ext->value[i] = F; /* every extent is F */
+}
+
+static void *compute_ref(void *arg) {
+  Ref *r = arg;
+  const IrOp *op = r->c->ir;
+  IrExtents ext;
+  extents_of(op, r->F, &ext);
+  r->buf = calloc((size_t)op->ntensors + 1, sizeof *r->buf);
+  uint64_t seed = 12345 + (uint64_t)r->F;
+  for (int i = 0; i < op->ntensors; i++) {
+    if (op->tensors[i]->role == IR_ROLE_TEMP) continue;
+    int64_t n = ir_tensor_numel(op->tensors[i], r->g, &ext);
+    r->buf[i] = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (op->tensors[i]->role == IR_ROLE_IN)
+      for (int64_t k = 0; k < n; k++)
+        r->buf[i][k] = (float)((double)(splitmix(&seed) >> 11) * 0x1.0p-53 * 2 - 1);
+  }
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrInterpArgs args = {.graph = r->g, .extents = ext, .mode = IR_INTERP_F32,
+                       .buffers = (void **)r->buf};
+  r->ok = ir_interp_run(op, &args, &d) == 0;
+  if (!r->ok) snprintf(r->err, sizeof r->err, "%s", d.buf ? d.buf : "interpreter failed");
+  ir_diag_free(&d);
+  return NULL;
+}
+
+static void free_ref(Ref *r) {
+  for (int i = 0; r->buf && i < r->c->ir->ntensors; i++) free(r->buf[i]);
+  free(r->buf);
+  r->buf = NULL;
+}
+
+static bool is_exact(const IrNode *list, const IrTensor *t) {
+  for (const IrNode *n = list; n; n = n->next) {
+    if (n->kind == IR_STORE && n->acc.tensor == t &&
+        (n->acc.red == IR_RED_MAX || n->acc.red == IR_RED_MIN))
+      return true;
+    const IrNode *inner = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    if (inner && is_exact(inner, t)) return true;
+  }
+  return false;
+}
+
+/* Compares GPU outputs with the reference; fills `why` on a mismatch. */
+static bool compare(const Ref *ref, float *const *got, double *rel_out, char *why, size_t n) {
+  const IrOp *op = ref->c->ir;
+  IrExtents ext;
+  extents_of(op, ref->F, &ext);
+  *rel_out = 0;
+  for (int i = 0; i < op->ntensors; i++) {
+    const IrTensor *t = op->tensors[i];
+    if (t->role != IR_ROLE_OUT) continue;
+    int64_t numel = ir_tensor_numel(t, ref->g, &ext);
+    bool exact = is_exact(op->body, t);
+    double d2 = 0, r2 = 0;
+    for (int64_t k = 0; k < numel; k++) {
+      double a = got[i][k], b = ref->buf[i][k];
+      if (isnan(a) || isnan(b) || (exact && a != b)) {
+        snprintf(why, n, "%s[%lld]: got %.9g, want %.9g", t->name, (long long)k, a, b);
+        return false;
+      }
+      d2 += (a - b) * (a - b);
+      r2 += b * b;
+    }
+    double rel = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+    if (rel > *rel_out) *rel_out = rel;
+    if (rel >= 1e-5) {
+      snprintf(why, n, "%s: relative L2 %.3g >= 1e-5", t->name, rel);
+      return false;
+    }
+  }
+  return true;
+}
+
+static int load_cases(const char *dir, Case **out) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/list.txt", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    return -1;
+  }
+  int n = 0, cap = 64;
+  Case *cases = calloc((size_t)cap, sizeof *cases);
+  char line[2048];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    char *op = strtok(line, "\t"), *sched = strtok(NULL, "\t"), *file = strtok(NULL, "\t");
+    if (!op || !sched || !file || strcmp(file, "REFUSED") == 0) continue;
+    if (n == cap) cases = realloc(cases, sizeof *cases * (size_t)(cap *= 2));
+    Case *c = &cases[n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->op, sizeof c->op, "%s", op);
+    snprintf(c->sched, sizeof c->sched, "%s", sched);
+    snprintf(c->file, sizeof c->file, "%s/%s", dir, file);
+  }
+  fclose(f);
+  *out = cases;
+  return n;
+}
+
+static int run(int argc, char **argv) {
+  const char *dir = argv[0], *csv_path = NULL;
+  int64_t widths[16] = {16, 32, 64, 128, 256};
+  int nwidths = 5, reps = 0;
+  const char *graphs[64];
+  int ngraphs = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--F") == 0 && i + 1 < argc) {
+      nwidths = 0;
+      for (char *t = strtok(argv[++i], " ,"); t && nwidths < 16; t = strtok(NULL, " ,"))
+        widths[nwidths++] = atoll(t);
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else if (ngraphs < 64) {
+      graphs[ngraphs++] = argv[i];
+    }
+  }
+  Case *cases;
+  int ncases = load_cases(dir, &cases);
+  if (ncases <= 0) {
+    fprintf(stderr, "no kernel packs listed in %s/list.txt\n", dir);
+    return 1;
+  }
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  for (int i = 0; i < ncases; i++) {
+    Case *c = &cases[i];
+    if (cg_pack_read(c->file, &c->prog, &d) != 0) return 1;
+    IrModule *m = lang_parse_ir(a, &d, c->file, c->prog.ir);
+    if (!m || m->nops != 1) return 1;
+    c->ir = m->ops[0];
+  }
+  if (rt_cuda_open(&d) != RT_OK) return 3;
+  printf("# GPU: %s (sm_%d), %d kernel packs\n", rt_cuda_device_name(), rt_cuda_cc(), ncases);
+  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+  if (csv) fprintf(csv, "graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction\n");
+
+  int passed = 0, failed = 0;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int gi = 0; gi < ngraphs; gi++) {
+    RtGraph *g = rt_graph_open(graphs[gi], &d);
+    if (!g) return 1;
+    const char *gname = strrchr(graphs[gi], '/') ? strrchr(graphs[gi], '/') + 1 : graphs[gi];
+    printf("# graph %s: |V| %d, |E| %d\n", gname, g->nv, g->ne);
+    fflush(stdout);
+    /* The distinct (operator, width) pairs, with their references computed
+     * in parallel. Operators without extents run at one width. */
+    Ref *refs = calloc((size_t)ncases * (size_t)nwidths, sizeof *refs);
+    int nrefs = 0;
+    for (int i = 0; i < ncases; i++)
+      for (int w = 0; w < nwidths; w++) {
+        int64_t F = cases[i].ir->nsyms ? widths[w] : 0;
+        if (!cases[i].ir->nsyms && w > 0) continue;
+        bool seen = false;
+        for (int k = 0; k < nrefs && !seen; k++)
+          seen = strcmp(refs[k].c->op, cases[i].op) == 0 && refs[k].F == F;
+        if (!seen) refs[nrefs++] = (Ref){.c = &cases[i], .g = g, .F = F};
+      }
+    for (int start = 0; start < nrefs; start += (int)ncpu) {
+      pthread_t th[256];
+      int n = 0;
+      for (int k = start; k < nrefs && n < ncpu && n < 256; k++, n++)
+        pthread_create(&th[n], NULL, compute_ref, &refs[k]);
+      for (int k = 0; k < n; k++) pthread_join(th[k], NULL);
+    }
+    for (int k = 0; k < nrefs; k++) {
+      Ref *ref = &refs[k];
+      if (!ref->ok) {
+        printf("FAIL %s %s F=%lld: the interpreter failed: %s\n", gname, ref->c->op,
+               (long long)ref->F, ref->err);
+        failed++;
+        continue;
+      }
+      const IrOp *op = ref->c->ir;
+      IrExtents ext;
+      extents_of(op, ref->F, &ext);
+      for (int i = 0; i < ncases; i++) {
+        Case *c = &cases[i];
+        if (strcmp(c->op, ref->c->op) != 0) continue;
+        float **host = calloc((size_t)c->prog.ntensors + 1, sizeof *host);
+        for (int t = 0; t < op->ntensors; t++) {
+          if (op->tensors[t]->role == IR_ROLE_IN) host[t] = ref->buf[t];
+          if (op->tensors[t]->role == IR_ROLE_OUT)
+            host[t] = malloc(sizeof(float) * (size_t)(ir_tensor_numel(op->tensors[t], g, &ext) + 1));
+        }
+        RtExecOptions opt = {.warmup = reps ? 2 : 0, .reps = reps};
+        RtExecResult res;
+        ir_diag_free(&d);
+        ir_diag_init(&d, NULL);
+        RtStatus s = rt_exec_program(&c->prog, g, ext.value, host, &opt, &res, &d);
+        char why[600] = "";
+        double rel = 0;
+        bool ok = s == RT_OK && compare(ref, host, &rel, why, sizeof why);
+        if (s != RT_OK) snprintf(why, sizeof why, "%s", d.buf ? d.buf : "GPU run failed");
+        why[strcspn(why, "\n")] = 0;
+        if (ok) passed++; else failed++;
+        printf("%s %-14s %-9s %-22s F=%-4lld", ok ? "ok  " : "FAIL", gname, c->op, c->sched,
+               (long long)ref->F);
+        if (reps && s == RT_OK)
+          printf(" %9.4f ms %7.1f GB/s %5.1f%%", res.timing.median_ms, res.gbps,
+                 res.copy_gbps > 0 ? 100 * res.gbps / res.copy_gbps : 0);
+        if (ok)
+          printf(" relL2 %.1e\n", rel);
+        else
+          printf(" %s\n", why);
+        if (csv)
+          fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
+                  c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
+                  res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
+        for (int t = 0; t < op->ntensors; t++)
+          if (op->tensors[t]->role == IR_ROLE_OUT) free(host[t]);
+        free(host);
+        fflush(stdout);
+      }
+      free_ref(ref);
+    }
+    free(refs);
+    rt_graph_free(g);
+  }
+  if (csv) fclose(csv);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && strcmp(argv[1], "prepare") == 0) return prepare(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argc - 2, argv + 2);
+  fprintf(stderr,
+          "usage: suite prepare PACKDIR\n"
+          "       suite run PACKDIR GRAPH... [--F \"16 32 64 128 256\"] [--reps N] "
+          "[--csv FILE]\n");
+  return 2;
+}
