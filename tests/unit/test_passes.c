@@ -463,12 +463,13 @@ typedef struct GraphCase {
 } GraphCase;
 
 /* Two small citation graphs with F = 20 (tails for T = 3 and lanes of
- * 32), a skewed and a balanced one with F = 8 to keep the run short. */
+ * 32); blogcatalog, strongly skewed (max in-degree 3992), and delaunay_n16,
+ * a balanced mesh, with F = 8 to keep the run short. */
 static GraphCase graphs[] = {
     {"cora.mtx.gz", 20, NULL},
     {"citeseer.mtx.gz", 20, NULL},
-    {"wiki-Vote.mtx.gz", 8, NULL},
-    {"proteins.mtx.gz", 8, NULL},
+    {"blogcatalog.mtx.gz", 8, NULL},
+    {"delaunay_n16.mtx.gz", 8, NULL},
 };
 enum { NGRAPHS = sizeof graphs / sizeof graphs[0] };
 
