@@ -394,7 +394,8 @@ typedef struct RtExecResult {
   double copy_gbps;         /* measured device-to-device copy bandwidth */
   uint64_t graph_bytes[RT_FMT_COUNT]; /* device memory per graph format */
   uint64_t tensor_bytes;    /* device memory of the op's tensors */
-  uint64_t peak_bytes;      /* device memory held at the peak of the run */
+  uint64_t peak_bytes;      /* device memory held while the op ran: its
+                               tensors and every cached graph format */
 } RtExecResult;
 
 /* Runs `p` on `g` with extent values `syms` (by symbol id) and host buffers
