@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "codegen.h"
 
@@ -252,61 +251,15 @@ static void write_pack(FILE *f, const CgProgram *p) {
   fprintf(f, "end\n");
 }
 
+static void write_pack_to(FILE *f, const void *p) { write_pack(f, p); }
+
 int cg_pack_write(const CgProgram *p, const char *path, Diag *d) {
   Loc at = {path, 0, 0};
   if (!p->ptx || !p->op || !p->target) {
     ir_error(d, at, "cannot write a kernel pack of an empty program");
     return -1;
   }
-  /* A temporary in the same directory, renamed over the target, so readers
-   * see either the old pack or the whole new one. */
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (!tmp) {
-    ir_error(d, at, "out of memory");
-    return -1;
-  }
-  memcpy(tmp, path, n);
-  memcpy(tmp + n, ".tmp.XXXXXX", 12);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
-    free(tmp);
-    return -1;
-  }
-  /* mkstemp makes the file 0600; a pack is shared like any output */
-  if (fchmod(fd, 0644) != 0) {
-    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return -1;
-  }
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    ir_error(d, at, "cannot write the kernel pack: %s", strerror(errno));
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return -1;
-  }
-  write_pack(f, p);
-  bool ok = !ferror(f) && fflush(f) == 0 && fsync(fd) == 0;
-  int err = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    ir_error(d, at, "cannot write the kernel pack: %s", strerror(err));
-    unlink(tmp);
-  }
-  free(tmp);
-  return ok ? 0 : -1;
+  return ir_write_file(path, "the kernel pack", write_pack_to, p, d);
 }
 
 /* ---- reading ---- */

@@ -87,6 +87,17 @@ _Noreturn void ir_unreachable_at(const char *file, int line, const char *msg);
 #define unreachable(msg) ir_unreachable_at(__FILE__, __LINE__, (msg))
 
 /* ---------------------------------------------------------------------------
+ * file.c: writing the user's files safely.
+ */
+typedef void (*IrFileWriter)(FILE *f, const void *ctx);
+/* Writes `path` through a temporary file in its directory, renamed over it
+ * once `fill` has written everything and it is on disk: an error never
+ * truncates or half-writes the user's file. Returns 0, or -1 after
+ * reporting `path: error: cannot write WHAT: reason` (WHAT may be NULL). */
+int ir_write_file(const char *path, const char *what, IrFileWriter fill,
+                  const void *ctx, Diag *d);
+
+/* ---------------------------------------------------------------------------
  * The IR proper (names.c holds the printable names of every enum).
  */
 #define X_ENUM(k, ...) IR_##k,

@@ -14,12 +14,10 @@
  * truncated array where a good one was.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "runtime/runtime.h"
 
@@ -386,28 +384,17 @@ static size_t format_header(const RtArray *a, int type, char *buf,
   return padded;
 }
 
-/* Creates a fresh file next to `path` (mode 0666 less the umask, like any
- * other output). Returns its descriptor and fills `tmp`, or -1. */
-static int open_temp(const char *path, char *tmp, size_t cap) {
-  for (int k = 0; k < 100; k++) {
-    snprintf(tmp, cap, "%s.tmp.%ld.%d", path, (long)getpid(), k);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd >= 0 || errno != EEXIST) return fd;
-  }
-  return -1;
-}
+/* What rt_npy_write hands ir_write_file: the header and the data. */
+typedef struct NpyOut {
+  const char *header;
+  size_t hlen, bytes;
+  const void *data;
+} NpyOut;
 
-/* Writes all of `buf`; false with errno set on failure. */
-static bool write_all(int fd, const void *buf, size_t n) {
-  const char *p = buf;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= (size_t)w;
-  }
-  return true;
+static void write_npy(FILE *f, const void *ctx) {
+  const NpyOut *o = ctx;
+  fwrite(o->header, 1, o->hlen, f);
+  if (o->bytes) fwrite(o->data, 1, o->bytes, f);
 }
 
 int rt_npy_write(const char *path, const RtArray *a, Diag *d) {
@@ -431,30 +418,6 @@ int rt_npy_write(const char *path, const RtArray *a, Diag *d) {
   }
   char header[1024]; /* 8 dimensions of 19 digits fit many times over */
   size_t hlen = format_header(a, type, header, sizeof header);
-  size_t cap = strlen(path) + 64;
-  char *tmp = malloc(cap);
-  int fd = tmp ? open_temp(path, tmp, cap) : -1;
-  if (fd < 0) {
-    ir_error(d, loc, "cannot write: %s", tmp ? strerror(errno) :
-             "out of memory");
-    free(tmp);
-    return -1;
-  }
-  bool ok = write_all(fd, header, hlen) &&
-            write_all(fd, a->data, (size_t)bytes) && fsync(fd) == 0;
-  int err = errno;
-  if (close(fd) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && rename(tmp, path) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    unlink(tmp);
-    ir_error(d, loc, "cannot write: %s", strerror(err));
-  }
-  free(tmp);
-  return ok ? 0 : -1;
+  NpyOut out = {header, hlen, (size_t)bytes, a->data};
+  return ir_write_file(path, NULL, write_npy, &out, d);
 }

@@ -26,66 +26,7 @@ static const Loc L = {"t.gop", 1, 1};
 
 /* ---- building IR tersely ---- */
 
-static IrNode *vr(IrVar *v) { return ir_var(A, L, v); }
-static IrNode *sym(IrSym *s) { return ir_symref(A, L, s); }
-static IrNode *ic(int64_t i) { return ir_iconst(A, L, i); }
-static IrNode *fc(double f) { return ir_fconst(A, L, f); }
-static IrNode *bin(IrBinOp op, IrNode *x, IrNode *y) { return ir_bin(A, L, op, x, y); }
-static IrNode *neg(IrNode *x) { return ir_un(A, L, IR_UN_NEG, x); }
-static IrNode *src_of(IrNode *e) { return ir_endpoint(A, L, IR_SRC, e); }
-static IrNode *dst_of(IrNode *e) { return ir_endpoint(A, L, IR_DST, e); }
-static IrNode *call1(IrFn fn, IrNode *x) { return ir_call(A, L, fn, 1, &x); }
-static IrNode *call2(IrFn fn, IrNode *x, IrNode *y) {
-  IrNode *args[2] = {x, y};
-  return ir_call(A, L, fn, 2, args);
-}
-
-static IrNode *ld(IrTensor *t, int n, ...) {
-  IrNode *idx[IR_MAX_IDX];
-  va_list ap;
-  va_start(ap, n);
-  for (int i = 0; i < n; i++) idx[i] = va_arg(ap, IrNode *);
-  va_end(ap);
-  return ir_load(A, L, t, n, idx);
-}
-
-static IrNode *st(IrTensor *t, IrRed red, IrNode *value, int n, ...) {
-  IrNode *idx[IR_MAX_IDX];
-  va_list ap;
-  va_start(ap, n);
-  for (int i = 0; i < n; i++) idx[i] = va_arg(ap, IrNode *);
-  va_end(ap);
-  return ir_store(A, L, t, n, idx, red, value);
-}
-
-/* A loop; `arg` is the extent of a range loop or the vertex of an edge
- * loop. */
-static IrNode *loop(IrVar *v, IrLoopKind k, IrNode *arg, IrNode *body) {
-  bool range = k == IR_LOOP_RANGE;
-  bool edges = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES;
-  return ir_loop(A, L, v, k, range ? arg : NULL, edges ? arg : NULL, body);
-}
-
-/* Chains statements (NULL-terminated) into one list. */
-static IrNode *seq(IrNode *first, ...) {
-  IrNode *list = NULL;
-  va_list ap;
-  va_start(ap, first);
-  for (IrNode *s = first; s; s = va_arg(ap, IrNode *)) ir_append(&list, s);
-  va_end(ap);
-  return list;
-}
-
-static IrTensor *tensor(IrOp *op, const char *name, IrDomain dom, IrRole role,
-                        IrSym *dim) {
-  IrTensor *t = ir_op_add_tensor(A, op, name, L, IR_DT_F32, dom, role);
-  if (dim) t->dims[t->ndims++].sym = dim;
-  return t;
-}
-
-static IrVar *var(IrOp *op, const char *name, IrVarKind k) {
-  return ir_op_add_var(A, op, name, L, k);
-}
+#include "irbuild.h"
 
 /* ---- capturing text ---- */
 

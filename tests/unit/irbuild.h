@@ -1,0 +1,82 @@
+/* tests/unit/irbuild.h: terse IR construction for tests that build
+ * operators by hand (test_ir.c, test_interp.c).
+ *
+ * The including file defines, before including this header, the arena
+ * `A` every node goes into and the location `L` every node carries:
+ *   static Arena *A;
+ *   static const Loc L = {"t.gop", 1, 1};
+ * The helpers are static inline so that a test using a few of them does
+ * not warn about the rest.
+ */
+#ifndef GOP_TEST_IRBUILD_H
+#define GOP_TEST_IRBUILD_H
+
+#include <stdarg.h>
+
+#include "ir/ir.h"
+
+static inline IrNode *vr(IrVar *v) { return ir_var(A, L, v); }
+static inline IrNode *sym(IrSym *s) { return ir_symref(A, L, s); }
+static inline IrNode *ic(int64_t i) { return ir_iconst(A, L, i); }
+static inline IrNode *fc(double f) { return ir_fconst(A, L, f); }
+static inline IrNode *bin(IrBinOp op, IrNode *x, IrNode *y) { return ir_bin(A, L, op, x, y); }
+static inline IrNode *neg(IrNode *x) { return ir_un(A, L, IR_UN_NEG, x); }
+static inline IrNode *src_of(IrNode *e) { return ir_endpoint(A, L, IR_SRC, e); }
+static inline IrNode *dst_of(IrNode *e) { return ir_endpoint(A, L, IR_DST, e); }
+static inline IrNode *call1(IrFn fn, IrNode *x) { return ir_call(A, L, fn, 1, &x); }
+static inline IrNode *call2(IrFn fn, IrNode *x, IrNode *y) {
+  IrNode *args[2] = {x, y};
+  return ir_call(A, L, fn, 2, args);
+}
+
+/* Element `t[i0, i1, ...]` of `n` indices. */
+static inline IrNode *ld(IrTensor *t, int n, ...) {
+  IrNode *idx[IR_MAX_IDX];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) idx[i] = va_arg(ap, IrNode *);
+  va_end(ap);
+  return ir_load(A, L, t, n, idx);
+}
+
+/* `t[i0, ...] RED value` with `n` indices. */
+static inline IrNode *st(IrTensor *t, IrRed red, IrNode *value, int n, ...) {
+  IrNode *idx[IR_MAX_IDX];
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) idx[i] = va_arg(ap, IrNode *);
+  va_end(ap);
+  return ir_store(A, L, t, n, idx, red, value);
+}
+
+/* A loop; `arg` is the extent of a range loop or the vertex of an edge
+ * loop. */
+static inline IrNode *loop(IrVar *v, IrLoopKind k, IrNode *arg, IrNode *body) {
+  bool range = k == IR_LOOP_RANGE;
+  bool edges = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES;
+  return ir_loop(A, L, v, k, range ? arg : NULL, edges ? arg : NULL, body);
+}
+
+/* Chains statements (NULL-terminated) into one list. */
+static inline IrNode *seq(IrNode *first, ...) {
+  IrNode *list = NULL;
+  va_list ap;
+  va_start(ap, first);
+  for (IrNode *s = first; s; s = va_arg(ap, IrNode *)) ir_append(&list, s);
+  va_end(ap);
+  return list;
+}
+
+/* An f32 tensor with one feature dimension `dim`, or none when NULL. */
+static inline IrTensor *tensor(IrOp *op, const char *name, IrDomain dom, IrRole role,
+                               IrSym *dim) {
+  IrTensor *t = ir_op_add_tensor(A, op, name, L, IR_DT_F32, dom, role);
+  if (dim) t->dims[t->ndims++].sym = dim;
+  return t;
+}
+
+static inline IrVar *var(IrOp *op, const char *name, IrVarKind k) {
+  return ir_op_add_var(A, op, name, L, k);
+}
+
+#endif
