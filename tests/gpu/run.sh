@@ -5,6 +5,8 @@
 # carried graph, each output checked against the reference interpreter,
 # and timed. Prepare its inputs here first with tools/gpu-prepare.sh.
 # Usage: tests/gpu/run.sh CARRY_DIR OUT_DIR [--F "16 32 64 128 256"] [--reps N]
+# The suite stops starting cases after GOP_SUITE_BUDGET_S seconds (420 by
+# default, to end inside one 10-minute device call) and counts the rest.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 carry=${1:?usage: tests/gpu/run.sh CARRY_DIR OUT_DIR}
@@ -38,7 +40,7 @@ echo "== gopc on the GPU"
 echo "== every op x schedule x width, checked against the interpreter"
 graphs=("$carry"/datasets/*.mtx.gz)
 "$carry/suite" run "$carry/packs" "${graphs[@]}" --F "$widths" --reps "$reps" \
-  --csv "$out/suite.csv" > "$out/suite.log" 2>&1 || status=1
+  --csv "$out/suite.csv" --budget-s "${GOP_SUITE_BUDGET_S:-420}" > "$out/suite.log" 2>&1 || status=1
 grep -E '^(FAIL|#)' "$out/suite.log" | head -40
 tail -1 "$out/suite.log"
 exit $status
