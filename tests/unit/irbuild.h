@@ -1,5 +1,6 @@
 /* tests/unit/irbuild.h: terse IR construction for tests that build
- * operators by hand (test_ir.c, test_interp.c).
+ * operators by hand (test_ir.c, test_interp.c), and the fixture operators
+ * they share.
  *
  * The including file defines, before including this header, the arena
  * `A` every node goes into and the location `L` every node carries:
@@ -77,6 +78,35 @@ static inline IrTensor *tensor(IrOp *op, const char *name, IrDomain dom, IrRole 
 
 static inline IrVar *var(IrOp *op, const char *name, IrVarKind k) {
   return ir_op_add_var(A, op, name, L, k);
+}
+
+/* Edge softmax over in-edges in three stages with two temporaries:
+ * M = max S, Z = sum exp(S - M), A = exp(S - M) / Z.
+ * Tensors: S (0), A (1), M (2), Z (3). */
+static inline IrOp *make_softmax(void) {
+  IrOp *op = ir_op_new(A, "edge_softmax", L);
+  IrTensor *S = tensor(op, "S", IR_DOM_EDGE, IR_ROLE_IN, NULL);
+  IrTensor *Out = tensor(op, "A", IR_DOM_EDGE, IR_ROLE_OUT, NULL);
+  IrTensor *M = tensor(op, "M", IR_DOM_DST, IR_ROLE_TEMP, NULL);
+  IrTensor *Z = tensor(op, "Z", IR_DOM_DST, IR_ROLE_TEMP, NULL);
+  IrVar *v1 = var(op, "v", IR_VAR_DST_V), *e1 = var(op, "e", IR_VAR_EDGE);
+  IrVar *v2 = var(op, "v2", IR_VAR_DST_V), *e2 = var(op, "e2", IR_VAR_EDGE);
+  IrVar *e3 = var(op, "e3", IR_VAR_EDGE);
+  IrNode *s1 = loop(v1, IR_LOOP_DST_V, NULL,
+                    loop(e1, IR_LOOP_IN_EDGES, vr(v1),
+                         st(M, IR_RED_MAX, ld(S, 1, vr(e1)), 1, vr(v1))));
+  IrNode *s2 = loop(
+      v2, IR_LOOP_DST_V, NULL,
+      loop(e2, IR_LOOP_IN_EDGES, vr(v2),
+           st(Z, IR_RED_ADD,
+              call1(IR_FN_EXP, bin(IR_OP_SUB, ld(S, 1, vr(e2)), ld(M, 1, vr(v2)))), 1,
+              vr(v2))));
+  IrNode *ex = call1(IR_FN_EXP, bin(IR_OP_SUB, ld(S, 1, vr(e3)), ld(M, 1, dst_of(vr(e3)))));
+  IrNode *s3 = loop(e3, IR_LOOP_EDGES, NULL,
+                    st(Out, IR_RED_ASSIGN, bin(IR_OP_DIV, ex, ld(Z, 1, dst_of(vr(e3)))), 1,
+                       vr(e3)));
+  op->body = seq(s1, s2, s3, NULL);
+  return op;
 }
 
 #endif
