@@ -202,6 +202,28 @@ void gop_run_print_memory(const GopRun *r, FILE *out);
  * L2 error seen (may be NULL). */
 int gop_run_check(GopRun *r, double *worst);
 
+/* ---- REPL support ---- */
+
+/* The named schedules an operator can use: its own file's first, then the
+ * standard library's (the order `--schedule NAME(...)` looks them up). */
+int gop_op_num_schedules(const GopOp *op);
+/* Schedule `i` as `warp_vertex(G, T)`; the name is what precedes '('. The
+ * string belongs to the context; NULL when `i` is out of range. */
+const char *gop_op_schedule_signature(const GopOp *op, int i);
+/* The distinct loop names of `op` after `schedule` (NULL or "": the
+ * operator as written), space-separated in order of first appearance, e.g.
+ * "v e fo fi"; malloc'ed (the caller frees it). NULL after reporting when
+ * the schedule is refused. */
+char *gop_op_loop_names(const GopOp *op, const char *schedule);
+/* Appends `schedule` (directives joined by "; ") to the .gop file `path` as
+ * `schedule NAME() { ... }`, one directive a line, creating the file if it
+ * does not exist. The file is rewritten through a temporary file, so its
+ * other content is never lost; refused (-1 after reporting) when NAME is
+ * not an identifier, the schedule is empty, or the file with the block
+ * added would not compile (a NAME already there, say). 0 on success. */
+int gop_save_schedule(GopContext *ctx, const char *path, const char *name,
+                      const char *schedule);
+
 /* ---- arrays in NumPy .npy files ---- */
 
 typedef struct GopArray {
@@ -216,6 +238,34 @@ int gop_array_read(GopContext *ctx, const char *path, GopArray *out);
  * file behind. 0 or -1. */
 int gop_array_write(GopContext *ctx, const char *path, const GopArray *a);
 void gop_array_free(GopArray *a);
+
+/* ---- tuning ---- */
+
+/* Where a chosen schedule came from. (A learned predictor, issue 6's
+ * XGBoost model, would sit between the two; it is not built yet.) */
+typedef enum {
+  GOP_SCHEDULE_FROM_DATABASE, /* measured: the fastest stored for this key */
+  GOP_SCHEDULE_FROM_MODEL     /* the analytical cost model's best point */
+} GopScheduleSource;
+
+typedef struct GopScheduleChoice {
+  char schedule[128];       /* "warp_edge(4, 2)", as --schedule takes it */
+  GopScheduleSource source;
+  double model_us;          /* the cost model's estimate for it */
+  double measured_ms;       /* the database's time (0 from the model) */
+  int candidates;           /* legal points of the operator's search space */
+} GopScheduleChoice;
+
+/* "database" or "cost model". */
+const char *gop_schedule_source_name(GopScheduleSource s);
+/* Chooses the schedule for `op` on `g` at feature width F (ignored by
+ * operators without one): the fastest one measured in the tuning database
+ * `db_path` (NULL: none) under this operator's IR, F, f32, the graph's
+ * signature, the GPU found (or none) and this gop's version; else the cost
+ * model's best legal point. 0, or -1 after reporting (a database that
+ * cannot be opened, or is refused, is an error, not skipped). */
+int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
+                        const char *db_path, GopScheduleChoice *out);
 
 #ifdef __cplusplus
 }

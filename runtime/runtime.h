@@ -412,4 +412,148 @@ void rt_exec_forget_graph(const RtGraph *g);
  * tensors, and the peak. */
 void rt_exec_print_memory(FILE *out, const RtExecResult *res);
 
+/* ---------------------------------------------------------------------------
+ * tune_space.c, tune_model.c, tune_db.c: autotuning (issue 6, CPU half).
+ *
+ * The search space of an operator is the named schedules of
+ * stdlib/schedules.gop with their knobs G (grouping) and T (feature
+ * tiling); a point is legal when the schedule applies and lowers (the same
+ * check the compiler makes). The cost model ranks points without running
+ * them, from the graph's signature, F, the operator's shape and the lowered
+ * IR's plain/atomic decisions (README "Autotuning" gives the formula). The
+ * tuning database keeps measured schedules in SQLite. Threads per block and
+ * vectorisation are not knobs yet; nothing here needs a GPU.
+ */
+typedef enum TuneStrategy {
+  TUNE_THREAD_VERTEX,
+  TUNE_WARP_VERTEX,
+  TUNE_THREAD_EDGE,
+  TUNE_WARP_EDGE,
+  TUNE_GAS,
+  TUNE_GAR,
+  TUNE_STRATEGY_COUNT
+} TuneStrategy;
+
+/* "thread_vertex" ... "gar": the named schedule of a strategy. */
+const char *tune_strategy_name(TuneStrategy s);
+
+/* What the cost model needs to know of an operator, independent of the
+ * schedule: accesses per edge and per vertex, counted in the unscheduled
+ * IR (a reduction store counts twice: it reads and writes). */
+typedef struct TuneOpShape {
+  int edge_rows;      /* feature-wide accesses inside edge loops, but */
+  int edge_red_rows;  /* reductions into vertex rows inside edge loops:
+                         per edge when edge-parallel, per vertex else */
+  int edge_scalars;   /* scalar accesses inside edge loops (W[e], S[e]) */
+  int vertex_rows;    /* feature-wide accesses outside edge loops */
+  int vertex_scalars;
+  bool feature_loop;  /* some stage has a feature loop (lanes can take it) */
+} TuneOpShape;
+
+/* One legal point of the space. */
+typedef struct TunePoint {
+  char text[64];         /* the schedule: "warp_edge(4, 2)", "gar()" */
+  TuneStrategy strategy;
+  int G, T;              /* 1 for gas and gar */
+  int atomic_rows;       /* lowered stores decided atomic: feature-wide */
+  int atomic_scalars;    /*   ... and scalar */
+  int kernels;           /* top-level stages of the lowered IR */
+} TunePoint;
+
+/* The operator's shape (from its unscheduled IR). */
+void tune_op_shape(const IrOp *op, TuneOpShape *out);
+/* Makes a point from schedule text `text` ("name(G, T)" of a named
+ * schedule): applies it to a copy of `op` with the named schedules of
+ * `lib`, lowers it, and records the lowered IR's atomic stores. Returns 0,
+ * 1 when the schedule is refused for this operator (the reason goes to
+ * `why` when not NULL), or -1 after reporting text that names no known
+ * strategy. `op` is never changed. */
+int tune_point_make(const IrOp *op, const IrModule *lib, const char *text,
+                    Arena *a, TunePoint *out, Diag *why);
+
+/* The knobs the space spans. */
+#define TUNE_NUM_G 5 /* G in {1, 2, 4, 8, 16} */
+#define TUNE_NUM_T 4 /* T in {1, 2, 4, 8} */
+/* Every legal point of `op`: the four uGrapher strategies (warp_edge,
+ * thread_edge, warp_vertex, thread_vertex: the model's ties go to the
+ * first) x G x T, then gas() and gar(). *out is malloc'ed (the caller frees it); returns the
+ * number of points, or -1 after reporting. The default schedule is one of
+ * these points (warp_edge(1, 1) or thread_edge(1, 1)), so it is not listed
+ * again. */
+int tune_space_enumerate(const IrOp *op, const IrModule *lib, Arena *a,
+                         TunePoint **out, Diag *d);
+
+/* The graph's signature, as the model and the database key see it. */
+typedef struct TuneGraphSig {
+  int64_t nv, ne;
+  double deg_mean, deg_std; /* in-degree std */
+  int64_t deg_max;          /* in-degree max */
+  double aes;
+} TuneGraphSig;
+
+void tune_graph_sig(const RtGraph *g, TuneGraphSig *out);
+
+/* The model's estimate for one point, with the terms it is made of (all in
+ * microseconds but `bytes`): time = launch + max(memory, issue, critical). */
+typedef struct TuneCost {
+  double time_us;
+  double memory_us, issue_us, critical_us, launch_us;
+  double bytes;          /* moved without reuse of source rows */
+  double bytes_reuse;    /* each input row once, outputs once: the bound */
+  double atomics;        /* scalar atomic updates */
+  double occupancy;      /* resident warps / what the GPU can hold (<= 1) */
+} TuneCost;
+
+/* Estimates the time of `p` on a graph with signature `g` at feature width
+ * `F` (F is ignored when the op has no feature loop). */
+void tune_model_cost(const TuneOpShape *shape, const TunePoint *p,
+                     const TuneGraphSig *g, int64_t F, TuneCost *out);
+/* Sorts `pts` by the model's time, fastest first (stable for ties). */
+void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n,
+                     const TuneGraphSig *g, int64_t F);
+
+/* The tuning database: a SQLite file, WAL mode, with its own
+ * application_id and a schema version in user_version. */
+typedef struct TuneDb TuneDb;
+
+/* What a measurement is stored under; strings are copied. */
+typedef struct TuneKey {
+  uint64_t op_hash;     /* FNV-1a of the operator's IR text (tune_op_hash) */
+  int64_t F;            /* feature width(s): F, or 0 for none */
+  const char *dtype;    /* "f32" */
+  TuneGraphSig graph;
+  const char *gpu;      /* "NVIDIA H100 80GB HBM3" */
+  int cc;               /* compute capability, 10 * major + minor */
+  const char *compiler; /* GOP_VERSION */
+} TuneKey;
+
+typedef struct TuneRecord {
+  char schedule[128];
+  double time_ms, gbps, bound_fraction;
+  int64_t measured_at; /* Unix seconds */
+} TuneRecord;
+
+/* FNV-1a (64-bit) of the operator's IR text. */
+uint64_t tune_op_hash(const IrOp *op);
+/* Opens `path`, creating it when missing. Refuses, with a message naming
+ * the file and changing nothing, a file that is not a SQLite database, a
+ * SQLite database of another application, and one of a newer schema than
+ * this build knows; migrates older ones. NULL after reporting. */
+TuneDb *tune_db_open(const char *path, Diag *d);
+void tune_db_close(TuneDb *db); /* NULL is fine */
+/* Stores a measurement in one transaction: all of the row or nothing.
+ * 0 or -1 after reporting. */
+int tune_db_put(TuneDb *db, const TuneKey *k, const TuneRecord *r, Diag *d);
+/* The fastest record stored under exactly `k`: 1 found, 0 none, -1 after
+ * reporting. */
+int tune_db_get_best(TuneDb *db, const TuneKey *k, TuneRecord *out, Diag *d);
+/* Calls `fn` for every record, in insertion order; returns the count or
+ * -1 after reporting. */
+typedef void (*TuneListFn)(void *ctx, const TuneKey *k, const TuneRecord *r);
+int tune_db_list(TuneDb *db, TuneListFn fn, void *ctx, Diag *d);
+/* The schema version this build writes. */
+int tune_db_schema_version(void);
+/* The application_id that marks a gop tuning database ("gopt"). */
+#define TUNE_DB_APPLICATION_ID 0x676f7074
+
 #endif

@@ -79,7 +79,10 @@ static const char *usage_run =
     "                   are filled with uniform random numbers in [-1, 1)\n"
     "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
     "  --seed S         seed of the random inputs (default 1)\n"
-    "  --schedule S     the schedule (see gopc emit --help); default: default\n"
+    "  --schedule S     the schedule (see gopc emit --help); default: the fastest\n"
+    "                   measured in the tuning database (--db), else the cost\n"
+    "                   model's best legal point; a line says which\n"
+    "  --db FILE        the tuning database (default: $GOP_TUNE_DB, else none)\n"
     "  --target sm_XX   the GPU architecture to compile for\n"
     "  --interp         run on the reference interpreter even with a GPU\n"
     "  --gpu            require the GPU (exit 3 or 4 when there is none)\n"
@@ -348,7 +351,7 @@ static void format_shape(char *buf, size_t size, int rank, const int64_t *shape)
 }
 
 typedef struct RunOpts {
-  const char *file, *op_name, *graph, *pack;
+  const char *file, *op_name, *graph, *pack, *db;
   Assign dims[MAX_ASSIGN], ins[MAX_ASSIGN], outs[MAX_ASSIGN];
   int ndims, nins, nouts;
   uint64_t seed;
@@ -392,6 +395,8 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
       o->compile.schedule = v;
     } else if (strcmp(a, "--target") == 0) {
       o->compile.target = v;
+    } else if (strcmp(a, "--db") == 0) {
+      o->db = v;
     } else if (strcmp(a, "--pack") == 0) {
       o->pack = v;
     } else if (strcmp(a, "--warmup") == 0 || strcmp(a, "--reps") == 0) {
@@ -483,18 +488,26 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   return r;
 }
 
-static void print_run_summary(GopRun *r, const char *graph, const char *op_name) {
+/* `chosen`: where the schedule came from when none was given, or NULL. */
+static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
+                              const GopScheduleChoice *chosen) {
   const GopRunStats *st = gop_run_stats(r);
   GopGraphInfo info;
   gop_graph_info(gop_run_graph(r), &info);
   if (!st->on_gpu) {
     printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
            graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+    if (chosen)
+      printf("  schedule: %s (from the %s)\n", chosen->schedule,
+             gop_schedule_source_name(chosen->source));
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
   }
   printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
          info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
+  if (chosen)
+    printf("  schedule: %s (from the %s)\n", chosen->schedule,
+           gop_schedule_source_name(chosen->source));
   if (st->median_ms > 0)
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
            "fewest-bytes bound (copy %.0f GB/s)\n",
@@ -524,6 +537,22 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
       return EXIT_USAGE;
     }
     if (gop_run_set_extent(r, o->dims[i].name, v) != 0) return EXIT_USAGE;
+  }
+
+  /* No schedule given: the tuning database's, else the cost model's. */
+  GopScheduleChoice choice, *chosen = NULL;
+  if (!o->pack && !o->compile.schedule) {
+    const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
+    int64_t F = 0;
+    for (int i = 0; i < o->ndims; i++)
+      if (strcmp(o->dims[i].name, "F") == 0) parse_i64(o->dims[i].value, &F);
+    if (gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
+                            &choice) != 0)
+      return EXIT_INPUT;
+    chosen = &choice;
+    GopCompileOptions co = o->compile;
+    co.schedule = choice.schedule;
+    if (gop_run_set_compile(r, &co) != 0) return EXIT_INPUT;
   }
 
   int n = gop_run_num_tensors(r);
@@ -589,7 +618,7 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
     if (gpu == 3 || gpu == 4) status = gpu;
     goto done;
   }
-  print_run_summary(r, o->graph, op_name);
+  print_run_summary(r, o->graph, op_name, chosen);
   if (o->check) {
     double worst;
     int rc = gop_run_check(r, &worst);

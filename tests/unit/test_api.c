@@ -157,6 +157,58 @@ START_TEST(npy_through_the_api) {
 }
 END_TEST
 
+/* What the REPL needs: named schedules, loop names, saving a schedule. */
+START_TEST(repl_support) {
+  GopContext *ctx = gop_context_new();
+  char src[1024];
+  snprintf(src, sizeof src, "%sschedule mine(A) {\n  split(f, A)\n}\n", weighted);
+  GopModule *m = gop_compile_string(ctx, "w.gop", src);
+  ck_assert_ptr_nonnull(m);
+  GopOp *wsum = gop_module_op(m, 0);
+  ck_assert_str_eq(gop_op_schedule_signature(wsum, 0), "mine(A)"); /* its file's first */
+  ck_assert_int_eq(gop_op_num_schedules(wsum), 1 + gop_op_num_schedules(
+                                                       gop_module_op(gop_stdlib(ctx), 0)));
+  GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  ck_assert_ptr_nonnull(op);
+  int n = gop_op_num_schedules(op);
+  ck_assert_int_ge(n, 6);
+  ck_assert_str_eq(gop_op_schedule_signature(op, 1), "warp_vertex(G, T)");
+  ck_assert_ptr_null(gop_op_schedule_signature(op, n));
+
+  char *loops = gop_op_loop_names(op, NULL);
+  ck_assert_str_eq(loops, "v e f");
+  free(loops);
+  loops = gop_op_loop_names(op, "split(f, 32) -> (fo, fi); fuse(v, e)");
+  ck_assert_str_eq(loops, "e fo fi");
+  free(loops);
+  ck_assert_ptr_null(gop_op_loop_names(op, "split(q, 2)"));
+  ASSERT_DIAG_HAS(ctx, "loop 'q' does not exist");
+
+  /* Appends, keeps what was there, refuses what would not compile. */
+  char path[512];
+  snprintf(path, sizeof path, "%s/saved.gop", tu_tmpdir());
+  remove(path);
+  ck_assert_int_eq(gop_save_schedule(ctx, path, "first", "split(f, 32); fuse(v, e)"), 0);
+  ck_assert_int_eq(gop_save_schedule(ctx, path, "second", "gas()"), 0);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_save_schedule(ctx, path, "first", "gar()"), -1);
+  ASSERT_DIAG_HAS(ctx, "duplicate schedule");
+  ck_assert_int_eq(gop_save_schedule(ctx, path, "2nd", "gar()"), -1);
+  ck_assert_int_eq(gop_save_schedule(ctx, path, "empty", " ; "), -1);
+  ck_assert_int_eq(gop_save_schedule(ctx, "/no/such/dir/x.gop", "x", "gas()"), -1);
+  GopModule *back = gop_compile_file(ctx, path);
+  ck_assert_ptr_nonnull(back);
+  FILE *f = fopen(path, "r");
+  char text[512] = "";
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  ck_assert_str_eq(text, "schedule first() {\n  split(f, 32)\n  fuse(v, e)\n}\n\n"
+                         "schedule second() {\n  gas()\n}\n");
+  gop_context_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("api");
@@ -164,6 +216,7 @@ int main(void) {
   tcase_add_test(tc, misuse_is_reported);
   tcase_add_test(tc, stdlib_and_emit);
   tcase_add_test(tc, npy_through_the_api);
+  tcase_add_test(tc, repl_support);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "gop.h"
+#include "lang/lang.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 
@@ -225,6 +227,76 @@ START_TEST(check_emit_ops_graph) {
 }
 END_TEST
 
+/* Stores `sched` in the tuning database `db` as measured for copy_u_sum on
+ * tiny.mtx at F = 2 on no GPU (the key gopc looks up on this machine). */
+static void store_measured(const char *db, const char *sched) {
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  RtGraph *g = rt_graph_read(tiny(), &d);
+  ck_assert(lib && g);
+  TuneKey k = {.op_hash = tune_op_hash(ir_module_find_op(lib, "copy_u_sum")),
+               .F = 2, .dtype = "f32", .gpu = "none", .cc = 0, .compiler = GOP_VERSION};
+  tune_graph_sig(g, &k.graph);
+  TuneRecord r = {.time_ms = 0.5};
+  snprintf(r.schedule, sizeof r.schedule, "%s", sched);
+  TuneDb *t = tune_db_open(db, &d);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq(tune_db_put(t, &k, &r, &d), 0);
+  tune_db_close(t);
+  rt_graph_free(g);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+
+START_TEST(run_schedule_source) {
+  write_npy("x.npy", 2, shape_v2, X);
+  const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
+  char args[2048];
+  /* No schedule, no database: the cost model's, said in one line. */
+  unsetenv("GOP_TUNE_DB");
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("  schedule: ");
+  ASSERT_OUTPUT_HAS(" (from the cost model)\n");
+  check_npy("y.npy", 2, shape_v2, want);
+  /* A schedule given: no such line. */
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --schedule 'gar()'",
+           tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ck_assert_ptr_null(strstr(output, "schedule:"));
+  /* A database that has this key: its schedule; by --db or GOP_TUNE_DB. */
+  char db[600];
+  snprintf(db, sizeof db, "%s/tune.db", tu_tmpdir());
+  store_measured(db, "warp_vertex(2, 2)");
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy --db %s", tiny(),
+           db);
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("  schedule: warp_vertex(2, 2) (from the database)\n");
+  check_npy("y.npy", 2, shape_v2, want);
+  setenv("GOP_TUNE_DB", db, 1);
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("(from the database)");
+  /* Another F is another key: back to the model. */
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 3", tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("(from the cost model)");
+  unsetenv("GOP_TUNE_DB");
+  /* A file that is not a database is an error, and is left alone. */
+  const char *junk = tu_write("junk.db", "not a database at all");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --db %s", tiny(), junk);
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("file is not a database");
+  char *text = tu_read_file(junk, NULL);
+  ck_assert_str_eq(text, "not a database at all");
+  free(text);
+}
+END_TEST
+
 START_TEST(usage_and_help) {
   ck_assert_int_eq(gopc(""), 2);
   ASSERT_OUTPUT_HAS("usage: gopc COMMAND");
@@ -256,6 +328,7 @@ int main(void) {
   tcase_add_test(tc, run_errors);
   tcase_add_test(tc, output_file_survives_a_failed_run);
   tcase_add_test(tc, check_emit_ops_graph);
+  tcase_add_test(tc, run_schedule_source);
   tcase_add_test(tc, usage_and_help);
   suite_add_tcase(s, tc);
   return tu_run(s);

@@ -1,0 +1,295 @@
+/* runtime/tune_db.c: the tuning database, a SQLite file.
+ *
+ * One table holds every measurement: the key (operator hash, F, dtype,
+ * graph signature, GPU and compute capability, compiler version) and what
+ * was measured (schedule, time, GB/s, fraction of the fewest-bytes bound,
+ * when). The file is marked as ours by PRAGMA application_id and carries
+ * its schema version in PRAGMA user_version; older schemas are brought up
+ * to date by the migration table below, one transaction for all steps.
+ *
+ * The user's files come first: before anything writes, the file is looked
+ * at read-only, and a file that is not SQLite, a SQLite file of another
+ * application, or one from a newer gop is refused with a message and left
+ * byte for byte as it was. WAL mode keeps a crashed writer from damaging
+ * what is there: each put is one transaction, so a killed tuner leaves
+ * whole rows or none.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "runtime/runtime.h"
+
+struct TuneDb {
+  sqlite3 *db;
+  char *path;
+};
+
+/* Migration i takes the schema from version i to i + 1. Append, never
+ * edit: a file written by an older gop replays the steps it lacks. */
+static const char *const migrations[] = {
+    /* 0 -> 1: the measurements */
+    "CREATE TABLE tuning ("
+    "  id INTEGER PRIMARY KEY,"
+    "  op_hash TEXT NOT NULL,"      /* 16 hex digits: SQLite integers are signed */
+    "  F INTEGER NOT NULL,"
+    "  dtype TEXT NOT NULL,"
+    "  nv INTEGER NOT NULL, ne INTEGER NOT NULL,"
+    "  deg_mean REAL NOT NULL, deg_std REAL NOT NULL, deg_max INTEGER NOT NULL,"
+    "  aes REAL NOT NULL,"
+    "  gpu TEXT NOT NULL, cc INTEGER NOT NULL, compiler TEXT NOT NULL,"
+    "  schedule TEXT NOT NULL, time_ms REAL NOT NULL, gbps REAL NOT NULL,"
+    "  bound_fraction REAL NOT NULL, measured_at INTEGER NOT NULL)",
+    /* 1 -> 2: look-ups by key */
+    "CREATE INDEX tuning_key ON tuning (op_hash, F, dtype, nv, ne, gpu, cc, compiler)",
+};
+enum { SCHEMA_VERSION = sizeof migrations / sizeof *migrations };
+
+int tune_db_schema_version(void) { return SCHEMA_VERSION; }
+
+static void db_error(Diag *d, const char *path, const char *what, sqlite3 *db) {
+  ir_error(d, (Loc){path, 0, 0}, "tuning database: %s%s%s", what, db ? ": " : "",
+           db ? sqlite3_errmsg(db) : "");
+}
+
+static int pragma_int(sqlite3 *db, const char *pragma, int64_t *out) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, pragma, -1, &st, NULL) != SQLITE_OK) return -1;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) *out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Looks at an existing file without writing to it. 0 if it may be opened
+ * for writing, -1 after reporting why not. */
+static int inspect(const char *path, Diag *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    ir_error(d, (Loc){path, 0, 0}, "tuning database: cannot read: %s", strerror(errno));
+    return -1;
+  }
+  char magic[16];
+  size_t n = fread(magic, 1, sizeof magic, f);
+  fclose(f);
+  if (n == 0) return 0; /* an empty file is an empty database */
+  if (n < sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0) {
+    ir_error(d, (Loc){path, 0, 0},
+             "tuning database: file is not a database (not SQLite); left unchanged");
+    return -1;
+  }
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    db_error(d, path, "cannot open", db);
+    sqlite3_close(db);
+    return -1;
+  }
+  int64_t app = 0, version = 0, tables = 0;
+  int rc = -1;
+  if (pragma_int(db, "PRAGMA application_id", &app) != 0 ||
+      pragma_int(db, "PRAGMA user_version", &version) != 0 ||
+      pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) != 0) {
+    db_error(d, path, "cannot read (corrupt?); left unchanged", db);
+  } else if (app != TUNE_DB_APPLICATION_ID && (app != 0 || tables > 0)) {
+    ir_error(d, (Loc){path, 0, 0},
+             "tuning database: a SQLite database of another application "
+             "(application_id 0x%08" PRIx64 ", gop's is 0x%08x); left unchanged",
+             (uint64_t)(uint32_t)app, TUNE_DB_APPLICATION_ID);
+  } else if (version > SCHEMA_VERSION) {
+    ir_error(d, (Loc){path, 0, 0},
+             "tuning database: schema version %" PRId64 " is newer than this gop's (%d); "
+             "left unchanged",
+             version, SCHEMA_VERSION);
+  } else {
+    rc = 0;
+  }
+  sqlite3_close(db);
+  return rc;
+}
+
+static int exec(TuneDb *t, const char *sql, Diag *d) {
+  char *msg = NULL;
+  if (sqlite3_exec(t->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+  ir_error(d, (Loc){t->path, 0, 0}, "tuning database: %s", msg ? msg : sqlite3_errmsg(t->db));
+  sqlite3_free(msg);
+  return -1;
+}
+
+/* Brings the schema to SCHEMA_VERSION in one transaction. */
+static int migrate(TuneDb *t, Diag *d) {
+  if (exec(t, "BEGIN IMMEDIATE", d) != 0) return -1;
+  int64_t version = 0;
+  if (pragma_int(t->db, "PRAGMA user_version", &version) != 0) {
+    db_error(d, t->path, "cannot read the schema version", t->db);
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
+  for (int64_t v = version; v < SCHEMA_VERSION; v++)
+    if (exec(t, migrations[v], d) != 0) {
+      exec(t, "ROLLBACK", d);
+      return -1;
+    }
+  char sql[128];
+  snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+           TUNE_DB_APPLICATION_ID, SCHEMA_VERSION);
+  if (exec(t, sql, d) != 0) {
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
+  return exec(t, "COMMIT", d);
+}
+
+TuneDb *tune_db_open(const char *path, Diag *d) {
+  struct stat sb;
+  if (stat(path, &sb) == 0 && inspect(path, d) != 0) return NULL;
+  TuneDb *t = calloc(1, sizeof *t);
+  if (!t || !(t->path = strdup(path))) {
+    free(t);
+    ir_error(d, (Loc){path, 0, 0}, "tuning database: out of memory");
+    return NULL;
+  }
+  if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+      SQLITE_OK) {
+    db_error(d, path, "cannot open", t->db);
+    tune_db_close(t);
+    return NULL;
+  }
+  sqlite3_busy_timeout(t->db, 5000);
+  if (exec(t, "PRAGMA journal_mode = WAL", d) != 0 || migrate(t, d) != 0) {
+    tune_db_close(t);
+    return NULL;
+  }
+  return t;
+}
+
+void tune_db_close(TuneDb *t) {
+  if (!t) return;
+  sqlite3_close(t->db);
+  free(t->path);
+  free(t);
+}
+
+static const char *const key_where =
+    "op_hash = ?1 AND F = ?2 AND dtype = ?3 AND nv = ?4 AND ne = ?5 AND deg_mean = ?6 AND "
+    "deg_std = ?7 AND deg_max = ?8 AND aes = ?9 AND gpu = ?10 AND cc = ?11 AND "
+    "compiler = ?12";
+
+static void bind_key(sqlite3_stmt *st, const TuneKey *k) {
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016" PRIx64, k->op_hash);
+  sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, k->F);
+  sqlite3_bind_text(st, 3, k->dtype ? k->dtype : "f32", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 4, k->graph.nv);
+  sqlite3_bind_int64(st, 5, k->graph.ne);
+  sqlite3_bind_double(st, 6, k->graph.deg_mean);
+  sqlite3_bind_double(st, 7, k->graph.deg_std);
+  sqlite3_bind_int64(st, 8, k->graph.deg_max);
+  sqlite3_bind_double(st, 9, k->graph.aes);
+  sqlite3_bind_text(st, 10, k->gpu ? k->gpu : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st, 11, k->cc);
+  sqlite3_bind_text(st, 12, k->compiler ? k->compiler : "", -1, SQLITE_TRANSIENT);
+}
+
+int tune_db_put(TuneDb *t, const TuneKey *k, const TuneRecord *r, Diag *d) {
+  const char *sql =
+      "INSERT INTO tuning (op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, "
+      "compiler, schedule, time_ms, gbps, bound_fraction, measured_at) VALUES "
+      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+  sqlite3_stmt *st = NULL;
+  if (exec(t, "BEGIN IMMEDIATE", d) != 0) return -1;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot store", t->db);
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
+  bind_key(st, k);
+  sqlite3_bind_text(st, 13, r->schedule, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st, 14, r->time_ms);
+  sqlite3_bind_double(st, 15, r->gbps);
+  sqlite3_bind_double(st, 16, r->bound_fraction);
+  sqlite3_bind_int64(st, 17, r->measured_at ? r->measured_at : (int64_t)time(NULL));
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot store", t->db);
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
+  return exec(t, "COMMIT", d);
+}
+
+static void read_record(sqlite3_stmt *st, int col, TuneRecord *r) {
+  memset(r, 0, sizeof *r);
+  const unsigned char *s = sqlite3_column_text(st, col);
+  snprintf(r->schedule, sizeof r->schedule, "%s", s ? (const char *)s : "");
+  r->time_ms = sqlite3_column_double(st, col + 1);
+  r->gbps = sqlite3_column_double(st, col + 2);
+  r->bound_fraction = sqlite3_column_double(st, col + 3);
+  r->measured_at = sqlite3_column_int64(st, col + 4);
+}
+
+int tune_db_get_best(TuneDb *t, const TuneKey *k, TuneRecord *out, Diag *d) {
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "SELECT schedule, time_ms, gbps, bound_fraction, measured_at FROM tuning "
+           "WHERE %s ORDER BY time_ms, id LIMIT 1",
+           key_where);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot look up", t->db);
+    return -1;
+  }
+  bind_key(st, k);
+  int rc = sqlite3_step(st), found = 0;
+  if (rc == SQLITE_ROW) {
+    read_record(st, 0, out);
+    found = 1;
+  } else if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot look up", t->db);
+    found = -1;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+int tune_db_list(TuneDb *t, TuneListFn fn, void *ctx, Diag *d) {
+  const char *sql =
+      "SELECT op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, compiler, "
+      "schedule, time_ms, gbps, bound_fraction, measured_at FROM tuning ORDER BY id";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot list", t->db);
+    return -1;
+  }
+  int n = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    TuneKey k = {0};
+    const char *hash = (const char *)sqlite3_column_text(st, 0);
+    k.op_hash = hash ? strtoull(hash, NULL, 16) : 0;
+    k.F = sqlite3_column_int64(st, 1);
+    k.dtype = (const char *)sqlite3_column_text(st, 2);
+    k.graph = (TuneGraphSig){sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                             sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),
+                             sqlite3_column_int64(st, 7), sqlite3_column_double(st, 8)};
+    k.gpu = (const char *)sqlite3_column_text(st, 9);
+    k.cc = sqlite3_column_int(st, 10);
+    k.compiler = (const char *)sqlite3_column_text(st, 11);
+    TuneRecord r;
+    read_record(st, 12, &r);
+    if (fn) fn(ctx, &k, &r);
+    n++;
+  }
+  if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot list", t->db);
+    n = -1;
+  }
+  sqlite3_finalize(st);
+  return n;
+}

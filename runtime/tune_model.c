@@ -1,0 +1,164 @@
+/* runtime/tune_model.c: the analytical cost model of the autotuner.
+ *
+ * It ranks points of the search space without running them. The estimate
+ * is deliberately small, one line per effect, with constants of an H100
+ * read off the measured suite (bench/results/2026-11-22-H100-gpu-suite1.csv)
+ * and rounded; what matters is the order it gives, which
+ * tests/unit/test_tune.c measures against that suite (Spearman's rank
+ * correlation per graph, operator and F).
+ *
+ *   time = launch + max(memory, issue, critical)
+ *   launch   = kernels x 3 us
+ *   memory   = bytes / BW + atomic transactions / R_atomic
+ *              bytes: every edge reads its rows (no reuse of source rows)
+ *              times the sector waste of the access pattern, plus the
+ *              vertex rows, plus 8 bytes of graph indices per edge;
+ *              vertex-parallel schedules write a reduced row once per
+ *              vertex, edge-parallel ones update it per edge atomically
+ *              (the lowered IR's atomic stores say which); BW is the L2's
+ *              when the gathered rows fit in it, else DRAM's
+ *   issue    = (worker steps x L_step + workers x L_worker) / resident
+ *              warps, where a step is one edge (and one 32-feature chunk)
+ *              of a warp, or one feature of a thread, and the resident
+ *              warps are min(warps launched, what the GPU holds): few
+ *              workers leave the GPU idle (occupancy)
+ *   critical = the longest worker: G x (max in-degree) x steps per edge x
+ *              L_step for vertex-parallel schedules, whose warp serialises
+ *              a heavy vertex's edges (why they lose on cnr-2000, max
+ *              in-degree 18,234 against a mean of 9.6); G x steps for
+ *              edge-parallel ones; plus, when a vertex-parallel schedule
+ *              still has atomics (lanes on a vertex's edges), G x max
+ *              in-degree x atomic stores x 0.025 us: they all hit one
+ *              address and serialise
+ *
+ * Sector waste: a warp's lanes read 32 consecutive features of one row
+ * (no waste once F >= 8); threads hold T neighbouring features each of a
+ * different row, so a 32-byte sector serves min(T, 8) of them. Atomic
+ * updates coalesce the same way: a warp's 32 lanes on one row make one
+ * transaction per 8 floats, threads one per min(T, 8).
+ * Not modelled: shared memory (no schedule uses it yet), registers and
+ * spills, block size, vector loads, the skew of vertex ids within a group,
+ * and locality: the signature's AES is part of the database key but the
+ * model does not use it yet.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+/* H100 SXM, rounded; the measured suite fixes the latencies. */
+enum { SMS = 132, WARPS_PER_SM = 64 };
+static const double BW_DRAM = 3.0e6;     /* bytes per us (3 TB/s) */
+static const double BW_L2 = 7.0e6;       /* gathers that hit in L2 */
+static const double L2_BYTES = 40e6;     /* of 50 MB, what rows may use */
+static const double R_ATOMIC = 4.5e4;    /* atomic transactions per us */
+static const double L_WARP_RMW = 0.32;   /* us per edge step of a warp that
+                                            reads and writes a row per edge */
+static const double L_WARP_REG = 0.09;   /* ... accumulating in registers */
+static const double L_THREAD = 0.034;    /* us per feature step of a thread */
+static const double L_WORKER = 0.05;     /* us to start a worker */
+static const double L_SAME_ATOMIC = 0.025; /* us per atomic on one address */
+static const double LAUNCH_US = 3.0;
+
+static double ceil_div(double a, double b) { return ceil(a / b); }
+
+void tune_model_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGraphSig *g,
+                     int64_t F, TuneCost *out) {
+  memset(out, 0, sizeof *out);
+  double V = (double)g->nv, E = (double)g->ne, dmax = (double)g->deg_max;
+  double Fe = shape->feature_loop ? (double)(F > 0 ? F : 1) : 1.0;
+  double G = p->G, T = p->T;
+  bool warp = p->strategy == TUNE_WARP_VERTEX || p->strategy == TUNE_WARP_EDGE ||
+              p->strategy == TUNE_GAR;
+  bool vertex = p->strategy == TUNE_THREAD_VERTEX || p->strategy == TUNE_WARP_VERTEX ||
+                p->strategy == TUNE_GAR;
+
+  /* Steps per edge of one worker, and how many workers share an item. */
+  double chunks = ceil_div(Fe, 32), spe, share, run;
+  if (warp && shape->feature_loop) {
+    share = fmin(T, chunks);
+    spe = ceil_div(chunks, T);
+    run = fmin(Fe, 32);
+  } else if (warp) { /* lanes take the edges (fallback) */
+    share = 1;
+    spe = 1.0 / 32;
+    run = 1;
+  } else {
+    share = fmin(T, Fe);
+    spe = ceil_div(Fe, T);
+    run = fmin(T, Fe);
+  }
+  double waste = fmax(1.0, 8.0 / fmin(run, 8.0));
+  double items = vertex ? ceil_div(V, G) : ceil_div(E, G);
+  double workers = items * share;
+  double warps = warp ? workers : ceil_div(workers, 32);
+  double resident = fmin(warps, (double)SMS * WARPS_PER_SM);
+  out->occupancy = resident / ((double)SMS * WARPS_PER_SM);
+
+  /* Edge-parallel warps issue their atomics and move on, with no dependent
+   * read-modify-write chain: their step costs what gar's does. */
+  double step = !warp                                ? L_THREAD
+                : p->strategy == TUNE_GAR || !vertex ? L_WARP_REG
+                                                     : L_WARP_RMW;
+  double steps = E * spe * share;
+  if (!warp) steps /= 32; /* threads step together in warps */
+  if (!warp && vertex) {
+    /* A warp of threads on 32 different vertices lasts as long as its
+     * heaviest: mean + 2 std, at most the max. */
+    double dm = g->deg_mean > 0 ? g->deg_mean : 1;
+    steps *= fmin(dmax / dm, 1 + 2 * g->deg_std / dm);
+  }
+  out->issue_us = (steps * step + warps * L_WORKER) / (resident > 0 ? resident : 1);
+
+  out->critical_us = vertex ? G * dmax * spe * step : G * spe * step;
+  /* Vertex-parallel atomics (lanes on the edges of one vertex) all hit
+   * that vertex's element: they serialise along its edges. */
+  if (vertex) out->critical_us += G * dmax * (p->atomic_rows + p->atomic_scalars) * L_SAME_ATOMIC;
+
+  /* Bytes, without reuse of source rows, and atomics. */
+  double row = Fe * 4;
+  double bytes = E * (shape->edge_rows * row * waste + shape->edge_scalars * 4 * waste + 8);
+  bytes += V * (shape->vertex_rows * row + shape->vertex_scalars * 4);
+  double atomics = E * (p->atomic_rows * Fe + p->atomic_scalars);
+  double atomic_run = warp ? fmin(Fe, 8) : fmin(run, 8);
+  if (vertex) bytes += V * shape->edge_red_rows * row * 2;
+  else bytes += atomics * 4 * 2 * waste; /* read and write, per edge */
+  out->bytes = bytes;
+  out->atomics = atomics;
+  out->bytes_reuse = V * (shape->edge_rows + shape->vertex_rows + shape->edge_red_rows) * row +
+                     E * (shape->edge_scalars * 4 + 8);
+  double gathered = V * Fe * 4 * (shape->edge_rows > 0 ? shape->edge_rows : 1);
+  double bw = gathered <= L2_BYTES ? BW_L2 : BW_DRAM;
+  out->memory_us = bytes / bw + atomics / atomic_run / R_ATOMIC;
+
+  out->launch_us = LAUNCH_US * (p->kernels > 0 ? p->kernels : 1);
+  out->time_us = out->launch_us + fmax(out->memory_us, fmax(out->issue_us, out->critical_us));
+}
+
+typedef struct Ranked {
+  TunePoint p;
+  double t;
+  int i;
+} Ranked;
+
+static int by_time(const void *a, const void *b) {
+  const Ranked *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->i - y->i;
+}
+
+void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const TuneGraphSig *g,
+                     int64_t F) {
+  if (n <= 1) return;
+  Ranked *r = malloc(sizeof *r * (size_t)n);
+  if (!r) return; /* left unsorted: the order is only advice */
+  for (int i = 0; i < n; i++) {
+    TuneCost c;
+    tune_model_cost(shape, &pts[i], g, F, &c);
+    r[i] = (Ranked){pts[i], c.time_us, i};
+  }
+  qsort(r, (size_t)n, sizeof *r, by_time);
+  for (int i = 0; i < n; i++) pts[i] = r[i].p;
+  free(r);
+}

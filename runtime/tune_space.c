@@ -1,0 +1,199 @@
+/* runtime/tune_space.c: the search space of an operator, for the autotuner.
+ *
+ * A point is a named schedule of stdlib/schedules.gop with its knobs: G
+ * (vertices or edges per worker) and T (feature workers). Legality is not
+ * guessed: each candidate is applied to a copy of the operator and lowered,
+ * exactly as the compiler would (runtime/api.c's schedule_op), and only the
+ * ones that survive are points. Lowering also gives what the cost model
+ * needs from the schedule: which reduction stores became atomic. The
+ * operator's shape (accesses per edge and per vertex) is read from the
+ * unscheduled IR, where edge loops are still recognisable.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+static const char *const strategy_names[TUNE_STRATEGY_COUNT] = {
+    "thread_vertex", "warp_vertex", "thread_edge", "warp_edge", "gas", "gar"};
+
+const char *tune_strategy_name(TuneStrategy s) {
+  return s >= 0 && s < TUNE_STRATEGY_COUNT ? strategy_names[s] : "?";
+}
+
+static bool is_edge_loop(const IrNode *n) {
+  return n->kind == IR_LOOP && (n->loop.kind == IR_LOOP_IN_EDGES ||
+                                n->loop.kind == IR_LOOP_OUT_EDGES ||
+                                n->loop.kind == IR_LOOP_EDGES);
+}
+
+/* Counts the accesses of the expression or statement list `n`. */
+static void shape_walk(const IrNode *n, bool in_edge, TuneOpShape *s);
+
+static void shape_access(const IrNode *n, bool in_edge, TuneOpShape *s) {
+  const IrTensor *t = n->acc.tensor;
+  /* A reduction reads and writes its element; a plain `=` only writes. */
+  int k = n->kind == IR_STORE && n->acc.red != IR_RED_ASSIGN ? 2 : 1;
+  bool row = t->ndims > 0;
+  if (in_edge && row && k == 2 && t->domain != IR_DOM_EDGE) {
+    s->edge_red_rows++;
+  } else if (in_edge) {
+    if (row) s->edge_rows += k;
+    else s->edge_scalars += k;
+  } else {
+    if (row) s->vertex_rows += k;
+    else s->vertex_scalars += k;
+  }
+}
+
+static void shape_node(const IrNode *n, bool in_edge, TuneOpShape *s) {
+  switch (n->kind) {
+  case IR_LOOP:
+    if (n->loop.kind == IR_LOOP_RANGE && strcmp(n->loop.var->name, "f") == 0)
+      s->feature_loop = true;
+    shape_walk(n->loop.body, in_edge || is_edge_loop(n), s);
+    return;
+  case IR_IF:
+    shape_node(n->ifs.cond, in_edge, s);
+    shape_walk(n->ifs.then, in_edge, s);
+    return;
+  case IR_STORE:
+    shape_access(n, in_edge, s);
+    for (int i = 0; i < n->acc.nidx; i++) shape_node(n->acc.idx[i], in_edge, s);
+    shape_node(n->acc.value, in_edge, s);
+    return;
+  case IR_LOAD:
+    shape_access(n, in_edge, s);
+    for (int i = 0; i < n->acc.nidx; i++) shape_node(n->acc.idx[i], in_edge, s);
+    return;
+  case IR_LET:
+    if (n->let.init) shape_node(n->let.init, in_edge, s);
+    return;
+  case IR_SET:
+    shape_node(n->set.value, in_edge, s);
+    return;
+  case IR_BIN:
+    shape_node(n->bin.a, in_edge, s);
+    shape_node(n->bin.b, in_edge, s);
+    return;
+  case IR_UN:
+    shape_node(n->un.a, in_edge, s);
+    return;
+  case IR_CALL:
+    for (int i = 0; i < n->call.nargs; i++) shape_node(n->call.args[i], in_edge, s);
+    return;
+  default:
+    return; /* constants, variables, endpoints and degrees: registers */
+  }
+}
+
+static void shape_walk(const IrNode *n, bool in_edge, TuneOpShape *s) {
+  for (; n; n = n->next) shape_node(n, in_edge, s);
+}
+
+void tune_op_shape(const IrOp *op, TuneOpShape *out) {
+  memset(out, 0, sizeof *out);
+  shape_walk(op->body, false, out);
+}
+
+/* Counts the atomic stores of lowered IR. */
+static void count_atomics(const IrNode *n, TunePoint *p) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_STORE && n->acc.how == IR_HOW_ATOMIC) {
+      if (n->acc.tensor->ndims > 0) p->atomic_rows++;
+      else p->atomic_scalars++;
+    }
+    if (n->kind == IR_LOOP) count_atomics(n->loop.body, p);
+    if (n->kind == IR_IF) count_atomics(n->ifs.then, p);
+  }
+}
+
+/* Reads "name(G, T)" or "name()"; false if the text is not one of the
+ * named strategies in that form. */
+static bool parse_point(const char *text, TunePoint *p) {
+  for (int s = 0; s < TUNE_STRATEGY_COUNT; s++) {
+    size_t n = strlen(strategy_names[s]);
+    if (strncmp(text, strategy_names[s], n) != 0 || text[n] != '(') continue;
+    p->strategy = (TuneStrategy)s;
+    p->G = p->T = 1;
+    char tail;
+    if (s == TUNE_GAS || s == TUNE_GAR)
+      return sscanf(text + n, "( %c", &tail) == 1 && tail == ')';
+    return sscanf(text + n, "( %d , %d %c", &p->G, &p->T, &tail) == 3 && tail == ')' &&
+           p->G >= 1 && p->T >= 1;
+  }
+  return false;
+}
+
+int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
+                    TunePoint *out, Diag *why) {
+  memset(out, 0, sizeof *out);
+  if (!parse_point(text, out) || strlen(text) >= sizeof out->text) {
+    if (why)
+      ir_error(why, (Loc){"tune", 0, 0},
+               "'%s' is not a named strategy the cost model knows "
+               "(thread_vertex, warp_vertex, thread_edge, warp_edge with (G, T); gas(); gar())",
+               text);
+    return -1;
+  }
+  snprintf(out->text, sizeof out->text, "%s", text);
+  Diag quiet; /* a refusal is an answer here, not an error */
+  ir_diag_init(&quiet, NULL);
+  Diag *d = why ? why : &quiet;
+  IrOp *c = pass_op_copy(op, a);
+  int rc = pass_schedule_text(c, lib, text, a, d);
+  if (rc == 0) rc = pass_lower(c, a, d, NULL, NULL);
+  ir_diag_free(&quiet);
+  if (rc != 0) return 1;
+  count_atomics(c->body, out);
+  for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
+  return 0;
+}
+
+int tune_space_enumerate(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out,
+                         Diag *d) {
+  static const int gs[TUNE_NUM_G] = {1, 2, 4, 8, 16}, ts[TUNE_NUM_T] = {1, 2, 4, 8};
+  int cap = 4 * TUNE_NUM_G * TUNE_NUM_T + 2, n = 0;
+  TunePoint *pts = calloc((size_t)cap, sizeof *pts);
+  if (!pts) {
+    ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+    return -1;
+  }
+  /* The order breaks the cost model's ties (tune_model_rank is stable):
+   * the API's default, warp_edge(1, 1), the fastest in the measured suite,
+   * comes first, and smaller knobs before larger. */
+  static const TuneStrategy order[] = {TUNE_WARP_EDGE, TUNE_THREAD_EDGE, TUNE_WARP_VERTEX,
+                                       TUNE_THREAD_VERTEX};
+  char text[64];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < TUNE_NUM_G; i++)
+      for (int j = 0; j < TUNE_NUM_T; j++) {
+        snprintf(text, sizeof text, "%s(%d, %d)", strategy_names[order[k]], gs[i], ts[j]);
+        if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0) n++;
+      }
+  if (tune_point_make(op, lib, "gas()", a, &pts[n], NULL) == 0) n++;
+  if (tune_point_make(op, lib, "gar()", a, &pts[n], NULL) == 0) n++;
+  *out = pts;
+  return n;
+}
+
+void tune_graph_sig(const RtGraph *g, TuneGraphSig *out) {
+  *out = (TuneGraphSig){
+      .nv = g->nv,
+      .ne = g->ne,
+      .deg_mean = g->stats.deg_mean,
+      .deg_std = g->stats.in_deg_std,
+      .deg_max = g->stats.in_deg_max,
+      .aes = g->stats.aes,
+  };
+}
+
+uint64_t tune_op_hash(const IrOp *op) {
+  char *text = ir_op_to_string(op);
+  uint64_t h = text ? rt_fnv1a64(text, strlen(text)) : 0;
+  free(text);
+  return h;
+}

@@ -1,0 +1,1 @@
+-e 'use copy_u_sum; split(f, 32) -> (fo, fi); split f 8; history; graph grid:4x4; set F 3; check'

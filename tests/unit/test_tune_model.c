@@ -1,0 +1,362 @@
+/* tests/unit/test_tune_model.c: the autotuner's search space and cost
+ * model.
+ *
+ * The space: how many legal points each stdlib operator has, and that the
+ * refusals the scheduling docs list (u_dot_v's lanes, gar without a
+ * reduction over edges) are left out. The model: its ranking against the
+ * times measured on an H100 (bench/results/2026-11-22-H100-gpu-suite1.csv),
+ * as Spearman's rank correlation within each (graph, operator, F) group,
+ * using the real graphs' signatures from ../shared/datasets. The suite's
+ * "default" rows are left out: they ran the old default (a warp per
+ * vertex), which is no named point.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/lang.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+#include "testutil.h"
+
+static Arena *arena;
+static Diag diag;
+static IrModule *lib;
+
+static void setup(void) {
+  arena = ir_arena_new();
+  ir_diag_init(&diag, stderr);
+  lib = lang_stdlib(arena, &diag);
+  ck_assert_ptr_nonnull(lib);
+}
+
+static void teardown(void) {
+  ir_diag_free(&diag);
+  ir_arena_free(arena);
+}
+
+static const IrOp *stdlib_op(const char *name) {
+  const IrOp *op = ir_module_find_op(lib, name);
+  ck_assert_msg(op != NULL, "no stdlib op %s", name);
+  return op;
+}
+
+static bool has_point(const TunePoint *p, int n, const char *text) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(p[i].text, text) == 0) return true;
+  return false;
+}
+
+START_TEST(space_counts) {
+  /* The plain aggregations: 4 strategies x 5 G x 4 T, gas and gar, less
+   * what the compiler refuses today: G = 1 with T > 1 in every strategy
+   * (reorder: "loop 'vi' no longer encloses every statement that uses
+   * it"), 12 points. */
+  TunePoint *p;
+  int n = tune_space_enumerate(stdlib_op("u_mul_e_sum"), lib, arena, &p, &diag);
+  ck_assert_int_eq(n, 82 - 12);
+  ck_assert(!has_point(p, n, "warp_edge(1, 2)"));
+  ck_assert(has_point(p, n, "warp_edge(2, 2)"));
+  ck_assert(has_point(p, n, "warp_edge(16, 8)"));
+  ck_assert(has_point(p, n, "gar()"));
+  for (int i = 0; i < n; i++) {
+    bool edge = p[i].strategy == TUNE_THREAD_EDGE || p[i].strategy == TUNE_WARP_EDGE ||
+                p[i].strategy == TUNE_GAS;
+    /* The conflict analysis made the edge-parallel reductions atomic and
+     * left the vertex-parallel ones plain. */
+    ck_assert_msg(edge == (p[i].atomic_rows > 0), "%s: %d atomic rows", p[i].text,
+                  p[i].atomic_rows);
+  }
+  free(p);
+  /* u_dot_v: no lanes or thread tiles on its reduction over f, no gar. */
+  n = tune_space_enumerate(stdlib_op("u_dot_v"), lib, arena, &p, &diag);
+  ck_assert_int_eq(n, 2 * 5 + 1);
+  ck_assert(has_point(p, n, "thread_vertex(4, 1)"));
+  ck_assert(!has_point(p, n, "thread_edge(1, 2)"));
+  ck_assert(!has_point(p, n, "warp_edge(1, 1)"));
+  ck_assert(!has_point(p, n, "gar()"));
+  free(p);
+  n = tune_space_enumerate(stdlib_op("u_add_v"), lib, arena, &p, &diag);
+  ck_assert_int_eq(n, 82 - 12 - 1); /* nothing is reduced over edges: no gar */
+  free(p);
+  for (int i = 0; i < lib->nops; i++) {
+    n = tune_space_enumerate(lib->ops[i], lib, arena, &p, &diag);
+    ck_assert_msg(n > 0, "%s has no legal point", lib->ops[i]->name);
+    fprintf(stderr, "space: %-14s %2d legal points\n", lib->ops[i]->name, n);
+    free(p);
+  }
+}
+END_TEST
+
+START_TEST(point_refusals) {
+  TunePoint p;
+  Diag why;
+  ir_diag_init(&why, NULL);
+  ck_assert_int_eq(tune_point_make(stdlib_op("u_dot_v"), lib, "warp_edge(1, 1)", arena, &p, &why), 1);
+  ck_assert_ptr_nonnull(strstr(why.buf, "warp shuffle"));
+  ck_assert_int_eq(tune_point_make(stdlib_op("copy_u_sum"), lib, "split(f, 4)", arena, &p, &why), -1);
+  ck_assert_ptr_nonnull(strstr(why.buf, "not a named strategy"));
+  ck_assert_int_eq(tune_point_make(stdlib_op("copy_u_sum"), lib, "warp_edge(0, 1)", arena, &p, &why), -1);
+  ck_assert_int_eq(tune_point_make(stdlib_op("copy_u_sum"), lib, "warp_edge(4, 3)", arena, &p, &why), 0);
+  ck_assert_int_eq(p.G, 4);
+  ck_assert_int_eq(p.T, 3);
+  ck_assert_int_eq(p.strategy, TUNE_WARP_EDGE);
+  ir_diag_free(&why);
+}
+END_TEST
+
+START_TEST(shapes) {
+  TuneOpShape s;
+  tune_op_shape(stdlib_op("u_mul_e_sum"), &s);
+  ck_assert_int_eq(s.edge_rows, 1);     /* X[src(e), f] */
+  ck_assert_int_eq(s.edge_red_rows, 1); /* Y[v, f] += */
+  ck_assert_int_eq(s.edge_scalars, 1);  /* W[e] */
+  ck_assert(s.feature_loop);
+  tune_op_shape(stdlib_op("edge_softmax"), &s);
+  ck_assert(!s.feature_loop);
+  ck_assert_int_eq(s.edge_rows + s.edge_red_rows, 0);
+}
+END_TEST
+
+/* Runs `op` on `g` with F and the inputs `in`; outputs into fresh
+ * buffers in out[] (by tensor id). */
+static void interp(const IrOp *op, const RtGraph *g, int64_t F, float **in, float **out) {
+  IrExtents ext = {.n = op->nsyms};
+  for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
+  void *bufs[8] = {0};
+  for (int i = 0; i < op->ntensors && i < 8; i++) {
+    if (op->tensors[i]->role == IR_ROLE_IN) bufs[i] = in[i];
+    if (op->tensors[i]->role != IR_ROLE_OUT) continue;
+    int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+    bufs[i] = out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  }
+  IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = bufs};
+  ck_assert_msg(ir_interp_run(op, &args, &diag) == 0, "%s", diag.buf);
+}
+
+START_TEST(every_point_computes_the_same) {
+  /* Every legal point the tuner may pick, lowered and run on the
+   * interpreter on a skewed R-MAT graph at F = 40 (a full and a partial
+   * chunk of lanes), agrees with the operator as written: the space holds
+   * no point that computes something else. */
+  RtGraph *g = rt_graph_generate("rmat:8:4", &diag);
+  ck_assert_ptr_nonnull(g);
+  const int64_t F = 40;
+  int checked = 0;
+  for (int oi = 0; oi < lib->nops; oi++) {
+    const IrOp *op = lib->ops[oi];
+    IrExtents ext = {.n = op->nsyms};
+    for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
+    float *in[8] = {0}, *want[8] = {0};
+    uint64_t seed = 12345;
+    for (int i = 0; i < op->ntensors && i < 8; i++) {
+      if (op->tensors[i]->role != IR_ROLE_IN) continue;
+      int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+      in[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+      for (int64_t k = 0; k < n; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        in[i][k] = (float)((double)(seed >> 11) * 0x1.0p-53 * 2 - 1);
+      }
+    }
+    interp(op, g, F, in, want);
+    TunePoint *pts;
+    int n = tune_space_enumerate(op, lib, arena, &pts, &diag);
+    for (int pi = 0; pi < n; pi++) {
+      IrOp *c = pass_op_copy(op, arena);
+      ck_assert_int_eq(pass_schedule_text(c, lib, pts[pi].text, arena, &diag), 0);
+      ck_assert_int_eq(pass_lower(c, arena, &diag, NULL, NULL), 0);
+      float *got[8] = {0};
+      interp(c, g, F, in, got);
+      for (int i = 0; i < op->ntensors && i < 8; i++) {
+        if (!want[i]) continue;
+        int64_t m = ir_tensor_numel(op->tensors[i], g, &ext);
+        double diff = 0, norm = 0;
+        for (int64_t k = 0; k < m; k++) {
+          diff += ((double)got[i][k] - want[i][k]) * ((double)got[i][k] - want[i][k]);
+          norm += (double)want[i][k] * want[i][k];
+        }
+        ck_assert_msg(diff <= 1e-10 * norm, "%s under %s: relative L2 %g", op->name,
+                      pts[pi].text, sqrt(diff / (norm > 0 ? norm : 1)));
+        free(got[i]);
+      }
+      checked++;
+    }
+    free(pts);
+    for (int i = 0; i < 8; i++) {
+      free(in[i]);
+      free(want[i]);
+    }
+  }
+  fprintf(stderr, "space: %d points checked on the interpreter\n", checked);
+  ck_assert_int_ge(checked, 500);
+  rt_graph_free(g);
+}
+END_TEST
+
+/* ---- the model against the measured suite ---- */
+
+typedef struct Row {
+  char graph[64], op[32], sched[64];
+  int F;
+  double ms;
+} Row;
+
+/* Reads the suite's CSV: graph,V,E,op,schedule,F,ok,rel_l2,median_ms,... */
+static int read_suite(const char *path, Row **out) {
+  size_t len;
+  char *text = tu_read_file(path, &len);
+  ck_assert_msg(text != NULL, "cannot read %s", path);
+  int cap = 2048, n = 0;
+  Row *rows = calloc((size_t)cap, sizeof *rows);
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    Row r = {0};
+    char *q1 = strchr(line, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
+    if (!q1 || !q2 || q2 - q1 - 1 >= (long)sizeof r.sched) continue; /* the header */
+    memcpy(r.sched, q1 + 1, (size_t)(q2 - q1 - 1));
+    int ok;
+    if (sscanf(line, "%63[^,],%*d,%*d,%31[^,],", r.graph, r.op) != 2) continue;
+    if (sscanf(q2 + 1, ",%d,%d,%*[^,],%lf", &r.F, &ok, &r.ms) != 3 || !ok) continue;
+    if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+    rows[n++] = r;
+  }
+  free(text);
+  *out = rows;
+  return n;
+}
+
+/* Ranks with ties averaged. */
+static void ranks(const double *x, int n, double *r) {
+  for (int i = 0; i < n; i++) {
+    int less = 0, same = 0;
+    for (int j = 0; j < n; j++) {
+      if (x[j] < x[i]) less++;
+      if (x[j] == x[i]) same++;
+    }
+    r[i] = less + (same + 1) / 2.0;
+  }
+}
+
+static double spearman(const double *a, const double *b, int n) {
+  double ra[64], rb[64], ma = 0, mb = 0;
+  ranks(a, n, ra);
+  ranks(b, n, rb);
+  for (int i = 0; i < n; i++) {
+    ma += ra[i] / n;
+    mb += rb[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (int i = 0; i < n; i++) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : 0;
+}
+
+START_TEST(model_ranks_like_the_h100) {
+  Row *rows;
+  int n = read_suite(tu_source("bench/results/2026-11-22-H100-gpu-suite1.csv"), &rows);
+  ck_assert_int_gt(n, 1000);
+  const char *graphs[] = {"blogcatalog.mtx.gz", "citeseer.mtx.gz", "cnr-2000.mtx.gz"};
+  TuneGraphSig sigs[3];
+  for (int i = 0; i < 3; i++) {
+    RtGraph *g = rt_graph_read(tu_dataset(graphs[i]), &diag);
+    ck_assert_ptr_nonnull(g);
+    tune_graph_sig(g, &sigs[i]);
+    rt_graph_free(g);
+  }
+  double sum_rho = 0;
+  int groups = 0, top_ok = 0, top_groups = 0;
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (j < n && strcmp(rows[j].graph, rows[i].graph) == 0 &&
+           strcmp(rows[j].op, rows[i].op) == 0 && rows[j].F == rows[i].F)
+      j++;
+    int gi = -1;
+    for (int k = 0; k < 3; k++)
+      if (strcmp(rows[i].graph, graphs[k]) == 0) gi = k;
+    ck_assert_int_ge(gi, 0);
+    const IrOp *op = stdlib_op(rows[i].op);
+    TuneOpShape shape;
+    tune_op_shape(op, &shape);
+    double model[64], measured[64], best = INFINITY;
+    int m = 0, pick = -1;
+    for (int k = i; k < j && m < 64; k++) {
+      if (strcmp(rows[k].sched, "default") == 0) continue;
+      TunePoint p;
+      ck_assert_msg(tune_point_make(op, lib, rows[k].sched, arena, &p, NULL) == 0,
+                    "%s on %s: measured, but refused now", rows[k].sched, rows[k].op);
+      TuneCost c;
+      tune_model_cost(&shape, &p, &sigs[gi], rows[k].F, &c);
+      model[m] = c.time_us;
+      measured[m] = rows[k].ms;
+      if (rows[k].ms < best) best = rows[k].ms;
+      if (pick < 0 || model[m] < model[pick]) pick = m;
+      m++;
+    }
+    if (m >= 3) {
+      double rho = spearman(model, measured, m);
+      fprintf(stderr, "model: %-18s %-13s F=%-3d %2d points  rho %.2f  top %.2fx best\n",
+              rows[i].graph, rows[i].op, rows[i].F, m, rho, measured[pick] / best);
+      sum_rho += rho;
+      groups++;
+      top_groups++;
+      if (measured[pick] <= 2 * best) top_ok++;
+    }
+    i = j;
+  }
+  double mean = sum_rho / groups;
+  fprintf(stderr, "model: %d groups, mean Spearman rho %.3f, top choice within 2x of the "
+                  "measured best in %d of %d\n", groups, mean, top_ok, top_groups);
+  ck_assert_int_ge(groups, 60);
+  ck_assert_msg(mean > 0.85, "mean rho %.3f", mean);
+  ck_assert_msg(top_ok * 10 >= top_groups * 9, "top choice within 2x in %d of %d", top_ok,
+                top_groups);
+  free(rows);
+}
+END_TEST
+
+START_TEST(rank_orders_by_model) {
+  TunePoint *p;
+  const IrOp *op = stdlib_op("copy_u_sum");
+  int n = tune_space_enumerate(op, lib, arena, &p, &diag);
+  TuneOpShape shape;
+  tune_op_shape(op, &shape);
+  /* A skewed graph like cnr-2000: a vertex-parallel point must not win. */
+  TuneGraphSig g = {.nv = 325557, .ne = 3128710, .deg_mean = 9.6, .deg_std = 60,
+                    .deg_max = 18234, .aes = 1000};
+  tune_model_rank(&shape, p, n, &g, 64);
+  for (int i = 0; i < 5; i++)
+    ck_assert_msg(p[i].strategy == TUNE_WARP_EDGE || p[i].strategy == TUNE_THREAD_EDGE ||
+                      p[i].strategy == TUNE_GAS,
+                  "rank %d: %s", i, p[i].text);
+  double last = 0;
+  for (int i = 0; i < n; i++) {
+    TuneCost c;
+    tune_model_cost(&shape, &p[i], &g, 64, &c);
+    ck_assert(c.time_us >= last);
+    ck_assert(c.occupancy > 0 && c.occupancy <= 1);
+    ck_assert(c.bytes >= c.bytes_reuse * 0.5);
+    last = c.time_us;
+  }
+  free(p);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("tune_model");
+  TCase *tc = tcase_create("tune_model");
+  tcase_set_timeout(tc, 120);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, space_counts);
+  tcase_add_test(tc, point_refusals);
+  tcase_add_test(tc, shapes);
+  tcase_add_test(tc, every_point_computes_the_same);
+  tcase_add_test(tc, model_ranks_like_the_h100);
+  tcase_add_test(tc, rank_orders_by_model);
+  suite_add_tcase(s, tc);
+  return tu_run(s);
+}
