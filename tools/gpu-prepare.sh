@@ -1,25 +1,39 @@
 #!/usr/bin/env bash
-# Prepares what the GPU machine needs for tests/gpu/run.sh, in .carry/gpu/
-# (git-ignored; name `.carry` in the device tool's carry list):
-#   gopc        a gopc with LLVM's NVPTX backend linked in statically
-#   suite       the GPU suite runner, built without LLVM
-#   packs/      every stdlib op x named schedule x setting as kernel packs
-#   datasets/   the graphs the suite runs on, from ../shared/datasets
-# Usage: tools/gpu-prepare.sh [GRAPH...]   (default: the suite's six graphs)
+# Prepares what the GPU machine needs for bench/run-all.sh and
+# tests/gpu/run.sh, in .carry/gpu/ (git-ignored; name `.carry/gpu` in the
+# device tool's carry list; about 50 MB, under its 64 MiB limit):
+#   gopc, gop        gopc and the REPL with LLVM's NVPTX backend linked in
+#                    statically (gzip'ed when the graphs take much room;
+#                    the GPU-side scripts unpack them)
+#   suite, gop_bench the GPU suite and benchmark runners, built without LLVM
+#   packs/           every stdlib op x named schedule x setting as kernel packs
+#   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
+#   datasets/        the graphs, from ../shared/datasets
+# Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
+# GOP_BENCH_TOP (default 4) is the number of the cost model's best points
+# the benchmark measures per case, besides each strategy's best.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
 graphs=("$@")
-[ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed blogcatalog molhiv cnr-2000)
+[ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed wiki-Vote ca-HepPh musae-facebook
+  deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902 ogbn-arxiv cnr-2000 molhiv)
 rm -rf "$out" && mkdir -p "$out/datasets"
 
 cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-static --target gopc gop_gpu_suite >/dev/null
+cmake --build build-static --target gopc gop_repl gop_gpu_suite gop_bench >/dev/null
 cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
       -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-nollvm --target gop_gpu_suite >/dev/null
+cmake --build build-nollvm --target gop_gpu_suite gop_bench >/dev/null
 strip -o "$out/gopc" build-static/gopc
+strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
+strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
 build-static/tests/gop_gpu_suite prepare "$out/packs"
 for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+build-static/bench/gop_bench plan "$out/bench" "$out/datasets" --graphs "${graphs[*]}" \
+  --top "${GOP_BENCH_TOP:-4}" --grid "u_mul_e_sum:blogcatalog:64" | tail -1
+# Many graphs leave no room for 60 MB of static binaries: compress them
+# (bench/run-all.sh and tests/gpu/run.sh unpack them on the GPU machine).
+if [ "$(du -sm "$out/datasets" | cut -f1)" -gt 16 ]; then gzip -f "$out/gopc" "$out/gop"; fi
 du -sh "$out"

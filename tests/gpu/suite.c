@@ -32,6 +32,7 @@
 #include "gop.h"
 #include "lang/lang.h"
 #include "runtime/runtime.h"
+#include "tests/gpu/cases.h"
 
 /* ---- prepare: compile every operator x schedule x setting to packs ---- */
 
@@ -110,12 +111,6 @@ static int prepare(const char *dir) {
 
 /* ---- run ---- */
 
-typedef struct Case {
-  char op[64], sched[256], file[512];
-  CgProgram prog;
-  IrOp *ir;
-} Case;
-
 /* One reference: an operator's outputs on a graph at a width. */
 typedef struct Ref {
   const Case *c; /* the first case of the operator (its IR and tensors) */
@@ -126,128 +121,16 @@ typedef struct Ref {
   char err[512];
 } Ref;
 
-static uint64_t splitmix(uint64_t *s) {
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-static void extents_of(const IrOp *op, int64_t F, IrExtents *ext) {
-  memset(ext, 0, sizeof *ext);
-  ext->n = op->nsyms;
-  for (int i = 0; i < op->nsyms; i++) ext->value[i] = F; /* every extent is F */
-}
-
 static void *compute_ref(void *arg) {
   Ref *r = arg;
-  const IrOp *op = r->c->ir;
-  IrExtents ext;
-  extents_of(op, r->F, &ext);
-  r->buf = calloc((size_t)op->ntensors + 1, sizeof *r->buf);
-  uint64_t seed = 12345 + (uint64_t)r->F;
-  for (int i = 0; i < op->ntensors; i++) {
-    if (op->tensors[i]->role == IR_ROLE_TEMP) continue;
-    int64_t n = ir_tensor_numel(op->tensors[i], r->g, &ext);
-    r->buf[i] = malloc(sizeof(float) * (size_t)(n ? n : 1));
-    if (op->tensors[i]->role == IR_ROLE_IN)
-      for (int64_t k = 0; k < n; k++)
-        r->buf[i][k] = (float)((double)(splitmix(&seed) >> 11) * 0x1.0p-53 * 2 - 1);
-  }
-  Diag d;
-  ir_diag_init(&d, NULL);
-  IrInterpArgs args = {.graph = r->g, .extents = ext, .mode = IR_INTERP_F32,
-                       .buffers = (void **)r->buf};
-  r->ok = ir_interp_run(op, &args, &d) == 0;
-  if (!r->ok) snprintf(r->err, sizeof r->err, "%s", d.buf ? d.buf : "interpreter failed");
-  ir_diag_free(&d);
+  r->buf = case_buffers_new(r->c->ir, r->g, r->F, 12345 + (uint64_t)r->F);
+  r->ok = case_interpret(r->c->ir, r->g, r->F, r->buf, r->err, sizeof r->err) == 0;
   return NULL;
-}
-
-static void free_ref(Ref *r) {
-  for (int i = 0; r->buf && i < r->c->ir->ntensors; i++) free(r->buf[i]);
-  free(r->buf);
-  r->buf = NULL;
-}
-
-static bool is_exact(const IrNode *list, const IrTensor *t) {
-  for (const IrNode *n = list; n; n = n->next) {
-    if (n->kind == IR_STORE && n->acc.tensor == t &&
-        (n->acc.red == IR_RED_MAX || n->acc.red == IR_RED_MIN))
-      return true;
-    const IrNode *inner = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
-    if (inner && is_exact(inner, t)) return true;
-  }
-  return false;
-}
-
-/* Compares GPU outputs with the reference; fills `why` on a mismatch. */
-static bool compare(const Ref *ref, float *const *got, double *rel_out, char *why, size_t n) {
-  const IrOp *op = ref->c->ir;
-  IrExtents ext;
-  extents_of(op, ref->F, &ext);
-  *rel_out = 0;
-  for (int i = 0; i < op->ntensors; i++) {
-    const IrTensor *t = op->tensors[i];
-    if (t->role != IR_ROLE_OUT) continue;
-    int64_t numel = ir_tensor_numel(t, ref->g, &ext);
-    bool exact = is_exact(op->body, t);
-    double d2 = 0, r2 = 0;
-    for (int64_t k = 0; k < numel; k++) {
-      double a = got[i][k], b = ref->buf[i][k];
-      if (isnan(a) || isnan(b) || (exact && a != b)) {
-        snprintf(why, n, "%s[%lld]: got %.9g, want %.9g", t->name, (long long)k, a, b);
-        return false;
-      }
-      d2 += (a - b) * (a - b);
-      r2 += b * b;
-    }
-    double rel = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
-    if (rel > *rel_out) *rel_out = rel;
-    if (rel >= 1e-5) {
-      snprintf(why, n, "%s: relative L2 %.3g >= 1e-5", t->name, rel);
-      return false;
-    }
-  }
-  return true;
-}
-
-static int load_cases(const char *dir, Case **out) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/list.txt", dir);
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    perror(path);
-    return -1;
-  }
-  int n = 0, cap = 64;
-  Case *cases = calloc((size_t)cap, sizeof *cases);
-  char line[2048];
-  while (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\n")] = 0;
-    char *op = strtok(line, "\t"), *sched = strtok(NULL, "\t"), *file = strtok(NULL, "\t");
-    if (!op || !sched || !file || strcmp(file, "REFUSED") == 0) continue;
-    if (n == cap) cases = realloc(cases, sizeof *cases * (size_t)(cap *= 2));
-    Case *c = &cases[n++];
-    memset(c, 0, sizeof *c);
-    snprintf(c->op, sizeof c->op, "%s", op);
-    snprintf(c->sched, sizeof c->sched, "%s", sched);
-    snprintf(c->file, sizeof c->file, "%s/%s", dir, file);
-  }
-  fclose(f);
-  *out = cases;
-  return n;
-}
-
-static double seconds_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int run(int argc, char **argv) {
   const char *dir = argv[0], *csv_path = NULL;
-  double budget = 0, t_start = seconds_now();
+  double budget = 0, t_start = case_seconds();
   int not_run = 0;
   int64_t widths[16] = {16, 32, 64, 128, 256};
   int nwidths = 5, reps = 0;
@@ -269,7 +152,7 @@ static int run(int argc, char **argv) {
     }
   }
   Case *cases;
-  int ncases = load_cases(dir, &cases);
+  int ncases = case_list_read(dir, &cases);
   if (ncases <= 0) {
     fprintf(stderr, "no kernel packs listed in %s/list.txt\n", dir);
     return 1;
@@ -277,13 +160,8 @@ static int run(int argc, char **argv) {
   Arena *a = ir_arena_new();
   Diag d;
   ir_diag_init(&d, stderr);
-  for (int i = 0; i < ncases; i++) {
-    Case *c = &cases[i];
-    if (cg_pack_read(c->file, &c->prog, &d) != 0) return 1;
-    IrModule *m = lang_parse_ir(a, &d, c->file, c->prog.ir);
-    if (!m || m->nops != 1) return 1;
-    c->ir = m->ops[0];
-  }
+  for (int i = 0; i < ncases; i++)
+    if (case_load(&cases[i], a, &d) != 0) return 1;
   if (rt_cuda_open(&d) != RT_OK) return 3;
   printf("# GPU: %s (sm_%d), %d kernel packs\n", rt_cuda_device_name(), rt_cuda_cc(), ncases);
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
@@ -292,7 +170,7 @@ static int run(int argc, char **argv) {
   int passed = 0, failed = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   for (int gi = 0; gi < ngraphs; gi++) {
-    double t_graph = seconds_now();
+    double t_graph = case_seconds();
     RtGraph *g = rt_graph_open(graphs[gi], &d);
     if (!g) return 1;
     const char *gname = strrchr(graphs[gi], '/') ? strrchr(graphs[gi], '/') + 1 : graphs[gi];
@@ -319,7 +197,7 @@ static int run(int argc, char **argv) {
       for (int k = 0; k < n; k++) pthread_join(th[k], NULL);
     }
     printf("# graph %s: read and %d interpreter references in %.1f s\n", gname, nrefs,
-           seconds_now() - t_graph);
+           case_seconds() - t_graph);
     for (int k = 0; k < nrefs; k++) {
       Ref *ref = &refs[k];
       if (!ref->ok) {
@@ -330,30 +208,25 @@ static int run(int argc, char **argv) {
       }
       const IrOp *op = ref->c->ir;
       IrExtents ext;
-      extents_of(op, ref->F, &ext);
+      case_extents(op, ref->F, &ext);
       for (int i = 0; i < ncases; i++) {
         Case *c = &cases[i];
         if (strcmp(c->op, ref->c->op) != 0) continue;
-        if (budget > 0 && seconds_now() - t_start > budget) {
+        if (budget > 0 && case_seconds() - t_start > budget) {
           not_run++;
           continue;
         }
-        float **host = calloc((size_t)c->prog.ntensors + 1, sizeof *host);
-        for (int t = 0; t < op->ntensors; t++) {
-          if (op->tensors[t]->role == IR_ROLE_IN) host[t] = ref->buf[t];
-          if (op->tensors[t]->role == IR_ROLE_OUT)
-            host[t] = malloc(sizeof(float) * (size_t)(ir_tensor_numel(op->tensors[t], g, &ext) + 1));
-        }
+        float **host = case_outputs_new(op, g, ref->F, ref->buf);
         RtExecOptions once = {0};
         RtExecResult res;
         ir_diag_free(&d);
         ir_diag_init(&d, NULL);
-        double t_case = seconds_now();
+        double t_case = case_seconds();
         RtStatus s = rt_exec_program(&c->prog, g, ext.value, host, &once, &res, &d);
-        t_case = seconds_now() - t_case;
+        t_case = case_seconds() - t_case;
         char why[600] = "";
         double rel = 0;
-        bool ok = s == RT_OK && compare(ref, host, &rel, why, sizeof why);
+        bool ok = s == RT_OK && case_compare(op, g, ref->F, ref->buf, host, &rel, why, sizeof why);
         if (ok && reps > 0) {
           /* A schedule that takes 50 ms is not worth many repeats: its
            * time is far from the best one's either way. */
@@ -378,16 +251,14 @@ static int run(int argc, char **argv) {
           fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
                   c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
                   res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
-        for (int t = 0; t < op->ntensors; t++)
-          if (op->tensors[t]->role == IR_ROLE_OUT) free(host[t]);
-        free(host);
+        case_outputs_free(op, host);
         fflush(stdout);
       }
-      free_ref(ref);
+      case_buffers_free(op, ref->buf);
     }
     free(refs);
     rt_graph_free(g);
-    printf("# graph %s done in %.1f s\n", gname, seconds_now() - t_graph);
+    printf("# graph %s done in %.1f s\n", gname, case_seconds() - t_graph);
   }
   if (csv) fclose(csv);
   if (not_run)

@@ -1,0 +1,451 @@
+/* bench/gop_bench.c: gop's side of the benchmark (issue 6), in two halves
+ * so that compiling and measuring happen on different machines.
+ *
+ *   gop_bench plan OUTDIR DATASETS [--graphs "cora ..."] [--F "16 ..."]
+ *                  [--ops "u_mul_e_sum ..."] [--top K] [--grid OP:GRAPH:F]
+ *       (here, with LLVM) for every graph x operator x width, lists the
+ *       schedules to measure -- the default schedule, the cost model's K
+ *       best legal points, and the schedule `gopc run` would choose
+ *       (gop_choose_schedule: predictor, else cost model), and the
+ *       model's best point of each strategy the top K missed -- in
+ *       OUTDIR/plan.txt, and compiles each distinct (operator, schedule)
+ *       once into a kernel pack in OUTDIR. --grid adds warp_edge(G, T) for
+ *       every G x T of the tuner's space on one case: uGrapher's figure 18.
+ *   gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]
+ *       (on the GPU machine, no LLVM) runs the plan: every candidate is
+ *       run once and its outputs checked, then timed (2 warm-up runs, the
+ *       median of N). The reference is the interpreter when |E| x F is at
+ *       most 2^25, else the default schedule's output (the GPU suite,
+ *       tests/gpu/run.sh, checks every schedule against the interpreter on
+ *       the large graphs too); the CSV says which. "gop tuned" in the
+ *       report is the fastest checked candidate: an exhaustive tune over
+ *       the model's top K.
+ *
+ * bench/report.py puts the CSV beside the peers' (bench/peers) and writes
+ * the tables and plots of bench/results.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codegen/codegen.h"
+#include "gop.h"
+#include "lang/lang.h"
+#include "runtime/runtime.h"
+#include "tests/gpu/cases.h"
+
+#define MAX_LIST 32
+
+/* A space-separated list option, split in place. */
+static int split_list(char *s, const char **out) {
+  int n = 0;
+  for (char *t = strtok(s, " ,"); t && n < MAX_LIST; t = strtok(NULL, " ,")) out[n++] = t;
+  return n;
+}
+
+static void usage(void) {
+  fputs("usage: gop_bench plan OUTDIR DATASETS [--graphs \"G...\"] [--F \"16 32 ...\"]\n"
+        "                 [--ops \"OP...\"] [--top K] [--grid OP:GRAPH:F]\n"
+        "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n",
+        stderr);
+}
+
+/* ---- plan ---- */
+
+typedef struct Plan {
+  FILE *out;
+  const char *dir;
+  GopContext *ctx;
+  GopModule *lib;
+  char packs[4096][160]; /* "op\tschedule" already compiled */
+  int npacks;
+} Plan;
+
+/* The pack file of (op, schedule), compiled on first use; NULL when the
+ * compiler refuses it. */
+static const char *pack_for(Plan *p, const GopOp *op, const char *sched, char *file,
+                            size_t n) {
+  snprintf(file, n, "%s__%s.pack", gop_op_name(op), sched);
+  for (char *c = file; *c; c++)
+    if (*c == ' ' || *c == ',' || *c == '(' || *c == ')') *c = '_';
+  char key[160];
+  snprintf(key, sizeof key, "%s\t%s", gop_op_name(op), sched);
+  for (int i = 0; i < p->npacks; i++)
+    if (strcmp(p->packs[i], key) == 0) return file;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", p->dir, file);
+  GopCompileOptions o = {.schedule = strcmp(sched, "default") ? sched : NULL, .target = "sm_90"};
+  gop_clear_diagnostics(p->ctx);
+  if (gop_pack(op, &o, path) != 0) {
+    fprintf(stderr, "gop_bench: %s under %s: %s", gop_op_name(op), sched,
+            gop_diagnostics(p->ctx));
+    return NULL;
+  }
+  if (p->npacks < 4096) snprintf(p->packs[p->npacks++], sizeof p->packs[0], "%s", key);
+  return file;
+}
+
+static void plan_row(Plan *p, const char *graph, const GopOp *op, int64_t F, const char *role,
+                     int rank, double model_us, const char *sched) {
+  char file[512];
+  if (!pack_for(p, op, sched, file, sizeof file)) return;
+  fprintf(p->out, "%s\t%s\t%lld\t%s\t%d\t%.2f\t%s\t%s\n", graph, gop_op_name(op),
+          (long long)F, role, rank, model_us, sched, file);
+}
+
+static int plan(int argc, char **argv) {
+  const char *dir = argv[0], *datasets = argv[1];
+  char graphs_s[1024] = "cora citeseer pubmed wiki-Vote ca-HepPh musae-facebook deezer-HU "
+                        "blogcatalog proteins delaunay_n16 soc-Slashdot0902 ogbn-arxiv "
+                        "cnr-2000 molhiv";
+  char widths_s[256] = "16 32 64 128 256";
+  char ops_s[512] = "u_mul_e_sum copy_u_sum copy_u_mean copy_u_max u_dot_v u_add_v "
+                    "edge_softmax";
+  char grid_s[256] = "";
+  int top = 4;
+  for (int i = 2; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      usage();
+      return 2;
+    }
+    if (strcmp(argv[i], "--graphs") == 0) snprintf(graphs_s, sizeof graphs_s, "%s", v);
+    else if (strcmp(argv[i], "--F") == 0) snprintf(widths_s, sizeof widths_s, "%s", v);
+    else if (strcmp(argv[i], "--ops") == 0) snprintf(ops_s, sizeof ops_s, "%s", v);
+    else if (strcmp(argv[i], "--grid") == 0) snprintf(grid_s, sizeof grid_s, "%s", v);
+    else if (strcmp(argv[i], "--top") == 0) top = atoi(v);
+    else {
+      usage();
+      return 2;
+    }
+    i++;
+  }
+  const char *graphs[MAX_LIST], *widths[MAX_LIST], *ops[MAX_LIST];
+  int ngraphs = split_list(graphs_s, graphs), nwidths = split_list(widths_s, widths),
+      nops = split_list(ops_s, ops);
+  if (top < 1 || top > 64) {
+    fprintf(stderr, "gop_bench: --top must be 1..64\n");
+    return 2;
+  }
+  mkdir(dir, 0755);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/plan.txt", dir);
+  Plan *p = calloc(1, sizeof *p);
+  p->dir = dir;
+  p->ctx = gop_context_new();
+  p->lib = gop_stdlib(p->ctx);
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *m = lang_stdlib(a, &d);
+  p->out = fopen(path, "w");
+  if (!p->lib || !m || !p->out) {
+    fprintf(stderr, "gop_bench: cannot start: %s%s\n", gop_diagnostics(p->ctx),
+            p->out ? "" : path);
+    return 1;
+  }
+  fprintf(p->out, "# graph\top\tF\trole\trank\tmodel_us\tschedule\tpack\n");
+  for (int gi = 0; gi < ngraphs; gi++) {
+    snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, graphs[gi]);
+    GopGraph *gg = gop_graph_open(p->ctx, path);
+    RtGraph *rg = rt_graph_open(path, &d);
+    if (!gg || !rg) {
+      fprintf(stderr, "gop_bench: %s%s", path, gop_diagnostics(p->ctx));
+      return 1;
+    }
+    TuneGraphSig sig;
+    tune_graph_sig(rg, &sig);
+    for (int oi = 0; oi < nops; oi++) {
+      GopOp *op = gop_module_find_op(p->lib, ops[oi]);
+      IrOp *ir = NULL;
+      for (int k = 0; k < m->nops; k++)
+        if (strcmp(m->ops[k]->name, ops[oi]) == 0) ir = m->ops[k];
+      if (!op || !ir) {
+        fprintf(stderr, "gop_bench: no stdlib operator %s\n", ops[oi]);
+        return 1;
+      }
+      TuneOpShape shape;
+      tune_op_shape(ir, &shape);
+      TunePoint *pts = NULL;
+      int n = tune_space_enumerate(ir, m, a, &pts, &d);
+      if (n < 0) return 1;
+      for (int wi = 0; wi < nwidths; wi++) {
+        int64_t F = shape.feature_loop ? atoll(widths[wi]) : 0;
+        if (!shape.feature_loop && wi > 0) break;
+        tune_model_rank(&shape, pts, n, &sig, F);
+        plan_row(p, graphs[gi], op, F, "default", 0, 0, "default");
+        for (int k = 0; k < n && k < top; k++) {
+          TuneCost c;
+          tune_model_cost(&shape, &pts[k], &sig, F, &c);
+          plan_row(p, graphs[gi], op, F, "model", k + 1, c.time_us, pts[k].text);
+        }
+        /* ... and each strategy's best point, so that "tuned" spans them all. */
+        for (int s = 0; s < TUNE_STRATEGY_COUNT; s++)
+          for (int k = top; k < n; k++)
+            if ((int)pts[k].strategy == s) {
+              bool earlier = false;
+              for (int j = 0; j < k && !earlier; j++) earlier = pts[j].strategy == pts[k].strategy;
+              if (!earlier) {
+                TuneCost c;
+                tune_model_cost(&shape, &pts[k], &sig, F, &c);
+                plan_row(p, graphs[gi], op, F, "model", k + 1, c.time_us, pts[k].text);
+              }
+              break;
+            }
+        GopScheduleChoice ch;
+        if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
+          char role[64];
+          snprintf(role, sizeof role, "chosen:%s", gop_schedule_source_name(ch.source));
+          for (char *c = role; *c; c++)
+            if (*c == ' ') *c = '_';
+          plan_row(p, graphs[gi], op, F, role, 0, ch.model_us, ch.schedule);
+        }
+        /* uGrapher's figure 18: warp_edge over the whole G x T grid. */
+        char want[256];
+        snprintf(want, sizeof want, "%s:%s:%lld", ops[oi], graphs[gi], (long long)F);
+        if (strcmp(grid_s, want) == 0)
+          for (int k = 0; k < n; k++)
+            if (pts[k].strategy == TUNE_WARP_EDGE) {
+              TuneCost c;
+              tune_model_cost(&shape, &pts[k], &sig, F, &c);
+              plan_row(p, graphs[gi], op, F, "grid", k + 1, c.time_us, pts[k].text);
+            }
+      }
+      free(pts);
+    }
+    rt_graph_free(rg);
+    printf("planned %s (%d packs so far)\n", graphs[gi], p->npacks);
+    fflush(stdout);
+  }
+  fclose(p->out);
+  printf("plan in %s/plan.txt, %d kernel packs\n", dir, p->npacks);
+  gop_context_free(p->ctx);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  free(p);
+  return 0;
+}
+
+/* ---- run ---- */
+
+typedef struct Row {
+  char graph[64], op[64], role[64], sched[128], file[512];
+  int64_t F;
+  int rank;
+  double model_us;
+  Case *c; /* the loaded pack */
+} Row;
+
+static int read_plan(const char *dir, Row **out) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/plan.txt", dir);
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    return -1;
+  }
+  int n = 0, cap = 256;
+  Row *rows = calloc((size_t)cap, sizeof *rows);
+  char line[2048];
+  int lineno = 0;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    if (line[0] == '#') continue;
+    line[strcspn(line, "\n")] = 0;
+    char *fld[8];
+    int k = 0;
+    for (char *s = line; k < 8; k++) {
+      fld[k] = s;
+      char *tab = strchr(s, '\t');
+      if (!tab) {
+        k++;
+        break;
+      }
+      *tab = 0;
+      s = tab + 1;
+    }
+    if (k != 8) {
+      fprintf(stderr, "%s:%d: want 8 tab-separated fields, got %d\n", path, lineno, k);
+      fclose(f);
+      free(rows);
+      return -1;
+    }
+    if (n == cap) rows = realloc(rows, sizeof *rows * (size_t)(cap *= 2));
+    Row *r = &rows[n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->graph, sizeof r->graph, "%s", fld[0]);
+    snprintf(r->op, sizeof r->op, "%s", fld[1]);
+    r->F = atoll(fld[2]);
+    snprintf(r->role, sizeof r->role, "%s", fld[3]);
+    r->rank = atoi(fld[4]);
+    r->model_us = atof(fld[5]);
+    snprintf(r->sched, sizeof r->sched, "%s", fld[6]);
+    snprintf(r->file, sizeof r->file, "%s/%s", dir, fld[7]);
+  }
+  fclose(f);
+  *out = rows;
+  return n;
+}
+
+static int run(int argc, char **argv) {
+  const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
+  int reps = 10;
+  double budget = 0, t0 = case_seconds();
+  for (int i = 2; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      usage();
+      return 2;
+    }
+    if (strcmp(argv[i], "--csv") == 0) csv_path = v;
+    else if (strcmp(argv[i], "--reps") == 0) reps = atoi(v);
+    else if (strcmp(argv[i], "--budget-s") == 0) budget = atof(v);
+    else {
+      usage();
+      return 2;
+    }
+    i++;
+  }
+  if (!csv_path || reps < 1) {
+    usage();
+    return 2;
+  }
+  Row *rows;
+  int nrows = read_plan(dir, &rows);
+  if (nrows < 0) return 1;
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  /* Each distinct pack is read once. */
+  Case *cases = calloc((size_t)nrows, sizeof *cases);
+  int ncases = 0;
+  for (int i = 0; i < nrows; i++) {
+    for (int k = 0; k < ncases && !rows[i].c; k++)
+      if (strcmp(cases[k].file, rows[i].file) == 0) rows[i].c = &cases[k];
+    if (rows[i].c) continue;
+    Case *c = &cases[ncases++];
+    snprintf(c->file, sizeof c->file, "%s", rows[i].file);
+    if (case_load(c, a, &d) != 0) return 1;
+    rows[i].c = c;
+  }
+  if (rt_cuda_open(&d) != RT_OK) return 3;
+  FILE *csv = fopen(csv_path, "w");
+  if (!csv) {
+    perror(csv_path);
+    return 1;
+  }
+  fprintf(csv, "# gpu=%s sm=%d\n", rt_cuda_device_name(), rt_cuda_cc());
+  fprintf(csv, "graph,V,E,op,F,role,rank,model_us,schedule,ok,checked_against,rel_l2,"
+               "median_ms,gbps,bound_fraction\n");
+  printf("# GPU: %s (sm_%d), %d plan rows, %d kernel packs\n", rt_cuda_device_name(),
+         rt_cuda_cc(), nrows, ncases);
+  int failed = 0, not_run = 0, done = 0;
+  for (int i = 0; i < nrows;) {
+    /* Rows of one graph are consecutive; so are those of one (op, F). */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, rows[i].graph);
+    double tg = case_seconds();
+    RtGraph *g = rt_graph_open(path, &d);
+    if (!g) return 1;
+    int gend = i;
+    while (gend < nrows && strcmp(rows[gend].graph, rows[i].graph) == 0) gend++;
+    for (int j = i; j < gend;) {
+      int jend = j;
+      while (jend < gend && strcmp(rows[jend].op, rows[j].op) == 0 && rows[jend].F == rows[j].F)
+        jend++;
+      if (budget > 0 && case_seconds() - t0 > budget) {
+        not_run += jend - j;
+        j = jend;
+        continue;
+      }
+      const IrOp *op = rows[j].c->ir;
+      int64_t F = rows[j].F;
+      IrExtents ext;
+      case_extents(op, F, &ext);
+      float **ref = case_buffers_new(op, g, F, 12345 + (uint64_t)F);
+      const char *against = "interpreter";
+      char err[600] = "";
+      bool have_ref = false;
+      if ((double)g->ne * (double)(F ? F : 1) <= 33554432.0) {
+        have_ref = case_interpret(op, g, F, ref, err, sizeof err) == 0;
+        if (!have_ref) printf("FAIL %s %s F=%lld: interpreter: %s\n", rows[j].graph,
+                              rows[j].op, (long long)F, err);
+      } else {
+        against = "default";
+      }
+      for (int k = j; k < jend; k++) {
+        Row *r = &rows[k];
+        float **out = case_outputs_new(op, g, F, ref);
+        RtExecOptions once = {0};
+        RtExecResult res;
+        memset(&res, 0, sizeof res);
+        ir_diag_free(&d);
+        ir_diag_init(&d, NULL);
+        double t = case_seconds();
+        RtStatus s = rt_exec_program(&r->c->prog, g, ext.value, out, &once, &res, &d);
+        t = case_seconds() - t;
+        double rel = 0;
+        char why[600] = "";
+        bool ok = s == RT_OK;
+        if (ok && !have_ref && strcmp(against, "default") == 0 &&
+            strcmp(r->role, "default") == 0) {
+          /* The default schedule's output becomes the reference. */
+          for (int ti = 0; ti < op->ntensors; ti++)
+            if (op->tensors[ti]->role == IR_ROLE_OUT) {
+              float *tmp = ref[ti];
+              ref[ti] = out[ti];
+              out[ti] = tmp;
+            }
+          have_ref = true;
+        } else if (ok && have_ref) {
+          ok = case_compare(op, g, F, ref, out, &rel, why, sizeof why);
+        } else if (ok) {
+          ok = false;
+          snprintf(why, sizeof why, "no reference to check against");
+        }
+        if (ok) {
+          RtExecOptions timed = {.warmup = t > 0.05 ? 0 : 2, .reps = t > 0.05 ? 1 : reps};
+          s = rt_exec_program(&r->c->prog, g, ext.value, out, &timed, &res, &d);
+          ok = s == RT_OK;
+        }
+        if (s != RT_OK) snprintf(why, sizeof why, "%s", d.buf ? d.buf : "GPU run failed");
+        why[strcspn(why, "\n")] = 0;
+        if (!ok) failed++;
+        done++;
+        double frac = res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0;
+        printf("%s %-16s %-12s F=%-4lld %-14s %-24s", ok ? "ok  " : "FAIL", r->graph, r->op,
+               (long long)F, r->role, r->sched);
+        if (ok)
+          printf(" %9.4f ms %7.1f GB/s %5.1f%%\n", res.timing.median_ms, res.gbps, 100 * frac);
+        else
+          printf(" %s\n", why);
+        fprintf(csv, "%s,%d,%d,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f\n", r->graph,
+                g->nv, g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
+                against, rel, ok ? res.timing.median_ms : 0, ok ? res.gbps : 0, ok ? frac : 0);
+        case_outputs_free(op, out);
+      }
+      case_buffers_free(op, ref);
+      fflush(stdout);
+      fflush(csv);
+      j = jend;
+    }
+    rt_graph_free(g);
+    printf("# graph %s done in %.1f s\n", rows[i].graph, case_seconds() - tg);
+    i = gend;
+  }
+  fclose(csv);
+  if (not_run) printf("# %d rows not run: the time budget of %.0f s was spent\n", not_run, budget);
+  printf("%d run, %d failed\n", done, failed);
+  ir_diag_free(&d);
+  return failed || not_run ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 4 && strcmp(argv[1], "plan") == 0) return plan(argc - 2, argv + 2);
+  if (argc >= 4 && strcmp(argv[1], "run") == 0) return run(argc - 2, argv + 2);
+  usage();
+  return 2;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# bench/run-all.sh: everything the GPU machine checks and times, in one
+# device call (under its 10-minute limit with the default budgets).
+# Prepare the carry folder here first: tools/gpu-prepare.sh (it builds the
+# static gopc and REPL, the no-LLVM runners, the suite's and the
+# benchmark's kernel packs, and copies the graphs).
+#
+#   bash bench/run-all.sh CARRY OUT [PHASE...]
+#
+# Phases, in order (default: all):
+#   suite   tests/gpu/run.sh: the driver layer's tests, gopc on the GPU, and
+#           every stdlib op x named schedule checked against the interpreter
+#           (GOP_SUITE_BUDGET_S, default 120 s here)
+#   peers   cuSPARSE, PyTorch Geometric and torch on every carried graph
+#           (bench/peers/run_peers.sh)
+#   gop     gop's candidates on the same graphs and widths (bench/gop_bench.c;
+#           GOP_BENCH_BUDGET_S, default 150 s), then bench/report.py
+#   models  GCN, GIN, GAT, GraphSAGE in gop and in PyG (bench/models.sh),
+#           when present
+#   tune    gopc tune on one case (GOP_TUNE_BUDGET_S, default 30 s)
+#   repl    a REPL session with run, compare and tune, kept as a transcript
+# Writes OUT/<phase>/..., OUT/report/ and prints a short summary last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+carry=${1:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
+out=${2:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
+shift 2
+phases=("$@")
+[ ${#phases[@]} -gt 0 ] || phases=(suite peers gop models tune repl)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+carry=$(cd "$carry" && pwd)
+for b in gopc gop; do # tools/gpu-prepare.sh may have compressed them
+  if [ -f "$carry/$b.gz" ] && [ ! -x "$carry/$b" ]; then
+    gunzip -c "$carry/$b.gz" > "$carry/$b" && chmod +x "$carry/$b"
+  fi
+done
+T0=$(date +%s)
+status=0
+summary=()
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no GPU")
+echo "== $gpu, $(date -u +%Y-%m-%dT%H:%MZ), phases: ${phases[*]}"
+
+phase() { # name, then the command; records its status and seconds
+  local name=$1 t=$(date +%s) rc
+  shift
+  echo "== $name ($(( t - T0 )) s in)"
+  "$@"
+  rc=$?
+  summary+=("$(printf '%-7s %s in %d s' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAILED ($rc)")" $(( $(date +%s) - t )))")
+  [ $rc -eq 0 ] || status=1
+}
+
+graph_names() {
+  for f in "$carry"/datasets/*.mtx.gz; do basename "$f" .mtx.gz; done
+}
+
+run_suite() {
+  GOP_SUITE_BUDGET_S=${GOP_SUITE_BUDGET_S:-120} bash tests/gpu/run.sh "$carry" "$out/suite" --reps 3
+}
+
+run_peers() {
+  bash bench/peers/run_peers.sh "$carry/datasets" "$out/peers" $(graph_names) 2>&1 | tail -25
+  return "${PIPESTATUS[0]}"
+}
+
+run_gop() {
+  "$carry/gop_bench" run "$carry/bench" "$carry/datasets" --csv "$out/gop/gop_bench.csv" \
+    --reps 10 --budget-s "${GOP_BENCH_BUDGET_S:-150}" > "$out/gop/gop_bench.log" 2>&1
+  local rc=$?
+  grep -E '^(FAIL|#)' "$out/gop/gop_bench.log" | tail -20
+  tail -1 "$out/gop/gop_bench.log"
+  if [ -f "$out/peers/peers.csv" ]; then
+    python3 bench/report.py "$out/gop/gop_bench.csv" "$out/peers/peers.csv" "$out/report" || rc=1
+  else
+    echo "no peers.csv (run the peers phase too): no report"
+  fi
+  return $rc
+}
+
+run_models() {
+  if [ ! -f bench/models.sh ]; then
+    echo "bench/models.sh is not there yet: skipped"
+    return 0
+  fi
+  bash bench/models.sh "$carry" "$out/models"
+}
+
+run_tune() {
+  "$carry/gopc" tune stdlib:u_mul_e_sum --graph "$carry/datasets/ogbn-arxiv.mtx.gz" --F 128 \
+    --budget-s "${GOP_TUNE_BUDGET_S:-30}" --db "$out/tune/tune.db" 2>&1 | tee "$out/tune/tune.log"
+  local rc=${PIPESTATUS[0]}
+  [ $rc -eq 0 ] || return $rc
+  # What gopc run picks now: the database's best.
+  "$carry/gopc" run stdlib:u_mul_e_sum --graph "$carry/datasets/ogbn-arxiv.mtx.gz" --F 128 \
+    --db "$out/tune/tune.db" --check 2>&1 | tee -a "$out/tune/tune.log"
+  return "${PIPESTATUS[0]}"
+}
+
+run_repl() {
+  "$carry/gop" -e "set timing on; use u_mul_e_sum; graph $carry/datasets/blogcatalog.mtx.gz; set F 64; \
+schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$out/repl/session.txt"
+  return "${PIPESTATUS[0]}"
+}
+
+for p in "${phases[@]}"; do
+  mkdir -p "$out/$p"
+  case $p in
+    suite | peers | gop | models | tune | repl) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite peers gop models tune repl)" >&2; exit 2 ;;
+  esac
+done
+
+echo "== summary ($(( $(date +%s) - T0 )) s, $gpu)"
+printf '%s\n' "${summary[@]}"
+[ -f "$out/report/report.md" ] && sed -n '/^## Targets/,/^## Per case/p' "$out/report/report.md" |
+  grep '^|'
+exit $status
