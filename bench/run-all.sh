@@ -30,11 +30,7 @@ phases=("$@")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 carry=$(cd "$carry" && pwd)
-for b in gopc gop; do # tools/gpu-prepare.sh may have compressed them
-  if [ -f "$carry/$b.gz" ] && [ ! -x "$carry/$b" ]; then
-    gunzip -c "$carry/$b.gz" > "$carry/$b" && chmod +x "$carry/$b"
-  fi
-done
+bash tools/gpu-unpack.sh "$carry" || exit 1 # tools/gpu-prepare.sh compressed gopc, gop
 T0=$(date +%s)
 status=0
 summary=()

@@ -24,10 +24,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 mkdir -p "$out"
-for b in gopc gop; do # tools/gpu-prepare.sh may have compressed them
-  [ -f "$carry/$b.gz" ] && [ ! -x "$carry/$b" ] && gunzip -c "$carry/$b.gz" > "$carry/$b" &&
-    chmod +x "$carry/$b"
-done
+bash tools/gpu-unpack.sh "$carry" # tools/gpu-prepare.sh may have compressed gopc
 status=0
 echo "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u +%Y-%m-%dT%H:%MZ)"
 

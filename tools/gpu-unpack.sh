@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Unpacks the static binaries tools/gpu-prepare.sh compressed (gopc.xz,
+# gop.xz) in a carry folder, on the GPU machine: with xz when it is there,
+# else with Python's lzma. Usage: tools/gpu-unpack.sh CARRY
+set -euo pipefail
+carry=${1:?usage: tools/gpu-unpack.sh CARRY}
+for b in gopc gop; do
+  [ -f "$carry/$b.xz" ] && [ ! -x "$carry/$b" ] || continue
+  if command -v xz >/dev/null; then
+    xz -dc "$carry/$b.xz" > "$carry/$b.tmp"
+  else
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+      "$carry/$b.xz" "$carry/$b.tmp"
+  fi
+  chmod +x "$carry/$b.tmp" && mv "$carry/$b.tmp" "$carry/$b"
+done
