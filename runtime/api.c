@@ -252,11 +252,7 @@ int gop_stage_lookup(const char *name) {
   return -1;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
+static double now_ms(void) { return rt_wall_seconds() * 1e3; }
 
 /* Named schedules visible to an operator: its own file's first, then the
  * standard library's. */
@@ -648,12 +644,6 @@ int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel) {
   return -1;
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Checks that every extent is set and every input and output is bound
  * with its current shape. */
 static int check_bound(GopRun *r) {
@@ -746,7 +736,7 @@ int gop_run_exec(GopRun *r) {
   memset(&r->stats, 0, sizeof r->stats);
   r->stats.compile = keep;
   memset(&r->exec, 0, sizeof r->exec);
-  double t0 = now_seconds();
+  double t0 = rt_wall_seconds();
   int rc;
   RtStatus gpu = r->device == GOP_DEVICE_INTERP ? RT_ERR : open_gpu(r);
   if (r->device != GOP_DEVICE_INTERP && gpu == RT_OK) {
@@ -758,7 +748,7 @@ int gop_run_exec(GopRun *r) {
     snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
     rc = interpret(r, r->data);
   }
-  r->seconds = now_seconds() - t0;
+  r->seconds = rt_wall_seconds() - t0;
   return rc;
 }
 

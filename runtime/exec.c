@@ -266,14 +266,19 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
 
   /* One checked run gives the outputs; then the timed runs. Every timed
    * run recomputes the same outputs from the same inputs. */
+  double t_once = rt_wall_seconds();
   if ((s = run_once(&st, d)) != RT_OK || (s = rt_cuda_sync(d)) != RT_OK) goto done;
+  t_once = rt_wall_seconds() - t_once;
   for (int i = 0; i < p->ntensors; i++)
     if (p->tensors[i].role == IR_ROLE_OUT &&
         (s = rt_tensor_download(&st.tensors[i], host[i], (size_t)numel[i] * sizeof(float),
                                 d)) != RT_OK)
       goto done;
   if (opt && opt->reps > 0) {
-    if ((s = rt_time_work(run_once, &st, opt->warmup, opt->reps, &res->timing, d)) != RT_OK)
+    /* A run slower than slow_ms is not worth repeating: time it once. */
+    bool slow = opt->slow_ms > 0 && t_once * 1e3 > opt->slow_ms;
+    if ((s = rt_time_work(run_once, &st, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
+                          &res->timing, d)) != RT_OK)
       goto done;
     static double copy_gbps; /* measured once per process */
     if (copy_gbps == 0 && rt_measure_copy_bandwidth((size_t)1 << 30, 10, &copy_gbps, d) != RT_OK)

@@ -358,6 +358,8 @@ typedef struct RtTiming {
 /* Runs `fn` `warmup` times, then `reps` (>= 1) times, each between two
  * events, and summarises the times. Returns RT_OK, or the status of the
  * first failure (of `fn` or of the driver) after reporting. */
+/* Seconds on the host's monotonic clock (for wall times of host work). */
+double rt_wall_seconds(void);
 RtStatus rt_time_work(RtWorkFn fn, void *ctx, int warmup, int reps,
                       RtTiming *out, Diag *d);
 /* rt_time_work of one kernel launch. */
@@ -384,6 +386,8 @@ struct CgProgram;
 
 typedef struct RtExecOptions {
   int warmup, reps; /* timing: runs before, and runs measured (median) */
+  double slow_ms;   /* > 0: when the first (checked) run takes longer than
+                       this, time one run with no warm-up */
 } RtExecOptions;
 
 typedef struct RtExecResult {

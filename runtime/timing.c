@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda.def"
 
@@ -135,4 +136,10 @@ RtStatus rt_measure_copy_bandwidth(size_t bytes, int reps, double *gbps,
   rt_tensor_free(&dst);
   rt_tensor_free(&src);
   return s;
+}
+
+double rt_wall_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lang/lang.h"
 
@@ -152,10 +151,4 @@ bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *wan
     }
   }
   return true;
-}
-
-double case_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

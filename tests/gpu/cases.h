@@ -52,7 +52,4 @@ int case_interpret(const IrOp *op, const RtGraph *g, int64_t F, float **buf, cha
 bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *want,
                   float *const *got, double *rel, char *why, size_t n);
 
-/* Seconds on the monotonic clock. */
-double case_seconds(void);
-
 #endif
