@@ -3,9 +3,11 @@
 #include "tests/gpu/cases.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lang/lang.h"
 
@@ -123,25 +125,66 @@ static bool is_exact(const IrNode *list, const IrTensor *t) {
   return false;
 }
 
+/* One slice of an output, compared on its own thread. */
+typedef struct Slice {
+  const float *got, *want;
+  int64_t lo, hi;
+  bool exact;
+  double d2, r2;
+  int64_t bad; /* the first index that fails outright, or -1 */
+} Slice;
+
+static void *compare_slice(void *arg) {
+  Slice *s = arg;
+  double d2 = 0, r2 = 0;
+  for (int64_t k = s->lo; k < s->hi; k++) {
+    double a = s->got[k], b = s->want[k];
+    if (isnan(a) || isnan(b) || (s->exact && a != b)) {
+      s->bad = k;
+      break;
+    }
+    d2 += (a - b) * (a - b);
+    r2 += b * b;
+  }
+  s->d2 = d2;
+  s->r2 = r2;
+  return NULL;
+}
+
 bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *want,
                   float *const *got, double *rel_out, char *why, size_t n) {
   IrExtents ext;
   case_extents(op, F, &ext);
   *rel_out = 0;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nth = ncpu < 1 ? 1 : ncpu > 32 ? 32 : (int)ncpu;
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
     int64_t numel = ir_tensor_numel(t, g, &ext);
-    bool exact = is_exact(op->body, t);
+    /* Outputs of |E| x F floats run to gigabytes: compare on every core. */
+    int parts = numel < (1 << 20) ? 1 : nth;
+    Slice sl[32];
+    pthread_t th[32];
+    bool started[32];
+    for (int p = 0; p < parts; p++) {
+      sl[p] = (Slice){.got = got[i], .want = want[i], .lo = numel * p / parts,
+                      .hi = numel * (p + 1) / parts, .exact = is_exact(op->body, t), .bad = -1};
+      started[p] = parts > 1 && pthread_create(&th[p], NULL, compare_slice, &sl[p]) == 0;
+      if (!started[p]) compare_slice(&sl[p]);
+    }
     double d2 = 0, r2 = 0;
-    for (int64_t k = 0; k < numel; k++) {
-      double a = got[i][k], b = want[i][k];
-      if (isnan(a) || isnan(b) || (exact && a != b)) {
-        snprintf(why, n, "%s[%lld]: got %.9g, want %.9g", t->name, (long long)k, a, b);
-        return false;
-      }
-      d2 += (a - b) * (a - b);
-      r2 += b * b;
+    int64_t bad = -1;
+    for (int p = 0; p < parts; p++) {
+      if (started[p]) pthread_join(th[p], NULL);
+      d2 += sl[p].d2;
+      r2 += sl[p].r2;
+      if (bad < 0 && sl[p].bad >= 0) bad = sl[p].bad;
+    }
+    if (bad >= 0) {
+      snprintf(why, n, "%s[%lld]: got %.9g, want %.9g", t->name, (long long)bad,
+               (double)got[i][bad], (double)want[i][bad]);
+      return false;
     }
     double rel = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
     if (rel > *rel_out) *rel_out = rel;
