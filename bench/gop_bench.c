@@ -189,7 +189,7 @@ static int plan(int argc, char **argv) {
               TuneCost c0, ck;
               tune_model_cost(&shape, &pts[0], &sig, F, &c0);
               tune_model_cost(&shape, &pts[k], &sig, F, &ck);
-              if (ck.time_us > 4 * c0.time_us) break; /* hopeless: not worth GPU time */
+              if (ck.time_us > 2 * c0.time_us) break; /* hopeless: not worth GPU time */
               bool earlier = false;
               for (int j = 0; j < k && !earlier; j++) earlier = pts[j].strategy == pts[k].strategy;
               if (!earlier)

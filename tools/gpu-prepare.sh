@@ -10,7 +10,7 @@
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
-# GOP_BENCH_TOP (default 4) is the number of the cost model's best points
+# GOP_BENCH_TOP (default 3) is the number of the cost model's best points
 # the benchmark measures per case, besides each strategy's best.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ order=()
 for g in cnr-2000 molhiv ogbn-arxiv; do [[ " ${graphs[*]} " == *" $g "* ]] && order+=("$g"); done
 for g in "${graphs[@]}"; do [[ " ${order[*]} " == *" $g "* ]] || order+=("$g"); done
 build-static/bench/gop_bench plan "$out/bench" "$out/datasets" --graphs "${order[*]}" \
-  --top "${GOP_BENCH_TOP:-4}" --grid "u_mul_e_sum:blogcatalog:64" | tail -1
+  --top "${GOP_BENCH_TOP:-3}" --grid "u_mul_e_sum:blogcatalog:64" | tail -1
 # Many graphs leave no room for 60 MB of static binaries: compress them
 # (bench/run-all.sh and tests/gpu/run.sh unpack them on the GPU machine).
 if [ "$(du -sm "$out/datasets" | cut -f1)" -gt 16 ]; then xz -6 -T0 "$out/gopc" "$out/gop"; fi
