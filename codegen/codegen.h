@@ -48,6 +48,10 @@ int cg_target_check(const char *target, Diag *d);
   X(OUT_PTR, "out_ptr") /* int32 *: CSC by source, |V| + 1 offsets        */ \
   X(OUT_EID, "out_eid") /* int32 *: CSC edge ids                          */ \
   X(OUT_DST, "out_dst") /* int32 *: CSC destinations                      */ \
+  X(GRP_DST, "grp_dst") /* int32 *: neighbour-group table: destinations   */ \
+  X(GRP_FIRST, "grp_first") /* int32 *: its first CSR positions           */ \
+  X(GRP_END, "grp_end") /* int32 *: its end CSR positions (exclusive)     */ \
+  X(NGROUPS, "ngroups") /* int32: rows of that table                      */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
   X(NE,      "ne")      /* int32: |E|                                     */ \
   X(SYM,     "sym")     /* int32: the value of extent symbol `id`         */
@@ -122,6 +126,12 @@ typedef struct CgKernel {
   int nparams;
   CgParam *params; /* in the order the kernel takes them */
   CgLaunch launch;
+  /* a stage over neighbour groups (`for g in groups(G)`): the table it
+   * reads (runtime/graph_groups.c); group 0: none */
+  int group, group_ilv, group_thr;
+  int shared_tensor; /* a @shared groups stage: the tensor whose rows it
+                        accumulates in dynamic shared memory (threads / 32
+                        rows of its features); -1: none */
 } CgKernel;
 
 /* A tensor of the compiled op, enough for a runtime without the IR to
@@ -210,6 +220,8 @@ typedef struct CgVar {
   LLVMValueRef slot;  /* locals: their f32 alloca */
   int depth;          /* locals: the bound loops around their `var` */
   bool bound;         /* in scope */
+  LLVMValueRef vslot; /* locals declared in a vector body: <n x f32> alloca */
+  bool in_vec;        /* the vector copy is the live one */
 } CgVar;
 
 typedef struct CgCtx {
@@ -242,6 +254,11 @@ typedef struct CgCtx {
   int bound_depth;            /* enclosing bound loops */
   bool in_block, in_warp, in_lane, in_thread; /* enclosing bindings */
   int seq_depth;              /* enclosing sequential loops */
+  /* vector.c: the body of a @vec(n) loop emitted once for n features */
+  int vec;                    /* n while emitting it, else 0 */
+  const IrVar *vec_var;       /* that loop's variable (bound to 0) */
+  const IrNode *vec_scalar;   /* a @vec loop being emitted as scalar code */
+  LLVMValueRef sh_row;        /* shared.c: the warp's accumulator row */
 } CgCtx;
 
 /* context.c: the context, and small helpers shared by the emitters. */
@@ -309,6 +326,19 @@ LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
 LLVMValueRef cg_address(CgCtx *cg, const IrTensor *t, int nidx,
                         IrNode *const *idx, Loc loc);
 
+/* vector.c: @vec(n) loops as n-wide vector code (docs/gpu-ir.md). */
+/* Emits @vec loop `l` as a vector body behind a run-time test, with the
+ * scalar loop as fallback; false (nothing emitted) when its body has
+ * something the vector emitter does not handle. */
+bool cg_vec_loop(CgCtx *cg, const IrNode *l);
+/* Whether access (LOAD or STORE) `acc` is a vector access here. */
+bool cg_vec_access(const CgCtx *cg, const IrNode *acc);
+/* `v` as an n-wide vector, splatting a scalar. */
+LLVMValueRef cg_vec_splat(CgCtx *cg, LLVMValueRef v);
+/* Whether guard condition `cond` uses the vector loop's variable (the
+ * entry test covers it: the vector body takes its branch). */
+bool cg_vec_guard(const CgCtx *cg, const IrNode *cond);
+
 /* math.c: element-wise functions, libdevice-free. */
 LLVMValueRef cg_math(CgCtx *cg, IrFn fn, LLVMValueRef *args, int nargs);
 LLVMValueRef cg_max(CgCtx *cg, LLVMValueRef a, LLVMValueRef b);
@@ -316,6 +346,13 @@ LLVMValueRef cg_min(CgCtx *cg, LLVMValueRef a, LLVMValueRef b);
 
 /* store.c: stores, plain and atomic reductions. */
 void cg_store(CgCtx *cg, const IrNode *s);
+/* An atomic `*ptr red= val` on global f32 memory (+=, max=, min=). */
+void cg_atomic(CgCtx *cg, IrRed red, LLVMValueRef ptr, LLVMValueRef val);
+
+/* shared.c: a @shared groups loop (block-synchronous, leader flush) and its
+ * `shared` stores. */
+void cg_shared_groups(CgCtx *cg, const IrNode *loop);
+void cg_shared_store(CgCtx *cg, const IrNode *s);
 /* Evaluates `value` and combines it into `old` by `red` (ASSIGN: the
  * value; old may then be NULL), fusing `old + a * b` into llvm.fmuladd. */
 LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,

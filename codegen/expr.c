@@ -65,7 +65,8 @@ LLVMValueRef cg_expr_as(CgCtx *cg, const IrNode *e, IrType want) {
 }
 
 LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract) {
-  return convert(cg, emit(cg, e, contract), e->type, IR_TY_FLOAT, e->loc);
+  LLVMValueRef v = convert(cg, emit(cg, e, contract), e->type, IR_TY_FLOAT, e->loc);
+  return cg->vec ? cg_vec_splat(cg, v) : v; /* vector.c: every float is n-wide */
 }
 
 LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
@@ -129,6 +130,9 @@ static LLVMValueRef emit_var(CgCtx *cg, const IrNode *e) {
   const IrVar *var = e->var;
   if (var->kind == IR_VAR_LOCAL) {
     CgVar *v = &cg->vars[var->id];
+    if (cg->vec && v->in_vec && v->bound)
+      return LLVMBuildLoad2(cg->b, LLVMVectorType(cg->t_f32, (unsigned)cg->vec),
+                            v->vslot, var->name);
     if (!v->slot || !v->bound) {
       cg_error(cg, e->loc, "local '%s' is used before its `var`", var->name);
       return LLVMGetUndef(cg->t_f32);
@@ -229,7 +233,8 @@ static bool is_fmul(const IrNode *e) {
 static LLVMValueRef fmuladd(CgCtx *cg, LLVMValueRef a, LLVMValueRef b,
                             LLVMValueRef c) {
   LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(cg, "llvm.fmuladd", &cg->t_f32, 1, args, 3);
+  LLVMTypeRef ty = LLVMTypeOf(c); /* f32, or <n x f32> in a vector body */
+  return cg_intrinsic(cg, "llvm.fmuladd", &ty, 1, args, 3);
 }
 
 static LLVMValueRef emit_arith(CgCtx *cg, const IrNode *e, bool contract) {
@@ -312,7 +317,17 @@ static LLVMValueRef emit_call(CgCtx *cg, const IrNode *e) {
   }
   for (int i = 0; i < e->call.nargs; i++)
     args[i] = cg_expr_float(cg, e->call.args[i], false);
-  return cg_math(cg, e->call.fn, args, e->call.nargs);
+  if (!cg->vec) return cg_math(cg, e->call.fn, args, e->call.nargs);
+  /* a vector body: the function element by element */
+  LLVMValueRef r = LLVMGetUndef(LLVMTypeOf(args[0]));
+  for (int k = 0; k < cg->vec; k++) {
+    LLVMValueRef one[2];
+    for (int i = 0; i < e->call.nargs; i++)
+      one[i] = LLVMBuildExtractElement(cg->b, args[i], cg_i32(cg, k), "");
+    r = LLVMBuildInsertElement(cg->b, r, cg_math(cg, e->call.fn, one, e->call.nargs),
+                               cg_i32(cg, k), "");
+  }
+  return r;
 }
 
 static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
@@ -330,6 +345,12 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   case IR_LOAD: {
     const IrTensor *t = e->acc.tensor;
     LLVMValueRef p = cg_address(cg, t, e->acc.nidx, e->acc.idx, e->loc);
+    if (cg_vec_access(cg, e)) { /* n floats at once: ld.global.nc.v4.f32 */
+      LLVMValueRef v = cg_load(cg, LLVMVectorType(cg->t_f32, (unsigned)cg->vec), p,
+                               !cg->written[t->id], t->name);
+      LLVMSetAlignment(v, (unsigned)(4 * cg->vec));
+      return v;
+    }
     return cg_load(cg, cg->t_f32, p, !cg->written[t->id], t->name);
   }
   case IR_BIN: return emit_bin(cg, e, contract);

@@ -39,7 +39,8 @@ LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id) {
   case CG_PARAM_SRC: case CG_PARAM_DST: case CG_PARAM_IN_PTR:
   case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC: case CG_PARAM_OUT_PTR:
   case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST: case CG_PARAM_NV:
-  case CG_PARAM_NE:
+  case CG_PARAM_NE: case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST:
+  case CG_PARAM_GRP_END: case CG_PARAM_NGROUPS:
     return cg->graph_arg[kind];
   case CG_PARAM_COUNT: break;
   }
@@ -178,6 +179,7 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   k->threads = threads;
   k->launch.kind = CG_LAUNCH_ONE;
   k->launch.per_block = 1;
+  k->shared_tensor = -1;
   cg->kernel = k;
   cg->launch_set = false;
   cg->bound_depth = cg->seq_depth = 0;

@@ -167,6 +167,8 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
     break;
   case IR_LOOP_IN_EDGES:
   case IR_LOOP_OUT_EDGES:
+  case IR_LOOP_GROUPS: /* the table's rows: known at launch, not in CgExpr */
+  case IR_LOOP_GROUP_EDGES:
     break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
@@ -218,6 +220,14 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     v->src = of;
     v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_OUT_DST, i, "dst");
     return n;
+  case IR_LOOP_GROUPS:
+    v->value = i;
+    return 0;
+  case IR_LOOP_GROUP_EDGES: /* `of` is the group's row */
+    v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_EID, i, l->loop.var->name);
+    v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
+    v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
+    return n;
   case IR_LOOP_COUNT: break;
   }
   unreachable("bad loop kind");
@@ -226,7 +236,14 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
+  if (l->loop.kind == IR_LOOP_GROUPS && l->loop.shared) { /* shared.c */
+    cg_shared_groups(cg, l);
+    return;
+  }
   if (!check_binding(cg, l)) return;
+  if (l->loop.vec > 1 && bind == IR_BIND_NONE && !cg->vec && cg->vec_scalar != l &&
+      cg_vec_loop(cg, l))
+    return;
   if (bind != IR_BIND_NONE && cg->bound_depth == 0 && !cg->launch_set)
     set_launch(cg, l);
 
@@ -250,6 +267,17 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     end = cg_load(cg, cg->t_i32, at1, true, "kend");
     break;
   }
+  case IR_LOOP_GROUPS: /* docs/gpu-ir.md: the rows of the group table */
+    end = cg_param(cg, CG_PARAM_NGROUPS, 0);
+    cg->kernel->group = l->loop.group;
+    cg->kernel->group_ilv = l->loop.ilv;
+    cg->kernel->group_thr = l->loop.ilv_thr;
+    break;
+  case IR_LOOP_GROUP_EDGES:
+    of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
+    base = cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "gbeg");
+    end = cg_graph_at(cg, CG_PARAM_GRP_END, of, "gend");
+    break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
 
@@ -303,6 +331,9 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   LLVMValueRef br = LLVMBuildCondBr(b, more, body, exit);
   int unroll = l->loop.unroll > 1 ? l->loop.unroll : l->loop.vec > 1 ? l->loop.vec : 0;
+  /* in a vector body each unrolled trip keeps n floats per load in flight:
+   * beyond 16 trips ptxas spills (spmm_vec4(32) did) */
+  if (cg->vec && unroll > 16) unroll = 16;
   if (unroll) unroll_hint(cg, br, unroll);
   LLVMValueRef in_vals[2] = {start, next};
   LLVMBasicBlockRef in_bbs[2] = {pre, latch};

@@ -77,8 +77,9 @@ int cg_param_bytes(CgParamKind k) {
   case CG_PARAM_TENSOR: case CG_PARAM_SRC: case CG_PARAM_DST:
   case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC:
   case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST:
+  case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
     return 8;
-  case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+  case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM: case CG_PARAM_NGROUPS:
     return 4;
   case CG_PARAM_COUNT: break;
   }
@@ -216,8 +217,13 @@ static void write_pack(FILE *f, const CgProgram *p) {
   }
   for (int i = 0; i < p->nkernels; i++) {
     const CgKernel *k = &p->kernels[i];
-    fprintf(f, "kernel %s %d %d %d\n", k->name, k->stage, k->threads,
-            k->nparams);
+    fprintf(f, "kernel %s %d %d %d", k->name, k->stage, k->threads, k->nparams);
+    /* a stage over neighbour groups: its table's G, distance, threshold,
+     * and the tensor it accumulates in shared memory (-1: none) */
+    if (k->group)
+      fprintf(f, " %d %d %d %d", k->group, k->group_ilv, k->group_thr,
+              k->shared_tensor);
+    fputc('\n', f);
     for (int j = 0; j < k->nparams; j++) {
       fprintf(f, "param %s", cg_param_name(k->params[j].kind));
       if (k->params[j].kind == CG_PARAM_TENSOR ||
@@ -439,8 +445,20 @@ static int parse_launch(PackReader *r, CgLaunch *l, int nsyms) {
 }
 
 static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
-  int64_t stage, threads, nparams;
-  if (want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS")) return -1;
+  int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1};
+  if (r->nwords != 9 && want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS "
+                                   "[GROUP DISTANCE THRESHOLD SHARED_TENSOR]"))
+    return -1;
+  if (r->nwords == 9 &&
+      (parse_int(r, r->words[5], 1, 1 << 20, "group size", &grp[0]) ||
+       parse_int(r, r->words[6], 0, 1 << 20, "interleaving distance", &grp[1]) ||
+       parse_int(r, r->words[7], 0, INT32_MAX, "degree threshold", &grp[2]) ||
+       parse_int(r, r->words[8], -1, p->ntensors - 1, "shared tensor", &grp[3])))
+    return -1;
+  k->group = (int)grp[0];
+  k->group_ilv = (int)grp[1];
+  k->group_thr = (int)grp[2];
+  k->shared_tensor = (int)grp[3];
   if (parse_int(r, r->words[2], 0, INT32_MAX, "stage", &stage) ||
       parse_int(r, r->words[3], 1, 1024, "threads per block", &threads) ||
       parse_int(r, r->words[4], 0, 1024, "parameter count", &nparams))

@@ -38,7 +38,8 @@ LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,
       /* old + a * b as one fma */
       LLVMValueRef args[3] = {cg_expr_float(cg, value->bin.a, true),
                               cg_expr_float(cg, value->bin.b, true), old};
-      return cg_intrinsic(cg, "llvm.fmuladd", &cg->t_f32, 1, args, 3);
+      LLVMTypeRef ty = LLVMTypeOf(old); /* <n x f32> in a vector body */
+      return cg_intrinsic(cg, "llvm.fmuladd", &ty, 1, args, 3);
     }
     return LLVMBuildFAdd(cg->b, old, cg_expr_float(cg, value, true), "");
   case IR_RED_MAX: return cg_max(cg, old, cg_expr_float(cg, value, false));
@@ -73,9 +74,21 @@ static void atomic_minmax(CgCtx *cg, IrRed red, LLVMValueRef ptr,
   LLVMPositionBuilderAtEnd(b, done);
 }
 
+void cg_atomic(CgCtx *cg, IrRed red, LLVMValueRef ptr, LLVMValueRef val) {
+  if (red == IR_RED_ADD)
+    LLVMBuildAtomicRMW(cg->b, LLVMAtomicRMWBinOpFAdd, ptr, val,
+                       LLVMAtomicOrderingMonotonic, 0);
+  else
+    atomic_minmax(cg, red, ptr, val);
+}
+
 void cg_store(CgCtx *cg, const IrNode *s) {
   const IrTensor *t = s->acc.tensor;
   IrRed red = s->acc.red;
+  if (s->acc.how == IR_HOW_SHARED) { /* shared.c */
+    cg_shared_store(cg, s);
+    return;
+  }
   if (red == IR_RED_MEAN) {
     cg_error(cg, s->loc, "`%s[...] mean= ...` reached code generation: "
              "lowering rewrites mean= as += and a division stage", t->name);
@@ -92,12 +105,35 @@ void cg_store(CgCtx *cg, const IrNode *s) {
              "code generation", t->name, ir_red_name(red));
     return;
   }
+  if (red == IR_RED_ASSIGN && cg->in_warp && !cg->in_lane) {
+    /* Inside a @warp loop but no @lane loop every lane holds the same value
+     * (what lanes computed apart reaches here only through a `shuffle`
+     * reduction, which leaves the total in every lane): lane 0 stores it. */
+    LLVMBasicBlockRef then = cg_block(cg, "lane0"), done = cg_block(cg, "lane0.done");
+    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
+    LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, lane, cg_i32(cg, 0), ""),
+                    then, done);
+    LLVMPositionBuilderAtEnd(cg->b, then);
+    LLVMValueRef ptr = cg_address(cg, t, s->acc.nidx, s->acc.idx, s->loc);
+    LLVMValueRef st = LLVMBuildStore(cg->b, cg_reduce(cg, red, NULL, s->acc.value), ptr);
+    LLVMSetAlignment(st, 4);
+    LLVMBuildBr(cg->b, done);
+    LLVMPositionBuilderAtEnd(cg->b, done);
+    return;
+  }
   LLVMValueRef ptr = cg_address(cg, t, s->acc.nidx, s->acc.idx, s->loc);
   if (red == IR_RED_ASSIGN || s->acc.how == IR_HOW_PLAIN) {
-    LLVMValueRef old =
-        red == IR_RED_ASSIGN ? NULL : cg_load(cg, cg->t_f32, ptr, false, t->name);
+    /* in a vector body (vector.c), n consecutive elements, aligned */
+    bool vec = cg_vec_access(cg, s);
+    LLVMTypeRef ty = vec ? LLVMVectorType(cg->t_f32, (unsigned)cg->vec) : cg->t_f32;
+    unsigned align = vec ? (unsigned)(4 * cg->vec) : 4;
+    LLVMValueRef old = NULL;
+    if (red != IR_RED_ASSIGN) {
+      old = cg_load(cg, ty, ptr, false, t->name);
+      LLVMSetAlignment(old, align);
+    }
     LLVMValueRef st = LLVMBuildStore(cg->b, cg_reduce(cg, red, old, s->acc.value), ptr);
-    LLVMSetAlignment(st, 4);
+    LLVMSetAlignment(st, align);
     return;
   }
   /* atomic */

@@ -20,6 +20,7 @@
 #ifndef GOP_H
 #define GOP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,16 @@ const char *gop_op_name(const GopOp *op);
 /* `name(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F]`; the string
  * belongs to the context. */
 const char *gop_op_signature(const GopOp *op);
+/* The comment block right above the operator's definition, `#` and one
+ * space stripped from each line, lines joined by '\n' ("" if none). The
+ * stdlib's start with `DGL NAME: what it computes` (docs/operators.md). */
+const char *gop_op_doc(const GopOp *op);
+/* Whether a standard-library operator is in its representative subset:
+ * the hand-written ones and a few generated ones that between them cover
+ * every edge_op, gather, placement and broadcast (for test matrices that
+ * cannot afford all of them; `gopc ops --representative`). False for
+ * operators of other files. */
+bool gop_op_representative(const GopOp *op);
 
 /* The stages of a compilation, each with a text form:
  *   ast      the syntax tree of the operator's file
@@ -241,31 +252,197 @@ void gop_array_free(GopArray *a);
 
 /* ---- tuning ---- */
 
-/* Where a chosen schedule came from. (A learned predictor, issue 6's
- * XGBoost model, would sit between the two; it is not built yet.) */
+/* Where a chosen schedule came from. */
 typedef enum {
-  GOP_SCHEDULE_FROM_DATABASE, /* measured: the fastest stored for this key */
-  GOP_SCHEDULE_FROM_MODEL     /* the analytical cost model's best point */
+  GOP_SCHEDULE_FROM_DATABASE,  /* measured: the fastest stored for this key */
+  GOP_SCHEDULE_FROM_PREDICTOR, /* the learned predictor's (DB.xgb) best point */
+  GOP_SCHEDULE_FROM_MODEL      /* the analytical cost model's best point */
 } GopScheduleSource;
 
 typedef struct GopScheduleChoice {
   char schedule[128];       /* "warp_edge(4, 2)", as --schedule takes it */
   GopScheduleSource source;
   double model_us;          /* the cost model's estimate for it */
-  double measured_ms;       /* the database's time (0 from the model) */
+  double measured_ms;       /* the database's time (0 otherwise) */
   int candidates;           /* legal points of the operator's search space */
+  char note[256];           /* why the predictor was not used ("" if it was,
+                               or when the database answered) */
 } GopScheduleChoice;
 
-/* "database" or "cost model". */
+/* "database", "predictor" or "cost model". */
 const char *gop_schedule_source_name(GopScheduleSource s);
 /* Chooses the schedule for `op` on `g` at feature width F (ignored by
  * operators without one): the fastest one measured in the tuning database
  * `db_path` (NULL: none) under this operator's IR, F, f32, the graph's
- * signature, the GPU found (or none) and this gop's version; else the cost
- * model's best legal point. 0, or -1 after reporting (a database that
- * cannot be opened, or is refused, is an error, not skipped). */
+ * signature, the GPU found (or none) and this gop's version; else the
+ * learned predictor's best legal point, when DB.xgb exists beside the
+ * database and libxgboost can be loaded (when it cannot, `note` says so);
+ * else the cost model's best legal point. 0, or -1 after reporting (a
+ * database or model file that cannot be opened, or is refused, is an
+ * error, not skipped). */
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
                         const char *db_path, GopScheduleChoice *out);
+
+/* The tuner (README "Autotuning"): ranks the legal points of the
+ * operator's space by the cost model, compiles the best ahead on a thread,
+ * measures each on the GPU (warm-up, median of repeats), checks its output
+ * before it may win, and stores every verified measurement in the
+ * database, one transaction each. */
+typedef struct GopTuneProgress {
+  const char *phase;   /* while preparing: what ("computing the reference");
+                          NULL while measuring */
+  int done, total;     /* candidates tried so far, and planned */
+  double elapsed_s, budget_s;
+  const char *current; /* the candidate being measured */
+  double best_ms;      /* best verified time so far (0: none yet) */
+  const char *best;
+} GopTuneProgress;
+
+typedef struct GopTuneOptions {
+  double budget_s;        /* measuring stops after this (0: 30 s) */
+  int max_candidates;     /* 0: every legal point, best estimate first */
+  int warmup, reps;       /* 0 and 0: 3 and 20 */
+  const char *db_path;    /* NULL: nothing is stored */
+  const char *target;     /* NULL: the GPU's */
+  int64_t check_edges;    /* graphs with more edges are checked on a proxy
+                             graph and against the first verified
+                             candidate (0: 2,000,000; -1: never, always the
+                             interpreter) */
+  volatile sig_atomic_t *stop; /* a SIGINT handler sets it: the candidate
+                             being measured finishes, then the tune stops */
+  void (*progress)(void *ctx, const GopTuneProgress *p);
+  void *progress_ctx;
+} GopTuneOptions;
+
+typedef enum { GOP_TUNE_OK, GOP_TUNE_WRONG, GOP_TUNE_FAILED } GopTuneStatus;
+
+typedef struct GopTuneEntry {
+  char schedule[128];
+  GopTuneStatus status;
+  double median_ms, min_ms, gbps, bound_fraction; /* GOP_TUNE_OK only */
+  double model_us;        /* the cost model's estimate */
+  int model_rank;         /* its place in the model's order (0: first) */
+  bool stored;            /* written to the database */
+  char why[400];          /* WRONG or FAILED: what happened */
+} GopTuneEntry;
+
+typedef struct GopTuneReport {
+  int gpu_status;         /* 0, or 3 no CUDA driver, 4 no CUDA device */
+  char device[128];
+  int candidates;         /* legal points of the space */
+  int tried, measured, wrong, failed, stored;
+  bool interrupted, out_of_budget;
+  bool checked_on_interpreter; /* else: proxy graph + `anchor` */
+  char anchor[128];
+  double seconds, reference_s, copy_gbps;
+  uint64_t fewest_bytes;
+  const GopTuneEntry *entries; /* verified by time, then wrong, then failed;
+                                  they belong to the context */
+  int nentries;
+} GopTuneReport;
+
+/* Tunes the operator of `r` on its graph, with the extents set on `r`
+ * (every one must be); inputs bound to `r` are used, the others filled
+ * with the random numbers gopc run uses (seed 1). 0 when the tune ran
+ * (perhaps verifying nothing: see the report), -1 after reporting; with no
+ * GPU, -1 and report->gpu_status 3 or 4. */
+int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report);
+/* Prints the top `top` verified schedules (time, GB/s, fraction of the
+ * fewest-bytes bound, the model's estimate), then every wrong or failed
+ * candidate, and how the outputs were checked. */
+void gop_tune_print(const GopTuneReport *rep, int top, FILE *out);
+/* A progress printer for GopTuneOptions.progress: `ctx` is the FILE*; a
+ * bar redrawn in place when it is a terminal, else a plain line per
+ * candidate. */
+void gop_tune_progress_print(void *ctx, const GopTuneProgress *p);
+
+/* The learned predictor: gradient-boosted trees (XGBoost, loaded with
+ * dlopen). Whether libxgboost can be loaded (`why` gets the reason when
+ * not; may be NULL, size 0). */
+bool gop_predictor_available(char *why, size_t size);
+typedef struct GopTrainInfo {
+  int rows, graphs, cases;
+  char model_path[1024];
+} GopTrainInfo;
+/* Trains the predictor from the database and saves it as DB.xgb (through
+ * a temporary file). 0, or -1 after reporting. */
+int gop_predictor_train(GopContext *ctx, const char *db_path, GopTrainInfo *out);
+typedef struct GopEvalInfo {
+  int graphs, cases, default_cases, within_10pct;
+  double geomean;          /* predicted schedule's time / best, geometric mean */
+  double model_geomean;    /* the cost model's choice, on the same cases */
+  double default_geomean;  /* warp_edge(1, 1) (or thread_edge), where measured */
+  double median, worst;
+} GopEvalInfo;
+/* Leave-one-graph-out evaluation over the database: a row per graph goes
+ * to `table` (may be NULL). 0, or -1 after reporting. */
+int gop_predictor_evaluate(GopContext *ctx, const char *db_path, FILE *table,
+                           GopEvalInfo *out);
+typedef struct GopImportInfo {
+  int imported, graphs;
+  int skipped_default, skipped_wrong, skipped_no_time, skipped_refused, truncated;
+} GopImportInfo;
+/* Imports a GPU suite CSV (bench/results/...-gpu-suite*.csv) into the
+ * database, reading its graphs from `datasets` for their signatures; the
+ * rows are stored under GPU `gpu` with compute capability `cc`. 0, or -1
+ * after reporting. */
+int gop_tune_import_csv(GopContext *ctx, const char *csv, const char *db_path,
+                        const char *datasets, const char *gpu, int cc,
+                        GopImportInfo *out);
+
+/* ---- models (runtime/model.c) ----
+ * (Restored by the tuner session after an edit of the tuning section
+ * above dropped it; rebuilt from the debug information of the models
+ * session's objects: the owner should re-check the comments.) */
+
+/* Reports an error through the context's diagnostics (printf-style). */
+void gop_report(GopContext *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The arcs of `g` in edge-id order: *src and *dst point at its arrays
+ * (they belong to the graph). Returns the number of edges. */
+long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst);
+/* A graph from `ne` arcs src[e] -> dst[e] over `nv` vertices (copied);
+ * `name` may be NULL. NULL on error. */
+GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int64_t *src,
+                              const int64_t *dst, const char *name);
+
+typedef struct GopModel GopModel;
+
+/* The models, space-separated: "gcn gin gat sage-sum sage-mean sage-max". */
+const char *gop_model_names(void);
+
+typedef struct GopModelOptions {
+  int64_t in_features, classes;
+  int64_t hidden;     /* 0: the model's default */
+  uint64_t seed;      /* of the initial parameters */
+  bool gat_separate;
+} GopModelOptions;
+
+typedef struct GopModelStats {
+  bool on_gpu;
+  int gpu_status;
+  char device[128];
+  char blas[160];
+  char note[256];
+  int steps;
+  double gemm_ms, graph_ms, total_ms;
+  double seconds;
+} GopModelStats;
+
+/* A model `name` (gop_model_names) on graph `g`; NULL after reporting. */
+GopModel *gop_model_new(GopContext *ctx, const char *name, const GopGraph *g,
+                        const GopModelOptions *o);
+void gop_model_free(GopModel *m);
+int gop_model_num_params(const GopModel *m);
+const char *gop_model_param_name(const GopModel *m, int i);
+const GopArray *gop_model_param(const GopModel *m, int i);
+/* Reads every parameter from DIR/NAME.npy; 0 or -1 (the model unchanged). */
+int gop_model_load_weights(GopModel *m, const char *dir);
+/* Writes every parameter to DIR/NAME.npy; 0 or -1. */
+int gop_model_save_weights(const GopModel *m, const char *dir);
+/* Runs the model forward on features `x`, writing `y`; 0 or -1. */
+int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int reps,
+                      GopModelStats *st);
 
 #ifdef __cplusplus
 }

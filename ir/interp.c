@@ -15,6 +15,13 @@
  * rounded, which makes it an exact-enough reference for tests against
  * independent computations.
  *
+ * A cross-lane reduction (`shuffle s += x`, docs/gpu-ir.md) is run as the
+ * GPU runs it: each lane of the @lane loop (iteration i of it is lane
+ * i % 32) reduces into its own copy of the local, all copies starting at
+ * the `var`'s value, and right after the statement that holds the sets
+ * (in the list holding the `var`) the 32 copies are combined in the
+ * butterfly order of the shuffles, f32-rounded at each step.
+ *
  * Nothing a user can write crashes it: every tensor access, edge and vertex
  * id is bounds-checked, integer division by zero is reported, and the first
  * error stops the run with its location. Shapes and strides are computed
@@ -51,7 +58,15 @@ typedef struct Interp {
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
+  const struct RtGroups **gtab; /* groups loops' variables: their table */
   double *fval;    /* locals, by var id */
+  /* cross-lane reductions */
+  unsigned char *shuffled; /* by var id: 0, or the reduction of its `shuffle`
+                              sets: 1 +=, 2 max=, 3 min= */
+  const IrNode **decl;   /* by var id: the list holding the local's `var` */
+  double *lanes;         /* 32 partials per shuffled local, at var id * 32 */
+  int lane;              /* lane of the innermost running @lane loop */
+  int dirty[16], ndirty; /* shuffled locals with partials not combined */
 } Interp;
 
 static void fail(Interp *in, Loc loc, const char *fmt, ...)
@@ -360,10 +375,14 @@ static void exec_list(Interp *in, const IrNode *list);
 static void run_loop(Interp *in, const IrNode *s, int64_t lo, int64_t hi,
                      const int32_t *id) {
   int64_t *slot = &in->ival[s->loop.var->id];
+  bool lane = s->loop.bind == IR_BIND_LANE;
+  int saved = in->lane;
   for (int64_t k = lo; k < hi && !in->failed; k++) {
     *slot = id ? id[k] : k;
+    if (lane) in->lane = (int)((k - lo) % 32);
     exec_list(in, s->loop.body);
   }
+  in->lane = saved;
 }
 
 static void exec_loop(Interp *in, const IrNode *s) {
@@ -385,6 +404,33 @@ static void exec_loop(Interp *in, const IrNode *s) {
     if (check_vertex(in, s, v, is_in ? "in_edges()" : "out_edges()") < 0) return;
     const int32_t *ptr = is_in ? g->in_ptr : g->out_ptr;
     run_loop(in, s, ptr[v], ptr[v + 1], is_in ? g->in_eid : g->out_eid);
+    return;
+  }
+  case IR_LOOP_GROUPS: {
+    /* the rows of the table runtime/graph_groups.c builds (and caches) */
+    const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
+                                        s->loop.ilv_thr, in->d);
+    if (!t) {
+      in->failed = true;
+      return;
+    }
+    const RtGroups *saved = in->gtab[s->loop.var->id];
+    in->gtab[s->loop.var->id] = t;
+    run_loop(in, s, 0, t->n, NULL);
+    in->gtab[s->loop.var->id] = saved;
+    return;
+  }
+  case IR_LOOP_GROUP_EDGES: {
+    const IrNode *of = s->loop.of;
+    const RtGroups *t = of->kind == IR_VAR ? in->gtab[of->var->id] : NULL;
+    if (!t) break;
+    int64_t r = in->ival[of->var->id];
+    if (r < 0 || r >= t->n) {
+      fail(in, s->loc, "group %lld is out of range: the table has %d rows",
+           (long long)r, t->n);
+      return;
+    }
+    run_loop(in, s, t->first[r], t->end[r], g->in_eid);
     return;
   }
   case IR_LOOP_COUNT: break;
@@ -425,17 +471,34 @@ static void exec_stmt(Interp *in, const IrNode *s) {
   case IR_LOOP: exec_loop(in, s); return;
   case IR_STORE: exec_store(in, s); return;
   case IR_LET: {
-    double v = eval_float(in, s->let.init);
-    in->fval[s->let.var->id] = local_value(in, v);
+    double v = local_value(in, eval_float(in, s->let.init));
+    int id = s->let.var->id;
+    in->fval[id] = v;
+    if (in->shuffled[id])
+      for (int l = 0; l < 32; l++) in->lanes[id * 32 + l] = v;
     return;
   }
   case IR_SET: {
     double v = eval_float(in, s->set.value);
-    double *slot = &in->fval[s->set.var->id];
+    int id = s->set.var->id;
+    double *slot = &in->fval[id];
     if (s->set.red == IR_RED_MEAN) {
       fail(in, s->loc, "mean= on the local %s: a local has no contribution count",
            s->set.var->name);
       return;
+    }
+    if (s->set.how == IR_HOW_SHUFFLE) {
+      slot = &in->lanes[id * 32 + in->lane];
+      bool listed = false;
+      for (int i = 0; i < in->ndirty; i++) listed |= in->dirty[i] == id;
+      if (!listed) {
+        if (in->ndirty == (int)(sizeof in->dirty / sizeof in->dirty[0])) {
+          fail(in, s->loc, "more than %d locals reduced across lanes at once",
+               in->ndirty);
+          return;
+        }
+        in->dirty[in->ndirty++] = id;
+      }
     }
     *slot = local_value(in, combine(s->set.red, *slot, v));
     return;
@@ -451,8 +514,48 @@ static void exec_stmt(Interp *in, const IrNode *s) {
   fail(in, s->loc, "internal error: `%s` is not a statement", ir_kind_name(s->kind));
 }
 
+/* After a statement of `list`: the locals declared in `list` whose lanes
+ * hold partials get the butterfly combination of them (lane l adds the
+ * value of lane l ^ d for d = 16, 8, 4, 2, 1, as shfl.sync.bfly does). */
+static void combine_lanes(Interp *in, const IrNode *list) {
+  for (int i = 0; i < in->ndirty; i++) {
+    int id = in->dirty[i];
+    if (in->decl[id] != list) continue;
+    double *l = &in->lanes[id * 32], t[32];
+    IrRed red = in->shuffled[id] == 1 ? IR_RED_ADD : in->shuffled[id] == 2 ? IR_RED_MAX
+                                                                    : IR_RED_MIN;
+    for (int d = 16; d >= 1; d /= 2) {
+      for (int k = 0; k < 32; k++) t[k] = local_value(in, combine(red, l[k], l[k ^ d]));
+      memcpy(l, t, sizeof t);
+    }
+    in->fval[id] = l[0];
+    in->dirty[i--] = in->dirty[--in->ndirty];
+  }
+}
+
 static void exec_list(Interp *in, const IrNode *list) {
-  for (const IrNode *s = list; s && !in->failed; s = s->next) exec_stmt(in, s);
+  for (const IrNode *s = list; s && !in->failed; s = s->next) {
+    exec_stmt(in, s);
+    if (in->ndirty) combine_lanes(in, list);
+  }
+}
+
+/* Fills `shuffled` (1: +=, 2: max=, 3: min=) and `decl` under `list`. */
+static void find_shuffles(Interp *in, const IrNode *list) {
+  for (const IrNode *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case IR_LOOP: find_shuffles(in, s->loop.body); break;
+    case IR_IF: find_shuffles(in, s->ifs.then); break;
+    case IR_LET: in->decl[s->let.var->id] = list; break;
+    case IR_SET:
+      if (s->set.how == IR_HOW_SHUFFLE)
+        in->shuffled[s->set.var->id] = s->set.red == IR_RED_ADD   ? 1
+                                       : s->set.red == IR_RED_MAX ? 2
+                                                                  : 3;
+      break;
+    default: break;
+    }
+  }
 }
 
 /* The end of a stage: `mean=` elements become their average (the counts
@@ -579,7 +682,11 @@ static void release(Interp *in) {
   }
   free(in->ts);
   free(in->ival);
+  free((void *)in->gtab);
   free(in->fval);
+  free(in->shuffled);
+  free(in->decl);
+  free(in->lanes);
 }
 
 int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d) {
@@ -600,19 +707,25 @@ int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d) {
   size_t nvars = op->nvars > 0 ? (size_t)op->nvars : 1;
   in.ts = calloc(op->ntensors > 0 ? (size_t)op->ntensors : 1, sizeof *in.ts);
   in.ival = calloc(nvars, sizeof *in.ival);
+  in.gtab = calloc(nvars, sizeof *in.gtab);
   in.fval = calloc(nvars, sizeof *in.fval);
-  if (!in.ts || !in.ival || !in.fval) {
+  in.shuffled = calloc(nvars, sizeof *in.shuffled);
+  in.decl = calloc(nvars, sizeof *in.decl);
+  in.lanes = calloc(nvars * 32, sizeof *in.lanes);
+  if (!in.ts || !in.ival || !in.gtab || !in.fval || !in.shuffled || !in.decl || !in.lanes) {
     release(&in);
     fail(&in, op->loc, "out of memory running op %s", op->name);
     return -1;
   }
   find_reductions(&in, op->body);
+  find_shuffles(&in, op->body);
   for (int i = 0; i < op->ntensors && !in.failed; i++)
     setup_tensor(&in, &in.ts[i], op->tensors[i], args->buffers[i]);
   /* Each top-level statement is a stage: run it to completion, then
    * finalise what it reduced into. */
   for (const IrNode *s = op->body; s && !in.failed; s = s->next) {
     exec_stmt(&in, s);
+    if (in.ndirty) combine_lanes(&in, op->body);
     if (!in.failed) finalise(&in);
   }
   /* A target whose reductions never ran (a stage with no iterations) got

@@ -213,6 +213,12 @@ struct IrNode {
                         this stage becomes; 0: the default (256) */
       int unroll; /* 0: not asked */
       int vec;    /* 0: not vectorised */
+      /* GROUPS (passes/group.c, passes/interleave.c): the group size G;
+       * the interleaving distance (0: table order) and the degree
+       * threshold of its two classes (0: the runtime's, the mean degree) */
+      int group, ilv, ilv_thr;
+      bool shared; /* GROUPS: `shared` stores accumulate per warp in shared
+                      memory (promote(g, shared), docs/gpu-ir.md) */
       IrNode *body;
     } loop;
     struct { /* STORE and LOAD */
@@ -231,6 +237,8 @@ struct IrNode {
       IrVar *var;
       IrRed red;
       IrNode *value;
+      IrHow how; /* AUTO: the worker's own copy; SHUFFLE: a cross-lane
+                    reduction (passes/conflicts.c, docs/gpu-ir.md) */
     } set;
     struct { /* IF */
       IrNode *cond;

@@ -148,6 +148,14 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   case IR_LOOP_EDGES:
     fputs(ir_loopkind_name(s->loop.kind), out);
     break;
+  case IR_LOOP_GROUPS:
+    fprintf(out, "groups(%d)", s->loop.group);
+    break;
+  case IR_LOOP_GROUP_EDGES:
+    fputs("group_edges(", out);
+    ir_print_expr(out, s->loop.of);
+    fputc(')', out);
+    break;
   case IR_LOOP_COUNT:
     fputs("<bad loop>", out);
     break;
@@ -156,6 +164,9 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   if (s->loop.bind != IR_BIND_NONE) fprintf(out, " @%s", ir_bind_name(s->loop.bind));
   if (s->loop.unroll > 0) fprintf(out, " @unroll(%d)", s->loop.unroll);
   if (s->loop.vec > 0) fprintf(out, " @vec(%d)", s->loop.vec);
+  if (s->loop.ilv > 0) fprintf(out, " @interleave(%d)", s->loop.ilv);
+  if (s->loop.ilv_thr > 0) fprintf(out, " @threshold(%d)", s->loop.ilv_thr);
+  if (s->loop.shared) fputs(" @shared", out);
   if (s->loop.threads > 0) fprintf(out, " @threads(%d)", s->loop.threads);
 }
 
@@ -187,6 +198,7 @@ static void print_stmt(FILE *out, const IrNode *s, int indent) {
     fputc('\n', out);
     break;
   case IR_SET:
+    if (s->set.how != IR_HOW_AUTO) fprintf(out, "%s ", ir_how_name(s->set.how));
     fprintf(out, "%s %s ", s->set.var ? s->set.var->name : "?",
             ir_red_name(s->set.red));
     ir_print_expr(out, s->set.value);

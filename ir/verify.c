@@ -24,6 +24,10 @@ typedef struct Verifier {
   bool ok;
   bool *in_scope; /* by var id */
   bool *bound;    /* by var id: already bound by some loop or `var` */
+  int *let_lanes; /* by var id: @lane loops around the local's `var` */
+  int lanes;      /* @lane loops around the statement being checked */
+  const IrVar *group_var; /* the variable of the enclosing groups loop */
+  bool in_shared;         /* ... and it is @shared */
   Loc at;         /* the statement being checked, for missing operands */
 } Verifier;
 
@@ -249,6 +253,8 @@ static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
   case IR_LOOP_IN_EDGES: case IR_LOOP_OUT_EDGES: case IR_LOOP_EDGES:
     return vk == IR_VAR_EDGE;
   case IR_LOOP_RANGE: return vk != IR_VAR_LOCAL;
+  case IR_LOOP_GROUPS: return vk == IR_VAR_INDEX;
+  case IR_LOOP_GROUP_EDGES: return vk == IR_VAR_EDGE;
   case IR_LOOP_COUNT: break;
   }
   return false;
@@ -264,7 +270,27 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   bool wants_extent = k == IR_LOOP_RANGE;
   const char *kn = ir_loopkind_name(k);
   if (wants_of) check_typed(v, s->loop.of, IR_TY_INT, "vertex of the edge loop");
-  else if (s->loop.of) fail(v, s->loc, "%s loop has a vertex (`of`)", kn);
+  else if (k == IR_LOOP_GROUP_EDGES) {
+    /* docs/gpu-ir.md: the edges of a row of the table its groups loop reads */
+    if (!s->loop.of || s->loop.of->kind != IR_VAR || !v->group_var ||
+        s->loop.of->var != v->group_var)
+      fail(v, s->loc, "group_edges loop %s is not over the variable of an "
+           "enclosing groups loop", s->loop.var ? s->loop.var->name : "?");
+  } else if (s->loop.of) fail(v, s->loc, "%s loop has a vertex (`of`)", kn);
+  if (k == IR_LOOP_GROUPS) {
+    if (s->loop.group < 1)
+      fail(v, s->loc, "groups loop has group size %d", s->loop.group);
+    if (!top) fail(v, s->loc, "groups loop %s is not a stage's outermost loop",
+                   s->loop.var ? s->loop.var->name : "?");
+    if (s->loop.shared && s->loop.bind != IR_BIND_WARP)
+      fail(v, s->loc, "@shared groups loop %s is not bound to warp: the "
+           "accumulator rows are per warp", s->loop.var ? s->loop.var->name : "?");
+  } else if (s->loop.group || s->loop.ilv || s->loop.ilv_thr || s->loop.shared) {
+    fail(v, s->loc, "%s loop has a group size or interleaving", kn);
+  }
+  if (s->loop.ilv < 0 || s->loop.ilv_thr < 0 || (s->loop.ilv_thr && !s->loop.ilv))
+    fail(v, s->loc, "groups loop has interleaving distance %d, threshold %d",
+         s->loop.ilv, s->loop.ilv_thr);
   if (wants_extent) check_typed(v, s->loop.extent, IR_TY_INT, "extent of the range loop");
   else if (s->loop.extent) fail(v, s->loc, "%s loop has an extent", kn);
   if ((unsigned)s->loop.bind >= IR_BIND_COUNT)
@@ -296,7 +322,15 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
     v->bound[var->id] = true;
     v->in_scope[var->id] = true;
   }
+  v->lanes += s->loop.bind == IR_BIND_LANE;
+  const IrVar *saved_group = v->group_var;
+  bool saved_shared = v->in_shared;
+  if (k == IR_LOOP_GROUPS && var_good) v->group_var = var;
+  if (k == IR_LOOP_GROUPS) v->in_shared = s->loop.shared;
   check_stmts(v, s->loop.body, false);
+  v->group_var = saved_group;
+  v->in_shared = saved_shared;
+  v->lanes -= s->loop.bind == IR_BIND_LANE;
   if (var_good) v->in_scope[var->id] = false;
 }
 
@@ -321,6 +355,15 @@ static void check_stmt(Verifier *v, const IrNode *s, bool top) {
       fail(v, s->loc, "reduction %d is not valid", (int)s->acc.red);
     if ((unsigned)s->acc.how >= IR_HOW_COUNT)
       fail(v, s->loc, "store kind %d is not valid", (int)s->acc.how);
+    else if (s->acc.how == IR_HOW_SHUFFLE)
+      fail(v, s->loc, "store kind shuffle is for reductions into locals, not "
+           "into tensor %s", s->acc.tensor ? s->acc.tensor->name : "?");
+    else if (s->acc.how == IR_HOW_SHUFFLE)
+      fail(v, s->loc, "store to %s is `shuffle`, which is for locals",
+           s->acc.tensor ? s->acc.tensor->name : "?");
+    else if (s->acc.how == IR_HOW_SHARED && !v->in_shared)
+      fail(v, s->loc, "`shared` store to %s is in no @shared groups loop",
+           s->acc.tensor ? s->acc.tensor->name : "?");
     check_typed(v, s->acc.value, IR_TY_FLOAT, "stored value");
     break;
   case IR_LET: {
@@ -339,6 +382,7 @@ static void check_stmt(Verifier *v, const IrNode *s, bool top) {
       fail(v, s->loc, "local %s is declared again while in scope", var->name);
     v->in_scope[var->id] = true;
     v->bound[var->id] = true;
+    v->let_lanes[var->id] = v->lanes;
     break;
   }
   case IR_SET: {
@@ -353,6 +397,21 @@ static void check_stmt(Verifier *v, const IrNode *s, bool top) {
       fail(v, s->loc, "assignment to local %s out of its scope", var->name);
     if ((unsigned)s->set.red >= IR_RED_COUNT)
       fail(v, s->loc, "reduction %d is not valid", (int)s->set.red);
+    /* docs/gpu-ir.md: a local's reduction is its worker's own, or combined
+     * across the lanes of a warp from inside a @lane loop its `var` is
+     * outside of (passes/conflicts.c checks the rest). */
+    if (s->set.how != IR_HOW_AUTO && s->set.how != IR_HOW_SHUFFLE)
+      fail(v, s->loc, "assignment kind %d is not valid for local %s", (int)s->set.how,
+           var_of_op(v, var) ? var->name : "?");
+    else if (s->set.how == IR_HOW_SHUFFLE) {
+      if (s->set.red != IR_RED_ADD && s->set.red != IR_RED_MAX &&
+          s->set.red != IR_RED_MIN)
+        fail(v, s->loc, "shuffle reduction into a local must be +=, max= or min=");
+      else if (var_of_op(v, var) && v->in_scope[var->id] &&
+               v->lanes <= v->let_lanes[var->id])
+        fail(v, s->loc, "shuffle reduction into local %s is in no @lane loop "
+             "that its `var` is outside of", var->name);
+    }
     check_typed(v, s->set.value, IR_TY_FLOAT, "assigned value");
     break;
   }
@@ -440,9 +499,11 @@ bool ir_verify_op(const IrOp *op, Diag *d, const char *after) {
   size_t n = op->nvars > 0 ? (size_t)op->nvars : 1;
   v.in_scope = calloc(n, sizeof(bool));
   v.bound = calloc(n, sizeof(bool));
-  if (!v.in_scope || !v.bound) {
+  v.let_lanes = calloc(n, sizeof(int));
+  if (!v.in_scope || !v.bound || !v.let_lanes) {
     free(v.in_scope);
     free(v.bound);
+    free(v.let_lanes);
     ir_error(d, op->loc, "out of memory verifying op %s", op->name);
     return false;
   }
@@ -450,5 +511,6 @@ bool ir_verify_op(const IrOp *op, Diag *d, const char *after) {
   check_stmts(&v, op->body, true);
   free(v.in_scope);
   free(v.bound);
+  free(v.let_lanes);
   return v.ok;
 }

@@ -802,6 +802,7 @@ static void cover(const Checker *c, const IrNode *e, bool *covered) {
 static const char *loop_word(IrLoopKind k) {
   return k == IR_LOOP_SRC_V || k == IR_LOOP_DST_V ? "vertex loop"
          : k == IR_LOOP_RANGE                     ? "range loop"
+         : k == IR_LOOP_GROUPS                    ? "groups loop"
                                                   : "edge loop";
 }
 
@@ -930,9 +931,15 @@ static IrNode *check_set(Checker *c, const LangNode *s) {
     error(c, s->loc, "mean= needs a tensor element as target");
     return NULL;
   }
-  if (s->assign.how) {
-    error(c, s->loc, "`%s` applies to tensor stores, not to local `%s`",
-          s->assign.how, name);
+  /* IR text: `shuffle s += x`, a cross-lane reduction (docs/gpu-ir.md) */
+  IrHow how = IR_HOW_AUTO;
+  if (s->assign.how && c->ir && !strcmp(s->assign.how, ir_how_name(IR_HOW_SHUFFLE)) &&
+      s->assign.red != IR_RED_ASSIGN) {
+    how = IR_HOW_SHUFFLE;
+  } else if (s->assign.how) {
+    error(c, s->loc, "`%s` applies to tensor stores, not to local `%s`%s",
+          s->assign.how, name,
+          c->ir ? " (a local's reduction may only be `shuffle`)" : "");
     return NULL;
   }
   /* IR text: scheduling may move accumulators; races are its concern */
@@ -952,13 +959,17 @@ static IrNode *check_set(Checker *c, const LangNode *s) {
           "loop or use a reduction", name, c->loops[b->nloops].var->name);
     return NULL;
   }
-  return value ? ir_set(c->a, s->loc, b->var, s->assign.red, value) : NULL;
+  if (!value) return NULL;
+  IrNode *set = ir_set(c->a, s->loc, b->var, s->assign.red, value);
+  set->set.how = how;
+  return set;
 }
 
 /* Loop annotations (IR text): @warp @block @lane @thread, @unroll(N),
  * @vec(N), and @threads(N) on a stage's loop (docs/gpu-ir.md). */
 static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
-                         int *unroll, int *vec, int *threads) {
+                         int *unroll, int *vec, int *threads, int ilv[2],
+                         bool *shared) {
   const LangNode *annots = loop->loop.annots;
   if (!annots) return true;
   if (!c->ir) {
@@ -970,7 +981,8 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
   for (const LangNode *a = annots; a; a = a->next) {
     const char *name = a->annot.name;
     int b = ir_bind_lookup(name);
-    bool counted = strcmp(name, "unroll") == 0 || strcmp(name, "vec") == 0;
+    bool counted = strcmp(name, "unroll") == 0 || strcmp(name, "vec") == 0 ||
+                   strcmp(name, "interleave") == 0 || strcmp(name, "threshold") == 0;
     if (b > IR_BIND_NONE) {
       if (a->annot.has_value) {
         error(c, a->loc, "`@%s` takes no argument", name);
@@ -980,6 +992,13 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
         ok = false;
       }
       *bind_ = (IrBind)b;
+    } else if (!strcmp(name, "shared")) {
+      /* IR text: promote(g, shared) on a groups loop; verify.c checks it */
+      if (a->annot.has_value || *shared) {
+        error(c, a->loc, "`@shared` takes no argument and is given once");
+        ok = false;
+      }
+      *shared = true;
     } else if (!strcmp(name, "threads")) {
       int64_t n = a->annot.has_value ? a->annot.value : 0;
       if (c->depth > 0) {
@@ -996,7 +1015,8 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
         *threads = (int)n;
       }
     } else if (counted) {
-      int *slot = name[0] == 'u' ? unroll : vec;
+      int *slot = name[0] == 'u' ? unroll : name[0] == 'v' ? vec
+                  : name[0] == 'i' ? &ilv[0] : &ilv[1];
       if (!a->annot.has_value || a->annot.value <= 0 ||
           a->annot.value > 1 << 20) {
         error(c, a->loc, "`@%s` needs a positive count: @%s(4)", name, name);
@@ -1060,8 +1080,11 @@ static bool check_nesting(Checker *c, const LangNode *n, IrLoopKind kind) {
   for (int i = c->nloops - 1; i >= 0; i--) {
     IrLoopKind outer = c->loops[i].kind;
     if (outer == IR_LOOP_RANGE) continue;
-    bool outer_edge = outer != IR_LOOP_SRC_V && outer != IR_LOOP_DST_V;
-    bool inner_edge = kind != IR_LOOP_SRC_V && kind != IR_LOOP_DST_V;
+    /* a groups loop is a stage, as a vertex loop (IR text) */
+    bool outer_edge = outer != IR_LOOP_SRC_V && outer != IR_LOOP_DST_V &&
+                      outer != IR_LOOP_GROUPS;
+    bool inner_edge = kind != IR_LOOP_SRC_V && kind != IR_LOOP_DST_V &&
+                      kind != IR_LOOP_GROUPS;
     if (kind == IR_LOOP_EDGES) {
       error(c, n->loc, "`for %s in edges` visits every edge and cannot be "
             "nested inside %s `%s`%s", n->loop.var, loop_word(outer),
@@ -1083,6 +1106,7 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   IrLoopKind kind = IR_LOOP_RANGE;
   IrVarKind vkind = IR_VAR_INDEX;
   IrNode *extent = NULL, *of = NULL;
+  int group = 0;
   const char *dom = n->loop.dom;
   bool header_ok = true;
   if (!dom) {
@@ -1110,6 +1134,32 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
       of = vertex_arg(c, dom, n->loop.of, in ? IR_VAR_DST_V : IR_VAR_SRC_V);
       header_ok = of != NULL;
     }
+  } else if (c->ir && !strcmp(dom, "groups")) {
+    /* IR text: GNNAdvisor's neighbour groups (passes/group.c) */
+    kind = IR_LOOP_GROUPS;
+    if (!n->loop.of || n->loop.of->kind != LANG_INT || n->loop.of->i < 1 ||
+        n->loop.of->i > 1 << 20) {
+      error(c, n->loc, "`groups` needs a group size: groups(4)");
+      header_ok = false;
+    } else {
+      group = (int)n->loop.of->i;
+    }
+  } else if (c->ir && !strcmp(dom, "group_edges")) {
+    kind = IR_LOOP_GROUP_EDGES;
+    vkind = IR_VAR_EDGE;
+    const LangNode *g = n->loop.of;
+    const Binding *gb = g && g->kind == LANG_NAME ? lookup(c, g->name) : NULL;
+    const IrVar *gv = gb ? gb->var : NULL;
+    bool in_groups = false;
+    for (int i = 0; gv && i < c->nloops; i++)
+      in_groups |= c->loops[i].var == gv && c->loops[i].kind == IR_LOOP_GROUPS;
+    if (!in_groups) {
+      error(c, g ? g->loc : n->loc, "`group_edges` takes the variable of an "
+            "enclosing `for g in groups(G)`");
+      header_ok = false;
+    } else {
+      of = ir_var(c->a, g->loc, (IrVar *)gv);
+    }
   } else {
     error(c, n->loc, "unknown loop domain `%s`; expected dst, src, edges, "
           "in_edges(v), out_edges(u) or 0..N", dom);
@@ -1117,8 +1167,14 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   }
   if (header_ok) header_ok = check_nesting(c, n, kind);
   IrBind b = IR_BIND_NONE;
-  int unroll = 0, vec = 0, threads = 0;
-  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads);
+  int unroll = 0, vec = 0, threads = 0, ilv[2] = {0, 0};
+  bool shared = false;
+  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared);
+  if (ok && (ilv[0] | ilv[1] || shared) && (kind != IR_LOOP_GROUPS || (!ilv[0] && !shared))) {
+    error(c, n->loc, "`@interleave(D)` (and `@threshold(N)` with it) and "
+          "`@shared` belong on a groups loop");
+    ok = false;
+  }
 
   /* The variable: a bad one if the header was wrong, so that its uses do
    * not pile up more errors. */
@@ -1143,6 +1199,10 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   loop->loop.unroll = unroll;
   loop->loop.vec = vec;
   loop->loop.threads = threads;
+  loop->loop.group = group;
+  loop->loop.ilv = ilv[0];
+  loop->loop.ilv_thr = ilv[1];
+  loop->loop.shared = shared;
   return loop;
 }
 

@@ -46,6 +46,51 @@ extern const LangStdlibFile lang_stdlib_files[]; /* ends with {NULL, NULL} */
 IrModule *lang_stdlib(Arena *a, Diag *d);
 /* The stdlib file that defines op `opname`, or NULL. */
 const LangStdlibFile *lang_stdlib_find_op(const char *opname);
+/* The comment block right above line `line` of `text` (the `#` lines
+ * that end just before it, each with `#` and one space removed, joined by
+ * '\n'), in the arena; "" when there is none. */
+const char *lang_doc_comment(Arena *a, const char *text, int line);
+
+/* The operator space of DGL's gspmm/gsddmm (uGrapher's Table 4), one row
+ * per operator of stdlib/ops_generated.gop; docs/operators.md explains the
+ * naming, the broadcasting and the empty-neighbourhood rule. */
+typedef enum {
+  LANG_EOP_COPY_LHS, LANG_EOP_COPY_RHS, LANG_EOP_ADD, LANG_EOP_SUB,
+  LANG_EOP_MUL, LANG_EOP_DIV, LANG_EOP_DOT
+} LangEdgeOp;
+typedef enum {
+  LANG_GATHER_COPY, /* message creation: one output row per edge */
+  LANG_GATHER_SUM, LANG_GATHER_MAX, LANG_GATHER_MIN, LANG_GATHER_MEAN
+} LangGather;
+typedef enum { LANG_ON_NONE, LANG_ON_SRC, LANG_ON_DST, LANG_ON_EDGE } LangPlace;
+typedef enum {
+  LANG_SHAPE_FULL,   /* every operand and the result [dom, F] */
+  LANG_SHAPE_SCALAR, /* the edge operand [edge], broadcast over F */
+  LANG_SHAPE_HEADS   /* the edge operand [edge, H], the others [dom, H, F] */
+} LangShape;
+typedef struct LangOpSpec {
+  char name[32];       /* u_mul_e_sum, copy_v, u_div_e_max_heads ... */
+  char dgl[24];        /* DGL's name: the name without _full / _heads */
+  LangEdgeOp edge_op;
+  LangPlace lhs, rhs;  /* LANG_ON_NONE for the absent side of a copy */
+  LangGather gather;
+  LangShape shape;
+  bool handwritten;    /* defined in aggregate.gop or message.gop (older
+                          than the table), not in ops_generated.gop */
+} LangOpSpec;
+/* Writes every row of the table into out[0..cap) and returns how many
+ * there are (call with cap 0 to count). */
+int lang_ops_table(LangOpSpec *out, int cap);
+/* The .gop text of one row: its doc comment and definition; malloc'ed. */
+char *lang_ops_op_text(const LangOpSpec *s);
+/* The .gop text of stdlib/ops_generated.gop, made from the table (every
+ * row but the handwritten ones); malloc'ed. */
+char *lang_ops_generate(void);
+/* Whether `opname` is in the representative subset of the stdlib: every
+ * hand-written operator and a few rows of the table that between them
+ * cover every edge_op, gather, placement and shape (for test matrices that
+ * cannot afford every operator). */
+bool lang_ops_representative(const char *opname);
 
 /* ---------------------------------------------------------------------------
  * ast.c: the syntax tree the parser builds.

@@ -12,7 +12,8 @@
  * except through reductions into tensor elements (which the conflict
  * analysis makes plain or atomic), so a loop that reduces into a local
  * declared outside it (a dot product over `f` into `s`) cannot be spread
- * over workers, nor one that reads a tensor it also writes. The optional
+ * over workers (except over the lanes of a warp: a warp-shuffle reduction,
+ * passes/conflicts.c), nor one that reads a tensor it also writes. The optional
  * third argument sets the block size (threads per block) of the loop's
  * stage: a multiple of 32 up to 1024.
  */
@@ -67,11 +68,13 @@ static void scan_locals(Locals *lc, const IrNode *list) {
 }
 
 static void find_outer_update(Locals *lc, const IrNode *list) {
-  for (const IrNode *s = list; s && !lc->update; s = s->next) {
+  /* an assignment wins over a reduction: it is refused at every level */
+  for (const IrNode *s = list;
+       s && !(lc->update && lc->update->set.red == IR_RED_ASSIGN); s = s->next) {
     if (s->kind == IR_SET) {
       bool inside = false;
       for (int i = 0; i < lc->nd; i++) inside |= lc->declared[i] == s->set.var;
-      if (!inside) lc->update = s;
+      if (!inside && (!lc->update || s->set.red == IR_RED_ASSIGN)) lc->update = s;
     }
     if (s->kind == IR_LOOP) find_outer_update(lc, s->loop.body);
     if (s->kind == IR_IF) find_outer_update(lc, s->ifs.then);
@@ -184,15 +187,13 @@ int pass_bind(IrOp *op, const char *loop, IrBind level, int threads, Loc loc,
   Locals lc = {0};
   scan_locals(&lc, l->loop.body);
   find_outer_update(&lc, l->loop.body);
-  if (lc.update) {
+  /* A reduction of an outer local over lanes is a warp-shuffle reduction,
+   * which the conflict analysis checks and marks `shuffle`. */
+  if (lc.update && !(level == IR_BIND_LANE && lc.update->set.red != IR_RED_ASSIGN)) {
     const char *s = lc.update->set.var->name;
     if (lc.update->set.red == IR_RED_ASSIGN)
       ir_error(d, loc, "bind(%s, %s): %s assigns local '%s', declared outside "
                "it; its workers would race on it", loop, lv, loop, s);
-    else if (level == IR_BIND_LANE)
-      ir_error(d, loc, "bind(%s, lane): %s is a reduction loop of local '%s'; a "
-               "cross-lane reduction needs a warp shuffle, not supported yet",
-               loop, loop, s);
     else
       ir_error(d, loc, "bind(%s, %s): %s is a reduction loop of local '%s'; "
                "each worker would hold part of it, and a cross-worker "

@@ -24,6 +24,21 @@
  * variable is never recovered from its endpoint (dst(e) is shared by every
  * in-edge of a vertex), which is why edge-parallel aggregation is atomic.
  *
+ * Reductions into locals (`s += x`) need no choice while the local is the
+ * worker's own. When a @lane loop lies between a local's `var` and its
+ * reduction (a dot product over features with lanes on the features), each
+ * lane holds a partial: the set becomes `shuffle s += x`, and code
+ * generation combines the 32 partials with a butterfly of warp shuffles
+ * right after the statement (of the list holding the `var`) that contains
+ * the sets, leaving the total in every lane (docs/gpu-ir.md). That is
+ * correct only if: no other bound loop lies between (the partials must stay
+ * in one warp); a lane that contributes nothing holds the identity (a `+=`
+ * local starts at 0); the partials are not read before they are combined,
+ * nor reduced in two statements (each combine would count the earlier
+ * total 32 times); and every lane reaches the shuffle, which holds because
+ * the `var` is outside every @lane loop, where control is the same for all
+ * lanes of a warp. Anything else is refused.
+ *
  * A reduction inside a warp loop but in no lane loop would be repeated by
  * all 32 lanes (and inside a block loop but in no thread or warp loop, by
  * every thread of the block): atomics would not make that right, so it is
@@ -83,8 +98,38 @@ static bool add(Known *k, const IrNode *e) {
   return true;
 }
 
+/* An exclusive upper bound of non-negative integer expression q made of
+ * constants and range loops of constant extent (`fl * 4 + fv` < 128 for
+ * fl < 32, fv < 4: what two splits of a feature loop write), or -1. */
+static int64_t upper(const Known *k, const IrNode *q) {
+  switch (q->kind) {
+  case IR_ICONST: return q->i >= 0 && q->i < INT32_MAX ? q->i + 1 : -1;
+  case IR_VAR: {
+    const IrNode *l = loop_of(k, q->var);
+    if (!l || l->loop.kind != IR_LOOP_RANGE || l->loop.extent->kind != IR_ICONST)
+      return -1;
+    return l->loop.extent->i >= 1 && l->loop.extent->i < INT32_MAX ? l->loop.extent->i : -1;
+  }
+  case IR_BIN: {
+    int64_t a = upper(k, q->bin.a);
+    if (q->bin.op == IR_OP_MOD && q->bin.b->kind == IR_ICONST && q->bin.b->i > 0)
+      return q->bin.b->i;
+    int64_t b = upper(k, q->bin.b);
+    if (a < 0 || b < 0) return -1;
+    if (q->bin.op == IR_OP_ADD) return a + b - 1;
+    if (q->bin.op == IR_OP_MUL) return (a - 1) * (b - 1) + 1;
+    return -1;
+  }
+  default: return -1;
+  }
+}
+
 /* Whether q is known to lie in [0, c). */
 static bool below(const Known *k, const IrNode *q, const IrNode *c) {
+  if (c->kind == IR_ICONST) {
+    int64_t u = upper(k, q);
+    if (u > 0 && u <= c->i) return true;
+  }
   if (q->kind == IR_ICONST) return c->kind == IR_ICONST && q->i >= 0 && q->i < c->i;
   if (q->kind == IR_VAR) {
     const IrNode *l = loop_of(k, q->var);
@@ -183,8 +228,118 @@ typedef struct Ctx {
   Diag *d;
   bool ok;
   IrNode *path[PASS_MAX_DEPTH * 2];
+  IrNode *lists[PASS_MAX_DEPTH * 2 + 1]; /* lists[i]: the list path[i] is in */
   int depth;
 } Ctx;
+
+/* ---- cross-lane reductions into locals ---- */
+
+static bool expr_uses(const IrNode *e, const IrVar *x) {
+  return e && pass_uses_var(e, x); /* expressions have no `next` */
+}
+
+/* The first node in statement `s` (not its successors) that reads local x
+ * or reduces into it other than by `red` from inside a @lane loop. */
+static const IrNode *bad_partial_use(const IrNode *s, const IrVar *x, IrRed red,
+                                     bool in_lane) {
+  switch (s->kind) {
+  case IR_LOOP:
+    if (expr_uses(s->loop.extent, x) || expr_uses(s->loop.of, x)) return s;
+    for (const IrNode *c = s->loop.body; c; c = c->next) {
+      const IrNode *r =
+          bad_partial_use(c, x, red, in_lane || s->loop.bind == IR_BIND_LANE);
+      if (r) return r;
+    }
+    return NULL;
+  case IR_IF:
+    if (expr_uses(s->ifs.cond, x)) return s;
+    for (const IrNode *c = s->ifs.then; c; c = c->next) {
+      const IrNode *r = bad_partial_use(c, x, red, in_lane);
+      if (r) return r;
+    }
+    return NULL;
+  case IR_STORE:
+    for (int i = 0; i < s->acc.nidx; i++)
+      if (expr_uses(s->acc.idx[i], x)) return s;
+    return expr_uses(s->acc.value, x) ? s : NULL;
+  case IR_LET: return expr_uses(s->let.init, x) ? s : NULL;
+  case IR_SET:
+    if (expr_uses(s->set.value, x)) return s;
+    if (s->set.var == x && (s->set.red != red || !in_lane)) return s;
+    return NULL;
+  default: return NULL;
+  }
+}
+
+/* Whether statement `s` reduces into local x from inside a @lane loop. */
+static bool has_lane_set(const IrNode *s, const IrVar *x, bool in_lane) {
+  const IrNode *body = s->kind == IR_LOOP ? s->loop.body
+                       : s->kind == IR_IF ? s->ifs.then
+                                          : NULL;
+  if (s->kind == IR_SET)
+    return in_lane && s->set.var == x && s->set.red != IR_RED_ASSIGN;
+  in_lane |= s->kind == IR_LOOP && s->loop.bind == IR_BIND_LANE;
+  for (const IrNode *c = body; c; c = c->next)
+    if (has_lane_set(c, x, in_lane)) return true;
+  return false;
+}
+
+/* The `var` of local x in `list`, or NULL. */
+static const IrNode *let_in(const IrNode *list, const IrVar *x) {
+  for (const IrNode *s = list; s; s = s->next)
+    if (s->kind == IR_LET && s->let.var == x) return s;
+  return NULL;
+}
+
+/* Decides the set `s` of a local: the worker's own copy (AUTO), or a
+ * cross-lane reduction (SHUFFLE); refuses what neither can do. */
+static void decide_set(Ctx *c, IrNode *s) {
+  const IrVar *x = s->set.var;
+  s->set.how = IR_HOW_AUTO;
+  if (s->set.red == IR_RED_ASSIGN) return;
+  int k = c->depth;
+  const IrNode *let = NULL;
+  while (k >= 0 && !(let = let_in(c->lists[k], x))) k--;
+  if (!let) return; /* the verifier reports a set out of scope */
+  const IrNode *lane = NULL;
+  for (int i = k; i < c->depth; i++) {
+    const IrNode *l = c->path[i];
+    if (l->kind != IR_LOOP || l->loop.bind == IR_BIND_NONE) continue;
+    if (l->loop.bind != IR_BIND_LANE || lane) {
+      ir_error(c->d, s->loc, "the reduction into local '%s' crosses loop '%s' "
+               "(bound to %s): only the lanes of one warp can combine partial "
+               "results (with a warp shuffle); declare '%s' inside it", x->name,
+               l->loop.var->name, ir_bind_name(l->loop.bind), x->name);
+      c->ok = false;
+      return;
+    }
+    lane = l;
+  }
+  if (!lane) return;
+  const char *ln = lane->loop.var->name;
+  if (s->set.red == IR_RED_ADD &&
+      !(let->let.init->kind == IR_FCONST && let->let.init->f == 0.0)) {
+    ir_error(c->d, s->loc, "the cross-lane reduction into local '%s' (over "
+             "lane loop '%s') needs it to start at 0: every lane starts from "
+             "its `var`, so the start would be counted 32 times", x->name, ln);
+    c->ok = false;
+    return;
+  }
+  const IrNode *stmt = c->path[k];
+  const IrNode *bad = bad_partial_use(stmt, x, s->set.red, false);
+  for (const IrNode *o = let->next; o && o != stmt && !bad; o = o->next)
+    if (has_lane_set(o, x, false)) bad = s;
+  if (bad) {
+    ir_error(c->d, bad->loc, "local '%s' is reduced across the lanes of loop "
+             "'%s', so each lane holds a partial until the statement at %d:%d "
+             "ends; it cannot be read, assigned or reduced another way before "
+             "then, nor reduced across lanes again after", x->name, ln,
+             stmt->loc.line, stmt->loc.col);
+    c->ok = false;
+    return;
+  }
+  s->set.how = IR_HOW_SHUFFLE;
+}
 
 /* A reduction repeated by workers that no bound loop tells apart: a block
  * loop needs a thread or warp loop inside it, a warp loop a lane loop. */
@@ -214,8 +369,14 @@ static void visit(Ctx *c, IrNode *list) {
         return;
       }
       c->path[c->depth++] = s;
-      visit(c, s->kind == IR_LOOP ? s->loop.body : s->ifs.then);
+      IrNode *body = s->kind == IR_LOOP ? s->loop.body : s->ifs.then;
+      c->lists[c->depth] = body;
+      visit(c, body);
       c->depth--;
+      continue;
+    }
+    if (s->kind == IR_SET) {
+      decide_set(c, s);
       continue;
     }
     if (s->kind != IR_STORE) continue;
@@ -233,6 +394,16 @@ static void visit(Ctx *c, IrNode *list) {
                "in no loop that tells its workers apart: %s", name,
                ir_bind_name(rep->loop.bind), rep->loop.var->name, who);
       c->ok = false;
+      continue;
+    }
+    /* promote(g, shared) decided it (promote.c): the flush is atomic */
+    if (s->acc.how == IR_HOW_SHARED) {
+      if (c->op->deterministic) {
+        ir_error(c->d, s->loc, "deterministic: the reduction into '%s' goes "
+                 "through shared memory, whose leader flush adds to it with "
+                 "atomics across blocks", name);
+        c->ok = false;
+      }
       continue;
     }
     const IrNode *why = NULL;
@@ -262,6 +433,7 @@ static void visit(Ctx *c, IrNode *list) {
 int pass_conflicts(IrOp *op, Arena *a, Diag *d) {
   (void)a;
   Ctx c = {.op = op, .d = d, .ok = true};
+  c.lists[0] = op->body;
   visit(&c, op->body);
   return c.ok ? 0 : -1;
 }

@@ -98,8 +98,20 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc,
  * reporting nothing and changing nothing, when the loop holds no such
  * reduction: a directive may ask it of stages that have none, and is
  * refused only when no stage has one. */
+/* `promote(g, shared)`: g a groups loop bound to warp; its reductions into
+ * the groups' destination become `shared` stores and g `@shared`
+ * (GNNAdvisor's per-warp shared-memory accumulator with a leader flush,
+ * codegen/shared.c); returns 1 likewise when g holds none. */
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d);
+
+/* interleave.c: marks a groups loop (neighbour groups) @interleave(distance)
+ * [@threshold(t)]: its table rows alternate `distance` at a time between
+ * groups of heavy and light destinations (classes must be 2; threshold 0:
+ * the mean degree). */
+int pass_interleave(IrOp *op, const char *loop, int64_t classes,
+                    int64_t distance, int64_t threshold, Loc loc, Arena *a,
+                    Diag *d);
 
 /* ---------------------------------------------------------------------------
  * Lowering passes, one file each (run by pass_lower in pipeline.c).

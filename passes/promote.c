@@ -1,4 +1,4 @@
-/* passes/promote.c: promote(loop, register), an on-chip accumulator.
+/* passes/promote.c: promote(loop, register | shared), on-chip accumulators.
  *
  * Contract: requires an unbound loop L that is not a stage's outermost
  * loop, holding reductions whose element does not change across its
@@ -21,9 +21,20 @@
  * min= flush is skipped when L had no iteration (an empty in_edges), so an
  * element that got no contribution is still seen as empty.
  *
- * Only registers are supported; staging tensors in shared memory
- * (`promote(X, shared)`) and GNNAdvisor's shared-memory accumulator with a
- * leader warp are not.
+ * `promote(g, shared)` is GNNAdvisor's per-warp shared-memory accumulator:
+ * g must be a groups loop (neighbour groups, group.c) bound to warp; the
+ * reductions into its groups' destination (`Y[dst(ei), ...] op= x`) become
+ * `shared` stores and g is marked `@shared`. Code generation
+ * (codegen/shared.c) then gives each warp of a block a row of shared memory
+ * for the destination's features; the block's warps take consecutive
+ * groups, fill their rows, meet at a barrier, and the first warp of each run
+ * of groups of one destination (its leader) adds the run's rows up and
+ * flushes them once with atomics (other blocks may hold groups of the same
+ * destination). Requires: one such tensor per stage, its other indices made
+ * of range loops inside g only, each element of a row written by one lane
+ * at a time (lanes on features: the store does not conflict among the loops
+ * inside g), and the tensor not read inside g. Staging input tiles in shared
+ * memory is not supported.
  */
 #include <math.h>
 #include <string.h>
@@ -143,13 +154,124 @@ static bool cond_outer(Scan *sc, const IrNode *g) {
   return pass_expr_vars_all(g->ifs.cond, outer_var, sc);
 }
 
+/* ---- promote(g, shared) ---- */
+
+typedef struct Shared {
+  const IrVar *edge;  /* the group_edges variable */
+  const IrVar *ranges[64]; /* range loops inside g, for the row indices */
+  int nranges;
+  IrNode *path[PASS_MAX_DEPTH]; /* loops and guards inside g */
+  int depth;
+  IrNode *stores[MAX_STORES];
+  int n;
+  const IrNode *bad_store; /* one whose row index is not a feature index */
+  const IrNode *clash;     /* one whose lanes may hit the same element */
+} Shared;
+
+static bool range_var(const IrVar *v, void *ctx) {
+  const Shared *sh = ctx;
+  for (int i = 0; i < sh->nranges; i++)
+    if (sh->ranges[i] == v) return true;
+  return false;
+}
+
+static bool is_dst_of_edge(const Shared *sh, const IrNode *e) {
+  return e->kind == IR_DST && e->endpoint.e->kind == IR_VAR &&
+         e->endpoint.e->var == sh->edge;
+}
+
+static void shared_scan(Shared *sh, IrNode *list) {
+  for (IrNode *s = list; s; s = s->next) {
+    if (s->kind == IR_LOOP || s->kind == IR_IF) {
+      if (sh->depth == PASS_MAX_DEPTH) continue;
+      if (s->kind == IR_LOOP && s->loop.kind == IR_LOOP_GROUP_EDGES)
+        sh->edge = s->loop.var;
+      if (s->kind == IR_LOOP && s->loop.kind == IR_LOOP_RANGE && sh->nranges < 64)
+        sh->ranges[sh->nranges++] = s->loop.var;
+      sh->path[sh->depth++] = s;
+      shared_scan(sh, s->kind == IR_LOOP ? s->loop.body : s->ifs.then);
+      sh->depth--;
+      continue;
+    }
+    if (s->kind != IR_STORE || s->acc.red == IR_RED_ASSIGN || s->acc.nidx < 1 ||
+        !sh->edge || !is_dst_of_edge(sh, s->acc.idx[0]))
+      continue;
+    for (int i = 1; i < s->acc.nidx; i++)
+      if (!pass_expr_vars_all(s->acc.idx[i], range_var, sh)) sh->bad_store = s;
+    if (pass_store_conflicts(sh->path, sh->depth, s, NULL)) sh->clash = s;
+    if (sh->n < MAX_STORES) sh->stores[sh->n++] = s;
+  }
+}
+
+static int promote_shared(IrOp *op, const char *loop, Loc loc, Arena *a,
+                          Diag *d) {
+  PassSite site;
+  if (!pass_find_loop(op, "promote", loop, &site, loc, a, d)) return -1;
+  IrNode *l = site.node;
+  if (l->loop.kind != IR_LOOP_GROUPS) {
+    ir_error(d, loc, "promote(%s, shared): loop '%s' is not a groups loop; the "
+             "shared-memory accumulator is per neighbour group (make them with "
+             "group(e, G) on the in-edges of a vertex loop)", loop, loop);
+    return -1;
+  }
+  if (l->loop.bind != IR_BIND_WARP) {
+    ir_error(d, loc, "promote(%s, shared): loop '%s' must be bound to warp "
+             "first (bind(%s, warp)): each warp accumulates its group in a row "
+             "of its own", loop, loop, loop);
+    return -1;
+  }
+  if (l->loop.shared) {
+    ir_error(d, loc, "promote(%s, shared): loop '%s' is promoted already", loop,
+             loop);
+    return -1;
+  }
+  Shared sh = {0};
+  shared_scan(&sh, l->loop.body);
+  if (sh.n == 0) return 1; /* nothing to promote here: the caller decides */
+  const IrTensor *t = sh.stores[0]->acc.tensor;
+  for (int k = 1; k < sh.n; k++)
+    if (sh.stores[k]->acc.tensor != t) {
+      ir_error(d, loc, "promote(%s, shared): loop '%s' reduces into '%s' and "
+               "'%s'; a stage has one shared accumulator", loop, loop, t->name,
+               sh.stores[k]->acc.tensor->name);
+      return -1;
+    }
+  if (sh.bad_store) {
+    ir_error(d, loc, "promote(%s, shared): the reduction into '%s' indexes its "
+             "features with more than the range loops inside '%s'; a row of "
+             "the accumulator holds one destination's features", loop,
+             sh.bad_store->acc.tensor->name, loop);
+    return -1;
+  }
+  if (sh.clash) {
+    ir_error(d, loc, "promote(%s, shared): in the reduction into '%s', the "
+             "lanes of a warp may add to the same element of its row at once; "
+             "put the lanes on the features (bind a feature loop to lane)",
+             loop, t->name);
+    return -1;
+  }
+  if (other_use(l->loop.body, t, sh.stores[0]) == 1) {
+    ir_error(d, loc, "promote(%s, shared): tensor '%s' is read inside loop "
+             "'%s', so its partial result cannot wait in shared memory", loop,
+             t->name, loop);
+    return -1;
+  }
+  for (int k = 0; k < sh.n; k++)
+    if (sh.stores[k]->acc.red == IR_RED_MEAN) {
+      if (pass_lower_mean_tensor(op, (IrTensor *)t, a, d) != 0) return -1;
+      break;
+    }
+  for (int k = 0; k < sh.n; k++) sh.stores[k]->acc.how = IR_HOW_SHARED;
+  l->loop.shared = true;
+  return 0;
+}
+
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d) {
+  if (strcmp(where, "shared") == 0) return promote_shared(op, loop, loc, a, d);
   if (strcmp(where, "register") != 0) {
-    ir_error(d, loc, "promote: only 'register' is supported%s, not '%s'",
-             strcmp(where, "shared") == 0 ? " (shared-memory accumulators are "
-                                            "not supported yet)" : "",
-             where);
+    ir_error(d, loc, "promote: '%s' is not a place; expected register or "
+             "shared", where);
     return -1;
   }
   PassSite site;

@@ -96,6 +96,11 @@ static int do_promote(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_promote(op, x->name[0], x->name[1], x->dir->loc, a, d);
 }
 
+static int do_interleave(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_interleave(op, x->name[0], x->value[1], x->value[2],
+                         x->n > 3 ? x->value[3] : 0, x->dir->loc, a, d);
+}
+
 static const Prim prims[] = {
     {"split", "split(LOOP, FACTOR) -> (OUTER, INNER)", "li", 2, 2, 2, do_split},
     {"reorder", "reorder(LOOP, LOOP, ...)", "L", 2, MAX_ARGS, 0, do_reorder},
@@ -106,7 +111,9 @@ static const Prim prims[] = {
     {"tile", "tile(LOOP, T) -> (WORKERS, INNER)", "li", 2, 2, 2, do_tile},
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
     {"vectorize", "vectorize(LOOP, 2|4)", "li", 2, 2, 0, do_vectorize},
-    {"promote", "promote(LOOP, register)", "lk", 2, 2, 0, do_promote},
+    {"promote", "promote(LOOP, register|shared)", "lk", 2, 2, 0, do_promote},
+    {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
+     3, 4, 0, do_interleave},
 };
 enum { NPRIMS = sizeof prims / sizeof prims[0] };
 
@@ -258,6 +265,10 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, Arena *a,
     if (!exists)
       ir_error(d, x->dir->loc, "%s: loop '%s' does not exist in operator %s "
                "(loops: %s)", p->name, loops[0], op->name, pass_loop_names(op, a));
+    else if (x->n > 1 && x->name[1] && strcmp(x->name[1], "shared") == 0)
+      ir_error(d, x->dir->loc, "promote(%s, shared): loop '%s' holds no "
+               "reduction into the destination of its neighbour groups",
+               loops[0], loops[0]);
     else /* every stage declined: only promote does */
       ir_error(d, x->dir->loc, "%s: loop '%s' holds no reduction whose element "
                "stays the same across its iterations", p->name, loops[0]);

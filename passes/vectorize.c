@@ -1,26 +1,28 @@
 /* passes/vectorize.c: vectorize(loop, 2 | 4), 8- or 16-byte feature accesses.
  *
- * Contract: requires an unbound innermost range loop of exactly 2 or 4
- * iterations (what split(f, 4) makes of a feature loop) whose variable is
- * used by every tensor access only as the last index plus one: `X[u, fo *
- * 4 + fv]` reads 4 consecutive floats for fv = 0..3. Marks it @vec(n),
- * which code generation turns into vector loads and stores; breaks
- * nothing. Alignment is the runtime's concern (rows of F floats with F a
- * multiple of n); a tail guard inside the loop makes code generation fall
- * back to scalar accesses for that trip.
+ * Contract: requires an unbound range loop of exactly 2 or 4 iterations
+ * (what split(f, 4) makes of a feature loop) whose variable is used by
+ * every tensor access only as the last index plus one: `X[u, fo * 4 + fv]`
+ * reads 4 consecutive floats for fv = 0..3. Sequential loops inside it are
+ * allowed when their bounds do not use it (`for e in in_edges(v)` around a
+ * promoted accumulator: code generation then keeps n sums in a vector
+ * register across the edges). Marks it @vec(n), which code generation
+ * (codegen/vector.c) turns into 8- or 16-byte loads and stores behind a
+ * run-time test (aligned rows: F a multiple of n; tail guards true for the
+ * whole vector), with the scalar loop as fallback; breaks nothing.
  */
 #include <string.h>
 
 #include "passes/passes.h"
 
-/* Whether `e` is `v`, or `x + v` / `v + x` with x free of v. */
+/* Whether `e` is `v`, or `x + w` / `w + x` with x free of v and w such an
+ * expression (`fo * 128 + (fl * 4 + fv)`, what two splits write). */
 static bool unit_stride(const IrNode *e, const IrVar *v) {
   if (e->kind == IR_VAR) return e->var == v;
   if (e->kind != IR_BIN || e->bin.op != IR_OP_ADD) return false;
   const IrNode *x = e->bin.a, *y = e->bin.b;
-  if (y->kind == IR_VAR && y->var == v) return !pass_uses_var(x, v);
-  if (x->kind == IR_VAR && x->var == v) return !pass_uses_var(y, v);
-  return false;
+  bool in_x = pass_uses_var(x, v), in_y = pass_uses_var(y, v);
+  return in_x != in_y && unit_stride(in_x ? x : y, v);
 }
 
 /* The first access under `n` that reads `v` other than with unit stride in
@@ -42,6 +44,7 @@ static const IrNode *bad_access(const IrNode *n, const IrVar *v) {
     case IR_LET: r = bad_access(n->let.init, v); break;
     case IR_SET: r = bad_access(n->set.value, v); break;
     case IR_IF: r = bad_access(n->ifs.then, v); break;
+    case IR_LOOP: r = bad_access(n->loop.body, v); break;
     case IR_BIN:
       if (!(r = bad_access(n->bin.a, v))) r = bad_access(n->bin.b, v);
       break;
@@ -56,12 +59,21 @@ static const IrNode *bad_access(const IrNode *n, const IrVar *v) {
   return NULL;
 }
 
-static bool holds_loop(const IrNode *list) {
+/* A loop under `list` that is bound or vectorised, or whose bounds use v. */
+static const IrNode *bad_loop(const IrNode *list, const IrVar *v) {
   for (const IrNode *s = list; s; s = s->next) {
-    if (s->kind == IR_LOOP) return true;
-    if (s->kind == IR_IF && holds_loop(s->ifs.then)) return true;
+    const IrNode *r = NULL;
+    if (s->kind == IR_LOOP) {
+      if (s->loop.bind != IR_BIND_NONE || s->loop.vec ||
+          (s->loop.extent && pass_uses_var(s->loop.extent, v)) ||
+          (s->loop.of && pass_uses_var(s->loop.of, v)))
+        return s;
+      r = bad_loop(s->loop.body, v);
+    }
+    if (s->kind == IR_IF) r = bad_loop(s->ifs.then, v);
+    if (r) return r;
   }
-  return false;
+  return NULL;
 }
 
 int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
@@ -91,9 +103,15 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
              (long long)width, (long long)width, (long long)width);
     return -1;
   }
-  if (holds_loop(l->loop.body)) {
-    ir_error(d, loc, "vectorize: loop '%s' holds other loops; only an innermost "
-             "loop is vectorised", loop);
+  const IrNode *inner = bad_loop(l->loop.body, l->loop.var);
+  if (inner) {
+    ir_error(d, loc, "vectorize: loop '%s' holds loop '%s', which is %s; only "
+             "sequential loops whose bounds do not use '%s' may be inside a "
+             "vectorised loop", loop, inner->loop.var->name,
+             inner->loop.bind != IR_BIND_NONE ? "bound to the hardware"
+             : inner->loop.vec                ? "vectorised itself"
+                                              : "bounded by it",
+             loop);
     return -1;
   }
   const IrNode *bad = bad_access(l->loop.body, l->loop.var);

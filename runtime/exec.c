@@ -26,6 +26,7 @@ static uint32_t graph_epoch[GRAPH_CACHE]; /* driver session of each entry */
 void rt_exec_forget_graph(const RtGraph *g) {
   for (int i = 0; i < GRAPH_CACHE; i++)
     if (graph_cache[i].host == g) {
+      rt_devgraph_groups_free(&graph_cache[i]);
       rt_devgraph_free(&graph_cache[i]);
       memset(&graph_cache[i], 0, sizeof graph_cache[i]);
     }
@@ -48,6 +49,7 @@ static RtDevGraph *device_graph(const RtGraph *g) {
       break;
     }
   if (graph_cache[slot].host) {
+    rt_devgraph_groups_free(&graph_cache[slot]);
     rt_devgraph_free(&graph_cache[slot]);
     /* keep later entries in age order: the oldest is always slot 0 */
     memmove(&graph_cache[0], &graph_cache[1], sizeof graph_cache[0] * (GRAPH_CACHE - 1));
@@ -66,6 +68,8 @@ static int param_format(CgParamKind k) {
   case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC: return RT_FMT_CSR;
   case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST: return RT_FMT_CSC;
   case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+  case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
+  case CG_PARAM_NGROUPS: /* the group table: prepare_launch */
   case CG_PARAM_COUNT:
     return -1;
   }
@@ -83,6 +87,8 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   case CG_PARAM_OUT_EID: return &dg->out_eid;
   case CG_PARAM_OUT_DST: return &dg->out_dst;
   case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
+  case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
+  case CG_PARAM_NGROUPS:
   case CG_PARAM_COUNT:
     return NULL;
   }
@@ -147,11 +153,16 @@ static RtStatus run_once(void *ctx, Diag *d) {
  * points each argument slot at its value. `values` has room for the
  * kernel's parameters. */
 static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *m,
-                               const RtGraph *g, const RtDevGraph *dg,
+                               const RtGraph *g, RtDevGraph *dg,
                                RtDevTensor *tensors, const int64_t *syms,
                                uint64_t *values, Launch *l, Diag *d) {
   l->kernel = rt_kernel_get(m, k->name, d);
   if (!l->kernel) return RT_ERR;
+  /* a stage over neighbour groups reads the graph's table, uploaded once */
+  const struct RtDevGroups *gt = NULL;
+  if (k->group && !(gt = rt_devgraph_groups(dg, k->group, k->group_ilv,
+                                            k->group_thr, d)))
+    return RT_ERR;
   const RtDeviceInfo *dev = rt_cuda_device();
   int per_sm = dev->max_threads_per_sm / (k->threads > 0 ? k->threads : 256);
   if (per_sm < 1) per_sm = 1;
@@ -168,6 +179,18 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
       .block = {(uint32_t)k->threads, 1, 1},
       .shared_bytes = 0,
   };
+  /* a @shared groups stage: a row of the tensor's features per warp */
+  if (k->shared_tensor >= 0) {
+    const CgTensorInfo *t = &p->tensors[k->shared_tensor];
+    int64_t row = tensor_numel(t, g, syms, p->nsyms);
+    row = t->domain == IR_DOM_DENSE || g->nv == 0 ? row : row / g->nv;
+    if (row < 0 || row > (1 << 24)) {
+      ir_error(d, (Loc){0}, "kernel %s: the shared accumulator rows of %s have "
+               "a bad size", k->name, t->name);
+      return RT_ERR;
+    }
+    l->cfg.shared_bytes = (uint32_t)((k->threads / 32) * row * 4);
+  }
   for (int i = 0; i < k->nparams; i++) {
     const CgParam *prm = &k->params[i];
     switch (prm->kind) {
@@ -175,6 +198,17 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     case CG_PARAM_NV: *(int32_t *)&values[i] = g->nv; break;
     case CG_PARAM_NE: *(int32_t *)&values[i] = g->ne; break;
     case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
+    case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
+    case CG_PARAM_NGROUPS:
+      if (!gt) {
+        ir_error(d, (Loc){0}, "kernel %s reads a group table but runs over no "
+                 "neighbour groups", k->name);
+        return RT_ERR;
+      }
+      if (prm->kind == CG_PARAM_NGROUPS) *(int32_t *)&values[i] = gt->host->n;
+      else values[i] = (prm->kind == CG_PARAM_GRP_DST ? gt->dst
+                        : prm->kind == CG_PARAM_GRP_FIRST ? gt->first : gt->end).ptr;
+      break;
     default: values[i] = graph_array(dg, prm->kind)->ptr; break;
     }
     l->args[i] = &values[i];
@@ -263,6 +297,19 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
                                 l->kernel->name, d)) != RT_OK)
       goto done;
   }
+  /* the group tables were uploaded (once per graph) by prepare_launch */
+  for (int k = 0; k < p->nkernels; k++) {
+    const CgKernel *kk = &p->kernels[k];
+    bool seen = false;
+    for (int j = 0; j < k; j++)
+      seen |= p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
+              p->kernels[j].group_thr == kk->group_thr;
+    const RtGroups *t = kk->group && !seen
+                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_thr, d)
+                            : NULL;
+    if (t) res->group_bytes += (uint64_t)t->bytes;
+  }
+  if (rt_mem_stats().live_bytes > res->peak_bytes) res->peak_bytes = rt_mem_stats().live_bytes;
 
   /* One checked run gives the outputs; then the timed runs. Every timed
    * run recomputes the same outputs from the same inputs. */
@@ -311,6 +358,10 @@ void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
               rt_format_bytes(res->graph_bytes[f], buf));
       total += res->graph_bytes[f];
     }
+  if (res->group_bytes) {
+    fprintf(out, " group table %s,", rt_format_bytes(res->group_bytes, buf));
+    total += res->group_bytes;
+  }
   fprintf(out, " tensors %s,", rt_format_bytes(res->tensor_bytes, buf));
   fprintf(out, " total %s", rt_format_bytes(total, buf));
   fprintf(out, " (held at the peak, with other graphs cached: %s)\n",

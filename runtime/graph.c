@@ -24,6 +24,7 @@ static int32_t *alloc_i32(int64_t n) {
 void rt_graph_free(RtGraph *g) {
   if (!g) return;
   rt_exec_forget_graph(g); /* its device copy must not outlive it */
+  rt_graph_groups_free(g);
   free(g->name);
   free(g->src);
   free(g->dst);

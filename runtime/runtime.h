@@ -8,6 +8,7 @@
 #ifndef GOP_RUNTIME_H
 #define GOP_RUNTIME_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,8 @@ typedef struct RtGraph {
   int32_t *in_ptr, *in_eid, *in_src;   /* CSR by destination */
   int32_t *out_ptr, *out_eid, *out_dst; /* CSC by source */
   RtGraphStats stats;
+  struct RtGroups *groups; /* neighbour-group tables built so far
+                              (graph_groups.c), freed with the graph */
 } RtGraph;
 
 /* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
@@ -79,6 +82,32 @@ RtGraph *rt_graph_generate(const char *spec, Diag *d);
 /* A spec that starts with `rmat:` or `grid:` is generated, anything else is
  * read as a file. */
 RtGraph *rt_graph_open(const char *spec, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * graph_groups.c: GNNAdvisor's neighbour-group tables (docs/scheduling.md).
+ */
+typedef struct RtGroups {
+  int32_t G;     /* at most G in-edges per row, never two destinations */
+  int32_t ilv;   /* interleaving distance, 0: rows in destination order */
+  int32_t thr;   /* interleaved: heavy means in-degree > thr; else 0 */
+  int32_t n;     /* rows */
+  int32_t nheavy; /* interleaved: rows of heavy destinations */
+  int32_t *dst, *first, *end; /* by row: destination, CSR positions
+                                 [first, end) of its edges */
+  int64_t bytes; /* what the three arrays take */
+  struct RtGroups *next;
+} RtGroups;
+
+/* The table of `g` for (G, ilv, thr) (thr 0: the default threshold), built
+ * on first use and cached in `g`. NULL after reporting (bad sizes, out of
+ * memory). */
+const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
+                                Diag *d);
+/* The degree threshold an interleaved table of `g` uses for `thr` (0: the
+ * mean in-degree rounded up, at least 1). */
+int32_t rt_groups_threshold(const RtGraph *g, int thr);
+/* Frees every cached table (rt_graph_free calls it). */
+void rt_graph_groups_free(RtGraph *g);
 
 /* ---------------------------------------------------------------------------
  * npy.c: NumPy .npy files (format 1.0/2.0/3.0, little-endian, C order).
@@ -261,7 +290,20 @@ typedef struct RtDevGraph {
   RtDevTensor out_ptr, out_eid, out_dst;
   RtDevTensor in_deg, out_deg;
   unsigned loaded; /* RT_FMT_BIT of each format held */
+  /* neighbour-group tables uploaded so far (graph_groups.c), oldest first */
+  struct RtDevGroups {
+    const RtGroups *host;
+    RtDevTensor dst, first, end;
+  } groups[4];
+  int ngroups;
 } RtDevGraph;
+/* graph_groups.c: the device copy of `g`'s table for (G, ilv, thr),
+ * uploaded once (the least recent of four is dropped for a fifth); NULL
+ * after reporting. */
+const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
+                                             int thr, Diag *d);
+/* Frees the group tables of `dg` (exec.c, with rt_devgraph_free). */
+void rt_devgraph_groups_free(RtDevGraph *dg);
 
 /* Starts a device graph for `g` holding nothing yet (no driver call). */
 void rt_devgraph_init(RtDevGraph *dg, const RtGraph *g);
@@ -398,6 +440,7 @@ typedef struct RtExecResult {
   double copy_gbps;         /* measured device-to-device copy bandwidth */
   uint64_t graph_bytes[RT_FMT_COUNT]; /* device memory per graph format */
   uint64_t tensor_bytes;    /* device memory of the op's tensors */
+  uint64_t group_bytes;     /* neighbour-group tables its stages read */
   uint64_t peak_bytes;      /* device memory held while the op ran: its
                                tensors and every cached graph format */
 } RtExecResult;
@@ -435,6 +478,7 @@ typedef enum TuneStrategy {
   TUNE_WARP_EDGE,
   TUNE_GAS,
   TUNE_GAR,
+  TUNE_NAMED, /* another named schedule: its name and arguments are the text */
   TUNE_STRATEGY_COUNT
 } TuneStrategy;
 
@@ -462,6 +506,8 @@ typedef struct TunePoint {
   int atomic_rows;       /* lowered stores decided atomic: feature-wide */
   int atomic_scalars;    /*   ... and scalar */
   int kernels;           /* top-level stages of the lowered IR */
+  bool warp, vertex;     /* a warp per worker; vertex-parallel (for
+                            TUNE_NAMED read off the lowered IR) */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */
@@ -486,6 +532,15 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text,
  * again. */
 int tune_space_enumerate(const IrOp *op, const IrModule *lib, Arena *a,
                          TunePoint **out, Diag *d);
+/* The other named schedules of `lib` that apply to `op` (gnnadvisor(G, T),
+ * spmm_vec4(U), ... : any but the strategies), each on a small grid of its
+ * integer parameters, as points of strategy TUNE_NAMED. The cost model
+ * costs them only roughly (as the strategy their lowered IR is nearest
+ * to), so they are kept apart: the tuner measures them beside the
+ * modelled points, and the model's and the predictor's choices come from
+ * tune_space_enumerate's points only. Returns the count or -1. */
+int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out,
+                     Diag *d);
 
 /* The graph's signature, as the model and the database key see it. */
 typedef struct TuneGraphSig {
@@ -529,12 +584,20 @@ typedef struct TuneKey {
   const char *gpu;      /* "NVIDIA H100 80GB HBM3" */
   int cc;               /* compute capability, 10 * major + minor */
   const char *compiler; /* GOP_VERSION */
+  /* Not part of the key: tune_db_put records the operator's shape under
+   * its hash when `shape` is set; tune_db_list fills both when known. */
+  const char *op_name;
+  const TuneOpShape *shape;
 } TuneKey;
 
 typedef struct TuneRecord {
   char schedule[128];
   double time_ms, gbps, bound_fraction;
   int64_t measured_at; /* Unix seconds */
+  /* The point's lowered facts (TunePoint's), when have_facts. */
+  bool have_facts;
+  int atomic_rows, atomic_scalars, kernels;
+  bool warp, vertex;
 } TuneRecord;
 
 /* FNV-1a (64-bit) of the operator's IR text. */
@@ -559,5 +622,146 @@ int tune_db_list(TuneDb *db, TuneListFn fn, void *ctx, Diag *d);
 int tune_db_schema_version(void);
 /* The application_id that marks a gop tuning database ("gopt"). */
 #define TUNE_DB_APPLICATION_ID 0x676f7074
+
+/* Parses schedule text ("warp_edge(4, 2)", "gar()", or another named
+ * schedule of `lib` with up to four positive integer arguments; any name
+ * when `lib` is NULL) into a point's strategy and knobs, without lowering:
+ * the lowered facts stay zero. 0, or -1 when the text is none of these. */
+int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out);
+
+/* ---------------------------------------------------------------------------
+ * tune.c: the tuner, measuring candidates on the GPU (README "Autotuning").
+ */
+typedef struct TuneProgress {
+  const char *phase;   /* before measuring: what is being prepared, else NULL */
+  int done, total;     /* candidates measured so far, and planned */
+  double elapsed_s, budget_s;
+  const char *current; /* the candidate about to be measured */
+  double best_ms;      /* the best verified time so far (0: none yet) */
+  const char *best;
+} TuneProgress;
+
+typedef struct TuneJob {
+  const IrOp *op;          /* as written (the interpreter's reference) */
+  const IrModule *lib;     /* the named schedules it may use */
+  const RtGraph *g;
+  IrExtents ext;           /* by symbol id, all set */
+  int64_t F;               /* for the model and the database key */
+  float *const *inputs;    /* by tensor id: every input's data */
+  const char *target;      /* NULL: the GPU's */
+  double budget_s;         /* measuring stops once this much time has passed */
+  int max_candidates;      /* 0: every legal point, in the model's order */
+  int warmup, reps;
+  int64_t check_edges;     /* larger graphs: proxy graph + anchor check */
+  TuneDb *db;              /* NULL: nothing is stored */
+  const char *compiler;    /* the key's compiler version */
+  volatile sig_atomic_t *stop; /* set (by a signal handler): stop after the
+                              candidate being measured */
+  void (*progress)(void *ctx, const TuneProgress *p);
+  void *progress_ctx;
+} TuneJob;
+
+typedef enum { TUNE_OK, TUNE_WRONG, TUNE_FAILED } TuneOutcome;
+
+typedef struct TuneResult {
+  char schedule[128];
+  TuneOutcome outcome;
+  double median_ms, min_ms, gbps, bound_fraction;
+  double model_us, compile_ms, worst_rel;
+  bool stored;
+  int order;               /* its place in the model's ranking */
+  char why[400];           /* WRONG and FAILED: what happened */
+} TuneResult;
+
+typedef enum { TUNE_CHECK_INTERPRETER, TUNE_CHECK_PROXY_AND_ANCHOR } TuneCheck;
+
+typedef struct TuneReport {
+  TuneResult *results;     /* malloc'ed: verified by time, then wrong, failed */
+  int n;                   /* candidates measured or tried */
+  int candidates;          /* legal points of the space */
+  int measured, wrong, failed, stored;
+  bool interrupted, out_of_budget;
+  TuneCheck check;
+  char anchor[128];        /* TUNE_CHECK_PROXY_AND_ANCHOR: the first verified */
+  char device[128];
+  uint64_t fewest_bytes;
+  double copy_gbps, seconds, reference_s;
+} TuneReport;
+
+/* Tunes `job->op` on the GPU. RT_OK (the report may hold no verified
+ * candidate), RT_NO_DRIVER / RT_NO_DEVICE when there is no GPU, RT_ERR
+ * after reporting (a database that cannot be written stops the run; what
+ * was stored stays). The report is filled in every case. */
+RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d);
+void tune_report_free(TuneReport *rep);
+
+/* ---------------------------------------------------------------------------
+ * xgb.c, tune_predict.c: the learned predictor (XGBoost, optional).
+ */
+/* Opens libxgboost (once). 0, or -1 after reporting why not. */
+int rt_xgb_open(Diag *d);
+bool rt_xgb_available(void);
+void rt_xgb_version(int *major, int *minor, int *patch);
+/* 0 when `result` is 0; else reports `call` and XGBGetLastError, -1. */
+int rt_xgb_check(Diag *d, const char *call, int result);
+
+#define TUNE_NFEATURES 32
+/* The features of one candidate: the graph's signature, the operator's
+ * shape, F, the point's knobs and lowered facts, the cost model's terms. */
+void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F,
+                   const TunePoint *p, float out[TUNE_NFEATURES]);
+const char *tune_feature_name(int i);
+
+typedef struct TunePredictor TunePredictor;
+/* Trains on `n` rows of features `x` and labels `y` (log2 of time over the
+ * case's best). NULL after reporting (libxgboost missing included). */
+TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag *d);
+/* Predicted labels of `n` rows. 0 or -1. */
+int tune_predictor_predict(TunePredictor *p, const float *x, int n, float *out, Diag *d);
+/* Saves through a temporary file; 0 or -1. */
+int tune_predictor_save(TunePredictor *p, const char *path, Diag *d);
+/* Loads a model file, refusing (NULL, with the reason) one that is not
+ * ours, damaged, or of another feature set. */
+TunePredictor *tune_predictor_load(const char *path, Diag *d);
+void tune_predictor_free(TunePredictor *p); /* NULL is fine */
+/* DB.xgb, malloc'ed. */
+char *tune_predictor_path(const char *db_path);
+/* Sorts `pts` by predicted time, best first; `predicted` (may be NULL)
+ * gets the sorted predictions. 0 or -1. */
+int tune_predictor_rank(TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
+                        const TuneGraphSig *g, int64_t F, float *predicted, Diag *d);
+
+typedef struct TuneTrainInfo {
+  int rows, graphs, cases;
+  char model_path[1024];
+} TuneTrainInfo;
+/* Trains from every usable row of the database and saves DB.xgb. */
+int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainInfo *info,
+                            Diag *d);
+
+typedef struct TuneEvalInfo {
+  int graphs, cases, default_cases, within_10pct;
+  double geomean, model_geomean, default_geomean, median, worst;
+} TuneEvalInfo;
+/* Leave-one-graph-out over the database; a table per graph goes to `out`
+ * (may be NULL). 0 or -1. */
+int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
+                            TuneEvalInfo *info, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * tune_import.c: a tuning database from a GPU suite's CSV.
+ */
+typedef struct TuneImportInfo {
+  int imported, graphs;
+  int skipped_default, skipped_wrong, skipped_no_time, skipped_refused, truncated;
+} TuneImportInfo;
+/* Stores every measured row of `csv` in `db`, under GPU `gpu` with compute
+ * capability `cc` and compiler version `compiler`; graphs are read from
+ * `datasets`, operators and schedules from `stdlib`. 0, or -1 after
+ * reporting `csv:LINE: error: ...` (nothing is stored from a file with a
+ * malformed line). */
+int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const char *datasets,
+                    const char *gpu, int cc, const char *compiler, Arena *a,
+                    TuneImportInfo *info, Diag *d);
 
 #endif

@@ -3,7 +3,10 @@
  * One table holds every measurement: the key (operator hash, F, dtype,
  * graph signature, GPU and compute capability, compiler version) and what
  * was measured (schedule, time, GB/s, fraction of the fewest-bytes bound,
- * when). The file is marked as ours by PRAGMA application_id and carries
+ * when, and the point's lowered facts: atomic stores and kernels); a
+ * second table keeps each operator's shape (accesses per edge and vertex)
+ * under its hash, so that the learned predictor can be trained from the
+ * file alone, whatever operators it holds. The file is marked as ours by PRAGMA application_id and carries
  * its schema version in PRAGMA user_version; older schemas are brought up
  * to date by the migration table below, one transaction for all steps.
  *
@@ -48,6 +51,18 @@ static const char *const migrations[] = {
     "  bound_fraction REAL NOT NULL, measured_at INTEGER NOT NULL)",
     /* 1 -> 2: look-ups by key */
     "CREATE INDEX tuning_key ON tuning (op_hash, F, dtype, nv, ne, gpu, cc, compiler)",
+    /* 2 -> 3: what the learned predictor needs beyond the key: the
+     * operator's shape (once per operator) and the point's lowered facts
+     * (-1 in rows measured before: unknown) */
+    "CREATE TABLE ops ("
+    "  op_hash TEXT PRIMARY KEY, name TEXT NOT NULL,"
+    "  edge_rows INTEGER NOT NULL, edge_red_rows INTEGER NOT NULL,"
+    "  edge_scalars INTEGER NOT NULL, vertex_rows INTEGER NOT NULL,"
+    "  vertex_scalars INTEGER NOT NULL, feature_loop INTEGER NOT NULL);"
+    "ALTER TABLE tuning ADD COLUMN atomic_rows INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE tuning ADD COLUMN atomic_scalars INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE tuning ADD COLUMN kernels INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE tuning ADD COLUMN mapping INTEGER NOT NULL DEFAULT -1", /* 1 warp, 2 vertex */
 };
 enum { SCHEMA_VERSION = sizeof migrations / sizeof *migrations };
 
@@ -197,13 +212,46 @@ static void bind_key(sqlite3_stmt *st, const TuneKey *k) {
   sqlite3_bind_text(st, 12, k->compiler ? k->compiler : "", -1, SQLITE_TRANSIENT);
 }
 
+/* Records the operator's shape under its hash (the same hash, the same
+ * IR, the same shape: a repeat replaces the row with itself). Inside the
+ * caller's transaction. */
+static int put_op(TuneDb *t, const TuneKey *k, Diag *d) {
+  const char *sql = "INSERT OR REPLACE INTO ops VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot store the operator", t->db);
+    return -1;
+  }
+  char hash[17];
+  snprintf(hash, sizeof hash, "%016" PRIx64, k->op_hash);
+  const TuneOpShape *s = k->shape;
+  sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, k->op_name ? k->op_name : "", -1, SQLITE_TRANSIENT);
+  int v[] = {s->edge_rows,   s->edge_red_rows,  s->edge_scalars,
+             s->vertex_rows, s->vertex_scalars, s->feature_loop};
+  for (int i = 0; i < 6; i++) sqlite3_bind_int(st, 3 + i, v[i]);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot store the operator", t->db);
+    return -1;
+  }
+  return 0;
+}
+
 int tune_db_put(TuneDb *t, const TuneKey *k, const TuneRecord *r, Diag *d) {
   const char *sql =
       "INSERT INTO tuning (op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, "
-      "compiler, schedule, time_ms, gbps, bound_fraction, measured_at) VALUES "
-      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
+      "compiler, schedule, time_ms, gbps, bound_fraction, measured_at, atomic_rows, "
+      "atomic_scalars, kernels, mapping) VALUES "
+      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
+      "?20, ?21)";
   sqlite3_stmt *st = NULL;
   if (exec(t, "BEGIN IMMEDIATE", d) != 0) return -1;
+  if (k->shape && put_op(t, k, d) != 0) {
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
   if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
     db_error(d, t->path, "cannot store", t->db);
     exec(t, "ROLLBACK", d);
@@ -215,6 +263,10 @@ int tune_db_put(TuneDb *t, const TuneKey *k, const TuneRecord *r, Diag *d) {
   sqlite3_bind_double(st, 15, r->gbps);
   sqlite3_bind_double(st, 16, r->bound_fraction);
   sqlite3_bind_int64(st, 17, r->measured_at ? r->measured_at : (int64_t)time(NULL));
+  sqlite3_bind_int(st, 18, r->have_facts ? r->atomic_rows : -1);
+  sqlite3_bind_int(st, 19, r->have_facts ? r->atomic_scalars : -1);
+  sqlite3_bind_int(st, 20, r->have_facts ? r->kernels : -1);
+  sqlite3_bind_int(st, 21, r->have_facts ? (r->warp ? 1 : 0) | (r->vertex ? 2 : 0) : -1);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) {
@@ -261,8 +313,11 @@ int tune_db_get_best(TuneDb *t, const TuneKey *k, TuneRecord *out, Diag *d) {
 
 int tune_db_list(TuneDb *t, TuneListFn fn, void *ctx, Diag *d) {
   const char *sql =
-      "SELECT op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, compiler, "
-      "schedule, time_ms, gbps, bound_fraction, measured_at FROM tuning ORDER BY id";
+      "SELECT t.op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, compiler, "
+      "schedule, time_ms, gbps, bound_fraction, measured_at, atomic_rows, atomic_scalars, "
+      "kernels, mapping, o.name, o.edge_rows, o.edge_red_rows, o.edge_scalars, o.vertex_rows, "
+      "o.vertex_scalars, o.feature_loop "
+      "FROM tuning t LEFT JOIN ops o ON o.op_hash = t.op_hash ORDER BY t.id";
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
     db_error(d, t->path, "cannot list", t->db);
@@ -281,8 +336,23 @@ int tune_db_list(TuneDb *t, TuneListFn fn, void *ctx, Diag *d) {
     k.gpu = (const char *)sqlite3_column_text(st, 9);
     k.cc = sqlite3_column_int(st, 10);
     k.compiler = (const char *)sqlite3_column_text(st, 11);
+    TuneOpShape shape;
+    if (sqlite3_column_type(st, 21) != SQLITE_NULL) {
+      k.op_name = (const char *)sqlite3_column_text(st, 21);
+      shape = (TuneOpShape){sqlite3_column_int(st, 22), sqlite3_column_int(st, 23),
+                            sqlite3_column_int(st, 24), sqlite3_column_int(st, 25),
+                            sqlite3_column_int(st, 26), sqlite3_column_int(st, 27) != 0};
+      k.shape = &shape;
+    }
     TuneRecord r;
     read_record(st, 12, &r);
+    r.atomic_rows = sqlite3_column_int(st, 17);
+    r.atomic_scalars = sqlite3_column_int(st, 18);
+    r.kernels = sqlite3_column_int(st, 19);
+    int mapping = sqlite3_column_int(st, 20);
+    r.warp = mapping > 0 && (mapping & 1);
+    r.vertex = mapping > 0 && (mapping & 2);
+    r.have_facts = r.atomic_rows >= 0 && r.atomic_scalars >= 0 && r.kernels >= 0 && mapping >= 0;
     if (fn) fn(ctx, &k, &r);
     n++;
   }

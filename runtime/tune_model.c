@@ -73,6 +73,14 @@ void tune_model_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGra
               p->strategy == TUNE_GAR;
   bool vertex = p->strategy == TUNE_THREAD_VERTEX || p->strategy == TUNE_WARP_VERTEX ||
                 p->strategy == TUNE_GAR;
+  /* Another named schedule: costed as the strategy its lowered IR is
+   * nearest to (tune_point_make read it off). */
+  bool reg_warp = p->strategy == TUNE_GAR;
+  if (p->strategy == TUNE_NAMED) {
+    warp = p->warp;
+    vertex = p->vertex;
+    reg_warp = warp && vertex && p->atomic_rows + p->atomic_scalars == 0;
+  }
 
   /* Steps per edge of one worker, and how many workers share an item. */
   double chunks = ceil_div(Fe, 32), spe, share, run;
@@ -99,7 +107,7 @@ void tune_model_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGra
   /* Edge-parallel warps issue their atomics and move on, with no dependent
    * read-modify-write chain: their step costs what gar's does. */
   double step = !warp                                ? L_THREAD
-                : p->strategy == TUNE_GAR || !vertex ? L_WARP_REG
+                : reg_warp || !vertex ? L_WARP_REG
                                                      : L_WARP_RMW;
   double steps = E * spe * share;
   if (!warp) steps /= 32; /* threads step together in warps */

@@ -18,7 +18,7 @@
 #include "runtime/runtime.h"
 
 static const char *const strategy_names[TUNE_STRATEGY_COUNT] = {
-    "thread_vertex", "warp_vertex", "thread_edge", "warp_edge", "gas", "gar"};
+    "thread_vertex", "warp_vertex", "thread_edge", "warp_edge", "gas", "gar", "named"};
 
 const char *tune_strategy_name(TuneStrategy s) {
   return s >= 0 && s < TUNE_STRATEGY_COUNT ? strategy_names[s] : "?";
@@ -111,10 +111,68 @@ static void count_atomics(const IrNode *n, TunePoint *p) {
   }
 }
 
+/* Reads "name(A, B, ...)" of a named schedule of `lib` other than the
+ * strategies: up to four positive integer arguments; G and T are the
+ * first two (1 when absent), as the cost model reads them. */
+static bool parse_named(const char *text, const IrModule *lib, TunePoint *p) {
+  size_t n = strcspn(text, "(");
+  if (!text[n] || n == 0 || n >= 64) return false;
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)n, text);
+  if (lib && !ir_module_find_sched(lib, name)) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(name[i] == '_' || (name[i] >= 'a' && name[i] <= 'z') ||
+          (name[i] >= 'A' && name[i] <= 'Z') || (i > 0 && name[i] >= '0' && name[i] <= '9')))
+      return false;
+  int v[4] = {1, 1, 1, 1}, k = 0;
+  const char *q = text + n + 1;
+  while (*q == ' ') q++;
+  if (*q == ')') return q[1] == 0 && (p->strategy = TUNE_NAMED, p->G = p->T = 1, true);
+  for (;;) {
+    char *end;
+    long x = strtol(q, &end, 10);
+    if (end == q || x < 1 || x > 1 << 20 || k == 4) return false;
+    v[k++] = (int)x;
+    for (q = end; *q == ' '; q++) {}
+    if (*q == ')') break;
+    if (*q != ',') return false;
+    q++;
+  }
+  if (q[1] != 0) return false;
+  p->strategy = TUNE_NAMED;
+  p->G = v[0];
+  p->T = v[1];
+  return true;
+}
+
+/* How a named schedule maps work, read off its lowered IR: a warp when
+ * some loop is bound to a warp or its lanes; vertex-parallel when the
+ * outermost bound loop of the first stage runs over vertices. */
+static bool any_warp(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP &&
+        (n->loop.bind == IR_BIND_WARP || n->loop.bind == IR_BIND_LANE || any_warp(n->loop.body)))
+      return true;
+    if (n->kind == IR_IF && any_warp(n->ifs.then)) return true;
+  }
+  return false;
+}
+
+static int outer_bound_kind(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP && n->loop.bind != IR_BIND_NONE) return (int)n->loop.kind;
+    const IrNode *in = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    int k = in ? outer_bound_kind(in) : -1;
+    if (k >= 0) return k;
+  }
+  return -1;
+}
+
 /* Reads "name(G, T)" or "name()"; false if the text is not one of the
  * named strategies in that form. */
 static bool parse_point(const char *text, TunePoint *p) {
   for (int s = 0; s < TUNE_STRATEGY_COUNT; s++) {
+    if (s == TUNE_NAMED) continue;
     size_t n = strlen(strategy_names[s]);
     if (strncmp(text, strategy_names[s], n) != 0 || text[n] != '(') continue;
     p->strategy = (TuneStrategy)s;
@@ -128,14 +186,25 @@ static bool parse_point(const char *text, TunePoint *p) {
   return false;
 }
 
+int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out) {
+  memset(out, 0, sizeof *out);
+  if ((!parse_point(text, out) && !parse_named(text, lib, out)) ||
+      strlen(text) >= sizeof out->text)
+    return -1;
+  snprintf(out->text, sizeof out->text, "%s", text);
+  return 0;
+}
+
 int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
-  if (!parse_point(text, out) || strlen(text) >= sizeof out->text) {
+  if ((!parse_point(text, out) && !parse_named(text, lib, out)) ||
+      strlen(text) >= sizeof out->text) {
     if (why)
       ir_error(why, (Loc){"tune", 0, 0},
                "'%s' is not a named strategy the cost model knows "
-               "(thread_vertex, warp_vertex, thread_edge, warp_edge with (G, T); gas(); gar())",
+               "(thread_vertex, warp_vertex, thread_edge, warp_edge with (G, T); gas(); gar(); "
+               "or another named schedule with up to four positive integer arguments)",
                text);
     return -1;
   }
@@ -150,6 +219,15 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   if (rc != 0) return 1;
   count_atomics(c->body, out);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
+  if (out->strategy == TUNE_NAMED) {
+    int k = outer_bound_kind(c->body);
+    out->warp = any_warp(c->body);
+    out->vertex = k == IR_LOOP_DST_V || k == IR_LOOP_SRC_V;
+  } else {
+    TuneStrategy s = out->strategy;
+    out->warp = s == TUNE_WARP_VERTEX || s == TUNE_WARP_EDGE || s == TUNE_GAR;
+    out->vertex = s == TUNE_THREAD_VERTEX || s == TUNE_WARP_VERTEX || s == TUNE_GAR;
+  }
   return 0;
 }
 
@@ -176,6 +254,49 @@ int tune_space_enumerate(const IrOp *op, const IrModule *lib, Arena *a, TunePoin
       }
   if (tune_point_make(op, lib, "gas()", a, &pts[n], NULL) == 0) n++;
   if (tune_point_make(op, lib, "gar()", a, &pts[n], NULL) == 0) n++;
+  *out = pts;
+  return n;
+}
+
+int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
+  int cap = 64, n = 0;
+  TunePoint *pts = calloc((size_t)cap, sizeof *pts);
+  if (!pts) {
+    ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+    return -1;
+  }
+  char text[64];
+  /* Every other named schedule of `lib` (the operator's file's and the
+   * stdlib's, e.g. spmm_vec4(U), gnnadvisor(G, T)), on a small grid of
+   * its integer parameters: {1, 2, 4, 8, 16, 32} each while that makes at
+   * most 36 points, else {1, 4, 32} (three parameters), else {1, 32}. */
+  for (int i = 0; lib && i < lib->nscheds; i++) {
+    const IrSchedDef *sd = lib->scheds[i];
+    bool strategy = false;
+    for (int s = 0; s < TUNE_NAMED; s++) strategy |= strcmp(sd->name, strategy_names[s]) == 0;
+    if (strategy || sd->nparams > 4) continue;
+    static const int wide[] = {1, 2, 4, 8, 16, 32}, mid[] = {1, 4, 32}, two[] = {1, 32};
+    const int *vals = sd->nparams <= 2 ? wide : sd->nparams == 3 ? mid : two;
+    int nv = sd->nparams <= 2 ? 6 : sd->nparams == 3 ? 3 : 2, combos = 1;
+    for (int k = 0; k < sd->nparams; k++) combos *= nv;
+    for (int c = 0; c < combos; c++) {
+      if (n == cap) {
+        TunePoint *more = realloc(pts, sizeof *pts * (size_t)(cap *= 2));
+        if (!more) {
+          free(pts);
+          ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+          return -1;
+        }
+        pts = more;
+      }
+      int len = snprintf(text, sizeof text, "%s(", sd->name);
+      for (int k = 0, rest = c; k < sd->nparams; k++, rest /= nv)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s%d", k ? ", " : "",
+                        vals[rest % nv]);
+      snprintf(text + len, sizeof text - (size_t)len, ")");
+      if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0) n++;
+    }
+  }
   *out = pts;
   return n;
 }

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,8 @@ static Session S;
  * the schedule-block directives that only guide the others). */
 static const char *const primitives[] = {
     "split",  "reorder",  "fuse",    "bind",     "group",         "tile",
-    "unroll", "vectorize", "promote", "optional", "fallback", "deterministic", NULL};
+    "unroll", "vectorize", "promote", "interleave", "optional", "fallback", "deterministic",
+    NULL};
 
 /* ---- output ---- */
 
@@ -738,9 +740,63 @@ static void cmd_compare(int argc, char **argv, const char *rest) {
   free(args);
 }
 
+/* Set by Ctrl-C while `tune` runs: the tune stops after the candidate
+ * being measured, and the session carries on. */
+static volatile sig_atomic_t tune_stop;
+
+static void on_tune_sigint(int sig) {
+  (void)sig;
+  tune_stop = 1;
+}
+
 static void cmd_tune(int argc, char **argv, const char *rest) {
-  error("tune: the autotuner has not landed yet (issue 6); `compare` measures the named "
-        "schedules meanwhile");
+  double budget = 30;
+  if (argc > 2) {
+    error("usage: tune [BUDGET] (seconds, default 30)");
+    return;
+  }
+  if (argc == 2) {
+    char *end;
+    errno = 0;
+    budget = strtod(argv[1], &end);
+    if (errno || end == argv[1] || *end || !(budget > 0) || budget > 86400) {
+      error("tune: '%s' is not a budget in seconds (more than 0, at most 86400)", argv[1]);
+      return;
+    }
+  }
+  if (!need_op() || !need_graph()) return;
+  Buffers b = {0};
+  GopRun *r = prepare_run("", false, &b);
+  if (!r) {
+    api_failed();
+    free_buffers(&b);
+    return;
+  }
+  const char *db = getenv("GOP_TUNE_DB");
+  struct sigaction sa = {.sa_handler = on_tune_sigint}, old;
+  sigemptyset(&sa.sa_mask);
+  tune_stop = 0;
+  sigaction(SIGINT, &sa, &old);
+  GopTuneOptions o = {.budget_s = budget,
+                      .db_path = db && *db ? db : NULL,
+                      .stop = &tune_stop,
+                      .progress = gop_tune_progress_print,
+                      .progress_ctx = stderr};
+  GopTuneReport rep;
+  int rc = gop_tune(r, &o, &rep);
+  sigaction(SIGINT, &old, NULL);
+  free_buffers(&b);
+  if (rc != 0 && rep.tried == 0) {
+    api_failed();
+    return;
+  }
+  if (!o.db_path) printf("(no database: set GOP_TUNE_DB to keep the measurements)\n");
+  gop_tune_print(&rep, 5, stdout);
+  if (rc != 0) api_failed();
+  if (rep.measured > 0) {
+    set_schedule(xstrdup(rep.entries[0].schedule));
+    printf("the schedule is now %s (`undo` takes it back)\n", rep.entries[0].schedule);
+  }
 }
 
 static void cmd_save(int argc, char **argv, const char *rest) {
@@ -815,7 +871,13 @@ static const Command commands[] = {
      "The first row, (current), is the schedule so far (`history` lists it);\n"
      "then the schedules given or, without arguments, every named schedule with\n"
      "each parameter 1. A refused schedule says why.\n", cmd_compare},
-    {"tune", "[BUDGET]", "autotune (not yet: issue 6)", "", cmd_tune},
+    {"tune", "[BUDGET]", "autotune on the GPU; the best schedule becomes the current one",
+     "Measures the legal points of the operator's search space on the GPU in\n"
+     "the cost model's order for BUDGET seconds (default 30), checking each\n"
+     "output, with a progress line; Ctrl-C stops the tune (not the session)\n"
+     "after the candidate being measured. The top five are printed and the\n"
+     "fastest becomes the schedule (a step: `undo` takes it back). With\n"
+     "GOP_TUNE_DB set, every verified measurement is stored there.\n", cmd_tune},
     {"save", "FILE.gop [NAME]", "append the schedule to FILE as `schedule NAME() {...}`",
      "NAME defaults to `explored`. The file is created if absent; its content\n"
      "is kept, and nothing is written if the result would not compile.\n", cmd_save},

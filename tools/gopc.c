@@ -4,7 +4,7 @@
  *   gopc emit FILE --op NAME --stage S  print a stage (ast, ir)
  *   gopc run FILE --op NAME --graph G --F 64 [--in N=x.npy] [--out N=y.npy]
  *   gopc pack FILE --op NAME -o X.pack  compile to a kernel pack
- *   gopc ops [FILE]                     list operators and their signatures
+ *   gopc ops [FILE] [NAME]              list operators (tools/gopc_ops.c)
  *   gopc graph G                        print a graph's statistics
  *   gopc passes                         list the lowering passes
  *
@@ -34,9 +34,12 @@ static const char *usage_main =
     "  emit FILE ...       print a compilation stage of an operator\n"
     "  run FILE ...        run an operator on a graph (GPU or interpreter)\n"
     "  pack FILE ...       compile an operator to a kernel pack\n"
-    "  ops [FILE]          list operators (default: the standard library)\n"
+    "  ops [FILE] [NAME]   list operators (default: the standard library)\n"
     "  graph G             print statistics of a graph file or generator\n"
     "  passes              list the lowering passes (for --dump-after)\n"
+    "  model NAME ...      run a GNN model (gcn, gin, gat, sage-*) forward\n"
+    "  tune FILE ...       autotune an operator on the GPU; --train, --evaluate\n"
+    "                      the learned predictor (tools/gopc_tune.c)\n"
     "\n"
     "FILE may be stdlib:NAME for an operator of the standard library.\n"
     "Run `gopc COMMAND --help` for a command's options.\n";
@@ -80,8 +83,9 @@ static const char *usage_run =
     "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
     "  --seed S         seed of the random inputs (default 1)\n"
     "  --schedule S     the schedule (see gopc emit --help); default: the fastest\n"
-    "                   measured in the tuning database (--db), else the cost\n"
-    "                   model's best legal point; a line says which\n"
+    "                   measured in the tuning database (--db), else the learned\n"
+    "                   predictor's choice (DB.xgb, gopc tune --train), else the\n"
+    "                   cost model's best legal point; a line says which\n"
     "  --db FILE        the tuning database (default: $GOP_TUNE_DB, else none)\n"
     "  --target sm_XX   the GPU architecture to compile for\n"
     "  --interp         run on the reference interpreter even with a GPU\n"
@@ -107,9 +111,18 @@ static const char *usage_passes =
     "Lists the lowering passes in the order they run, each with a summary.\n";
 
 static const char *usage_ops =
-    "usage: gopc ops [FILE]\n"
-    "Lists the operators of FILE (default: the standard library) with their\n"
-    "signatures.\n";
+    "usage: gopc ops [--representative]\n"
+    "       gopc ops NAME\n"
+    "       gopc ops FILE [NAME]\n"
+    "Lists operators: each one's signature (tensors with domain, dtype and\n"
+    "shape; inputs, then -> outputs), DGL name and description.\n"
+    "  (nothing)          every operator of the standard library\n"
+    "  NAME               one stdlib operator in detail (stdlib:NAME too)\n"
+    "  FILE [NAME]        the operators of a .gop file, or one of them; a FILE\n"
+    "                     without '.', '/' or ':' is read as a NAME: write ./FILE\n"
+    "  --representative   only the stdlib's representative subset, which covers\n"
+    "                     every edge_op, gather, placement and broadcast\n"
+    "docs/operators.md describes the operator space and its naming.\n";
 
 static const char *usage_graph =
     "usage: gopc graph G\n"
@@ -500,6 +513,7 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
     if (chosen)
       printf("  schedule: %s (from the %s)\n", chosen->schedule,
              gop_schedule_source_name(chosen->source));
+    if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
   }
@@ -508,6 +522,7 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
   if (chosen)
     printf("  schedule: %s (from the %s)\n", chosen->schedule,
            gop_schedule_source_name(chosen->source));
+  if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
   if (st->median_ms > 0)
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
            "fewest-bytes bound (copy %.0f GB/s)\n",
@@ -671,23 +686,13 @@ static int cmd_run(int argc, char **argv) {
 
 /* ---- ops, graph ---- */
 
-static int cmd_ops(int argc, char **argv) {
-  if (argc > 0 && is_help(argv[0])) {
-    fputs(usage_ops, stdout);
-    return 0;
-  }
-  if (argc > 1) return usage_error(usage_ops, "unexpected argument %s", argv[1]);
-  if (argc == 1 && argv[0][0] == '-') return usage_error(usage_ops, "unknown option %s", argv[0]);
-  GopContext *ctx = gop_context_new();
-  gop_set_diagnostic_stream(ctx, stderr);
-  const char *op = NULL;
-  GopModule *m = load_module(ctx, argc ? argv[0] : "stdlib:", &op);
-  int status = m ? 0 : EXIT_INPUT;
-  for (int i = 0; m && i < gop_module_num_ops(m); i++)
-    printf("%s\n", gop_op_signature(gop_module_op(m, i)));
-  gop_context_free(ctx);
-  return status;
-}
+/* tools/gopc_ops.c */
+int gopc_ops(int argc, char **argv, const char *usage);
+static int cmd_ops(int argc, char **argv) { return gopc_ops(argc, argv, usage_ops); }
+/* tools/gopc_model.c */
+int gopc_model(int argc, char **argv);
+/* tools/gopc_tune.c */
+int gopc_cmd_tune(int argc, char **argv);
 
 static int cmd_graph(int argc, char **argv) {
   if (argc > 0 && is_help(argv[0])) {
@@ -722,7 +727,8 @@ int main(int argc, char **argv) {
     int (*fn)(int, char **);
   } cmds[] = {{"check", cmd_check}, {"emit", cmd_emit},   {"run", cmd_run},
               {"pack", cmd_pack},   {"ops", cmd_ops},     {"graph", cmd_graph},
-              {"passes", cmd_passes}};
+              {"passes", cmd_passes}, {"model", gopc_model},
+              {"tune", gopc_cmd_tune}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
     if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 2, argv + 2);
   return usage_error(usage_main, "unknown command '%s'", cmd);

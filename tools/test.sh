@@ -16,5 +16,6 @@ echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer and test"
 cmake -S . -B build-asan -G Ninja -DGOP_WERROR=ON -DGOP_SANITIZE=ON \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$jobs"
+# Sanitized code runs a few times slower: so may each test.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  CK_TIMEOUT_MULTIPLIER=4 ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 3600

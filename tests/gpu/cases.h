@@ -30,7 +30,7 @@ int case_list_read(const char *dir, Case **out);
  * reporting to `d`. */
 int case_load(Case *c, Arena *a, Diag *d);
 
-/* Every extent of `op` set to F (the stdlib operators have one, F). */
+/* The extents of `op` at width F: F, except H (heads), which is 4. */
 void case_extents(const IrOp *op, int64_t F, IrExtents *ext);
 
 /* Buffers by tensor id for `op` on `g` at width F: inputs filled with

@@ -48,6 +48,15 @@ static const char *settings_for(int nparams, int i) {
   return list[i];
 }
 
+/* stdlib/schedules_gnnadvisor.gop: neighbour groups of G with T lanes on
+ * features (near a warp's 32, and not dividing F), then the distance of
+ * the interleaving or the warps per block of the shared accumulator. */
+static const char *gnnadvisor_settings(int nparams, int i) {
+  static const char *two[] = {"4, 32", "3, 16", "16, 5", NULL};
+  static const char *three[] = {"4, 32, 4", "3, 16, 8", "16, 5, 2", NULL};
+  return nparams == 2 ? two[i] : nparams == 3 ? three[i] : NULL;
+}
+
 static int prepare(const char *dir) {
   mkdir(dir, 0755);
   char path[4096];
@@ -70,6 +79,7 @@ static int prepare(const char *dir) {
   int packs = 0, refused = 0;
   for (int i = 0; i < gop_module_num_ops(lib); i++) {
     GopOp *op = gop_module_op(lib, i);
+    if (!gop_op_representative(op)) continue; /* docs/operators.md: the subset */
     for (int s = -1; s < m->nscheds; s++) {
       for (int k = 0;; k++) {
         char sched[256];
@@ -77,7 +87,9 @@ static int prepare(const char *dir) {
           if (k > 0) break;
           snprintf(sched, sizeof sched, "default");
         } else {
-          const char *args = settings_for(m->scheds[s]->nparams, k);
+          const char *args = strncmp(m->scheds[s]->name, "gnnadvisor", 10) == 0
+                                 ? gnnadvisor_settings(m->scheds[s]->nparams, k)
+                                 : settings_for(m->scheds[s]->nparams, k);
           if (!args) break;
           snprintf(sched, sizeof sched, "%s(%s)", m->scheds[s]->name, args);
         }

@@ -196,6 +196,52 @@ static IrOp *op_dot(void) {
   return OP;
 }
 
+/* u_dot_v with lanes on features: a warp-shuffle reduction of s, with
+ * `how` (AUTO makes codegen refuse it as a plain cross-lane reduction). */
+static IrOp *op_dot_shuffle_how(IrHow how) {
+  begin("u_dot_v_shfl");
+  IrTensor *X = tensor("X", IR_DOM_SRC, IR_ROLE_IN, true);
+  IrTensor *Yt = tensor("Y", IR_DOM_DST, IR_ROLE_IN, true);
+  IrTensor *S = tensor("S", IR_DOM_EDGE, IR_ROLE_OUT, false);
+  IrVar *v = var("v", IR_VAR_DST_V), *e = var("e", IR_VAR_EDGE);
+  IrVar *f = var("f", IR_VAR_INDEX), *s = var("s", IR_VAR_LOCAL);
+  IrNode *set = ir_set(A, at(4, 9), s, IR_RED_ADD,
+                       bin(IR_OP_MUL, ld(X, 2, src_of(vr(e)), vr(f)), ld(Yt, 2, vr(v), vr(f))));
+  set->set.how = how;
+  IrNode *body = seq(ir_let(A, at(3, 7), s, fc(0.0)),
+                     loop(f, IR_LOOP_RANGE, sy(F), NULL, IR_BIND_LANE, set),
+                     st(S, IR_RED_ASSIGN, IR_HOW_AUTO, vr(s), vr(e)), NULL);
+  OP->body = loop(v, IR_LOOP_DST_V, NULL, NULL, IR_BIND_WARP,
+                  loop(e, IR_LOOP_IN_EDGES, NULL, vr(v), IR_BIND_NONE, body));
+  return OP;
+}
+static IrOp *op_dot_shuffle(void) { return op_dot_shuffle_how(IR_HOW_SHUFFLE); }
+
+/* spmm_vec4's shape: a warp per destination, 4 features per lane in a
+ * @vec(4) loop holding a vector accumulator over the in-edges. */
+static IrOp *op_vec4(void) {
+  begin("copy_u_sum_vec4");
+  IrTensor *X = tensor("X", IR_DOM_SRC, IR_ROLE_IN, true);
+  IrTensor *Y = tensor("Y", IR_DOM_DST, IR_ROLE_OUT, true);
+  IrVar *v = var("v", IR_VAR_DST_V), *e = var("e", IR_VAR_EDGE);
+  IrVar *fl = var("fl", IR_VAR_INDEX), *fv = var("fv", IR_VAR_INDEX);
+  IrVar *acc = var("acc", IR_VAR_LOCAL);
+#define FIDX bin(IR_OP_ADD, bin(IR_OP_MUL, vr(fl), ic(4)), vr(fv))
+  IrNode *edges = loop(e, IR_LOOP_IN_EDGES, NULL, vr(v), IR_BIND_NONE,
+                       ir_set(A, at(6, 9), acc, IR_RED_ADD, ld(X, 2, src_of(vr(e)), FIDX)));
+  edges->loop.unroll = 4;
+  IrNode *body = seq(ir_let(A, at(5, 7), acc, fc(0.0)), edges,
+                     st(Y, IR_RED_ADD, IR_HOW_PLAIN, vr(acc), vr(v), FIDX), NULL);
+  IrNode *vl = loop(fv, IR_LOOP_RANGE, ic(4), NULL, IR_BIND_NONE,
+                    ir_if(A, at(4, 5), bin(IR_OP_LT, FIDX, sy(F)), body));
+#undef FIDX
+  vl->loop.vec = 4;
+  OP->body = loop(v, IR_LOOP_DST_V, NULL, NULL, IR_BIND_WARP,
+                  loop(fl, IR_LOOP_RANGE, ic(32), NULL, IR_BIND_LANE, vl));
+  return OP;
+}
+
+
 /* edge_softmax: three stages, a thread per destination, plain reductions
  * into the temporaries M and Z. */
 static IrOp *op_softmax(void) {
@@ -345,6 +391,8 @@ static const Case cases[] = {
     {"min_atomic", op_min_atomic, false},
     {"max_plain", op_max_plain, false},
     {"dot", op_dot, false},
+    {"dot_shuffle", op_dot_shuffle, false},
+    {"vec4", op_vec4, false},
     {"softmax", op_softmax, false},
     {"math", op_math, false},
     {"block", op_block, false},
@@ -970,6 +1018,30 @@ static bool parse_ptxas(const char *out, const char *name, PtxasStats *s) {
   return true;
 }
 
+/* The shuffle butterfly, the lane-0 store and the 16-byte accesses. */
+START_TEST(test_shuffle_and_vector_ptx) {
+  CgProgram p;
+  compile_ok(op_dot_shuffle(), test_targets[_i], &p);
+  ptx_check(count(p.ptx, "shfl.sync.bfly.b32") == 5, p.ptx, "not one 5-step butterfly");
+  ptx_check(count(p.ptx, "st.global.f32") == 1, p.ptx, "not one store of the score");
+  cg_program_free(&p);
+  ir_arena_free(A);
+  /* without `shuffle` the reduction over lanes is refused */
+  char *msg = compile_err(op_dot_shuffle_how(IR_HOW_AUTO), test_targets[_i]);
+  ck_assert_msg(strstr(msg, "needs a warp shuffle"), "%s", msg);
+  free(msg);
+
+  compile_ok(op_vec4(), test_targets[_i], &p);
+  ptx_check(strstr(p.ptx, "ld.global.nc.v4.f32"), p.ptx, "no 16-byte read-only load");
+  ptx_check(strstr(p.ptx, "st.global.v4.f32"), p.ptx, "no 16-byte store");
+  /* the scalar fallback (tail of F, F % 4 != 0) is there too */
+  ptx_check(strstr(p.ptx, "ld.global.nc.f32"), p.ptx, "no scalar fallback");
+  ptx_check(!strstr(p.ptx, ".local"), p.ptx, "local memory used");
+  cg_program_free(&p);
+  ir_arena_free(A);
+}
+END_TEST
+
 START_TEST(test_ptxas) {
   const char *ptxas = find_ptxas();
   if (!ptxas) {
@@ -1036,6 +1108,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_params_and_launch);
   tcase_add_test(tc, test_range_launch_extent);
   tcase_add_test(tc, test_emit_llvm);
+  tcase_add_loop_test(tc, test_shuffle_and_vector_ptx, 0, 2);
   suite_add_tcase(s, tc);
   tc = tcase_create("refusals");
   tcase_add_test(tc, test_unknown_target);

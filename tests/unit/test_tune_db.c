@@ -171,21 +171,60 @@ START_TEST(newer_schema_refused) {
 }
 END_TEST
 
+/* Counts rows with lowered facts and a known operator shape, checking
+ * what the one written in older_schema_migrated holds. */
+static void count_facts(void *ctx, const TuneKey *k, const TuneRecord *r) {
+  if (!r->have_facts) return; /* the old row */
+  ck_assert_ptr_nonnull(k->shape);
+  ck_assert_str_eq(k->op_name, "copy_u_sum");
+  ck_assert_int_eq(k->shape->edge_red_rows, 1);
+  ck_assert(k->shape->feature_loop);
+  ck_assert_int_eq(r->atomic_rows, 1);
+  ck_assert(r->warp && !r->vertex);
+  ++*(int *)ctx;
+}
+
 START_TEST(older_schema_migrated) {
-  /* A version-1 file (the table, not yet the index) is brought up. */
+  /* A version-1 file (the table as it was first written, no index, no
+   * operator shapes or point facts) is brought up, its row kept. */
   const char *path = tmp_path("old.db");
-  TuneDb *db = tune_db_open(path, &diag);
-  ck_assert_ptr_nonnull(db);
   TuneKey k = key(32);
-  TuneRecord r = record("gas()", 2.0);
-  ck_assert_int_eq(tune_db_put(db, &k, &r, &diag), 0);
-  tune_db_close(db);
-  make_sqlite(path, "DROP INDEX tuning_key; PRAGMA user_version = 1");
-  db = tune_db_open(path, &diag);
-  ck_assert_ptr_nonnull(db);
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE tuning (id INTEGER PRIMARY KEY, op_hash TEXT NOT NULL,"
+           " F INTEGER NOT NULL, dtype TEXT NOT NULL, nv INTEGER NOT NULL,"
+           " ne INTEGER NOT NULL, deg_mean REAL NOT NULL, deg_std REAL NOT NULL,"
+           " deg_max INTEGER NOT NULL, aes REAL NOT NULL, gpu TEXT NOT NULL,"
+           " cc INTEGER NOT NULL, compiler TEXT NOT NULL, schedule TEXT NOT NULL,"
+           " time_ms REAL NOT NULL, gbps REAL NOT NULL, bound_fraction REAL NOT NULL,"
+           " measured_at INTEGER NOT NULL);"
+           "INSERT INTO tuning VALUES (1, 'fedcba9876543210', 32, 'f32', %lld, %lld, %.17g,"
+           " %.17g, %lld, %.17g, '%s', %d, '%s', 'gas()', 2.0, 50, 0.005, 1795000000);"
+           "PRAGMA application_id = %d; PRAGMA user_version = 1",
+           (long long)k.graph.nv, (long long)k.graph.ne, k.graph.deg_mean, k.graph.deg_std,
+           (long long)k.graph.deg_max, k.graph.aes, k.gpu, k.cc, k.compiler,
+           TUNE_DB_APPLICATION_ID);
+  make_sqlite(path, sql);
+  TuneDb *db = tune_db_open(path, &diag);
+  ck_assert_msg(db != NULL, "%s", diag.buf);
   TuneRecord best;
   ck_assert_int_eq(tune_db_get_best(db, &k, &best, &diag), 1);
   ck_assert_str_eq(best.schedule, "gas()");
+  /* The old row has no facts; a new one has them, with its operator. */
+  int seen = 0;
+  ck_assert_int_eq(tune_db_list(db, count_facts, &seen, &diag), 1);
+  ck_assert_int_eq(seen, 0);
+  TuneOpShape shape = {.edge_rows = 1, .edge_red_rows = 1, .feature_loop = true};
+  k.shape = &shape;
+  k.op_name = "copy_u_sum";
+  TuneRecord r = record("warp_edge(1, 1)", 1.0);
+  r.have_facts = true;
+  r.atomic_rows = 1;
+  r.kernels = 1;
+  r.warp = true;
+  ck_assert_int_eq(tune_db_put(db, &k, &r, &diag), 0);
+  ck_assert_int_eq(tune_db_list(db, count_facts, &seen, &diag), 2);
+  ck_assert_int_eq(seen, 1);
   tune_db_close(db);
   sqlite3 *s;
   sqlite3_open(path, &s);

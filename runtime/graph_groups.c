@@ -1,0 +1,186 @@
+/* runtime/graph_groups.c: GNNAdvisor's neighbour-group table of a graph.
+ *
+ * `group(e, G)` on the in-edge loop of a vertex loop (passes/group.c) turns
+ * the pair into `for g in groups(G) { for e in group_edges(g) }`: one
+ * iteration per row of a table listing, for every destination v, its
+ * in-edges (the CSR by destination) cut into ceil(deg(v) / G) runs of at
+ * most G edges, none crossing a destination. A row holds the destination,
+ * the first CSR position and the end (exclusive); edge ids are
+ * in_eid[first..end), in the order in_edges(v) visits them.
+ *
+ * Rows are in destination order, unless the loop is interleaved
+ * (passes/interleave.c, MGG): then the rows of heavy destinations (in-degree
+ * above a threshold: the schedule's, else the mean degree |E| / |V| rounded
+ * up) and of light ones are taken `distance` at a time from each class in
+ * turn, keeping the order within a class, so that consecutive warps mix
+ * the two. The permutation is a pure function of the graph and the
+ * parameters: runs are reproducible.
+ *
+ * A table is built once per graph and (G, distance, threshold) and kept on
+ * the host graph (RtGraph.groups) until rt_graph_free; the interpreter and
+ * the GPU runtime (runtime/exec.c, which uploads it once as well) share it.
+ * The cache is filled through a const graph pointer: it is a memo of a pure
+ * function of the graph, and a graph is used by one thread at a time.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+static void groups_free(RtGroups *t) {
+  free(t->dst);
+  free(t->first);
+  free(t->end);
+  free(t);
+}
+
+void rt_graph_groups_free(RtGraph *g) {
+  RtGroups *t = g->groups;
+  while (t) {
+    RtGroups *next = t->next;
+    groups_free(t);
+    t = next;
+  }
+  g->groups = NULL;
+}
+
+int32_t rt_groups_threshold(const RtGraph *g, int thr) {
+  if (thr > 0) return thr;
+  if (g->nv == 0) return 1;
+  int64_t t = ((int64_t)g->ne + g->nv - 1) / g->nv;
+  return t < 1 ? 1 : (int32_t)t;
+}
+
+/* Appends the rows of vertex v to t (row `*k` onwards). */
+static void add_rows(RtGroups *t, const RtGraph *g, int32_t v, int64_t *k) {
+  for (int32_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
+    int32_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
+    t->dst[*k] = v;
+    t->first[*k] = p;
+    t->end[*k] = end;
+    (*k)++;
+  }
+}
+
+const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
+                                Diag *d) {
+  if (G < 1 || ilv < 0 || thr < 0) {
+    ir_error(d, (Loc){0}, "neighbour groups of size %d, interleaving distance "
+             "%d, threshold %d: sizes must be positive", G, ilv, thr);
+    return NULL;
+  }
+  int32_t t_res = ilv ? rt_groups_threshold(g, thr) : 0;
+  for (const RtGroups *t = g->groups; t; t = t->next)
+    if (t->G == G && t->ilv == ilv && t->thr == t_res) return t;
+
+  int64_t n = 0, heavy = 0;
+  for (int32_t v = 0; v < g->nv; v++) {
+    int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    int64_t rows = (deg + G - 1) / G;
+    n += rows;
+    if (ilv && deg > t_res) heavy += rows;
+  }
+  RtGroups *t = calloc(1, sizeof *t);
+  size_t cnt = n > 0 ? (size_t)n : 1;
+  if (t) {
+    t->dst = malloc(cnt * sizeof(int32_t));
+    t->first = malloc(cnt * sizeof(int32_t));
+    t->end = malloc(cnt * sizeof(int32_t));
+  }
+  if (!t || !t->dst || !t->first || !t->end) {
+    if (t) groups_free(t);
+    ir_error(d, (Loc){0}, "out of memory building the neighbour-group table "
+             "(G %d) of %s", G, g->name ? g->name : "the graph");
+    return NULL;
+  }
+  t->G = G;
+  t->ilv = ilv;
+  t->thr = t_res;
+  t->n = (int32_t)n; /* at most |E| rows */
+  t->nheavy = (int32_t)heavy;
+  t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t);
+  int64_t k = 0;
+  if (!ilv) {
+    for (int32_t v = 0; v < g->nv; v++) add_rows(t, g, v, &k);
+  } else {
+    /* Two cursors, one per class, each walking the vertices in order;
+     * `ilv` rows from one class, then from the other. */
+    int32_t cur[2] = {0, 0};
+    int64_t left[2] = {n - heavy, heavy}; /* light, heavy */
+    int32_t pos[2] = {0, 0}; /* next CSR position inside cur[c] */
+    int c = heavy > 0 && n - heavy == 0 ? 1 : 0;
+    while (k < n) {
+      if (left[c] == 0) c = 1 - c;
+      for (int64_t r = 0; r < ilv && left[c] > 0; r++) {
+        /* find the next vertex of class c with rows left */
+        for (;;) {
+          int32_t v = cur[c];
+          int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+          int cls = deg > t_res;
+          if (deg > 0 && cls == c && g->in_ptr[v] + pos[c] < g->in_ptr[v + 1])
+            break;
+          cur[c]++;
+          pos[c] = 0;
+        }
+        int32_t v = cur[c];
+        int32_t p = g->in_ptr[v] + pos[c];
+        int32_t end = g->in_ptr[v + 1] - p > G ? p + G : g->in_ptr[v + 1];
+        t->dst[k] = v;
+        t->first[k] = p;
+        t->end[k] = end;
+        k++;
+        pos[c] += end - p;
+        left[c]--;
+      }
+      c = 1 - c;
+    }
+  }
+  RtGraph *mg = (RtGraph *)g; /* the memo: see the top of the file */
+  t->next = mg->groups;
+  mg->groups = t;
+  return t;
+}
+
+/* ---- the device copies ---- */
+
+static void devgroups_free(struct RtDevGroups *x) {
+  rt_tensor_free(&x->dst);
+  rt_tensor_free(&x->first);
+  rt_tensor_free(&x->end);
+  memset(x, 0, sizeof *x);
+}
+
+void rt_devgraph_groups_free(RtDevGraph *dg) {
+  for (int i = 0; i < dg->ngroups; i++) devgroups_free(&dg->groups[i]);
+  dg->ngroups = 0;
+}
+
+const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
+                                             int thr, Diag *d) {
+  const RtGroups *t = rt_graph_groups(dg->host, G, ilv, thr, d);
+  if (!t) return NULL;
+  for (int i = 0; i < dg->ngroups; i++)
+    if (dg->groups[i].host == t) return &dg->groups[i];
+  enum { MAX = sizeof dg->groups / sizeof dg->groups[0] };
+  if (dg->ngroups == MAX) {
+    devgroups_free(&dg->groups[0]);
+    memmove(&dg->groups[0], &dg->groups[1], sizeof dg->groups[0] * (MAX - 1));
+    memset(&dg->groups[MAX - 1], 0, sizeof dg->groups[0]);
+    dg->ngroups--;
+  }
+  struct RtDevGroups *x = &dg->groups[dg->ngroups];
+  size_t bytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
+  RtStatus s;
+  if ((s = rt_tensor_alloc(&x->dst, bytes, "graph grp_dst", d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->first, bytes, "graph grp_first", d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->end, bytes, "graph grp_end", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->dst, t->dst, bytes, d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->first, t->first, bytes, d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->end, t->end, bytes, d)) != RT_OK) {
+    devgroups_free(x);
+    return NULL;
+  }
+  x->host = t;
+  dg->ngroups++;
+  return x;
+}

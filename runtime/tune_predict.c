@@ -1,0 +1,602 @@
+/* runtime/tune_predict.c: the learned predictor of the autotuner.
+ *
+ * Gradient-boosted trees (XGBoost, through xgb.c's dlopen'ed C API), as
+ * uGrapher uses LightGBM: from the features of a graph, an operator, F and
+ * one candidate schedule, predict the candidate's log time; ranking the
+ * legal points of the space by that prediction picks a schedule for a
+ * graph never measured. The label is the log of the time over the best
+ * time measured in the same case (graph, operator, F, GPU): only the order
+ * within a case matters, and dividing by the case's best keeps the trees
+ * from spending their splits on the size of the graph.
+ *
+ * Training reads the tuning database (tune_db.c): every row whose
+ * operator shape and point facts are recorded, the fastest time per case
+ * and schedule. The model is saved beside the database (DB.xgb) in a small
+ * envelope of ours around XGBoost's JSON: a header with the format
+ * version, the number of features, a hash of their names and the
+ * payload's length and FNV-1a checksum, so that a truncated, corrupt or
+ * foreign file, or one of a build with other features, is refused with a
+ * message before XGBoost parses anything. Files are written through a
+ * temporary file and renamed (ir_write_file): an error never truncates the
+ * model that was there.
+ *
+ * The evaluation is leave-one-graph-out: for each graph, train on the
+ * others' rows, and in each case of that graph take the measured schedule
+ * the predictor ranks first; its time over the case's best, as a geometric
+ * mean over cases, is the number reported (beside the cost model's and the
+ * default schedule's on the same cases).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "runtime/xgb.def"
+
+static const char *const feature_names[TUNE_NFEATURES] = {
+    "log2_nv",        "log2_ne",         "deg_mean",        "deg_cv",
+    "log2_deg_max",   "log2_aes",        "edge_rows",       "edge_red_rows",
+    "edge_scalars",   "vertex_rows",     "vertex_scalars",  "feature_loop",
+    "log2_F",         "thread_vertex",   "warp_vertex",     "thread_edge",
+    "warp_edge",      "gas",             "gar",             "named",
+    "G",              "T",               "warp",            "vertex",
+    "atomic_rows",    "atomic_scalars",  "kernels",         "model_log_us",
+    "model_memory",   "model_issue",     "model_critical",  "occupancy",
+};
+
+const char *tune_feature_name(int i) {
+  return i >= 0 && i < TUNE_NFEATURES ? feature_names[i] : NULL;
+}
+
+static float lg(double x) { return (float)log2(x > 1e-9 ? x : 1e-9); }
+
+void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F, const TunePoint *p,
+                   float out[TUNE_NFEATURES]) {
+  TuneCost c;
+  tune_model_cost(s, p, g, F, &c);
+  double dm = g->deg_mean > 0 ? g->deg_mean : 1;
+  float v[TUNE_NFEATURES] = {
+      lg((double)g->nv),
+      lg((double)g->ne),
+      (float)g->deg_mean,
+      (float)(g->deg_std / dm),
+      lg((double)g->deg_max + 1),
+      lg(g->aes + 1),
+      (float)s->edge_rows,
+      (float)s->edge_red_rows,
+      (float)s->edge_scalars,
+      (float)s->vertex_rows,
+      (float)s->vertex_scalars,
+      (float)s->feature_loop,
+      s->feature_loop && F > 0 ? lg((double)F) : 0,
+      p->strategy == TUNE_THREAD_VERTEX,
+      p->strategy == TUNE_WARP_VERTEX,
+      p->strategy == TUNE_THREAD_EDGE,
+      p->strategy == TUNE_WARP_EDGE,
+      p->strategy == TUNE_GAS,
+      p->strategy == TUNE_GAR,
+      p->strategy == TUNE_NAMED,
+      (float)p->G,
+      (float)p->T,
+      p->warp,
+      p->vertex,
+      (float)p->atomic_rows,
+      (float)p->atomic_scalars,
+      (float)p->kernels,
+      lg(c.time_us),
+      lg(c.memory_us),
+      lg(c.issue_us),
+      lg(c.critical_us),
+      (float)c.occupancy,
+  };
+  memcpy(out, v, sizeof v);
+}
+
+/* ---- the model and its file ---- */
+
+struct TunePredictor {
+  XgbBooster booster;
+};
+
+/* A hash of the feature names, in order: a model of another feature set
+ * is refused rather than fed vectors it does not understand. */
+static uint64_t features_hash(void) {
+  char all[1024] = "";
+  size_t n = 0;
+  for (int i = 0; i < TUNE_NFEATURES; i++)
+    n += (size_t)snprintf(all + n, sizeof all - n, "%s,", feature_names[i]);
+  return rt_fnv1a64(all, n);
+}
+
+/* Training parameters: small trees, shrinkage, one thread so that a
+ * model is the same on every run and machine. */
+static const char *const params[][2] = {
+    {"objective", "reg:squarederror"}, {"max_depth", "2"}, {"eta", "0.1"},
+    {"min_child_weight", "1"},         {"subsample", "1"}, {"seed", "0"},
+    {"nthread", "1"},                  {"verbosity", "0"},
+};
+enum { ROUNDS = 200 };
+
+void tune_predictor_free(TunePredictor *p) {
+  if (!p) return;
+  if (p->booster) rt_xgb_api()->XGBoosterFree(p->booster);
+  free(p);
+}
+
+TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag *d) {
+  if (n < 2) {
+    ir_error(d, (Loc){"predictor", 0, 0},
+             "too few measurements to train on (%d; at least 2 of cases with two or more "
+             "schedules)",
+             n);
+    return NULL;
+  }
+  if (rt_xgb_open(d) != 0) return NULL;
+  TunePredictor *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  XgbMatrix m = NULL;
+  int rc = RT_XGB(d, XGDMatrixCreateFromMat,
+                  (x, (XgbUlong)n, TUNE_NFEATURES, NAN, &m));
+  if (rc == 0) rc = RT_XGB(d, XGDMatrixSetFloatInfo, (m, "label", y, (XgbUlong)n));
+  if (rc == 0) rc = RT_XGB(d, XGBoosterCreate, (&m, 1, &p->booster));
+  for (size_t i = 0; rc == 0 && i < sizeof params / sizeof *params; i++)
+    rc = RT_XGB(d, XGBoosterSetParam, (p->booster, params[i][0], params[i][1]));
+  for (int it = 0; rc == 0 && it < ROUNDS; it++)
+    rc = RT_XGB(d, XGBoosterUpdateOneIter, (p->booster, it, m));
+  if (m) rt_xgb_api()->XGDMatrixFree(m);
+  if (rc != 0) {
+    tune_predictor_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+int tune_predictor_predict(TunePredictor *p, const float *x, int n, float *out, Diag *d) {
+  if (n <= 0) return 0;
+  XgbMatrix m = NULL;
+  XgbUlong len = 0;
+  const float *res = NULL;
+  int rc = RT_XGB(d, XGDMatrixCreateFromMat, (x, (XgbUlong)n, TUNE_NFEATURES, NAN, &m));
+  if (rc == 0) rc = RT_XGB(d, XGBoosterPredict, (p->booster, m, 0, 0, 0, &len, &res));
+  if (rc == 0 && len != (XgbUlong)n) {
+    ir_error(d, (Loc){"predictor", 0, 0}, "XGBoosterPredict gave %" PRIu64 " values for %d rows",
+             (uint64_t)len, n);
+    rc = -1;
+  }
+  if (rc == 0) memcpy(out, res, sizeof *out * (size_t)n);
+  if (m) rt_xgb_api()->XGDMatrixFree(m);
+  return rc;
+}
+
+#define MODEL_MAGIC "gop-predictor 1\n"
+
+typedef struct Blob {
+  const char *data;
+  uint64_t len;
+} Blob;
+
+static void write_model(FILE *f, const void *ctx) {
+  const Blob *b = ctx;
+  fprintf(f, MODEL_MAGIC "features %d %016" PRIx64 "\nbytes %" PRIu64 " %016" PRIx64 "\n\n",
+          TUNE_NFEATURES, features_hash(), b->len, rt_fnv1a64(b->data, (size_t)b->len));
+  fwrite(b->data, 1, (size_t)b->len, f);
+}
+
+int tune_predictor_save(TunePredictor *p, const char *path, Diag *d) {
+  XgbUlong len = 0;
+  const char *buf = NULL;
+  if (RT_XGB(d, XGBoosterSaveModelToBuffer,
+             (p->booster, "{\"format\": \"json\"}", &len, &buf)) != 0)
+    return -1;
+  Blob b = {buf, len};
+  return ir_write_file(path, "the predictor model", write_model, &b, d);
+}
+
+TunePredictor *tune_predictor_load(const char *path, Diag *d) {
+  Loc at = {path, 0, 0};
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    ir_error(d, at, "predictor model: cannot open: %s", strerror(errno));
+    return NULL;
+  }
+  char *text = NULL;
+  size_t cap = 0, len = 0, got;
+  char chunk[1 << 16];
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + got + 1 > cap) {
+      char *more = realloc(text, cap = (len + got + 1) * 2);
+      if (!more) break;
+      text = more;
+    }
+    memcpy(text + len, chunk, got);
+    len += got;
+  }
+  bool bad = ferror(f) || (len && !text);
+  fclose(f);
+  if (bad) {
+    free(text);
+    ir_error(d, at, "predictor model: cannot read the file");
+    return NULL;
+  }
+  if (text) text[len] = 0;
+  int nf = 0;
+  uint64_t fh = 0, blen = 0, sum = 0;
+  int off = 0;
+  const char *why = NULL;
+  if (!text || len < strlen(MODEL_MAGIC) || memcmp(text, MODEL_MAGIC, strlen(MODEL_MAGIC)) != 0)
+    why = "not a gop predictor model (no 'gop-predictor 1' header)";
+  else if (sscanf(text + strlen(MODEL_MAGIC), "features %d %" SCNx64 "\nbytes %" SCNu64
+                  " %" SCNx64 "\n\n%n", &nf, &fh, &blen, &sum, &off) != 4 || off == 0)
+    why = "its header is damaged";
+  else if (nf != TUNE_NFEATURES || fh != features_hash())
+    why = "it was trained on other features (another gop version): train it again "
+          "(gopc tune --train)";
+  else if (blen != len - strlen(MODEL_MAGIC) - (size_t)off)
+    why = "it is truncated or has bytes after the model";
+  else if (rt_fnv1a64(text + strlen(MODEL_MAGIC) + off, (size_t)blen) != sum)
+    why = "its checksum does not match: the file is corrupt";
+  if (why) {
+    ir_error(d, at, "predictor model refused: %s", why);
+    free(text);
+    return NULL;
+  }
+  TunePredictor *p = NULL;
+  if (rt_xgb_open(d) == 0 && (p = calloc(1, sizeof *p))) {
+    XgbUlong features = 0;
+    int rc = RT_XGB(d, XGBoosterCreate, (NULL, 0, &p->booster));
+    if (rc == 0)
+      rc = RT_XGB(d, XGBoosterLoadModelFromBuffer,
+                  (p->booster, text + strlen(MODEL_MAGIC) + off, blen));
+    if (rc == 0) rc = RT_XGB(d, XGBoosterGetNumFeature, (p->booster, &features));
+    if (rc == 0 && features != TUNE_NFEATURES) {
+      ir_error(d, at, "predictor model refused: it has %" PRIu64 " features, not %d",
+               (uint64_t)features, TUNE_NFEATURES);
+      rc = -1;
+    }
+    if (rc == 0) rc = RT_XGB(d, XGBoosterSetParam, (p->booster, "nthread", "1"));
+    if (rc != 0) {
+      ir_note(d, at, "the file was not used");
+      tune_predictor_free(p);
+      p = NULL;
+    }
+  }
+  free(text);
+  return p;
+}
+
+char *tune_predictor_path(const char *db_path) {
+  char *p = NULL;
+  return asprintf(&p, "%s.xgb", db_path) < 0 ? NULL : p;
+}
+
+/* ---- data sets from the database ---- */
+
+typedef struct Row {
+  TuneGraphSig g;
+  TuneOpShape shape;
+  uint64_t op_hash;
+  int64_t F;
+  char gpu[96], op[48];
+  int cc;
+  TunePoint p;
+  double time_ms;
+  int graph, kase; /* ids, filled after reading */
+} Row;
+
+typedef struct Rows {
+  Row *r;
+  int n, cap;
+  int skipped_shape, skipped_facts, skipped_text, skipped_time;
+  const IrModule *lib;
+} Rows;
+
+static void collect(void *ctx, const TuneKey *k, const TuneRecord *rec) {
+  Rows *rs = ctx;
+  if (!k->shape) {
+    rs->skipped_shape++;
+    return;
+  }
+  if (!rec->have_facts) {
+    rs->skipped_facts++;
+    return;
+  }
+  if (!(rec->time_ms > 0) || !isfinite(rec->time_ms)) {
+    rs->skipped_time++;
+    return;
+  }
+  Row row = {.g = k->graph, .shape = *k->shape, .op_hash = k->op_hash, .F = k->F,
+             .cc = k->cc, .time_ms = rec->time_ms};
+  snprintf(row.gpu, sizeof row.gpu, "%s", k->gpu ? k->gpu : "");
+  snprintf(row.op, sizeof row.op, "%s", k->op_name ? k->op_name : "?");
+  if (tune_point_parse(rec->schedule, rs->lib, &row.p) != 0) {
+    rs->skipped_text++;
+    return;
+  }
+  row.p.atomic_rows = rec->atomic_rows;
+  row.p.atomic_scalars = rec->atomic_scalars;
+  row.p.kernels = rec->kernels;
+  row.p.warp = rec->warp;
+  row.p.vertex = rec->vertex;
+  /* One row per case and schedule: the fastest, as the database's look-up
+   * takes it. */
+  for (int i = 0; i < rs->n; i++) {
+    Row *o = &rs->r[i];
+    if (o->op_hash == row.op_hash && o->F == row.F && o->cc == row.cc &&
+        memcmp(&o->g, &row.g, sizeof row.g) == 0 && strcmp(o->gpu, row.gpu) == 0 &&
+        strcmp(o->p.text, row.p.text) == 0) {
+      if (row.time_ms < o->time_ms) o->time_ms = row.time_ms;
+      return;
+    }
+  }
+  if (rs->n == rs->cap) {
+    Row *more = realloc(rs->r, sizeof *more * (size_t)(rs->cap = rs->cap ? 2 * rs->cap : 256));
+    if (!more) return;
+    rs->r = more;
+  }
+  rs->r[rs->n++] = row;
+}
+
+/* Numbers graphs and cases. */
+static void number(Rows *rs, int *ngraphs, int *ncases) {
+  *ngraphs = *ncases = 0;
+  for (int i = 0; i < rs->n; i++) {
+    Row *a = &rs->r[i];
+    a->graph = a->kase = -1;
+    for (int j = 0; j < i && (a->graph < 0 || a->kase < 0); j++) {
+      const Row *b = &rs->r[j];
+      bool same_g = memcmp(&a->g, &b->g, sizeof a->g) == 0;
+      if (same_g && a->graph < 0) a->graph = b->graph;
+      if (same_g && a->kase < 0 && a->op_hash == b->op_hash && a->F == b->F && a->cc == b->cc &&
+          strcmp(a->gpu, b->gpu) == 0)
+        a->kase = b->kase;
+    }
+    if (a->graph < 0) a->graph = (*ngraphs)++;
+    if (a->kase < 0) a->kase = (*ncases)++;
+  }
+}
+
+static int read_rows(const char *db_path, const IrModule *lib, Rows *rs, int *ngraphs,
+                     int *ncases, Diag *d) {
+  memset(rs, 0, sizeof *rs);
+  rs->lib = lib;
+  TuneDb *db = tune_db_open(db_path, d);
+  if (!db) return -1;
+  int n = tune_db_list(db, collect, rs, d);
+  tune_db_close(db);
+  if (n < 0) {
+    free(rs->r);
+    return -1;
+  }
+  number(rs, ngraphs, ncases);
+  return 0;
+}
+
+/* Features and labels of the rows `use` selects (NULL: all) whose case
+ * has at least two schedules. Returns the count. */
+static int training_set(const Rows *rs, int ncases, const bool *use, float **x, float **y) {
+  double *best = malloc(sizeof *best * (size_t)(ncases + 1));
+  int *count = calloc((size_t)ncases + 1, sizeof *count);
+  *x = malloc(sizeof **x * TUNE_NFEATURES * (size_t)(rs->n + 1));
+  *y = malloc(sizeof **y * (size_t)(rs->n + 1));
+  int m = 0;
+  if (best && count && *x && *y) {
+    for (int c = 0; c < ncases; c++) best[c] = INFINITY;
+    for (int i = 0; i < rs->n; i++) {
+      const Row *r = &rs->r[i];
+      if (use && !use[i]) continue;
+      best[r->kase] = fmin(best[r->kase], r->time_ms);
+      count[r->kase]++;
+    }
+    for (int i = 0; i < rs->n; i++) {
+      const Row *r = &rs->r[i];
+      if ((use && !use[i]) || count[r->kase] < 2) continue;
+      tune_features(&r->g, &r->shape, r->F, &r->p, *x + (size_t)m * TUNE_NFEATURES);
+      (*y)[m++] = (float)log2(r->time_ms / best[r->kase]);
+    }
+  }
+  free(best);
+  free(count);
+  return m;
+}
+
+static void note_skipped(const Rows *rs, const char *db_path, Diag *d) {
+  if (rs->skipped_shape + rs->skipped_facts + rs->skipped_text + rs->skipped_time == 0) return;
+  ir_note(d, (Loc){db_path, 0, 0},
+          "left out: %d rows of operators whose shape is not recorded, %d without the "
+          "point's lowered facts (measured by an older gop), %d of schedules this build "
+          "does not know, %d without a time",
+          rs->skipped_shape, rs->skipped_facts, rs->skipped_text, rs->skipped_time);
+}
+
+int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainInfo *info,
+                            Diag *d) {
+  memset(info, 0, sizeof *info);
+  Rows rs;
+  int ngraphs, ncases;
+  if (read_rows(db_path, lib, &rs, &ngraphs, &ncases, d) != 0) return -1;
+  note_skipped(&rs, db_path, d);
+  float *x, *y;
+  int m = training_set(&rs, ncases, NULL, &x, &y);
+  info->rows = m;
+  info->graphs = ngraphs;
+  info->cases = ncases;
+  int rc = -1;
+  TunePredictor *p = tune_predictor_train(x, y, m, d);
+  char *path = tune_predictor_path(db_path);
+  if (p && path && tune_predictor_save(p, path, d) == 0) {
+    snprintf(info->model_path, sizeof info->model_path, "%s", path);
+    rc = 0;
+  }
+  tune_predictor_free(p);
+  free(path);
+  free(x);
+  free(y);
+  free(rs.r);
+  return rc;
+}
+
+/* ---- choosing ---- */
+
+int tune_predictor_rank(TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
+                        const TuneGraphSig *g, int64_t F, float *predicted, Diag *d) {
+  float *x = malloc(sizeof *x * TUNE_NFEATURES * (size_t)(n + 1));
+  float *y = malloc(sizeof *y * (size_t)(n + 1));
+  int rc = -1;
+  if (x && y) {
+    for (int i = 0; i < n; i++) tune_features(g, shape, F, &pts[i], x + (size_t)i * TUNE_NFEATURES);
+    rc = tune_predictor_predict(p, x, n, y, d);
+  }
+  if (rc == 0) {
+    /* Insertion sort by prediction, stable: ties keep the model's order. */
+    for (int i = 1; i < n; i++) {
+      TunePoint tp = pts[i];
+      float ty = y[i];
+      int j = i;
+      for (; j > 0 && y[j - 1] > ty; j--) {
+        pts[j] = pts[j - 1];
+        y[j] = y[j - 1];
+      }
+      pts[j] = tp;
+      y[j] = ty;
+    }
+    if (predicted) memcpy(predicted, y, sizeof *y * (size_t)n);
+  }
+  free(x);
+  free(y);
+  return rc;
+}
+
+/* ---- leave-one-graph-out ---- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
+                            TuneEvalInfo *info, Diag *d) {
+  memset(info, 0, sizeof *info);
+  Rows rs;
+  int ngraphs, ncases;
+  if (read_rows(db_path, lib, &rs, &ngraphs, &ncases, d) != 0) return -1;
+  note_skipped(&rs, db_path, d);
+  info->graphs = ngraphs;
+  int rc = 0;
+  if (ngraphs < 2) {
+    ir_error(d, (Loc){db_path, 0, 0},
+             "leave-one-graph-out needs measurements on at least two graphs (the database "
+             "has %d)",
+             ngraphs);
+    free(rs.r);
+    return -1;
+  }
+  bool *use = malloc(sizeof *use * (size_t)(rs.n + 1));
+  double *ratios = malloc(sizeof *ratios * (size_t)(ncases + 1));
+  double log_pred = 0, log_model = 0, log_default = 0;
+  int ndefault = 0;
+  if (out)
+    fprintf(out, "%-12s %6s %9s %9s %9s  %s\n", "graph |E|", "cases", "predictor", "model",
+            "default", "worst case (predicted schedule / best)");
+  for (int gi = 0; gi < ngraphs && rc == 0 && use && ratios; gi++) {
+    for (int i = 0; i < rs.n; i++) use[i] = rs.r[i].graph != gi;
+    float *x, *y;
+    int m = training_set(&rs, ncases, use, &x, &y);
+    Diag quiet; /* a graph whose peers give nothing to learn from is skipped */
+    ir_diag_init(&quiet, NULL);
+    TunePredictor *p = m >= 2 ? tune_predictor_train(x, y, m, d) : NULL;
+    ir_diag_free(&quiet);
+    free(x);
+    free(y);
+    if (m >= 2 && !p) {
+      rc = -1;
+      break;
+    }
+    int64_t ne = 0;
+    double gp = 0, gm = 0, gd = 0, worst = 1;
+    int gcases = 0, gdef = 0;
+    char worst_text[200] = "";
+    for (int c = 0; c < ncases && p; c++) {
+      int idx[512], k = 0;
+      for (int i = 0; i < rs.n && k < 512; i++)
+        if (rs.r[i].graph == gi && rs.r[i].kase == c) idx[k++] = i;
+      if (k < 2) continue;
+      float fx[512 * TUNE_NFEATURES], fy[512];
+      double best = INFINITY, model_best = INFINITY;
+      int model_pick = -1, def = -1;
+      for (int j = 0; j < k; j++) {
+        const Row *r = &rs.r[idx[j]];
+        ne = r->g.ne;
+        tune_features(&r->g, &r->shape, r->F, &r->p, fx + (size_t)j * TUNE_NFEATURES);
+        best = fmin(best, r->time_ms);
+        TuneCost cost;
+        tune_model_cost(&r->shape, &r->p, &r->g, r->F, &cost);
+        if (cost.time_us < model_best) {
+          model_best = cost.time_us;
+          model_pick = idx[j];
+        }
+        if (strcmp(r->p.text, "warp_edge(1, 1)") == 0 ||
+            (def < 0 && strcmp(r->p.text, "thread_edge(1, 1)") == 0))
+          def = idx[j];
+      }
+      if (tune_predictor_predict(p, fx, k, fy, d) != 0) {
+        rc = -1;
+        break;
+      }
+      int pick = 0;
+      for (int j = 1; j < k; j++)
+        if (fy[j] < fy[pick]) pick = j;
+      const Row *pr = &rs.r[idx[pick]];
+      double ratio = pr->time_ms / best;
+      ratios[info->cases++] = ratio;
+      log_pred += log(ratio);
+      log_model += log(rs.r[model_pick].time_ms / best);
+      gp += log(ratio);
+      gm += log(rs.r[model_pick].time_ms / best);
+      gcases++;
+      if (def >= 0) {
+        log_default += log(rs.r[def].time_ms / best);
+        gd += log(rs.r[def].time_ms / best);
+        ndefault++;
+        gdef++;
+      }
+      if (ratio > worst) {
+        worst = ratio;
+        snprintf(worst_text, sizeof worst_text, "%.2fx: %s F=%" PRId64 ", chose %s",
+                 ratio, pr->op, pr->F, pr->p.text);
+      }
+    }
+    tune_predictor_free(p);
+    if (rc == 0 && out && gcases > 0) {
+      char dcol[16] = "-";
+      if (gdef) snprintf(dcol, sizeof dcol, "%.3fx", exp(gd / gdef));
+      fprintf(out, "%-12" PRId64 " %6d %8.3fx %8.3fx %9s  %s\n", ne, gcases, exp(gp / gcases),
+              exp(gm / gcases), dcol, worst_text);
+    }
+  }
+  if (rc == 0 && info->cases == 0) {
+    ir_error(d, (Loc){db_path, 0, 0},
+             "no case (graph, operator, F) has two or more schedules measured: nothing to "
+             "evaluate");
+    rc = -1;
+  }
+  if (rc == 0) {
+    info->geomean = exp(log_pred / info->cases);
+    info->model_geomean = exp(log_model / info->cases);
+    info->default_geomean = ndefault ? exp(log_default / ndefault) : 0;
+    info->default_cases = ndefault;
+    qsort(ratios, (size_t)info->cases, sizeof *ratios, cmp_double);
+    info->worst = ratios[info->cases - 1];
+    info->median = ratios[info->cases / 2];
+    int within = 0;
+    for (int i = 0; i < info->cases; i++) within += ratios[i] <= 1.10;
+    info->within_10pct = within;
+  }
+  free(use);
+  free(ratios);
+  free(rs.r);
+  return rc;
+}

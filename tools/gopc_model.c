@@ -1,0 +1,253 @@
+/* tools/gopc_model.c: `gopc model`, a GNN model's forward inference on a
+ * graph (runtime/model.c through include/gop.h).
+ *
+ * Loads or makes the weights and the input, runs the forward (on the GPU
+ * when there is one), optionally checks it against the interpreter path,
+ * and writes the output. The time it prints is what bench/models_pyg.py
+ * reads: keep the `time X ms` wording.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gop.h"
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char *usage_model =
+    "usage: gopc model NAME --graph G [--in-features N] [--classes C]\n"
+    "                  [--hidden N] [--weights DIR] [--save-weights DIR]\n"
+    "                  [--x X.npy] [--out Y.npy] [--seed S] [--gat-separate]\n"
+    "                  [--interp|--gpu] [--check] [--reps N]\n"
+    "Runs the forward inference of model NAME on graph G: the dense updates\n"
+    "through cuBLAS (a C GEMM on the interpreter), the graph operators\n"
+    "through gop (examples/models/README.md).\n"
+    "  NAME               gcn, gin, gat, sage-sum, sage-mean or sage-max\n"
+    "  --graph G          a graph file or generator (see gopc run --help)\n"
+    "  --in-features N    width of the input (default: --x's, else 64)\n"
+    "  --classes C        width of the output (default 8)\n"
+    "  --hidden N         hidden width (default: gcn 16, gin 64, gat 8 per\n"
+    "                     head of 8, sage 64)\n"
+    "  --weights DIR      read every parameter from DIR/NAME.npy (float32,\n"
+    "                     weights [in, out]); default: seeded random\n"
+    "  --save-weights DIR write the parameters used to DIR/NAME.npy\n"
+    "  --x X.npy          the input [|V|, N]; default: uniform in [-1, 1)\n"
+    "  --out Y.npy        write the output [|V|, C]\n"
+    "  --seed S           seed of the random weights and input (default 1)\n"
+    "  --gat-separate     GAT: three operators (scores, edge softmax,\n"
+    "                     aggregation) instead of the fused attention one\n"
+    "  --interp, --gpu    force the interpreter, or require the GPU\n"
+    "  --check            run again on the interpreter and compare (relative\n"
+    "                     L2 below 1e-4, NaN never passes)\n"
+    "  --reps N           time every GPU step: median of N after 3 warm-ups\n"
+    "                     (default 20; 0 runs once untimed)\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "gopc model: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", usage_model);
+  return EXIT_USAGE;
+}
+
+/* A positive integer option value, or -1 after a usage message. */
+static int64_t parse_count(const char *flag, const char *v, int64_t min) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (errno || *end || end == v || n < min || n > (int64_t)1 << 40) {
+    fprintf(stderr, "gopc model: %s %s: expected an integer >= %lld\n\n%s", flag, v,
+            (long long)min, usage_model);
+    return -1;
+  }
+  return n;
+}
+
+static double rel_l2(const float *a, const float *ref, int64_t n, bool *nan) {
+  double num = 0, den = 0;
+  *nan = false;
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(a[i]) || isnan(ref[i])) *nan = true;
+    double dlt = (double)a[i] - ref[i];
+    num += dlt * dlt;
+    den += (double)ref[i] * ref[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+typedef struct Args {
+  const char *name, *graph, *weights, *save, *x, *out;
+  int64_t in, classes, hidden, reps;
+  uint64_t seed;
+  bool check, separate;
+  GopDevice dev;
+} Args;
+
+static int parse(int argc, char **argv, Args *a) {
+  *a = (Args){.classes = 8, .reps = 20, .seed = 1, .dev = GOP_DEVICE_AUTO};
+  for (int i = 0; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      fputs(usage_model, stdout);
+      return 0;
+    }
+    if (strcmp(f, "--check") == 0) { a->check = true; continue; }
+    if (strcmp(f, "--gat-separate") == 0) { a->separate = true; continue; }
+    if (strcmp(f, "--interp") == 0) { a->dev = GOP_DEVICE_INTERP; continue; }
+    if (strcmp(f, "--gpu") == 0) { a->dev = GOP_DEVICE_GPU; continue; }
+    if (f[0] != '-') {
+      if (a->name) return usage_error("unexpected argument %s", f);
+      a->name = f;
+      continue;
+    }
+    const char **str = strcmp(f, "--graph") == 0          ? &a->graph
+                       : strcmp(f, "--weights") == 0      ? &a->weights
+                       : strcmp(f, "--save-weights") == 0 ? &a->save
+                       : strcmp(f, "--x") == 0            ? &a->x
+                       : strcmp(f, "--out") == 0          ? &a->out
+                                                          : NULL;
+    int64_t *num = strcmp(f, "--in-features") == 0 ? &a->in
+                   : strcmp(f, "--classes") == 0   ? &a->classes
+                   : strcmp(f, "--hidden") == 0    ? &a->hidden
+                   : strcmp(f, "--reps") == 0      ? &a->reps
+                                                   : NULL;
+    bool seed = strcmp(f, "--seed") == 0;
+    if (!str && !num && !seed) return usage_error("unknown option %s", f);
+    if (i + 1 >= argc) return usage_error("%s needs a value", f);
+    const char *v = argv[++i];
+    if (str) {
+      *str = v;
+    } else {
+      int64_t n = parse_count(f, v, num == &a->reps || seed ? 0 : 1);
+      if (n < 0) return EXIT_USAGE;
+      if (seed)
+        a->seed = (uint64_t)n;
+      else
+        *num = n;
+    }
+  }
+  if (!a->name) return usage_error("a model name is needed (%s)", gop_model_names());
+  /* the name before the graph, which may take long to read */
+  const char *names = gop_model_names(), *at = strstr(names, a->name);
+  size_t n = strlen(a->name);
+  if (!at || (at != names && at[-1] != ' ') || (at[n] != ' ' && at[n] != 0)) {
+    fprintf(stderr, "gopc model: unknown model '%s': the models are %s\n", a->name, names);
+    return EXIT_INPUT;
+  }
+  if (!a->graph) return usage_error("--graph is needed%s", "");
+  return -1; /* parsed: go on */
+}
+
+static void print_stats(const char *what, const GopModelStats *st, int64_t reps) {
+  if (!st->on_gpu) {
+    printf("  %s: interpreter, %.3f s wall (%d steps)\n", what, st->seconds, st->steps);
+    if (st->note[0]) printf("  note: %s\n", st->note);
+    return;
+  }
+  printf("  %s: %s, %s\n", what, st->device, st->blas);
+  if (reps > 0)
+    printf("  time %.4f ms (sum of the %d steps' medians over %lld runs: dense %.4f ms, "
+           "graph operators %.4f ms; host copies between steps not counted)\n",
+           st->total_ms, st->steps, (long long)reps, st->gemm_ms, st->graph_ms);
+  printf("  wall %.3f s (compiling, copies and timing included)\n", st->seconds);
+}
+
+int gopc_model(int argc, char **argv) {
+  Args a;
+  int rc = parse(argc, argv, &a);
+  if (rc >= 0) return rc;
+
+  GopContext *ctx = gop_context_new();
+  if (!ctx) return EXIT_INPUT;
+  gop_set_diagnostic_stream(ctx, stderr);
+  GopModel *m = NULL;
+  GopArray x = {0};
+  float *y = NULL, *ref = NULL;
+  rc = EXIT_INPUT;
+  GopGraph *g = gop_graph_open(ctx, a.graph);
+  if (!g) goto done;
+  GopGraphInfo gi;
+  gop_graph_info(g, &gi);
+  if (a.x) {
+    if (gop_array_read(ctx, a.x, &x) != 0) goto done;
+    if (x.ndim != 2 || x.shape[0] != gi.num_vertices || (a.in && x.shape[1] != a.in)) {
+      fprintf(stderr, "%s: error: shape [", a.x);
+      for (int i = 0; i < x.ndim; i++)
+        fprintf(stderr, "%s%lld", i ? ", " : "", (long long)x.shape[i]);
+      if (a.in)
+        fprintf(stderr, "], but the input must be [%lld, %lld] (|V| of %s, --in-features)\n",
+                (long long)gi.num_vertices, (long long)a.in, a.graph);
+      else
+        fprintf(stderr, "], but the input must be [%lld, F] (|V| of %s, any F)\n",
+                (long long)gi.num_vertices, a.graph);
+      goto done;
+    }
+    a.in = x.shape[1];
+  } else {
+    if (!a.in) a.in = 64;
+    x.ndim = 2;
+    x.shape[0] = gi.num_vertices;
+    x.shape[1] = a.in;
+    x.data = malloc((size_t)(gi.num_vertices * a.in) * sizeof(float) + 1);
+    if (!x.data) goto done;
+    uint64_t s = a.seed * 0x2545f4914f6cdd1dull + 7;
+    for (int64_t i = 0; i < gi.num_vertices * a.in; i++) {
+      s ^= s << 13;
+      s ^= s >> 7;
+      s ^= s << 17;
+      x.data[i] = (float)((double)(s >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+  }
+  GopModelOptions o = {.in_features = a.in, .classes = a.classes, .hidden = a.hidden,
+                       .seed = a.seed, .gat_separate = a.separate};
+  m = gop_model_new(ctx, a.name, g, &o);
+  if (!m) goto done;
+  if (a.weights && gop_model_load_weights(m, a.weights) != 0) goto done;
+  if (a.save && gop_model_save_weights(m, a.save) != 0) goto done;
+
+  int64_t ny = gi.num_vertices * a.classes;
+  y = calloc((size_t)ny + 1, sizeof *y);
+  if (!y) goto done;
+  GopModelStats st;
+  printf("%s on %s (|V| %lld, |E| %lld): in %lld, classes %lld%s\n", a.name, a.graph,
+         (long long)gi.num_vertices, (long long)gi.num_edges, (long long)a.in,
+         (long long)a.classes, a.separate ? ", GAT as separate operators" : "");
+  if (gop_model_forward(m, x.data, y, a.dev, (int)a.reps, &st) != 0) {
+    if (st.gpu_status) rc = st.gpu_status;
+    goto done;
+  }
+  print_stats("forward", &st, a.reps);
+  if (a.check) {
+    ref = calloc((size_t)ny + 1, sizeof *ref);
+    GopModelStats rs;
+    if (!ref || gop_model_forward(m, x.data, ref, GOP_DEVICE_INTERP, 0, &rs) != 0) goto done;
+    bool nan;
+    double err = rel_l2(y, ref, ny, &nan);
+    bool ok = !nan && err < 1e-4;
+    printf("  check: %s the interpreter%s (relative L2 %.3g%s, limit 1e-4)\n",
+           ok ? "agrees with" : "DISAGREES with",
+           st.on_gpu ? "" : " (both ran on the interpreter)", err, nan ? ", NaN" : "");
+    if (!ok) goto done;
+  }
+  double sum = 0, l2 = 0;
+  for (int64_t i = 0; i < ny; i++) {
+    sum += y[i];
+    l2 += (double)y[i] * y[i];
+  }
+  printf("  Y [%lld, %lld]: sum %g, L2 norm %g\n", (long long)gi.num_vertices,
+         (long long)a.classes, sum, sqrt(l2));
+  if (a.out) {
+    GopArray out = {.ndim = 2, .shape = {gi.num_vertices, a.classes}, .data = y};
+    if (gop_array_write(ctx, a.out, &out) != 0) goto done;
+  }
+  rc = 0;
+done:
+  gop_model_free(m);
+  gop_array_free(&x);
+  free(y);
+  free(ref);
+  gop_context_free(ctx);
+  return rc;
+}

@@ -1,0 +1,354 @@
+/* tools/gopc_tune.c: `gopc tune`, the autotuner's command, a thin client of
+ * include/gop.h (gop_tune, gop_predictor_*, gop_tune_import_csv).
+ *
+ *   gopc tune FILE|stdlib:OP [--op NAME] --graph G --F 64 [--budget-s 30]
+ *             [--top 5] [--max N] [--db FILE] [--warmup N] [--reps N]
+ *   gopc tune --train [--db FILE]
+ *   gopc tune --evaluate [--db FILE]
+ *   gopc tune --import-csv CSV... --gpu NAME --cc 90 [--datasets DIR] [--db FILE]
+ *
+ * Every argument is checked before the GPU is looked for, so a machine
+ * without one reports a bad argument as such (exit 2), and then the missing
+ * GPU (exit 3 or 4). Ctrl-C stops a tune after the candidate being
+ * measured: what was found is stored and printed, and the exit status is
+ * 130. A second Ctrl-C ends the process at once.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gop.h"
+
+int gopc_cmd_tune(int argc, char **argv);
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
+
+static const char *usage_tune =
+    "usage: gopc tune FILE [--op NAME] --graph G --F N [--dim NAME=N]... [--budget-s S]\n"
+    "                 [--top K] [--max N] [--db FILE] [--warmup N] [--reps N]\n"
+    "                 [--target sm_XX] [--check-edges N]\n"
+    "       gopc tune --train [--db FILE]\n"
+    "       gopc tune --evaluate [--db FILE]\n"
+    "       gopc tune --import-csv CSV... --gpu NAME --cc N [--datasets DIR] [--db FILE]\n"
+    "Tunes operator NAME of FILE (or stdlib:NAME) on graph G on the GPU: ranks the\n"
+    "legal points of its search space by the cost model, compiles the best ahead\n"
+    "on a thread, measures each (warm-up, median of repeats), checks every\n"
+    "output before it may win, stores each verified measurement in the tuning\n"
+    "database, and prints the top schedules. Ctrl-C stops after the candidate\n"
+    "being measured, keeping what was found (exit 130).\n"
+    "  --budget-s S     stop measuring after S seconds (default 30)\n"
+    "  --top K          schedules printed (default 5)\n"
+    "  --max N          measure at most N candidates (default: every legal point)\n"
+    "  --db FILE        the tuning database (default: $GOP_TUNE_DB, else nothing is\n"
+    "                   stored)\n"
+    "  --warmup N, --reps N  runs before timing and runs timed (default 3, 20)\n"
+    "  --check-edges N  graphs with more edges are checked on a proxy graph and\n"
+    "                   against the first verified candidate instead of the\n"
+    "                   interpreter (default 2000000; 0: always the interpreter)\n"
+    "  --train          train the learned predictor (XGBoost) on the database and\n"
+    "                   save it beside it as FILE.xgb\n"
+    "  --evaluate       leave-one-graph-out: for each graph, train on the others and\n"
+    "                   compare the predicted schedule's time with the best measured\n"
+    "  --import-csv     store the measurements of GPU suite CSVs (bench/results/) in\n"
+    "                   the database; graphs are read from --datasets (default\n"
+    "                   $GOP_DATASETS, else ../shared/datasets) for their signatures\n"
+    "Exit status: 0, 1 an error in the input, 2 a usage error, 3 no CUDA driver,\n"
+    "4 no CUDA device, 130 interrupted.\n";
+
+static int usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "gopc: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", usage_tune);
+  return EXIT_USAGE;
+}
+
+static bool parse_i64(const char *s, int64_t *out) {
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end) return false;
+  *out = v;
+  return true;
+}
+
+typedef struct TuneArgs {
+  const char *file, *op, *graph, *db, *target, *gpu, *datasets;
+  const char *dim_name[MAX_DIMS], *dim_value[MAX_DIMS];
+  int ndims;
+  const char *csv[MAX_CSV];
+  int ncsv;
+  double budget_s;
+  int64_t top, max, warmup, reps, cc, check_edges;
+  bool train, evaluate, import, have_check_edges;
+} TuneArgs;
+
+/* 0, -1 after --help, or the exit status of a usage error. */
+static int parse(int argc, char **argv, TuneArgs *a) {
+  a->budget_s = 30;
+  a->top = 5;
+  a->warmup = 3;
+  a->reps = 20;
+  for (int i = 0; i < argc; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      fputs(usage_tune, stdout);
+      return -1;
+    }
+    if (strcmp(o, "--train") == 0 || strcmp(o, "--evaluate") == 0) {
+      *(o[2] == 't' ? &a->train : &a->evaluate) = true;
+      continue;
+    }
+    if (strcmp(o, "--import-csv") == 0) {
+      a->import = true;
+      while (i + 1 < argc && argv[i + 1][0] != '-') {
+        if (a->ncsv == MAX_CSV) return usage("--import-csv: at most 16 files%s", "");
+        a->csv[a->ncsv++] = argv[++i];
+      }
+      if (a->ncsv == 0) return usage("--import-csv needs a CSV file%s", "");
+      continue;
+    }
+    if (o[0] != '-') {
+      if (a->file) return usage("unexpected argument %s", o);
+      a->file = o;
+      continue;
+    }
+    if (i + 1 >= argc) return usage("%s needs a value", o);
+    const char *v = argv[++i];
+    int64_t n;
+    if (strcmp(o, "--op") == 0) {
+      a->op = v;
+    } else if (strcmp(o, "--graph") == 0) {
+      a->graph = v;
+    } else if (strcmp(o, "--db") == 0) {
+      a->db = v;
+    } else if (strcmp(o, "--target") == 0) {
+      a->target = v;
+    } else if (strcmp(o, "--gpu") == 0) {
+      a->gpu = v;
+    } else if (strcmp(o, "--datasets") == 0) {
+      a->datasets = v;
+    } else if (strcmp(o, "--budget-s") == 0) {
+      char *end;
+      errno = 0;
+      a->budget_s = strtod(v, &end);
+      if (errno || end == v || *end || !(a->budget_s > 0) || a->budget_s > 86400)
+        return usage("--budget-s %s: not a number of seconds from 0 to 86400", v);
+    } else if (strcmp(o, "--top") == 0 || strcmp(o, "--max") == 0 ||
+               strcmp(o, "--warmup") == 0 || strcmp(o, "--reps") == 0 ||
+               strcmp(o, "--cc") == 0 || strcmp(o, "--check-edges") == 0) {
+      bool reps = strcmp(o, "--reps") == 0, warm = strcmp(o, "--warmup") == 0;
+      int64_t lo = warm || strcmp(o, "--check-edges") == 0 ? 0 : 1;
+      if (!parse_i64(v, &n) || n < lo || n > (strcmp(o, "--check-edges") == 0 ? INT32_MAX : 100000)) {
+        fprintf(stderr, "gopc: %s %s: not a count from %lld\n\n%s", o, v, (long long)lo,
+                usage_tune);
+        return EXIT_USAGE;
+      }
+      if (strcmp(o, "--top") == 0) a->top = n;
+      else if (strcmp(o, "--max") == 0) a->max = n;
+      else if (warm) a->warmup = n;
+      else if (reps) a->reps = n;
+      else if (strcmp(o, "--cc") == 0) a->cc = n;
+      else {
+        a->check_edges = n;
+        a->have_check_edges = true;
+      }
+    } else if (strcmp(o, "--dim") == 0 || (o[1] == '-' && o[2])) {
+      if (a->ndims == MAX_DIMS) return usage("too many extents%s", "");
+      char *eq = strcmp(o, "--dim") == 0 ? strchr(argv[i], '=') : NULL;
+      if (strcmp(o, "--dim") == 0 && (!eq || eq == v || !eq[1]))
+        return usage("--dim needs NAME=VALUE, not %s", v);
+      if (eq) *eq = 0; /* argv is ours to split */
+      a->dim_name[a->ndims] = eq ? v : o + 2;
+      a->dim_value[a->ndims++] = eq ? eq + 1 : v;
+    } else {
+      return usage("unknown option %s", o);
+    }
+  }
+  int modes = a->train + a->evaluate + a->import;
+  if (modes > 1) return usage("--train, --evaluate and --import-csv exclude each other%s", "");
+  if (!a->db) {
+    const char *env = getenv("GOP_TUNE_DB");
+    if (env && *env) a->db = env;
+  }
+  if (modes == 1) {
+    if (a->file || a->graph || a->ndims || a->op)
+      return usage("--train, --evaluate and --import-csv take no FILE, --op, --graph or "
+                   "extents%s", "");
+    if (!a->db) return usage("this needs the database: --db FILE (or $GOP_TUNE_DB)%s", "");
+    if (a->import && (!a->gpu || !*a->gpu || a->cc <= 0))
+      return usage("--import-csv needs the GPU that measured: --gpu NAME --cc N (e.g. "
+                   "--gpu 'NVIDIA H100 80GB HBM3' --cc 90)%s", "");
+    if (!a->import && (a->gpu || a->cc || a->datasets))
+      return usage("--gpu, --cc and --datasets go with --import-csv%s", "");
+    return 0;
+  }
+  if (a->gpu || a->cc || a->datasets)
+    return usage("--gpu, --cc and --datasets go with --import-csv%s", "");
+  if (!a->file) return usage("tune needs a file (or stdlib:NAME)%s", "");
+  if (!a->graph) return usage("tune needs --graph G%s", "");
+  return 0;
+}
+
+/* ---- Ctrl-C ---- */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1; /* SA_RESETHAND: a second Ctrl-C ends the process */
+}
+
+/* ---- the modes ---- */
+
+static int train(const TuneArgs *a) {
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  GopTrainInfo info;
+  int status = EXIT_INPUT;
+  if (gop_predictor_train(ctx, a->db, &info) == 0) {
+    printf("trained on %d measurements (%d cases on %d graphs); model written to %s\n",
+           info.rows, info.cases, info.graphs, info.model_path);
+    status = 0;
+  }
+  gop_context_free(ctx);
+  return status;
+}
+
+static int evaluate(const TuneArgs *a) {
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  GopEvalInfo e;
+  int status = EXIT_INPUT;
+  printf("leave-one-graph-out over %s: for each graph, the predictor trained on the others\n"
+         "picks one of the schedules measured there; its time over the best measured\n"
+         "(geometric mean over the graph's cases; 1.000x is the best)\n",
+         a->db);
+  if (gop_predictor_evaluate(ctx, a->db, stdout, &e) == 0) {
+    printf("all %d cases on %d graphs: predictor %.3fx (median %.3fx, worst %.3fx, %d of %d "
+           "within 1.10x); cost model %.3fx",
+           e.cases, e.graphs, e.geomean, e.median, e.worst, e.within_10pct, e.cases,
+           e.model_geomean);
+    if (e.default_cases) printf("; default schedule %.3fx (%d cases)", e.default_geomean,
+                                e.default_cases);
+    printf("\n");
+    status = 0;
+  }
+  gop_context_free(ctx);
+  return status;
+}
+
+static int import(const TuneArgs *a) {
+  const char *datasets = a->datasets;
+  if (!datasets) datasets = getenv("GOP_DATASETS");
+  if (!datasets || !*datasets) datasets = "../shared/datasets";
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = 0;
+  for (int i = 0; i < a->ncsv && status == 0; i++) {
+    GopImportInfo info;
+    if (gop_tune_import_csv(ctx, a->csv[i], a->db, datasets, a->gpu, (int)a->cc, &info) != 0) {
+      status = EXIT_INPUT;
+      break;
+    }
+    printf("%s: %d measurements of %d graphs stored in %s; left out: %d 'default' rows "
+           "(a named point under another name), %d failed checks, %d without a time, "
+           "%d schedules refused today, %d cut-off lines\n",
+           a->csv[i], info.imported, info.graphs, a->db, info.skipped_default,
+           info.skipped_wrong, info.skipped_no_time, info.skipped_refused, info.truncated);
+  }
+  gop_context_free(ctx);
+  return status;
+}
+
+static int tune(const TuneArgs *a) {
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = EXIT_INPUT;
+  const char *op_name = a->op;
+  GopModule *m;
+  if (strncmp(a->file, "stdlib:", 7) == 0) {
+    m = gop_stdlib(ctx);
+    if (a->file[7]) {
+      if (op_name && strcmp(op_name, a->file + 7) != 0) {
+        fprintf(stderr, "gopc: %s names operator %s but --op says %s\n", a->file, a->file + 7,
+                op_name);
+        goto done;
+      }
+      op_name = a->file + 7;
+    }
+  } else {
+    m = gop_compile_file(ctx, a->file);
+  }
+  if (!m) goto done;
+  if (!op_name && gop_module_num_ops(m) != 1) {
+    fprintf(stderr, "gopc: error: %s has %d operators: choose one with --op NAME\n", a->file,
+            gop_module_num_ops(m));
+    status = EXIT_USAGE;
+    goto done;
+  }
+  GopOp *op = op_name ? gop_module_find_op(m, op_name) : gop_module_op(m, 0);
+  if (!op) goto done;
+  GopGraph *g = gop_graph_open(ctx, a->graph);
+  if (!g) goto done;
+  GopRun *r = gop_run_new(ctx, op, g);
+  if (!r) goto done;
+  for (int i = 0; i < a->ndims; i++) {
+    int64_t v;
+    if (!parse_i64(a->dim_value[i], &v)) {
+      fprintf(stderr, "gopc: error: --%s %s: not an integer\n", a->dim_name[i], a->dim_value[i]);
+      status = EXIT_USAGE;
+      goto done;
+    }
+    if (gop_run_set_extent(r, a->dim_name[i], v) != 0) {
+      status = EXIT_USAGE;
+      goto done;
+    }
+  }
+  struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND}, old;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  GopTuneOptions o = {.budget_s = a->budget_s,
+                      .max_candidates = (int)a->max,
+                      .warmup = (int)a->warmup,
+                      .reps = (int)a->reps,
+                      .db_path = a->db,
+                      .target = a->target,
+                      .check_edges = a->have_check_edges ? (a->check_edges ? a->check_edges : -1)
+                                                         : 0,
+                      .stop = &interrupted,
+                      .progress = gop_tune_progress_print,
+                      .progress_ctx = stderr};
+  GopTuneReport rep;
+  int rc = gop_tune(r, &o, &rep);
+  sigaction(SIGINT, &old, NULL);
+  if (rc != 0 && rep.gpu_status) {
+    status = rep.gpu_status; /* 3 or 4: the message is out already */
+    goto done;
+  }
+  if (rep.tried > 0 || rc == 0) {
+    GopGraphInfo gi;
+    gop_graph_info(g, &gi);
+    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 ")%s%s\n", gop_op_name(op), a->graph,
+           gi.num_vertices, gi.num_edges, a->db ? ", database " : "", a->db ? a->db : "");
+    gop_tune_print(&rep, (int)a->top, stdout);
+  }
+  status = rc != 0 ? EXIT_INPUT : rep.interrupted ? EXIT_INTERRUPTED : 0;
+done:
+  gop_context_free(ctx);
+  return status;
+}
+
+int gopc_cmd_tune(int argc, char **argv) {
+  TuneArgs a = {0};
+  int rc = parse(argc, argv, &a);
+  if (rc != 0) return rc < 0 ? 0 : rc;
+  if (a.train) return train(&a);
+  if (a.evaluate) return evaluate(&a);
+  if (a.import) return import(&a);
+  return tune(&a);
+}
