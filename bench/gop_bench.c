@@ -196,6 +196,19 @@ static int plan(int argc, char **argv) {
                 plan_row(p, graphs[gi], op, F, "model", k + 1, ck.time_us, pts[k].text);
               break;
             }
+        /* The other named schedules (spmm_vec4, gnnadvisor, ...), which
+         * the model costs only roughly, at the settings their authors
+         * measured best on an H100 (docs/scheduling.md), where they apply. */
+        static const char *const named[] = {
+            "spmm_vec4(8)",           "sddmm_vec4(4)",           "gnnadvisor(32, 32)",
+            "gnnadvisor(16, 32)",     "gnnadvisor_mgg(32, 32, 4)", "gnnadvisor_shared(16, 32, 4)"};
+        for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
+          TunePoint np;
+          if (tune_point_make(ir, m, named[k], a, &np, NULL) != 0) continue;
+          TuneCost c;
+          tune_model_cost(&shape, &np, &sig, F, &c);
+          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, named[k]);
+        }
         GopScheduleChoice ch;
         if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
           char role[64];

@@ -10,7 +10,10 @@
 # Phases, in order (default: all):
 #   suite   tests/gpu/run.sh: the driver layer's tests, gopc on the GPU, and
 #           every stdlib op x named schedule checked against the interpreter
-#           (GOP_SUITE_BUDGET_S, default 120 s here)
+#           at F = 18 and 128 (GOP_SUITE_F; GOP_SUITE_BUDGET_S, default 120 s)
+#   ops     every operator of the table under the default schedule, the
+#           representative ones under every named schedule, on cora
+#           (tools/gpu-ops-check.sh)
 #   peers   cuSPARSE, PyTorch Geometric and torch on every carried graph
 #           (bench/peers/run_peers.sh)
 #   gop     gop's candidates on the same graphs and widths (bench/gop_bench.c;
@@ -26,7 +29,7 @@ carry=${1:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
 out=${2:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
 shift 2
 phases=("$@")
-[ ${#phases[@]} -gt 0 ] || phases=(suite peers gop models tune repl)
+[ ${#phases[@]} -gt 0 ] || phases=(suite ops peers gop models tune repl)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 carry=$(cd "$carry" && pwd)
@@ -52,7 +55,9 @@ graph_names() {
 }
 
 run_suite() {
-  GOP_SUITE_BUDGET_S=${GOP_SUITE_BUDGET_S:-120} bash tests/gpu/run.sh "$carry" "$out/suite" --reps 3
+  # F = 18 takes the scalar tails of 16-byte schedules, 128 their vector path
+  GOP_SUITE_BUDGET_S=${GOP_SUITE_BUDGET_S:-120} bash tests/gpu/run.sh "$carry" "$out/suite" \
+    --reps 3 --F "${GOP_SUITE_F:-18 128}"
 }
 
 run_peers() {
@@ -71,6 +76,15 @@ run_gop() {
   else
     echo "no peers.csv (run the peers phase too): no report"
   fi
+  return $rc
+}
+
+run_ops() {
+  bash tools/gpu-ops-check.sh "$carry/gopc" "$out/ops/ops-check.log" \
+    "$carry/datasets/cora.mtx.gz" > /dev/null
+  local rc=$?
+  grep -E '^FAIL' "$out/ops/ops-check.log" | head -20
+  tail -2 "$out/ops/ops-check.log"
   return $rc
 }
 
@@ -102,8 +116,8 @@ schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$ou
 for p in "${phases[@]}"; do
   mkdir -p "$out/$p"
   case $p in
-    suite | peers | gop | models | tune | repl) phase "$p" "run_$p" ;;
-    *) echo "unknown phase $p (suite peers gop models tune repl)" >&2; exit 2 ;;
+    suite | ops | peers | gop | models | tune | repl) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite ops peers gop models tune repl)" >&2; exit 2 ;;
   esac
 done
 
