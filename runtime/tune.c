@@ -390,7 +390,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
           (wrong = compare(&slot.prog, op, proxy, &job->ext, pout, proxy_ref, &worst, why,
                            sizeof why)) != 0) {
         char tmp[300];
-        snprintf(tmp, sizeof tmp, "on the proxy graph rmat:12:8:7, against the interpreter: %s",
+        snprintf(tmp, sizeof tmp, "on the proxy graph rmat:12:8:7, against the interpreter: %.240s",
                  why);
         snprintf(why, sizeof why, "%s", tmp);
       }
@@ -406,7 +406,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
         wrong = compare(&slot.prog, op, job->g, &job->ext, out, against, &w2, why, sizeof why);
       if (wrong && !full) {
         char tmp[300];
-        snprintf(tmp, sizeof tmp, "against the anchor %s: %s", rep->anchor, why);
+        snprintf(tmp, sizeof tmp, "against the anchor %.60s: %.200s", rep->anchor, why);
         snprintf(why, sizeof why, "%s", tmp);
       }
       if (w2 > worst) worst = w2;
