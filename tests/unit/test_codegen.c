@@ -1030,6 +1030,7 @@ START_TEST(test_shuffle_and_vector_ptx) {
   char *msg = compile_err(op_dot_shuffle_how(IR_HOW_AUTO), test_targets[_i]);
   ck_assert_msg(strstr(msg, "needs a warp shuffle"), "%s", msg);
   free(msg);
+  ir_arena_free(A);
 
   compile_ok(op_vec4(), test_targets[_i], &p);
   ptx_check(strstr(p.ptx, "ld.global.nc.v4.f32"), p.ptx, "no 16-byte read-only load");
