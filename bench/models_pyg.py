@@ -197,11 +197,13 @@ def build_pyg(model, w, fin, classes, torch, device):
         for l in range(1, GIN_LAYERS + 1):
             din = fin if l == 1 else hd
             mlp = nn.Sequential(nn.Linear(din, hd), nn.ReLU(), nn.Linear(hd, hd))
+            # GINConv's constructor resets its MLP's parameters: build the
+            # conv first, then copy the weights in.
+            conv = GINConv(mlp, eps=float(w[f"conv{l}.eps"][0]), train_eps=False)
             mlp[0].weight.data.copy_(T(w[f"conv{l}.lin1.weight"]))
             mlp[0].bias.data.copy_(V(w[f"conv{l}.lin1.bias"]))
             mlp[2].weight.data.copy_(T(w[f"conv{l}.lin2.weight"]))
             mlp[2].bias.data.copy_(V(w[f"conv{l}.lin2.bias"]))
-            conv = GINConv(mlp, eps=float(w[f"conv{l}.eps"][0]), train_eps=False)
             conv.eps.data.fill_(float(w[f"conv{l}.eps"][0]))
             convs.append(conv)
         lin = nn.Linear(hd, classes)
