@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "gop.h"
 #include "lang/lang.h"
@@ -513,18 +512,7 @@ END_TEST
 
 static char output[1 << 18];
 
-static int gopc(const char *args) {
-  const char *bin = getenv("GOP_GOPC");
-  ck_assert_msg(bin != NULL, "GOP_GOPC is not set (run through ctest)");
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s 2>&1", tu_tmpdir(), bin, args);
-  FILE *p = popen(cmd, "r");
-  ck_assert(p != NULL);
-  size_t n = fread(output, 1, sizeof output - 1, p);
-  output[n] = 0;
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static int gopc(const char *args) { return tu_gopc("", args, output, sizeof output); }
 
 #define ASSERT_OUTPUT_HAS(s) \
   ck_assert_msg(strstr(output, (s)) != NULL, "expected '%s' in:\n%s", (s), output)

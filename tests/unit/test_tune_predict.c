@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gop.h"
@@ -400,16 +399,7 @@ END_TEST
 /* Runs gopc with `args` (a shell word list); returns its exit status and
  * the start of its output in `out`. */
 static int gopc(const char *args, char *out, size_t size) {
-  const char *bin = getenv("GOP_GOPC");
-  ck_assert_msg(bin != NULL, "GOP_GOPC is not set (run through ctest)");
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "cd %s && GOP_TUNE_DB= %s %s 2>&1", tu_tmpdir(), bin, args);
-  FILE *p = popen(cmd, "r");
-  ck_assert_ptr_nonnull(p);
-  size_t n = fread(out, 1, size - 1, p);
-  out[n] = 0;
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return tu_gopc("GOP_TUNE_DB=", args, out, size);
 }
 
 START_TEST(gopc_tune_arguments) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A few buffers used in turn, so that two paths can appear in one call. */
@@ -80,4 +81,17 @@ int tu_run(Suite *s) {
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
   return failed == 0 ? 0 : 1;
+}
+
+int tu_gopc(const char *env, const char *args, char *out, size_t size) {
+  const char *bin = getenv("GOP_GOPC");
+  ck_assert_msg(bin != NULL, "GOP_GOPC is not set (run through ctest)");
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cd '%s' && %s '%s' %s 2>&1", tu_tmpdir(), env, bin, args);
+  FILE *p = popen(cmd, "r");
+  ck_assert(p != NULL);
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = 0;
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

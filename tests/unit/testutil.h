@@ -18,6 +18,11 @@ const char *tu_tmpdir(void);
 const char *tu_write(const char *name, const char *text);
 /* Whole file, NUL-terminated, malloc'ed; NULL if unreadable. */
 char *tu_read_file(const char *path, size_t *len);
+/* Runs `ENV gopc ARGS` ($GOP_GOPC, set by ctest) in tu_tmpdir(): ENV is a
+ * shell prefix such as "GOP_TUNE_DB=" or "", ARGS a shell word list. Leaves
+ * the start of stdout and stderr, NUL-terminated, in `out`; returns the exit
+ * status, or -1 when gopc did not exit. */
+int tu_gopc(const char *env, const char *args, char *out, size_t size);
 /* Runs the suite with CK_NORMAL output; returns the process exit status. */
 int tu_run(Suite *s);
 
