@@ -25,6 +25,24 @@
 
 #include "passes/passes.h"
 
+/* The names of the group loop and the loop inside a group: given, or
+ * LOOPo and LOOPi; two different names no loop of `op` has yet. 0, or -1
+ * after reporting. */
+static int new_names(const IrOp *op, const char *loop, const char **outer, const char **inner,
+                     Loc loc, Arena *a, Diag *d) {
+  if (!*outer) *outer = ir_sprintf(a, "%so", loop);
+  if (!*inner) *inner = ir_sprintf(a, "%si", loop);
+  if (strcmp(*outer, *inner) == 0) {
+    ir_error(d, loc, "group: the group loop and the loop inside a group of '%s' "
+             "need two different names, not '%s' twice", loop, *outer);
+    return -1;
+  }
+  if (!pass_check_new_name(op, "group", *outer, "group loop", loop, loc, d) ||
+      !pass_check_new_name(op, "group", *inner, "loop inside a group", loop, loc, d))
+    return -1;
+  return 0;
+}
+
 static int neighbour_groups(IrOp *op, PassSite *site, const char *loop,
                             int64_t g, const char *outer, const char *inner,
                             Loc loc, Arena *a, Diag *d) {
@@ -62,16 +80,7 @@ static int neighbour_groups(IrOp *op, PassSite *site, const char *loop,
              bad->loop.bind != IR_BIND_NONE ? "bound" : "annotated", vn, loop);
     return -1;
   }
-  if (!outer) outer = ir_sprintf(a, "%so", loop);
-  if (!inner) inner = ir_sprintf(a, "%si", loop);
-  if (strcmp(outer, inner) == 0) {
-    ir_error(d, loc, "group: the group loop and the loop inside a group of '%s' "
-             "need two different names, not '%s' twice", loop, outer);
-    return -1;
-  }
-  if (!pass_check_new_name(op, "group", outer, "group loop", loop, loc, d) ||
-      !pass_check_new_name(op, "group", inner, "loop inside a group", loop, loc, d))
-    return -1;
+  if (new_names(op, loop, &outer, &inner, loc, a, d) != 0) return -1;
 
   /* Legal: the groups loop takes the vertex loop's place. */
   PassSite vsite;
@@ -130,16 +139,7 @@ int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
              l->loop.unroll ? "unroll" : "vec");
     return -1;
   }
-  if (!outer) outer = ir_sprintf(a, "%so", loop);
-  if (!inner) inner = ir_sprintf(a, "%si", loop);
-  if (strcmp(outer, inner) == 0) {
-    ir_error(d, loc, "group: the group loop and the loop inside a group of '%s' "
-             "need two different names, not '%s' twice", loop, outer);
-    return -1;
-  }
-  if (!pass_check_new_name(op, "group", outer, "group loop", loop, loc, d) ||
-      !pass_check_new_name(op, "group", inner, "loop inside a group", loop, loc, d))
-    return -1;
+  if (new_names(op, loop, &outer, &inner, loc, a, d) != 0) return -1;
   /* Everything split checks has been checked: it cannot refuse now. */
   if (pass_split(op, loop, g, outer, inner, loc, a, d) != 0)
     unreachable("split refused a legal group");
