@@ -156,6 +156,27 @@ void rt_tensor_free(RtDevTensor *t) {
   memcpy(t->name, name, sizeof name);
 }
 
+/* ---- pinned host memory ---- */
+
+RtStatus rt_host_pin(void *host, size_t bytes, Diag *d) {
+  if (!host || bytes == 0) return RT_OK;
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+  char what[96];
+  snprintf(what, sizeof what, "while pinning %zu bytes of host memory", bytes);
+  return RT_CU_WHAT(what, cuMemHostRegister_v2, (host, bytes, 0));
+}
+
+void rt_host_unpin(void *host) {
+  if (!host) return;
+  /* Like rt_tensor_free: nobody to report to, and the memory stays usable
+   * as ordinary memory whatever the driver says. */
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  if (rt_cuda_open(&quiet) == RT_OK) rt_cuda_api()->cuMemHostUnregister(host);
+  ir_diag_free(&quiet);
+}
+
 /* ---- device graphs ---- */
 
 /* One array of a format: where it goes and what it holds. */

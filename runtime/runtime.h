@@ -261,6 +261,13 @@ RtStatus rt_tensor_fill32(RtDevTensor *t, uint32_t word, Diag *d);
  * one whose driver session was closed. */
 void rt_tensor_free(RtDevTensor *t);
 
+/* Page-locks `bytes` of host memory at `host` (cuMemHostRegister), so
+ * that copies to and from it run at the bus's speed instead of through a
+ * staging buffer; rt_host_unpin must undo it before the memory is freed.
+ * For callers that copy the same large buffers many times (the GPU suite). */
+RtStatus rt_host_pin(void *host, size_t bytes, Diag *d);
+void rt_host_unpin(void *host);
+
 /* Device memory held by rt_tensor_alloc, for reports and leak checks. */
 typedef struct RtMemStats {
   uint64_t live_bytes, peak_bytes;

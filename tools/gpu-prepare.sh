@@ -6,7 +6,9 @@
 #                    statically (xz'ed when the graphs take much room;
 #                    tools/gpu-unpack.sh unpacks them on the GPU machine)
 #   suite, gop_bench the GPU suite and benchmark runners, built without LLVM
-#   packs/           every stdlib op x named schedule x setting as kernel packs
+#   packs/           the representative ops x named schedules x settings as
+#                    kernel packs (docs/operators.md names the subset)
+#   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
@@ -30,6 +32,8 @@ strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
 strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
 build-static/tests/gop_gpu_suite prepare "$out/packs"
+build-static/tests/gop_gpu_suite prepare "$out/packs-all" --all
+tar -C "$out" -cJf "$out/packs-all.tar.xz" packs-all && rm -rf "$out/packs-all"
 for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
 # The largest graphs first: if the GPU run's budget runs out, it runs out
 # on the small graphs, whose cases take least time to redo.

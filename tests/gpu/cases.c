@@ -49,8 +49,13 @@ int case_load(Case *c, Arena *a, Diag *d) {
 void case_extents(const IrOp *op, int64_t F, IrExtents *ext) {
   memset(ext, 0, sizeof *ext);
   ext->n = op->nsyms;
-  for (int i = 0; i < op->nsyms; i++) /* heads: few, as in GAT */
-    ext->value[i] = strcmp(op->syms[i]->name, "H") == 0 ? 4 : F;
+  bool heads = false;
+  for (int i = 0; i < op->nsyms; i++) heads |= strcmp(op->syms[i]->name, "H") == 0;
+  /* Heads: 4 of them, as in GAT, of F / 4 features each, so that a row is
+   * F wide like every other operator's at width F. */
+  int64_t per_head = heads ? (F / 4 > 0 ? F / 4 : 1) : F;
+  for (int i = 0; i < op->nsyms; i++)
+    ext->value[i] = strcmp(op->syms[i]->name, "H") == 0 ? 4 : per_head;
 }
 
 static uint64_t splitmix(uint64_t *s) {

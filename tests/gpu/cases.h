@@ -30,7 +30,8 @@ int case_list_read(const char *dir, Case **out);
  * reporting to `d`. */
 int case_load(Case *c, Arena *a, Diag *d);
 
-/* The extents of `op` at width F: F, except H (heads), which is 4. */
+/* The extents of `op` at width F: F; an operator with heads has H = 4
+ * heads of F / 4 features (a row F wide). */
 void case_extents(const IrOp *op, int64_t F, IrExtents *ext);
 
 /* Buffers by tensor id for `op` on `g` at width F: inputs filled with

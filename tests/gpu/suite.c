@@ -1,10 +1,11 @@
 /* tests/gpu/suite.c: every stdlib operator x every named schedule on the GPU,
  * checked against the reference interpreter, and timed.
  *
- *   suite prepare PACKDIR [SCHEDULE...]   (here, with LLVM) compiles every
- *       stdlib operator under every named schedule and parameter setting
- *       into kernel packs, and lists them in PACKDIR/list.txt together with
- *       the combinations the scheduler refused and why
+ *   suite prepare PACKDIR [--all]   (here, with LLVM) compiles the
+ *       representative stdlib operators (docs/operators.md; --all: every
+ *       one of them) under every named schedule and parameter setting into
+ *       kernel packs, and lists them in PACKDIR/list.txt together with the
+ *       combinations the scheduler refused and why
  *   suite run PACKDIR GRAPH... [--F "16 32 64"] [--reps N] [--csv FILE]
  *             [--budget-s S]
  *       (on the GPU machine, no LLVM needed) runs each pack on each graph
@@ -21,6 +22,8 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +60,7 @@ static const char *gnnadvisor_settings(int nparams, int i) {
   return nparams == 2 ? two[i] : nparams == 3 ? three[i] : NULL;
 }
 
-static int prepare(const char *dir) {
+static int prepare(const char *dir, bool all) {
   mkdir(dir, 0755);
   char path[4096];
   snprintf(path, sizeof path, "%s/list.txt", dir);
@@ -79,7 +82,7 @@ static int prepare(const char *dir) {
   int packs = 0, refused = 0;
   for (int i = 0; i < gop_module_num_ops(lib); i++) {
     GopOp *op = gop_module_op(lib, i);
-    if (!gop_op_representative(op)) continue; /* docs/operators.md: the subset */
+    if (!all && !gop_op_representative(op)) continue; /* docs/operators.md: the subset */
     for (int s = -1; s < m->nscheds; s++) {
       for (int k = 0;; k++) {
         char sched[256];
@@ -128,16 +131,154 @@ typedef struct Ref {
   const Case *c; /* the first case of the operator (its IR and tensors) */
   const RtGraph *g;
   int64_t F;
-  float **buf; /* by tensor id: inputs, outputs; temporaries NULL */
+  double cost;  /* elements of its tensors: what the interpreter walks */
+  float **buf;  /* by tensor id: inputs, outputs; temporaries NULL */
+  float **host; /* the GPU's outputs, shared by the operator's schedules */
   int ok;
   char err[512];
 } Ref;
 
-static void *compute_ref(void *arg) {
-  Ref *r = arg;
-  r->buf = case_buffers_new(r->c->ir, r->g, r->F, 12345 + (uint64_t)r->F);
-  r->ok = case_interpret(r->c->ir, r->g, r->F, r->buf, r->err, sizeof r->err) == 0;
+/* The references of one graph, handed out to the threads most expensive
+ * first: the longest ones start at once and the short ones fill the gaps,
+ * instead of every thread waiting for the slowest of its batch. */
+typedef struct RefQueue {
+  Ref **refs; /* most expensive first */
+  int n;
+  atomic_int next;
+} RefQueue;
+
+static void *compute_refs(void *arg) {
+  RefQueue *q = arg;
+  for (int k; (k = atomic_fetch_add(&q->next, 1)) < q->n;) {
+    Ref *r = q->refs[k];
+    r->buf = case_buffers_new(r->c->ir, r->g, r->F, 12345 + (uint64_t)r->F);
+    r->ok = case_interpret(r->c->ir, r->g, r->F, r->buf, r->err, sizeof r->err) == 0;
+  }
   return NULL;
+}
+
+static int by_cost(const void *a, const void *b) {
+  double x = (*(Ref *const *)a)->cost, y = (*(Ref *const *)b)->cost;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static double ref_cost(const IrOp *op, const RtGraph *g, int64_t F) {
+  IrExtents ext;
+  case_extents(op, F, &ext);
+  double n = 0;
+  for (int i = 0; i < op->ntensors; i++) {
+    int64_t k = ir_tensor_numel(op->tensors[i], g, &ext);
+    if (k > 0) n += (double)k;
+  }
+  return n + (double)g->ne * (double)(F > 0 ? F : 1);
+}
+
+/* Pins (or with pin false, unpins) a reference's inputs and the outputs
+ * the GPU writes into: every schedule of the operator copies them, and
+ * pinned copies run several times faster than pageable ones. A failure to
+ * pin only makes the copies slower. */
+static void pin_ref(Ref *r, bool pin) {
+  const IrOp *op = r->c->ir;
+  IrExtents ext;
+  case_extents(op, r->F, &ext);
+  for (int i = 0; i < op->ntensors; i++) {
+    IrRole role = op->tensors[i]->role;
+    float *p = role == IR_ROLE_IN ? r->buf[i] : role == IR_ROLE_OUT ? r->host[i] : NULL;
+    int64_t n = ir_tensor_numel(op->tensors[i], r->g, &ext);
+    if (!p || n <= 0) continue;
+    if (!pin) {
+      rt_host_unpin(p);
+      continue;
+    }
+    Diag quiet;
+    ir_diag_init(&quiet, NULL);
+    (void)rt_host_pin(p, (size_t)n * sizeof(float), &quiet);
+    ir_diag_free(&quiet);
+  }
+}
+
+/* Computes the references refs[0..n) on every core, longest first. */
+static void make_refs(Ref *refs, int n, long ncpu) {
+  Ref **order = calloc((size_t)n + 1, sizeof *order);
+  for (int k = 0; k < n; k++) order[k] = &refs[k];
+  qsort(order, (size_t)n, sizeof *order, by_cost);
+  RefQueue queue = {.refs = order, .n = n};
+  atomic_init(&queue.next, 0);
+  pthread_t th[256];
+  int nth = ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu;
+  if (nth > n) nth = n;
+  int started = 0;
+  for (; started < nth; started++)
+    if (pthread_create(&th[started], NULL, compute_refs, &queue) != 0) break;
+  if (started == 0) compute_refs(&queue);
+  for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+  free(order);
+}
+
+/* Runs every case of the reference's operator at its width on the GPU,
+ * checks each against the reference, prints a line each (and a CSV row),
+ * and frees the reference. */
+static void run_ref(Ref *ref, Case *cases, int ncases, int reps, double budget,
+                    double t_start, FILE *csv, int *passed, int *failed, int *not_run) {
+  const RtGraph *g = ref->g;
+  const char *gname = g->name && strrchr(g->name, '/') ? strrchr(g->name, '/') + 1
+                      : g->name ? g->name : "graph";
+  const IrOp *op = ref->c->ir;
+  if (!ref->ok) {
+    printf("FAIL %s %s F=%lld: the interpreter failed: %s\n", gname, ref->c->op,
+           (long long)ref->F, ref->err);
+    case_buffers_free(op, ref->buf);
+    (*failed)++;
+    return;
+  }
+  IrExtents ext;
+  case_extents(op, ref->F, &ext);
+  ref->host = case_outputs_new(op, g, ref->F, ref->buf);
+  pin_ref(ref, true);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  for (int i = 0; i < ncases; i++) {
+    Case *c = &cases[i];
+    if (strcmp(c->op, ref->c->op) != 0) continue;
+    if (budget > 0 && rt_wall_seconds() - t_start > budget) {
+      (*not_run)++;
+      continue;
+    }
+    /* One call: a checked run whose outputs come back, then (with --reps)
+     * the timed runs: one when the first took over 50 ms, as a schedule
+     * that slow is far from the best one's time either way. */
+    RtExecOptions timed = {.warmup = 2, .reps = reps, .slow_ms = 50};
+    RtExecResult res;
+    memset(&res, 0, sizeof res);
+    ir_diag_free(&d);
+    ir_diag_init(&d, NULL);
+    RtStatus s = rt_exec_program(&c->prog, g, ext.value, ref->host, &timed, &res, &d);
+    char why[600] = "";
+    double rel = 0;
+    bool ok = s == RT_OK &&
+              case_compare(op, g, ref->F, ref->buf, ref->host, &rel, why, sizeof why);
+    if (s != RT_OK) snprintf(why, sizeof why, "%s", d.buf ? d.buf : "GPU run failed");
+    why[strcspn(why, "\n")] = 0;
+    if (ok) (*passed)++;
+    else (*failed)++;
+    printf("%s %-14s %-9s %-22s F=%-4lld", ok ? "ok  " : "FAIL", gname, c->op, c->sched,
+           (long long)ref->F);
+    if (reps && ok)
+      printf(" %9.4f ms %7.1f GB/s %5.1f%%", res.timing.median_ms, res.gbps,
+             res.copy_gbps > 0 ? 100 * res.gbps / res.copy_gbps : 0);
+    if (ok) printf(" relL2 %.1e\n", rel);
+    else printf(" %s\n", why);
+    if (csv)
+      fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
+              c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
+              res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
+    fflush(stdout);
+  }
+  ir_diag_free(&d);
+  pin_ref(ref, false);
+  case_outputs_free(op, ref->host);
+  case_buffers_free(op, ref->buf);
+  ref->host = ref->buf = NULL;
 }
 
 static int run(int argc, char **argv) {
@@ -207,66 +348,27 @@ static int run(int argc, char **argv) {
           seen = strcmp(refs[k].c->op, cases[i].op) == 0 && refs[k].F == F;
         if (!seen) refs[nrefs++] = (Ref){.c = &cases[i], .g = g, .F = F};
       }
-    for (int start = 0; start < nrefs; start += (int)ncpu) {
-      pthread_t th[256];
-      int n = 0;
-      for (int k = start; k < nrefs && n < ncpu && n < 256; k++, n++)
-        pthread_create(&th[n], NULL, compute_ref, &refs[k]);
-      for (int k = 0; k < n; k++) pthread_join(th[k], NULL);
-    }
-    printf("# graph %s: read and %d interpreter references in %.1f s\n", gname, nrefs,
-           rt_wall_seconds() - t_graph);
-    for (int k = 0; k < nrefs; k++) {
-      Ref *ref = &refs[k];
-      if (!ref->ok) {
-        printf("FAIL %s %s F=%lld: the interpreter failed: %s\n", gname, ref->c->op,
-               (long long)ref->F, ref->err);
-        failed++;
+    /* References hold every input and output of their operator: on the
+     * largest graphs all of them at once would not fit in host memory, so
+     * they are made and used in batches of at most a third of it. */
+    double mem_cap = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 3;
+    for (int k = 0; k < nrefs; k++) refs[k].cost = ref_cost(refs[k].c->ir, g, refs[k].F);
+    for (int lo = 0, hi; lo < nrefs; lo = hi) {
+      double bytes = 0;
+      for (hi = lo; hi < nrefs && (hi == lo || bytes + refs[hi].cost * 8 < mem_cap); hi++)
+        bytes += refs[hi].cost * 8; /* f32 reference + the GPU's copy */
+      if (budget > 0 && rt_wall_seconds() - t_start > budget) {
+        for (int k = lo; k < hi; k++)
+          for (int i = 0; i < ncases; i++) not_run += strcmp(cases[i].op, refs[k].c->op) == 0;
         continue;
       }
-      const IrOp *op = ref->c->ir;
-      IrExtents ext;
-      case_extents(op, ref->F, &ext);
-      for (int i = 0; i < ncases; i++) {
-        Case *c = &cases[i];
-        if (strcmp(c->op, ref->c->op) != 0) continue;
-        if (budget > 0 && rt_wall_seconds() - t_start > budget) {
-          not_run++;
-          continue;
-        }
-        float **host = case_outputs_new(op, g, ref->F, ref->buf);
-        /* One call: a checked run whose outputs come back, then (with
-         * --reps) the timed runs: one when the first took over 50 ms, as a
-         * schedule that slow is far from the best one's time either way. */
-        RtExecOptions timed = {.warmup = 2, .reps = reps, .slow_ms = 50};
-        RtExecResult res;
-        memset(&res, 0, sizeof res);
-        ir_diag_free(&d);
-        ir_diag_init(&d, NULL);
-        RtStatus s = rt_exec_program(&c->prog, g, ext.value, host, &timed, &res, &d);
-        char why[600] = "";
-        double rel = 0;
-        bool ok = s == RT_OK && case_compare(op, g, ref->F, ref->buf, host, &rel, why, sizeof why);
-        if (s != RT_OK) snprintf(why, sizeof why, "%s", d.buf ? d.buf : "GPU run failed");
-        why[strcspn(why, "\n")] = 0;
-        if (ok) passed++; else failed++;
-        printf("%s %-14s %-9s %-22s F=%-4lld", ok ? "ok  " : "FAIL", gname, c->op, c->sched,
-               (long long)ref->F);
-        if (reps && ok)
-          printf(" %9.4f ms %7.1f GB/s %5.1f%%", res.timing.median_ms, res.gbps,
-                 res.copy_gbps > 0 ? 100 * res.gbps / res.copy_gbps : 0);
-        if (ok)
-          printf(" relL2 %.1e\n", rel);
-        else
-          printf(" %s\n", why);
-        if (csv)
-          fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
-                  c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
-                  res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
-        case_outputs_free(op, host);
-        fflush(stdout);
-      }
-      case_buffers_free(op, ref->buf);
+      double t_refs = rt_wall_seconds();
+      make_refs(refs + lo, hi - lo, ncpu);
+      printf("# graph %s: %d interpreter references in %.1f s\n", gname, hi - lo,
+             rt_wall_seconds() - t_refs);
+      fflush(stdout);
+      for (int k = lo; k < hi; k++)
+        run_ref(&refs[k], cases, ncases, reps, budget, t_start, csv, &passed, &failed, &not_run);
     }
     free(refs);
     rt_graph_free(g);
@@ -280,10 +382,11 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "prepare") == 0) return prepare(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "prepare") == 0)
+    return prepare(argv[2], argc >= 4 && strcmp(argv[3], "--all") == 0);
   if (argc >= 3 && strcmp(argv[1], "run") == 0) return run(argc - 2, argv + 2);
   fprintf(stderr,
-          "usage: suite prepare PACKDIR\n"
+          "usage: suite prepare PACKDIR [--all]\n"
           "       suite run PACKDIR GRAPH... [--F \"16 32 64 128 256\"] [--reps N] "
           "[--csv FILE]\n");
   return 2;

@@ -304,6 +304,31 @@ static void test_failures(void) {
   rt_tensor_free(&small);
 }
 
+/* Pinned host memory: copies through it give back what went in, and a
+ * buffer pinned twice is an error that names the call. */
+static void test_pinned(void) {
+  reset();
+  size_t n = 1 << 20;
+  float *h = malloc(n * sizeof *h), *back = malloc(n * sizeof *back);
+  for (size_t i = 0; i < n; i++) h[i] = (float)i;
+  RtDevTensor t;
+  RtStatus s = rt_host_pin(h, n * sizeof *h, &d);
+  if (s == RT_OK) s = rt_host_pin(back, n * sizeof *back, &d);
+  if (s == RT_OK) s = rt_tensor_alloc(&t, n * sizeof *h, "tensor pinned", &d);
+  if (s == RT_OK) s = rt_tensor_upload(&t, h, n * sizeof *h, &d);
+  if (s == RT_OK) s = rt_tensor_download(&t, back, n * sizeof *back, &d);
+  check(s == RT_OK && memcmp(h, back, n * sizeof *h) == 0, "pinned copies round-trip",
+        "status %d: %s", s, msgs());
+  reset();
+  check(rt_host_pin(h, n * sizeof *h, &d) != RT_OK && has("cuMemHostRegister_v2"),
+        "pinning twice names the call", "%s", msgs());
+  rt_host_unpin(h);
+  rt_host_unpin(back);
+  rt_tensor_free(&t);
+  free(h);
+  free(back);
+}
+
 static void test_reopen(void) {
   reset();
   RtDevTensor t;
@@ -393,6 +418,7 @@ int main(void) {
            gbps);
 
   test_failures();
+  test_pinned();
   check(rt_mem_stats().live_tensors == 0, "no leaked device memory",
         "%lld tensors live", (long long)rt_mem_stats().live_tensors);
   test_reopen();

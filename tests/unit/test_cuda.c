@@ -122,6 +122,9 @@ START_TEST(gpu_calls_without_driver) {
   ck_assert(gbps == 0);
   RtTiming tm;
   ck_assert_int_eq(rt_time_work(NULL, NULL, 1, 3, &tm, &d), RT_NO_DRIVER);
+  float host[4];
+  ck_assert_int_eq(rt_host_pin(host, sizeof host, &d), RT_NO_DRIVER);
+  rt_host_unpin(host); /* nothing to undo, and no crash */
 
   RtMemStats ms = rt_mem_stats();
   ck_assert_uint_eq(ms.live_bytes, 0);
