@@ -51,6 +51,8 @@ int cg_target_check(const char *target, Diag *d);
   X(GRP_DST, "grp_dst") /* int32 *: neighbour-group table: destinations   */ \
   X(GRP_FIRST, "grp_first") /* int32 *: its first CSR positions           */ \
   X(GRP_END, "grp_end") /* int32 *: its end CSR positions (exclusive)     */ \
+  X(GRP_VPTR, "grp_vptr") /* int32 *: by destination, |V| + 1 offsets into */ \
+  X(GRP_VROW, "grp_vrow") /* int32 *: its rows in table order (segment.c)  */ \
   X(NGROUPS, "ngroups") /* int32: rows of that table                      */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
   X(NE,      "ne")      /* int32: |E|                                     */ \
@@ -146,6 +148,10 @@ typedef struct CgTensorInfo {
   int sym_id[IR_MAX_DIMS]; /* the symbol of feature dim i, or -1 */
   IrRed red; /* the reduction that targets it: the runtime fills it with
                 its identity before the first stage (ASSIGN: 0) */
+  int group; /* domain GROUPS: a row per row of the graph's group table of
+                this size (passes/segment.c) */
+  bool staged; /* a dense input each kernel reading it copies into dynamic
+                  shared memory (promote(X, shared); codegen/shared.c) */
 } CgTensorInfo;
 
 typedef struct CgTimes {
@@ -259,6 +265,10 @@ typedef struct CgCtx {
   const IrVar *vec_var;       /* that loop's variable (bound to 0) */
   const IrNode *vec_scalar;   /* a @vec loop being emitted as scalar code */
   LLVMValueRef sh_row;        /* shared.c: the warp's accumulator row */
+  LLVMValueRef *staged;       /* shared.c, by IrTensor.id: the copy of a
+                                 staged input in shared memory, or NULL */
+  LLVMValueRef staged_floats; /* the floats those copies take (i32), where
+                                 the accumulator rows start; NULL: 0 */
 } CgCtx;
 
 /* context.c: the context, and small helpers shared by the emitters. */
@@ -353,6 +363,10 @@ void cg_atomic(CgCtx *cg, IrRed red, LLVMValueRef ptr, LLVMValueRef val);
  * `shared` stores. */
 void cg_shared_groups(CgCtx *cg, const IrNode *loop);
 void cg_shared_store(CgCtx *cg, const IrNode *s);
+/* At a kernel's start: copies every `@shared` input that `stage` reads
+ * into shared memory (the block's threads together, then a barrier) and
+ * points cg->staged at the copies. */
+void cg_shared_stage(CgCtx *cg, const IrNode *stage);
 /* Evaluates `value` and combines it into `old` by `red` (ASSIGN: the
  * value; old may then be NULL), fusing `old + a * b` into llvm.fmuladd. */
 LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,

@@ -101,9 +101,11 @@ static void describe(const IrOp *op, CgProgram *p) {
     ti->name = xstrdup(t->name);
     ti->role = t->role;
     ti->domain = t->domain;
+    ti->group = t->group;
     ti->dtype = t->dtype;
     ti->ndims = t->ndims;
     ti->red = IR_RED_ASSIGN;
+    ti->staged = t->shared;
     for (int j = 0; j < IR_MAX_DIMS; j++) {
       ti->sym_id[j] = j < t->ndims && t->dims[j].sym ? t->dims[j].sym->id : -1;
       ti->dims[j].value = j < t->ndims ? t->dims[j].value : 0;

@@ -47,6 +47,7 @@ void cg_ctx_dispose(CgCtx *cg) {
   free(cg->written);
   free(cg->sym_arg);
   free(cg->vars);
+  free(cg->staged);
   memset(cg, 0, sizeof *cg);
 }
 
@@ -97,7 +98,9 @@ LLVMValueRef cg_load(CgCtx *cg, LLVMTypeRef ty, LLVMValueRef ptr,
                      bool invariant, const char *name) {
   LLVMValueRef v = LLVMBuildLoad2(cg->b, ty, ptr, name);
   LLVMSetAlignment(v, 4);
-  if (invariant)
+  /* a staged copy in shared memory (address space 3) is written at the
+   * kernel's start, so it is not invariant */
+  if (invariant && LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)) != 3)
     LLVMSetMetadata(v, cg->md_invariant,
                     LLVMMetadataAsValue(cg->ctx,
                                         LLVMMDNodeInContext2(cg->ctx, NULL, 0)));

@@ -88,7 +88,9 @@ LLVMValueRef cg_address(CgCtx *cg, const IrTensor *t, int nidx,
   LLVMBuilderRef b = cg->b;
   int hasdom = t->domain != IR_DOM_DENSE;
   int rank = hasdom + t->ndims;
-  LLVMValueRef base = cg_param(cg, CG_PARAM_TENSOR, t->id);
+  LLVMValueRef base = cg->staged && cg->staged[t->id]
+                          ? cg->staged[t->id] /* its copy in shared memory */
+                          : cg_param(cg, CG_PARAM_TENSOR, t->id);
   if (nidx != rank) {
     cg_error(cg, loc, "tensor '%s' has %d dimension%s but %d ind%s given",
              t->name, rank, rank == 1 ? "" : "s", nidx,

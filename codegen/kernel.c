@@ -41,6 +41,7 @@ LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id) {
   case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST: case CG_PARAM_NV:
   case CG_PARAM_NE: case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST:
   case CG_PARAM_GRP_END: case CG_PARAM_NGROUPS:
+  case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
     return cg->graph_arg[kind];
   case CG_PARAM_COUNT: break;
   }
@@ -155,11 +156,14 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   free(cg->tensor_arg);
   free(cg->sym_arg);
   free(cg->vars);
+  free(cg->staged);
+  cg->staged = calloc((size_t)op->ntensors + 1, sizeof *cg->staged);
+  cg->staged_floats = NULL;
   cg->written = calloc((size_t)op->ntensors + 1, sizeof *cg->written);
   cg->tensor_arg = calloc((size_t)op->ntensors + 1, sizeof *cg->tensor_arg);
   cg->sym_arg = calloc((size_t)op->nsyms + 1, sizeof *cg->sym_arg);
   cg->vars = calloc((size_t)op->nvars + 1, sizeof *cg->vars);
-  if (!cg->written || !cg->tensor_arg || !cg->sym_arg || !cg->vars)
+  if (!cg->written || !cg->tensor_arg || !cg->sym_arg || !cg->vars || !cg->staged)
     unreachable("out of memory");
   /* The stage alone, without the stages that follow it. */
   IrNode one = *stage;
@@ -217,6 +221,7 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   cg->entry = cg_block(cg, "entry");
   LLVMBasicBlockRef body = cg_block(cg, "body");
   LLVMPositionBuilderAtEnd(cg->b, body);
+  cg_shared_stage(cg, &one); /* before any thread leaves: it has a barrier */
   if (!bound) {
     /* Nothing is bound, so every thread would run the whole stage: keep
      * it to thread 0 of block 0 (the launch is one block). */

@@ -169,6 +169,7 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
   case IR_LOOP_OUT_EDGES:
   case IR_LOOP_GROUPS: /* the table's rows: known at launch, not in CgExpr */
   case IR_LOOP_GROUP_EDGES:
+  case IR_LOOP_GROUP_ROWS:
     break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
@@ -228,6 +229,9 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
     v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
     return n;
+  case IR_LOOP_GROUP_ROWS: /* passes/segment.c: k walks vptr[v] .. vptr[v+1] */
+    v->value = cg_graph_at(cg, CG_PARAM_GRP_VROW, i, l->loop.var->name);
+    return 0;
   case IR_LOOP_COUNT: break;
   }
   unreachable("bad loop kind");
@@ -278,6 +282,16 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     base = cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "gbeg");
     end = cg_graph_at(cg, CG_PARAM_GRP_END, of, "gend");
     break;
+  case IR_LOOP_GROUP_ROWS: { /* docs/gpu-ir.md: a destination's rows */
+    of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
+    LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_i32(cg, 1), "");
+    base = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of, "rbeg");
+    end = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of1, "rend");
+    cg->kernel->group = l->loop.group;
+    cg->kernel->group_ilv = l->loop.ilv;
+    cg->kernel->group_thr = l->loop.ilv_thr;
+    break;
+  }
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
 

@@ -78,6 +78,7 @@ int cg_param_bytes(CgParamKind k) {
   case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC:
   case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
+  case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
     return 8;
   case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM: case CG_PARAM_NGROUPS:
     return 4;
@@ -206,13 +207,15 @@ static void write_pack(FILE *f, const CgProgram *p) {
     const char *role = t->role == IR_ROLE_IN    ? "in"
                        : t->role == IR_ROLE_OUT ? "out"
                                                 : "temp";
-    fprintf(f, "tensor %d %s %s %s %s %s", i, t->name, role,
-            ir_domain_name(t->domain), ir_dtype_name(t->dtype),
-            ir_red_name(t->red));
+    fprintf(f, "tensor %d %s %s %s", i, t->name, role, ir_domain_name(t->domain));
+    /* rows of a group table (passes/segment.c): `groups(G)`, one word */
+    if (t->domain == IR_DOM_GROUPS) fprintf(f, "(%d)", t->group);
+    fprintf(f, " %s %s", ir_dtype_name(t->dtype), ir_red_name(t->red));
     for (int j = 0; j < t->ndims; j++) {
       if (t->sym_id[j] >= 0) fprintf(f, " $%d", t->sym_id[j]);
       else fprintf(f, " %" PRId64, t->dims[j].value);
     }
+    if (t->staged) fputs(" shared", f); /* promote(X, shared) */
     fputc('\n', f);
   }
   for (int i = 0; i < p->nkernels; i++) {
@@ -499,8 +502,12 @@ static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
 }
 
 static int parse_tensor(PackReader *r, CgProgram *p) {
+  /* a staged input (promote(X, shared)) ends with the word `shared` */
+  bool staged = r->nwords > 7 && strcmp(r->words[r->nwords - 1], "shared") == 0;
+  if (staged) r->nwords--;
   if (r->nwords < 7 || r->nwords > 7 + IR_MAX_DIMS)
-    return fail(r, "expected `tensor ID NAME ROLE DOMAIN DTYPE RED DIMS...`");
+    return fail(r, "expected `tensor ID NAME ROLE DOMAIN DTYPE RED DIMS... "
+                "[shared]`");
   int64_t id;
   if (parse_int(r, r->words[1], 0, INT32_MAX, "tensor id", &id)) return -1;
   if (id != p->ntensors)
@@ -516,14 +523,35 @@ static int parse_tensor(PackReader *r, CgProgram *p) {
   int dom = -1, dt = ir_dtype_lookup(r->words[5]), red = -1;
   for (int i = 0; i < IR_DOM_COUNT; i++)
     if (strcmp(r->words[4], ir_domain_name((IrDomain)i)) == 0) dom = i;
+  /* `groups(G)`: the rows of the graph's group table of size G */
+  int64_t group = 0;
+  const char *gw = ir_domain_name(IR_DOM_GROUPS);
+  size_t gn = strlen(gw);
+  if (strncmp(r->words[4], gw, gn) == 0 && r->words[4][gn] == '(') {
+    char num[32];
+    size_t len = strcspn(r->words[4] + gn + 1, ")");
+    if (len == 0 || len >= sizeof num || strcmp(r->words[4] + gn + 1 + len, ")") != 0)
+      return fail(r, "bad tensor domain '%s' (groups(G))", r->words[4]);
+    memcpy(num, r->words[4] + gn + 1, len);
+    num[len] = 0;
+    if (parse_int(r, num, 1, 1 << 20, "group size", &group)) return -1;
+    dom = IR_DOM_GROUPS;
+  } else if (dom == IR_DOM_GROUPS) {
+    return fail(r, "tensor domain 'groups' needs its group size: groups(G)");
+  }
   for (int i = 0; i < IR_RED_COUNT; i++)
     if (strcmp(r->words[6], ir_red_name((IrRed)i)) == 0) red = i;
   if (dom < 0) return fail(r, "bad tensor domain '%s'", r->words[4]);
   if (dt < 0) return fail(r, "bad dtype '%s'", r->words[5]);
   if (red < 0) return fail(r, "bad reduction '%s'", r->words[6]);
   t.domain = (IrDomain)dom;
+  t.group = (int)group;
   t.dtype = (IrDType)dt;
   t.red = (IrRed)red;
+  t.staged = staged;
+  if (staged && (t.role != IR_ROLE_IN || t.domain != IR_DOM_DENSE))
+    return fail(r, "tensor '%s' is staged in shared memory but is not a dense "
+                "input", r->words[2]);
   t.ndims = r->nwords - 7;
   for (int j = 0; j < t.ndims; j++) {
     const char *w = r->words[7 + j];

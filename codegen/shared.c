@@ -24,6 +24,18 @@
  * feature instead of k, which is the point of GNNAdvisor's leader flush.
  * The runtime sizes the dynamic shared memory as W * rowlen * 4 bytes
  * (CgKernel.shared_tensor, runtime/exec.c).
+ *
+ * Staged inputs (promote(X, shared) on a dense input: `X: f32[H, C]
+ * @shared`): at the start of every kernel that reads X, before any thread
+ * can leave, the block's threads copy X whole into dynamic shared memory
+ * (thread t takes elements t, t + blockDim, ...: consecutive threads read
+ * consecutive floats, so the copy is coalesced), meet at one barrier, and
+ * every load of X in the kernel then reads the copy (ld.shared). The copies
+ * come first in the dynamic shared memory, in tensor order, each rounded up
+ * to 16 bytes (so @vec(4) loads of them stay aligned); the accumulator rows
+ * of a @shared groups loop follow them. runtime/exec.c
+ * (rt_kernel_shared_bytes) computes the same layout from the extents at
+ * launch: a kernel stages X exactly when it takes X as a parameter.
  */
 #include <math.h>
 #include <string.h>
@@ -44,6 +56,11 @@ static LLVMValueRef smem(CgCtx *cg) {
 
 static LLVMValueRef row_at(CgCtx *cg, LLVMValueRef base, LLVMValueRef i) {
   return LLVMBuildGEP2(cg->b, cg->t_f32, base, &i, 1, "");
+}
+
+/* Where the accumulator rows start: after the staged inputs. */
+static LLVMValueRef acc_base(CgCtx *cg) {
+  return cg->staged_floats ? row_at(cg, smem(cg), cg->staged_floats) : smem(cg);
 }
 
 /* The number of floats of one vertex's row of `t`: its feature dims. */
@@ -111,7 +128,7 @@ static void fill_row(CgCtx *cg, LLVMValueRef k, void *ctx) {
 static void flush_feature(CgCtx *cg, LLVMValueRef k, void *ctx) {
   const Flush *f = ctx;
   LLVMBuilderRef b = cg->b;
-  LLVMValueRef base = smem(cg);
+  LLVMValueRef base = acc_base(cg);
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMValueRef first = LLVMBuildNUWAdd(b, f->w, cg_i32(cg, 1), "");
   LLVMValueRef acc0 = LLVMBuildLoad2(
@@ -187,7 +204,7 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
   LLVMValueRef active = LLVMBuildICmp(b, LLVMIntSLT, g, ngroups, "active");
   LLVMValueRef saved_row = cg->sh_row;
   LLVMValueRef woff = LLVMBuildNSWMul(b, w, f.rowlen, "");
-  cg->sh_row = row_at(cg, smem(cg), woff);
+  cg->sh_row = row_at(cg, acc_base(cg), woff);
 
   /* 1. the warp's row starts at the identity */
   counted(cg, lane, f.rowlen, cg_i32(cg, 32), "fill", fill_row, &f);
@@ -291,4 +308,80 @@ void cg_shared_store(CgCtx *cg, const IrNode *s) {
   LLVMSetAlignment(old, 4);
   LLVMValueRef st = LLVMBuildStore(b, cg_reduce(cg, s->acc.red, old, s->acc.value), ptr);
   LLVMSetAlignment(st, 4);
+}
+
+/* ---- promote(X, shared): inputs staged at the kernel's start ---- */
+
+static bool reads(const IrNode *n, const IrTensor *t) {
+  for (; n; n = n->kind <= IR_IF ? n->next : NULL) {
+    switch (n->kind) {
+    case IR_LOOP:
+      if (reads(n->loop.extent, t) || reads(n->loop.of, t) || reads(n->loop.body, t))
+        return true;
+      break;
+    case IR_IF:
+      if (reads(n->ifs.cond, t) || reads(n->ifs.then, t)) return true;
+      break;
+    case IR_STORE: case IR_LOAD:
+      if (n->kind == IR_LOAD && n->acc.tensor == t) return true;
+      for (int i = 0; i < n->acc.nidx; i++)
+        if (reads(n->acc.idx[i], t)) return true;
+      if (n->kind == IR_STORE && reads(n->acc.value, t)) return true;
+      break;
+    case IR_LET: if (reads(n->let.init, t)) return true; break;
+    case IR_SET: if (reads(n->set.value, t)) return true; break;
+    case IR_BIN: return reads(n->bin.a, t) || reads(n->bin.b, t);
+    case IR_UN: return reads(n->un.a, t);
+    case IR_CALL:
+      for (int i = 0; i < n->call.nargs; i++)
+        if (reads(n->call.args[i], t)) return true;
+      return false;
+    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+      return reads(n->endpoint.e, t);
+    default: break;
+    }
+  }
+  return false;
+}
+
+typedef struct Copy {
+  LLVMValueRef from, to; /* the tensor in global memory, its copy */
+} Copy;
+
+static void copy_elem(CgCtx *cg, LLVMValueRef i, void *ctx) {
+  const Copy *c = ctx;
+  LLVMValueRef i64 = LLVMBuildSExt(cg->b, i, cg->t_i64, "");
+  LLVMValueRef src = LLVMBuildInBoundsGEP2(cg->b, cg->t_f32, c->from, &i64, 1, "");
+  LLVMValueRef x = cg_load(cg, cg->t_f32, src, true, "stage");
+  LLVMValueRef st = LLVMBuildStore(cg->b, x, row_at(cg, c->to, i));
+  LLVMSetAlignment(st, 4);
+}
+
+void cg_shared_stage(CgCtx *cg, const IrNode *stage) {
+  const IrOp *op = cg->op;
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef at = NULL; /* floats of the copies so far */
+  for (int i = 0; i < op->ntensors; i++) {
+    const IrTensor *t = op->tensors[i];
+    if (!t->shared || !reads(stage, t)) continue;
+    if (t->role != IR_ROLE_IN || t->domain != IR_DOM_DENSE || t->dtype != IR_DT_F32) {
+      cg_error(cg, t->loc, "tensor '%s' is @shared but is not a dense f32 "
+               "input", t->name);
+      continue;
+    }
+    LLVMValueRef n = row_length(cg, t); /* a dense tensor is one row */
+    LLVMValueRef off = at ? at : cg_i32(cg, 0);
+    Copy c = {cg_param(cg, CG_PARAM_TENSOR, t->id), row_at(cg, smem(cg), off)};
+    counted(cg, cg_sreg(cg, "tid.x"), n, cg_sreg(cg, "ntid.x"), "stage",
+            copy_elem, &c);
+    cg->staged[i] = c.to;
+    /* the next copy starts 16-byte aligned */
+    at = LLVMBuildAnd(b, LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, off, n, ""),
+                                         cg_i32(cg, 3), ""),
+                      cg_i32(cg, -4), "staged");
+  }
+  if (!at) return;
+  /* every copy is complete before any thread reads one */
+  cg_intrinsic(cg, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+  cg->staged_floats = at;
 }

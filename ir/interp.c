@@ -89,6 +89,19 @@ int ir_tensor_shape(const IrTensor *t, const RtGraph *g, const IrExtents *ext,
   case IR_DOM_SRC:
   case IR_DOM_DST: shape[r++] = g ? g->nv : 0; break;
   case IR_DOM_EDGE: shape[r++] = g ? g->ne : 0; break;
+  case IR_DOM_GROUPS: {
+    /* a row per row of the group table of G (passes/segment.c); the
+     * number of rows does not depend on the interleaving */
+    const RtGroups *tab = NULL;
+    if (g) {
+      Diag quiet;
+      ir_diag_init(&quiet, NULL);
+      tab = rt_graph_groups(g, t->group, 0, 0, &quiet);
+      ir_diag_free(&quiet);
+    }
+    shape[r++] = !g ? 0 : tab ? tab->n : -1; /* -1: no table, as unbound */
+    break;
+  }
   case IR_DOM_DENSE:
   case IR_DOM_COUNT: break;
   }
@@ -433,6 +446,19 @@ static void exec_loop(Interp *in, const IrNode *s) {
     run_loop(in, s, t->first[r], t->end[r], g->in_eid);
     return;
   }
+  case IR_LOOP_GROUP_ROWS: {
+    /* passes/segment.c: the rows of destination v, in table order */
+    const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
+                                        s->loop.ilv_thr, in->d);
+    if (!t) {
+      in->failed = true;
+      return;
+    }
+    int64_t v = eval_int(in, s->loop.of);
+    if (in->failed || check_vertex(in, s, v, "group_rows()") < 0) return;
+    run_loop(in, s, t->vptr[v], t->vptr[v + 1], t->vrow);
+    return;
+  }
   case IR_LOOP_COUNT: break;
   }
   fail(in, s->loc, "internal error: bad loop kind");
@@ -634,6 +660,11 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
                          void *buffer) {
   s->t = t;
   s->rank = ir_tensor_shape(t, in->g, in->ext, s->shape);
+  if (t->domain == IR_DOM_GROUPS && s->shape[0] < 0) {
+    fail(in, t->loc, "tensor %s: no group table of size %d for the graph",
+         t->name, t->group);
+    return false;
+  }
   s->numel = 1;
   for (int i = s->rank - 1; i >= 0; i--) {
     s->stride[i] = s->numel;

@@ -183,7 +183,12 @@ typedef struct IrTensor {
   IrRole role;
   int ndims;
   IrDim dims[IR_MAX_DIMS];
+  int group; /* domain GROUPS: the group size G of the neighbour-group
+                table it has one row per row of (passes/segment.c) */
   int id; /* index in IrOp.tensors */
+  bool shared; /* a dense input staged whole in shared memory by every
+                  kernel that reads it: `a: f32[F] @shared`
+                  (promote(a, shared), docs/gpu-ir.md) */
 } IrTensor;
 
 typedef struct IrVar {
@@ -213,7 +218,8 @@ struct IrNode {
                         this stage becomes; 0: the default (256) */
       int unroll; /* 0: not asked */
       int vec;    /* 0: not vectorised */
-      /* GROUPS (passes/group.c, passes/interleave.c): the group size G;
+      /* GROUPS (passes/group.c, passes/interleave.c), and GROUP_ROWS (of:
+       * the vertex; passes/segment.c): the group size G;
        * the interleaving distance (0: table order) and the degree
        * threshold of its two classes (0: the runtime's, the mean degree) */
       int group, ilv, ilv_thr;

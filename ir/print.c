@@ -156,6 +156,11 @@ static void print_loop_head(FILE *out, const IrNode *s) {
     ir_print_expr(out, s->loop.of);
     fputc(')', out);
     break;
+  case IR_LOOP_GROUP_ROWS: /* passes/segment.c */
+    fputs("group_rows(", out);
+    ir_print_expr(out, s->loop.of);
+    fprintf(out, ", %d)", s->loop.group);
+    break;
   case IR_LOOP_COUNT:
     fputs("<bad loop>", out);
     break;
@@ -229,6 +234,7 @@ void ir_print_tensor_decl(FILE *out, const IrTensor *t) {
   bool first = true;
   if (t->domain != IR_DOM_DENSE) {
     fputs(ir_domain_name(t->domain), out);
+    if (t->domain == IR_DOM_GROUPS) fprintf(out, "(%d)", t->group);
     first = false;
   }
   for (int i = 0; i < t->ndims; i++) {
@@ -238,6 +244,7 @@ void ir_print_tensor_decl(FILE *out, const IrTensor *t) {
     else fprintf(out, "%lld", (long long)t->dims[i].value);
   }
   fputc(']', out);
+  if (t->shared) fputs(" @shared", out); /* promote(t, shared) */
 }
 
 static void print_decls(FILE *out, const IrOp *op, IrRole role) {

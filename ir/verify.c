@@ -255,6 +255,7 @@ static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
   case IR_LOOP_RANGE: return vk != IR_VAR_LOCAL;
   case IR_LOOP_GROUPS: return vk == IR_VAR_INDEX;
   case IR_LOOP_GROUP_EDGES: return vk == IR_VAR_EDGE;
+  case IR_LOOP_GROUP_ROWS: return vk == IR_VAR_INDEX;
   case IR_LOOP_COUNT: break;
   }
   return false;
@@ -266,7 +267,8 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
     fail(v, s->loc, "loop kind %d is not valid", (int)k);
     return;
   }
-  bool wants_of = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES;
+  bool wants_of = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES ||
+                  k == IR_LOOP_GROUP_ROWS;
   bool wants_extent = k == IR_LOOP_RANGE;
   const char *kn = ir_loopkind_name(k);
   if (wants_of) check_typed(v, s->loop.of, IR_TY_INT, "vertex of the edge loop");
@@ -285,6 +287,11 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
     if (s->loop.shared && s->loop.bind != IR_BIND_WARP)
       fail(v, s->loc, "@shared groups loop %s is not bound to warp: the "
            "accumulator rows are per warp", s->loop.var ? s->loop.var->name : "?");
+  } else if (k == IR_LOOP_GROUP_ROWS) {
+    /* passes/segment.c: the rows of one destination in a table */
+    if (s->loop.group < 1)
+      fail(v, s->loc, "group_rows loop has group size %d", s->loop.group);
+    if (s->loop.shared) fail(v, s->loc, "group_rows loop is @shared");
   } else if (s->loop.group || s->loop.ilv || s->loop.ilv_thr || s->loop.shared) {
     fail(v, s->loc, "%s loop has a group size or interleaving", kn);
   }
@@ -465,6 +472,15 @@ static void check_tensors(Verifier *v) {
       fail(v, t->loc, "tensor %s has an invalid dtype %d", t->name, (int)t->dtype);
     if ((unsigned)t->domain >= IR_DOM_COUNT)
       fail(v, t->loc, "tensor %s has an invalid domain %d", t->name, (int)t->domain);
+    /* passes/segment.c: a row per row of a group table, only as a temporary */
+    if (t->domain == IR_DOM_GROUPS && (t->group < 1 || t->role != IR_ROLE_TEMP))
+      fail(v, t->loc, "tensor %s on the rows of a group table has group size "
+           "%d and is not a temporary", t->name, t->group);
+    else if (t->domain != IR_DOM_GROUPS && t->group)
+      fail(v, t->loc, "tensor %s has a group size but is not on group rows", t->name);
+    /* promote(t, shared): every kernel copies it whole into shared memory */
+    if (t->shared && (t->role != IR_ROLE_IN || t->domain != IR_DOM_DENSE))
+      fail(v, t->loc, "tensor %s is @shared but is not a dense input", t->name);
     if (t->ndims < 0 || t->ndims > IR_MAX_DIMS) {
       fail(v, t->loc, "tensor %s has %d dimensions (at most %d)", t->name, t->ndims,
            IR_MAX_DIMS);

@@ -107,6 +107,7 @@ static const char *domain_rows(IrDomain d) {
   case IR_DOM_SRC: return "src vertices";
   case IR_DOM_DST: return "dst vertices";
   case IR_DOM_EDGE: return "edges";
+  case IR_DOM_GROUPS: return "the rows of a group table";
   default: return "nothing (it is dense)";
   }
 }
@@ -117,6 +118,7 @@ static const char *type_string(Checker *c, const IrTensor *t) {
   const char *sep = "";
   if (t->domain != IR_DOM_DENSE) {
     s = ir_sprintf(c->a, "%s%s", s, ir_domain_name(t->domain));
+    if (t->domain == IR_DOM_GROUPS) s = ir_sprintf(c->a, "%s(%d)", s, t->group);
     sep = ", ";
   }
   for (int i = 0; i < t->ndims; i++) {
@@ -502,9 +504,10 @@ static bool check_access(Checker *c, IrTensor *t, const LangNode *at,
       continue;
     }
     if (i == 0 && t->domain != IR_DOM_DENSE) {
-      IrVarKind want_kind = t->domain == IR_DOM_SRC   ? IR_VAR_SRC_V
-                            : t->domain == IR_DOM_DST ? IR_VAR_DST_V
-                                                      : IR_VAR_EDGE;
+      IrVarKind want_kind = t->domain == IR_DOM_SRC      ? IR_VAR_SRC_V
+                            : t->domain == IR_DOM_DST    ? IR_VAR_DST_V
+                            : t->domain == IR_DOM_GROUPS ? IR_VAR_INDEX
+                                                         : IR_VAR_EDGE;
       if (!fits(c, &ix, want_kind)) {
         error(c, e->loc, "`%s` lives on %s but is indexed by %s", t->name,
               domain_rows(t->domain), ix_describe(c, &ix));
@@ -1160,9 +1163,25 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
     } else {
       of = ir_var(c->a, g->loc, (IrVar *)gv);
     }
+  } else if (c->ir && !strcmp(dom, "group_rows")) {
+    /* IR text: a destination's rows of a group table (passes/segment.c) */
+    kind = IR_LOOP_GROUP_ROWS;
+    if (!n->loop.of || !n->loop.lo || n->loop.lo->i < 1 || n->loop.lo->i > 1 << 20) {
+      error(c, n->loc, "`group_rows` needs a vertex and a group size: "
+            "group_rows(v, 4)");
+      header_ok = false;
+    } else {
+      group = (int)n->loop.lo->i;
+      of = vertex_arg(c, dom, n->loop.of, IR_VAR_DST_V);
+      header_ok = of != NULL;
+    }
   } else {
     error(c, n->loc, "unknown loop domain `%s`; expected dst, src, edges, "
           "in_edges(v), out_edges(u) or 0..N", dom);
+    header_ok = false;
+  }
+  if (dom && n->loop.lo && kind != IR_LOOP_GROUP_ROWS) {
+    error(c, n->loop.lo->loc, "`%s` takes one argument", dom);
     header_ok = false;
   }
   if (header_ok) header_ok = check_nesting(c, n, kind);
@@ -1170,7 +1189,8 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   int unroll = 0, vec = 0, threads = 0, ilv[2] = {0, 0};
   bool shared = false;
   bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared);
-  if (ok && (ilv[0] | ilv[1] || shared) && (kind != IR_LOOP_GROUPS || (!ilv[0] && !shared))) {
+  bool table = kind == IR_LOOP_GROUPS || (kind == IR_LOOP_GROUP_ROWS && !shared);
+  if (ok && (ilv[0] | ilv[1] || shared) && (!table || (!ilv[0] && !shared))) {
     error(c, n->loc, "`@interleave(D)` (and `@threshold(N)` with it) and "
           "`@shared` belong on a groups loop");
     ok = false;
@@ -1290,8 +1310,32 @@ static void declare_tensor(Checker *c, const LangNode *decl, IrRole role) {
   }
   IrTensor *t = ir_op_add_tensor(c->a, c->op, name, decl->loc, IR_DT_F32,
                                  IR_DOM_DENSE, role);
+  /* IR text: `@shared`, an input staged in shared memory by promote(t,
+   * shared); verify.c checks that it is a dense input */
+  for (const LangNode *an = decl->decl.annots; an; an = an->next) {
+    if (!c->ir)
+      error(c, an->loc, "`@%s` annotations are only allowed in IR text; use "
+            "a schedule (promote(%s, shared))", an->annot.name, name);
+    else if (strcmp(an->annot.name, "shared") != 0 || an->annot.has_value)
+      error(c, an->loc, "unknown tensor annotation `@%s`; a tensor takes only "
+            "`@shared`", an->annot.name);
+    else if (t->shared)
+      error(c, an->loc, "`@shared` is given twice on `%s`", name);
+    else
+      t->shared = true;
+  }
   int i = 0;
   for (const LangNode *d = type->type.dims; d; d = d->next, i++) {
+    if (d->kind == LANG_CALL && !strcmp(d->call.name, "groups")) {
+      /* IR text: a row per row of a group table (passes/segment.c) */
+      int64_t G = d->call.args ? d->call.args->i : 0;
+      if (!c->ir || i > 0 || G < 1 || G > 1 << 20)
+        error(c, d->loc, "`groups(G)` (1 <= G <= 1048576) is a domain of IR "
+              "text only, the first dimension of `%s`", name);
+      t->domain = IR_DOM_GROUPS;
+      t->group = G >= 1 && G <= 1 << 20 ? (int)G : 1;
+      continue;
+    }
     if (d->kind == LANG_NAME && is_domain_word(d->name)) {
       /* misplaced, it is still taken as the domain: its uses then agree */
       if (i > 0)

@@ -137,7 +137,11 @@ struct LangNode {
   union {
     struct { const char *name; LangNode *params, *results, *body; } op;
     struct { const char *name; LangNode *params, *body; } sched;
-    struct { const char *name; LangNode *type; } decl;
+    struct {
+      const char *name;
+      LangNode *type;
+      LangNode *annots; /* ANNOT list (IR text: `@shared`) */
+    } decl;
     struct { const char *dtype; LangNode *dims; } type;
     struct { const char *name; LangNode *args, *results; } dir;
     struct {

@@ -141,12 +141,13 @@ decls:
 | decls ',' decl                    { $$ = push($1, $3); }
 ;
 
-/* decl = IDENT ":" type */
+/* decl = IDENT ":" type annot*    annotations: IR text, `a: f32[F] @shared` */
 decl:
-  IDENT ':' type {
+  IDENT ':' type annots {
       $$ = lang_node(ps->arena, LANG_PARAM, at(ps, @1));
       $$->decl.name = $1;
       $$->decl.type = $3;
+      $$->decl.annots = $4.head;
     }
 ;
 
@@ -174,6 +175,12 @@ dims:
 dim:
   IDENT                             { $$ = lang_name(ps->arena, at(ps, @1), $1); }
 | INT                               { $$ = lang_int(ps->arena, at(ps, @1), $1); }
+  /* IR text: `groups(4)`, the rows of a group table (passes/segment.c) */
+| IDENT '(' INT ')' {
+      $$ = lang_node(ps->arena, LANG_CALL, at(ps, @1));
+      $$->call.name = $1;
+      $$->call.args = lang_int(ps->arena, at(ps, @3), $3);
+    }
 ;
 
 /* block = "{" stmt* "}" ; on an error, skip to this block's "}" */
@@ -268,6 +275,13 @@ loop_dom:
       $$ = lang_node(ps->arena, LANG_FOR, at(ps, @1));
       $$->loop.dom = $1;
       $$->loop.of = $3;
+    }
+  /* IR text: `group_rows(v, 4)` (passes/segment.c); lo holds the size */
+| IDENT '(' expr ',' INT ')' {
+      $$ = lang_node(ps->arena, LANG_FOR, at(ps, @1));
+      $$->loop.dom = $1;
+      $$->loop.of = $3;
+      $$->loop.lo = lang_int(ps->arena, at(ps, @5), $5);
     }
 | INT ".." expr {
       $$ = lang_node(ps->arena, LANG_FOR, at(ps, @1));

@@ -42,7 +42,9 @@
  * A reduction inside a warp loop but in no lane loop would be repeated by
  * all 32 lanes (and inside a block loop but in no thread or warp loop, by
  * every thread of the block): atomics would not make that right, so it is
- * refused. A `deterministic` operator (schedule.c) refuses atomics.
+ * refused. A `deterministic` operator (schedule.c) refuses atomics; its
+ * reductions over neighbour groups arrive here already segmented
+ * (segment.c), as plain stores.
  */
 #include <string.h>
 
@@ -401,7 +403,9 @@ static void visit(Ctx *c, IrNode *list) {
       if (c->op->deterministic) {
         ir_error(c->d, s->loc, "deterministic: the reduction into '%s' goes "
                  "through shared memory, whose leader flush adds to it with "
-                 "atomics across blocks", name);
+                 "atomics across blocks; leave out promote(g, shared): "
+                 "deterministic() gives neighbour groups a segmented "
+                 "reduction instead (gnnadvisor)", name);
         c->ok = false;
       }
       continue;
@@ -421,7 +425,9 @@ static void visit(Ctx *c, IrNode *list) {
       ir_error(c->d, s->loc, "deterministic: the reduction into '%s' would need "
                "atomics: the element it writes does not determine loop '%s' "
                "(bound to %s), so several workers add to it; give each element "
-               "one worker (a vertex-parallel schedule)", name,
+               "one worker (a vertex-parallel schedule), or use neighbour "
+               "groups (`deterministic(); gnnadvisor(G, T)`), which "
+               "deterministic() makes a segmented reduction", name,
                why->loop.var->name, ir_bind_name(why->loop.bind));
       c->ok = false;
       continue;

@@ -101,7 +101,9 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc,
 /* `promote(g, shared)`: g a groups loop bound to warp; its reductions into
  * the groups' destination become `shared` stores and g `@shared`
  * (GNNAdvisor's per-warp shared-memory accumulator with a leader flush,
- * codegen/shared.c); returns 1 likewise when g holds none. */
+ * codegen/shared.c); returns 1 likewise when g holds none.
+ * `promote(X, shared)`, X a dense input tensor: X is marked `@shared`, and
+ * every kernel reading it stages it whole in shared memory. */
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d);
 
@@ -124,6 +126,14 @@ int pass_lower_mean(IrOp *op, Arena *a, Diag *d);
 /* The same for one tensor (promote needs it before it can move a mean=
  * accumulator). Does nothing for a tensor that is no mean= target. */
 int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d);
+
+/* segment.c: requires mean= lowered, runs before conflicts; breaks
+ * nothing. In a deterministic op, a stage over neighbour groups bound to
+ * workers that reduces into its destinations becomes two: rows of a
+ * temporary on the group table's rows, then a stage over destinations
+ * adding each one's rows in table order (a segmented reduction, no
+ * atomics). */
+int pass_segment(IrOp *op, Arena *a, Diag *d);
 
 /* simplify.c: folds integer constants, drops unit loops, provably true
  * guards and dead code. Requires nothing; breaks nothing. */

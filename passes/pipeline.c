@@ -14,6 +14,9 @@
 static const PassInfo table[] = {
     {"mean", "mean= becomes += and a division by the degree; max=/min= "
              "elements left empty become 0", pass_lower_mean},
+    {"segment", "deterministic(): a reduction over neighbour groups becomes "
+                "rows per group, then each destination adds its rows in "
+                "table order", pass_segment},
     {"simplify", "fold index arithmetic, drop unit loops, true guards and "
                  "dead code", pass_simplify},
     {"conflicts", "decide plain or atomic for every reduction store; refuse "

@@ -33,8 +33,21 @@
  * destination). Requires: one such tensor per stage, its other indices made
  * of range loops inside g only, each element of a row written by one lane
  * at a time (lanes on features: the store does not conflict among the loops
- * inside g), and the tensor not read inside g. Staging input tiles in shared
- * memory is not supported.
+ * inside g), and the tensor not read inside g.
+ *
+ * `promote(X, shared)` with X a tensor, not a loop, stages an input: X must
+ * be a dense input (no src, dst or edge dimension: an attention vector, a
+ * per-head table, a weight [H, F]), read somewhere, and small enough for a
+ * block's shared memory when its size is constant. X is marked `@shared`
+ * (`a: f32[H, C] @shared` in the op's signature); every kernel that reads
+ * it then copies it whole into dynamic shared memory at its start, the
+ * block's threads together (coalesced), meets at one barrier, and reads
+ * every element of X from shared memory (codegen/shared.c). Nothing else
+ * changes, so the interpreter, which reads X as before, stays the oracle.
+ * Refused: an output or temporary (an accumulator is promoted through its
+ * loop), a vertex or edge tensor (its size grows with the graph; a per-warp
+ * tile of one row is not supported), a tensor no stage reads, one staged
+ * already, a constant size above any target's limit, and `register`.
  */
 #include <math.h>
 #include <string.h>
@@ -266,8 +279,124 @@ static int promote_shared(IrOp *op, const char *loop, Loc loc, Arena *a,
   return 0;
 }
 
+/* ---- promote(TENSOR, shared): staging a dense input ---- */
+
+/* The most shared memory one block may have on any target gop compiles
+ * for (sm_90 with opt-in: 227 KiB; sm_80 163 KiB, sm_86/sm_89 99 KiB): a
+ * tile of constant size above it could never launch. Sizes that depend on
+ * extents are checked by the runtime at launch against the device. */
+#define STAGE_MAX_BYTES (227 * 1024)
+
+static void retarget_expr(IrNode *e, const IrTensor *from, IrTensor *to) {
+  if (!e) return;
+  switch (e->kind) {
+  case IR_LOAD:
+    if (e->acc.tensor == from) e->acc.tensor = to;
+    for (int i = 0; i < e->acc.nidx; i++) retarget_expr(e->acc.idx[i], from, to);
+    break;
+  case IR_BIN:
+    retarget_expr(e->bin.a, from, to);
+    retarget_expr(e->bin.b, from, to);
+    break;
+  case IR_UN: retarget_expr(e->un.a, from, to); break;
+  case IR_CALL:
+    for (int i = 0; i < e->call.nargs; i++) retarget_expr(e->call.args[i], from, to);
+    break;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    retarget_expr(e->endpoint.e, from, to);
+    break;
+  default: break;
+  }
+}
+
+/* Points every load of `from` under `list` at `to`. */
+static void retarget(IrNode *list, const IrTensor *from, IrTensor *to) {
+  for (IrNode *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case IR_LOOP:
+      retarget_expr(s->loop.extent, from, to);
+      retarget_expr(s->loop.of, from, to);
+      retarget(s->loop.body, from, to);
+      break;
+    case IR_IF:
+      retarget_expr(s->ifs.cond, from, to);
+      retarget(s->ifs.then, from, to);
+      break;
+    case IR_STORE:
+      for (int i = 0; i < s->acc.nidx; i++) retarget_expr(s->acc.idx[i], from, to);
+      retarget_expr(s->acc.value, from, to);
+      break;
+    case IR_LET: retarget_expr(s->let.init, from, to); break;
+    case IR_SET: retarget_expr(s->set.value, from, to); break;
+    default: break;
+    }
+  }
+}
+
+static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
+                          Arena *a, Diag *d) {
+  const char *x = t->name;
+  if (strcmp(where, "shared") != 0) {
+    ir_error(d, loc, "promote(%s, %s): '%s' is a tensor; a tensor can only be "
+             "staged in shared memory (promote(%s, shared)); register "
+             "promotion takes the loop whose reductions it keeps", x, where, x,
+             x);
+    return -1;
+  }
+  if (t->role != IR_ROLE_IN) {
+    ir_error(d, loc, "promote(%s, shared): tensor '%s' is %s of %s; only a "
+             "read-only input can be staged in shared memory (a partial result "
+             "is promoted through its loop: promote(LOOP, register) or "
+             "promote(GROUPS, shared))", x, x,
+             t->role == IR_ROLE_OUT ? "an output" : "a temporary", op->name);
+    return -1;
+  }
+  if (t->domain != IR_DOM_DENSE) {
+    ir_error(d, loc, "promote(%s, shared): tensor '%s' has a row per %s; only a "
+             "dense input (no src, dst or edge dimension) is staged whole in "
+             "shared memory, and staging one row per warp is not supported",
+             x, x, t->domain == IR_DOM_EDGE ? "edge"
+                   : t->domain == IR_DOM_SRC ? "source vertex"
+                                             : "destination vertex");
+    return -1;
+  }
+  if (t->shared) {
+    ir_error(d, loc, "promote(%s, shared): tensor '%s' is staged already", x, x);
+    return -1;
+  }
+  if (other_use(op->body, t, NULL) != 1) {
+    ir_error(d, loc, "promote(%s, shared): no stage of %s reads tensor '%s', "
+             "so there is nothing to stage", x, op->name, x);
+    return -1;
+  }
+  int64_t bytes = ir_dtype_bytes(t->dtype);
+  bool constant = true;
+  for (int i = 0; i < t->ndims; i++) {
+    if (t->dims[i].sym) constant = false;
+    else if (bytes <= STAGE_MAX_BYTES) bytes *= t->dims[i].value;
+  }
+  if (constant && bytes > STAGE_MAX_BYTES) {
+    ir_error(d, loc, "promote(%s, shared): tensor '%s' takes %lld bytes; a "
+             "block's shared memory holds at most %d on any target (227 KiB, "
+             "sm_90)", x, x, (long long)bytes, STAGE_MAX_BYTES);
+    return -1;
+  }
+  /* Tensors are shared by the copies of an op (pass_op_copy copies the
+   * pointers), so the staged one is a new tensor in a new copy. */
+  IrOp *c = pass_op_copy(op, a);
+  IrTensor *nt = IR_NEW(a, IrTensor);
+  *nt = *t;
+  nt->shared = true;
+  c->tensors[t->id] = nt;
+  retarget(c->body, t, nt);
+  *op = *c;
+  return 0;
+}
+
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d) {
+  IrTensor *t = ir_op_find_tensor(op, loop);
+  if (t) return promote_tensor(op, t, where, loc, a, d);
   if (strcmp(where, "shared") == 0) return promote_shared(op, loop, loc, a, d);
   if (strcmp(where, "register") != 0) {
     ir_error(d, loc, "promote: '%s' is not a place; expected register or "

@@ -14,8 +14,10 @@
  *                      a missing loop renames the other one to its result);
  *   fallback(x, y)     where loop x is missing (made from a missing optional
  *                      loop), directives naming x use y instead;
- *   deterministic()    no atomics: the conflict analysis refuses a schedule
- *                      that needs them.
+ *   deterministic()    no atomics and nothing reordered between runs:
+ *                      lowering makes reductions over neighbour groups a
+ *                      segmented reduction (segment.c), and the conflict
+ *                      analysis refuses a schedule that still needs them.
  *
  * This is what lets one named schedule serve operators with and without a
  * feature loop (docs/scheduling.md). A whole schedule is accepted only when
@@ -111,7 +113,7 @@ static const Prim prims[] = {
     {"tile", "tile(LOOP, T) -> (WORKERS, INNER)", "li", 2, 2, 2, do_tile},
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
     {"vectorize", "vectorize(LOOP, 2|4)", "li", 2, 2, 0, do_vectorize},
-    {"promote", "promote(LOOP, register|shared)", "lk", 2, 2, 0, do_promote},
+    {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},
     {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
      3, 4, 0, do_interleave},
 };
@@ -238,6 +240,9 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, Arena *a,
   int nl = 0;
   for (int i = 0; i < x->n; i++)
     if (kind_at(p, i) == 'l') loops[nl++] = x->name[i];
+  /* promote(TENSOR, shared) stages an input of the whole operator */
+  if (p->apply == do_promote && ir_op_find_tensor(op, x->name[0]))
+    return p->apply(op, x, a, d);
   IrOp *c = pass_op_copy(op, a);
   IrNode *stages = c->body, *out = NULL;
   bool any = false;

@@ -70,6 +70,7 @@ static int param_format(CgParamKind k) {
   case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
   case CG_PARAM_NGROUPS: /* the group table: prepare_launch */
+  case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
   case CG_PARAM_COUNT:
     return -1;
   }
@@ -88,7 +89,7 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   case CG_PARAM_OUT_DST: return &dg->out_dst;
   case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
-  case CG_PARAM_NGROUPS:
+  case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
   case CG_PARAM_COUNT:
     return NULL;
   }
@@ -99,12 +100,73 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
 static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
                             const int64_t *syms, int nsyms) {
   int64_t n = t->domain == IR_DOM_EDGE ? g->ne : t->domain == IR_DOM_DENSE ? 1 : g->nv;
+  if (t->domain == IR_DOM_GROUPS) {
+    /* a row per row of the group table (passes/segment.c): rows x F,
+     * whatever the interleaving */
+    Diag quiet;
+    ir_diag_init(&quiet, NULL);
+    const RtGroups *tab = rt_graph_groups(g, t->group, 0, 0, &quiet);
+    ir_diag_free(&quiet);
+    if (!tab) return -1;
+    n = tab->n;
+  }
   for (int i = 0; i < t->ndims; i++) {
     int s = t->sym_id[i];
     if (s >= nsyms) return -1;
     n *= s >= 0 ? syms[s] : t->dims[i].value;
   }
   return n;
+}
+
+int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
+                               const RtGraph *g, const int64_t *syms,
+                               int64_t limit, Diag *d) {
+  /* promote(X, shared): the staged inputs the kernel reads (it takes them
+   * as parameters) come first, in tensor order, each rounded up to 16
+   * bytes: codegen/shared.c lays them out the same way */
+  int64_t staged = 0;
+  char names[256] = "";
+  size_t len = 0;
+  for (int i = 0; i < k->nparams; i++) {
+    const CgParam *prm = &k->params[i];
+    if (prm->kind != CG_PARAM_TENSOR || !p->tensors[prm->id].staged) continue;
+    const CgTensorInfo *t = &p->tensors[prm->id];
+    int64_t n = tensor_numel(t, g, syms, p->nsyms);
+    if (n < 0 || n > ((int64_t)1 << 30)) {
+      ir_error(d, (Loc){0}, "kernel %s: staged input %s has a bad size", k->name,
+               t->name);
+      return -1;
+    }
+    staged += (n * 4 + 15) & ~(int64_t)15;
+    if (len < sizeof names)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s (%lld bytes)",
+                              len ? ", " : "", t->name, (long long)(n * 4));
+  }
+  /* a @shared groups stage: a row of the tensor's features per warp */
+  int64_t acc = 0;
+  if (k->shared_tensor >= 0) {
+    const CgTensorInfo *t = &p->tensors[k->shared_tensor];
+    int64_t row = tensor_numel(t, g, syms, p->nsyms);
+    row = t->domain == IR_DOM_DENSE || g->nv == 0 ? row : row / g->nv;
+    if (row < 0 || row > (1 << 24)) {
+      ir_error(d, (Loc){0}, "kernel %s: the shared accumulator rows of %s have "
+               "a bad size", k->name, t->name);
+      return -1;
+    }
+    acc = (k->threads / 32) * row * 4;
+  }
+  if (staged > 0 && limit > 0 && staged + acc > limit) {
+    char extra[96] = "";
+    if (acc)
+      snprintf(extra, sizeof extra, " and the shared accumulator rows of %s "
+               "(%lld bytes)", p->tensors[k->shared_tensor].name, (long long)acc);
+    ir_error(d, (Loc){0}, "kernel %s: staging %s in shared memory%s needs "
+             "%lld bytes per block; the device allows at most %lld "
+             "(promote(X, shared) needs a smaller X)", k->name, names, extra,
+             (long long)(staged + acc), (long long)limit);
+    return -1;
+  }
+  return staged + acc;
 }
 
 /* The 32-bit word an output or temporary starts as (see runtime.h). */
@@ -160,8 +222,13 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   if (!l->kernel) return RT_ERR;
   /* a stage over neighbour groups reads the graph's table, uploaded once */
   const struct RtDevGroups *gt = NULL;
-  if (k->group && !(gt = rt_devgraph_groups(dg, k->group, k->group_ilv,
-                                            k->group_thr, d)))
+  bool rows = false; /* a group_rows loop (passes/segment.c) reads vptr, vrow */
+  for (int i = 0; i < k->nparams; i++)
+    rows |= k->params[i].kind == CG_PARAM_GRP_VPTR || k->params[i].kind == CG_PARAM_GRP_VROW;
+  if (k->group && !(gt = rows ? rt_devgraph_group_rows(dg, k->group, k->group_ilv,
+                                                       k->group_thr, d)
+                              : rt_devgraph_groups(dg, k->group, k->group_ilv,
+                                                   k->group_thr, d)))
     return RT_ERR;
   const RtDeviceInfo *dev = rt_cuda_device();
   int per_sm = dev->max_threads_per_sm / (k->threads > 0 ? k->threads : 256);
@@ -179,18 +246,12 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
       .block = {(uint32_t)k->threads, 1, 1},
       .shared_bytes = 0,
   };
-  /* a @shared groups stage: a row of the tensor's features per warp */
-  if (k->shared_tensor >= 0) {
-    const CgTensorInfo *t = &p->tensors[k->shared_tensor];
-    int64_t row = tensor_numel(t, g, syms, p->nsyms);
-    row = t->domain == IR_DOM_DENSE || g->nv == 0 ? row : row / g->nv;
-    if (row < 0 || row > (1 << 24)) {
-      ir_error(d, (Loc){0}, "kernel %s: the shared accumulator rows of %s have "
-               "a bad size", k->name, t->name);
-      return RT_ERR;
-    }
-    l->cfg.shared_bytes = (uint32_t)((k->threads / 32) * row * 4);
-  }
+  /* staged inputs and a @shared groups stage's accumulator rows; the
+   * kernel opts in above 48 KiB (module.c), up to the device's limit */
+  int64_t shared = rt_kernel_shared_bytes(
+      p, k, g, syms, dev->limits.shared_per_block_optin, d);
+  if (shared < 0) return RT_ERR;
+  l->cfg.shared_bytes = (uint32_t)shared;
   for (int i = 0; i < k->nparams; i++) {
     const CgParam *prm = &k->params[i];
     switch (prm->kind) {
@@ -199,13 +260,15 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     case CG_PARAM_NE: *(int32_t *)&values[i] = g->ne; break;
     case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
     case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
-    case CG_PARAM_NGROUPS:
+    case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
       if (!gt) {
         ir_error(d, (Loc){0}, "kernel %s reads a group table but runs over no "
                  "neighbour groups", k->name);
         return RT_ERR;
       }
       if (prm->kind == CG_PARAM_NGROUPS) *(int32_t *)&values[i] = gt->host->n;
+      else if (prm->kind == CG_PARAM_GRP_VPTR) values[i] = gt->vptr.ptr;
+      else if (prm->kind == CG_PARAM_GRP_VROW) values[i] = gt->vrow.ptr;
       else values[i] = (prm->kind == CG_PARAM_GRP_DST ? gt->dst
                         : prm->kind == CG_PARAM_GRP_FIRST ? gt->first : gt->end).ptr;
       break;
@@ -308,6 +371,21 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
                             ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->bytes;
+  }
+  /* ... and the rows by destination of those a group_rows loop reads */
+  for (int k = 0; k < p->nkernels; k++) {
+    const CgKernel *kk = &p->kernels[k];
+    bool rows = false, seen = false;
+    for (int i = 0; i < kk->nparams; i++) rows |= kk->params[i].kind == CG_PARAM_GRP_VROW;
+    for (int j = 0; j < k && rows; j++)
+      for (int i = 0; i < p->kernels[j].nparams; i++)
+        seen |= p->kernels[j].params[i].kind == CG_PARAM_GRP_VROW &&
+                p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
+                p->kernels[j].group_thr == kk->group_thr;
+    const RtGroups *t = rows && !seen
+                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_thr, d)
+                            : NULL;
+    if (t) res->group_bytes += (uint64_t)t->seg_bytes;
   }
   if (rt_mem_stats().live_bytes > res->peak_bytes) res->peak_bytes = rt_mem_stats().live_bytes;
 

@@ -16,6 +16,14 @@
  * the two. The permutation is a pure function of the graph and the
  * parameters: runs are reproducible.
  *
+ * For the second stage of a deterministic segmented reduction
+ * (passes/segment.c: `for r in group_rows(v, G)`), the table also lists
+ * each destination's rows in table order: vrow[vptr[v] .. vptr[v + 1]).
+ * Without interleaving they are consecutive; with it they are not, but a
+ * destination belongs to one class and a class keeps its order, so its
+ * rows still come in CSR order. Those two arrays go to the device only
+ * when a kernel reads them (rt_devgraph_group_rows).
+ *
  * A table is built once per graph and (G, distance, threshold) and kept on
  * the host graph (RtGraph.groups) until rt_graph_free; the interpreter and
  * the GPU runtime (runtime/exec.c, which uploads it once as well) share it.
@@ -31,6 +39,8 @@ static void groups_free(RtGroups *t) {
   free(t->dst);
   free(t->first);
   free(t->end);
+  free(t->vptr);
+  free(t->vrow);
   free(t);
 }
 
@@ -86,8 +96,10 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
     t->dst = malloc(cnt * sizeof(int32_t));
     t->first = malloc(cnt * sizeof(int32_t));
     t->end = malloc(cnt * sizeof(int32_t));
+    t->vptr = calloc((size_t)g->nv + 1, sizeof(int32_t));
+    t->vrow = malloc(cnt * sizeof(int32_t));
   }
-  if (!t || !t->dst || !t->first || !t->end) {
+  if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow) {
     if (t) groups_free(t);
     ir_error(d, (Loc){0}, "out of memory building the neighbour-group table "
              "(G %d) of %s", G, g->name ? g->name : "the graph");
@@ -99,6 +111,7 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
   t->n = (int32_t)n; /* at most |E| rows */
   t->nheavy = (int32_t)heavy;
   t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t);
+  t->seg_bytes = ((int64_t)g->nv + 1 + (int64_t)cnt) * (int64_t)sizeof(int32_t);
   int64_t k = 0;
   if (!ilv) {
     for (int32_t v = 0; v < g->nv; v++) add_rows(t, g, v, &k);
@@ -135,6 +148,17 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
       c = 1 - c;
     }
   }
+  /* each destination's rows in table order: a counting sort by dst,
+   * stable in the row index */
+  for (int64_t r = 0; r < n; r++) t->vptr[t->dst[r] + 1]++;
+  for (int32_t v = 0; v < g->nv; v++) t->vptr[v + 1] += t->vptr[v];
+  for (int64_t r = 0; r < n; r++) {
+    /* vptr[v] walks up to vptr[v + 1] as the rows are placed ... */
+    t->vrow[t->vptr[t->dst[r]]++] = (int32_t)r;
+  }
+  /* ... so afterwards vptr[v] holds the old vptr[v + 1]: shift back */
+  for (int32_t v = g->nv; v > 0; v--) t->vptr[v] = t->vptr[v - 1];
+  t->vptr[0] = 0;
   RtGraph *mg = (RtGraph *)g; /* the memo: see the top of the file */
   t->next = mg->groups;
   mg->groups = t;
@@ -147,6 +171,8 @@ static void devgroups_free(struct RtDevGroups *x) {
   rt_tensor_free(&x->dst);
   rt_tensor_free(&x->first);
   rt_tensor_free(&x->end);
+  rt_tensor_free(&x->vptr);
+  rt_tensor_free(&x->vrow);
   memset(x, 0, sizeof *x);
 }
 
@@ -182,5 +208,25 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
   }
   x->host = t;
   dg->ngroups++;
+  return x;
+}
+
+const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
+                                                 int ilv, int thr, Diag *d) {
+  const struct RtDevGroups *c = rt_devgraph_groups(dg, G, ilv, thr, d);
+  if (!c || c->vptr.ptr) return c;
+  struct RtDevGroups *x = (struct RtDevGroups *)c; /* one of dg->groups */
+  const RtGroups *t = x->host;
+  size_t pbytes = ((size_t)dg->host->nv + 1) * sizeof(int32_t);
+  size_t rbytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
+  RtStatus s;
+  if ((s = rt_tensor_alloc(&x->vptr, pbytes, "graph grp_vptr", d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->vrow, rbytes, "graph grp_vrow", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->vptr, t->vptr, pbytes, d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->vrow, t->vrow, rbytes, d)) != RT_OK) {
+    rt_tensor_free(&x->vptr);
+    rt_tensor_free(&x->vrow);
+    return NULL;
+  }
   return x;
 }

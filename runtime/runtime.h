@@ -95,6 +95,11 @@ typedef struct RtGroups {
   int32_t *dst, *first, *end; /* by row: destination, CSR positions
                                  [first, end) of its edges */
   int64_t bytes; /* what the three arrays take */
+  /* by destination v: its rows are vrow[vptr[v] .. vptr[v + 1]), in table
+   * order (the second stage of a deterministic segmented reduction,
+   * passes/segment.c); |V| + 1 and n entries, seg_bytes together */
+  int32_t *vptr, *vrow;
+  int64_t seg_bytes;
   struct RtGroups *next;
 } RtGroups;
 
@@ -301,6 +306,7 @@ typedef struct RtDevGraph {
   struct RtDevGroups {
     const RtGroups *host;
     RtDevTensor dst, first, end;
+    RtDevTensor vptr, vrow; /* uploaded by rt_devgraph_group_rows */
   } groups[4];
   int ngroups;
 } RtDevGraph;
@@ -309,6 +315,10 @@ typedef struct RtDevGraph {
  * after reporting. */
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
                                              int thr, Diag *d);
+/* The same, with the table's rows by destination (vptr, vrow) uploaded
+ * too: what a group_rows loop reads (passes/segment.c). */
+const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
+                                                 int ilv, int thr, Diag *d);
 /* Frees the group tables of `dg` (exec.c, with rt_devgraph_free). */
 void rt_devgraph_groups_free(RtDevGraph *dg);
 
@@ -462,6 +472,16 @@ RtStatus rt_exec_program(const struct CgProgram *p, const RtGraph *g,
                          Diag *d);
 /* Frees the cached device formats of `g` (called by rt_graph_free). */
 void rt_exec_forget_graph(const RtGraph *g);
+struct CgKernel;
+/* Bytes of dynamic shared memory kernel `k` of `p` needs on `g` with
+ * `syms`: its staged inputs (promote(X, shared)), each rounded up to 16
+ * bytes, then a @shared groups stage's accumulator rows. Returns them, or
+ * -1 after reporting a bad size, or staged inputs that take more than
+ * `limit` bytes (> 0) with the rows: the message names each tensor and its
+ * bytes. */
+int64_t rt_kernel_shared_bytes(const struct CgProgram *p,
+                               const struct CgKernel *k, const RtGraph *g,
+                               const int64_t *syms, int64_t limit, Diag *d);
 /* Prints the device memory report of a run: each graph format and the
  * tensors, and the peak. */
 void rt_exec_print_memory(FILE *out, const RtExecResult *res);
