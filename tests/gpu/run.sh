@@ -13,7 +13,9 @@
 # GOP_SUITE_TIERS chooses the tiers (default "rep all"), so that the
 # matrix can be split over device calls. Each tier stops starting cases
 # after GOP_SUITE_BUDGET_S seconds (540 by default) and counts the rest as
-# not run; GOP_SUITE_PRELUDE=0 skips the driver and gopc checks before
+# not run; GOP_SUITE_SKIP lists CSVs of earlier calls whose passed cases
+# are skipped (a matrix larger than one call, run over several);
+# GOP_SUITE_PRELUDE=0 skips the driver and gopc checks before
 # them. Prepare the inputs here first with tools/gpu-prepare.sh.
 # Usage: tests/gpu/run.sh CARRY_DIR OUT_DIR [--F "16 32 64 128 256"] [--reps N]
 set -uo pipefail
@@ -56,7 +58,9 @@ suite() { # tier packs graph-names...
     [ -f "$carry/datasets/$g.mtx.gz" ] && graphs+=("$carry/datasets/$g.mtx.gz")
   done
   echo "== tier $tier: $(grep -vc REFUSED "$packs/list.txt") kernel packs x width on ${graphs[*]##*/}"
-  "$carry/suite" run "$packs" "${graphs[@]}" --F "$widths" --reps "$reps" \
+  local skip=()
+  for f in ${GOP_SUITE_SKIP:-}; do skip+=(--skip-passed "$f"); done
+  "$carry/suite" run "$packs" "${graphs[@]}" --F "$widths" --reps "$reps" "${skip[@]}" \
     --csv "$out/suite-$tier.csv" --budget-s "${GOP_SUITE_BUDGET_S:-540}" > "$out/suite-$tier.log" 2>&1 \
     || status=1
   grep -E '^(FAIL|#)' "$out/suite-$tier.log" | head -60

@@ -7,13 +7,16 @@
  *       kernel packs, and lists them in PACKDIR/list.txt together with the
  *       combinations the scheduler refused and why
  *   suite run PACKDIR GRAPH... [--F "16 32 64"] [--reps N] [--csv FILE]
- *             [--budget-s S]
+ *             [--budget-s S] [--skip-passed CSV]...
  *       (on the GPU machine, no LLVM needed) runs each pack on each graph
  *       and width, compares every output with the interpreter, and prints
  *       one line per case and a summary. With a time budget it stops
  *       starting cases once the budget is spent and counts the rest as not
  *       run (a device call has a hard limit: better an honest count than a
  *       killed run). Cases slower than 50 ms are timed with one repeat.
+ *       --skip-passed skips the cases a CSV of an earlier run lists as
+ *       passed, and the references only they needed: a matrix larger than
+ *       one device call is run over several.
  *
  * The interpreter is the slow part on large graphs, so its results are
  * computed once per (graph, operator, width) and shared by every schedule,
@@ -253,20 +256,103 @@ static bool rerun_same(const Case *c, const Ref *ref, char *why, size_t n) {
   return same;
 }
 
+/* Cases that passed in an earlier run (--skip-passed CSV): a device call
+ * has a time limit, so a matrix larger than one call is run over several,
+ * each skipping what the ones before it checked. Keys are
+ * "graph\top\tschedule\tF", sorted for bsearch. */
+typedef struct Done {
+  char **keys;
+  int n;
+} Done;
+
+static int cmp_key(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *done_key(const char *graph, const char *op, const char *sched, long long F) {
+  char *k = NULL;
+  if (asprintf(&k, "%s\t%s\t%s\t%lld", graph, op, sched, F) < 0) abort();
+  return k;
+}
+
+/* Reads the rows with ok = 1 of a CSV this program wrote. */
+static int done_read(Done *d, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    return -1;
+  }
+  char line[2048];
+  int lineno = 0, cap = d->n;
+  while (fgets(line, sizeof line, f)) {
+    if (++lineno == 1) continue; /* the header */
+    /* graph,V,E,op,"schedule",F,ok,... */
+    char graph[256], op[256], sched[512];
+    long long F;
+    int ok;
+    if (sscanf(line, "%255[^,],%*d,%*d,%255[^,],\"%511[^\"]\",%lld,%d", graph, op, sched, &F,
+               &ok) != 5) {
+      fprintf(stderr, "%s:%d: not a row of a suite CSV\n", path, lineno);
+      fclose(f);
+      return -1;
+    }
+    if (!ok) continue;
+    if (d->n == cap) d->keys = realloc(d->keys, sizeof *d->keys * (size_t)(cap = cap ? 2 * cap : 1024));
+    d->keys[d->n++] = done_key(graph, op, sched, F);
+  }
+  fclose(f);
+  qsort(d->keys, (size_t)d->n, sizeof *d->keys, cmp_key);
+  return 0;
+}
+
+static bool done_has(const Done *d, const char *graph, const char *op, const char *sched,
+                     long long F) {
+  if (!d->n) return false;
+  char *k = done_key(graph, op, sched, F);
+  bool found = bsearch(&k, d->keys, (size_t)d->n, sizeof *d->keys, cmp_key) != NULL;
+  free(k);
+  return found;
+}
+
+/* One `suite run`: its settings and its tally. */
+typedef struct Run {
+  Case *cases;
+  int ncases, reps;
+  double budget, t_start;
+  FILE *csv;
+  Done done;
+  int passed, failed, not_run, skipped;
+} Run;
+
+static const char *graph_name(const RtGraph *g) {
+  return g->name && strrchr(g->name, '/') ? strrchr(g->name, '/') + 1
+         : g->name                        ? g->name
+                                          : "graph";
+}
+
+/* Whether every case of the reference's operator and width passed before. */
+static bool ref_done(const Run *r, const Ref *ref) {
+  for (int i = 0; i < r->ncases; i++)
+    if (strcmp(r->cases[i].op, ref->c->op) == 0 &&
+        !done_has(&r->done, graph_name(ref->g), r->cases[i].op, r->cases[i].sched,
+                  (long long)ref->F))
+      return false;
+  return true;
+}
+
 /* Runs every case of the reference's operator at its width on the GPU,
  * checks each against the reference, prints a line each (and a CSV row),
  * and frees the reference. */
-static void run_ref(Ref *ref, Case *cases, int ncases, int reps, double budget,
-                    double t_start, FILE *csv, int *passed, int *failed, int *not_run) {
+static void run_ref(Ref *ref, Run *r) {
   const RtGraph *g = ref->g;
-  const char *gname = g->name && strrchr(g->name, '/') ? strrchr(g->name, '/') + 1
-                      : g->name ? g->name : "graph";
+  const char *gname = graph_name(g);
   const IrOp *op = ref->c->ir;
+  FILE *csv = r->csv;
   if (!ref->ok) {
     printf("FAIL %s %s F=%lld: the interpreter failed: %s\n", gname, ref->c->op,
            (long long)ref->F, ref->err);
     case_buffers_free(op, ref->buf);
-    (*failed)++;
+    r->failed++;
     return;
   }
   IrExtents ext;
@@ -275,17 +361,21 @@ static void run_ref(Ref *ref, Case *cases, int ncases, int reps, double budget,
   pin_ref(ref, true);
   Diag d;
   ir_diag_init(&d, NULL);
-  for (int i = 0; i < ncases; i++) {
-    Case *c = &cases[i];
+  for (int i = 0; i < r->ncases; i++) {
+    Case *c = &r->cases[i];
     if (strcmp(c->op, ref->c->op) != 0) continue;
-    if (budget > 0 && rt_wall_seconds() - t_start > budget) {
-      (*not_run)++;
+    if (done_has(&r->done, gname, c->op, c->sched, (long long)ref->F)) {
+      r->skipped++;
+      continue;
+    }
+    if (r->budget > 0 && rt_wall_seconds() - r->t_start > r->budget) {
+      r->not_run++;
       continue;
     }
     /* One call: a checked run whose outputs come back, then (with --reps)
      * the timed runs: one when the first took over 50 ms, as a schedule
      * that slow is far from the best one's time either way. */
-    RtExecOptions timed = {.warmup = 2, .reps = reps, .slow_ms = 50};
+    RtExecOptions timed = {.warmup = 2, .reps = r->reps, .slow_ms = 50};
     RtExecResult res;
     memset(&res, 0, sizeof res);
     ir_diag_free(&d);
@@ -299,11 +389,11 @@ static void run_ref(Ref *ref, Case *cases, int ncases, int reps, double budget,
     if (ok && strncmp(c->sched, "deterministic", 13) == 0)
       ok = rerun_same(c, ref, why, sizeof why);
     why[strcspn(why, "\n")] = 0;
-    if (ok) (*passed)++;
-    else (*failed)++;
+    if (ok) r->passed++;
+    else r->failed++;
     printf("%s %-14s %-9s %-22s F=%-4lld", ok ? "ok  " : "FAIL", gname, c->op, c->sched,
            (long long)ref->F);
-    if (reps && ok)
+    if (r->reps && ok)
       printf(" %9.4f ms %7.1f GB/s %5.1f%%", res.timing.median_ms, res.gbps,
              res.copy_gbps > 0 ? 100 * res.gbps / res.copy_gbps : 0);
     if (ok) printf(" relL2 %.1e\n", rel);
@@ -323,10 +413,9 @@ static void run_ref(Ref *ref, Case *cases, int ncases, int reps, double budget,
 
 static int run(int argc, char **argv) {
   const char *dir = argv[0], *csv_path = NULL;
-  double budget = 0, t_start = rt_wall_seconds();
-  int not_run = 0;
+  Run r = {.t_start = rt_wall_seconds()};
   int64_t widths[16] = {16, 32, 64, 128, 256};
-  int nwidths = 5, reps = 0;
+  int nwidths = 5;
   const char *graphs[64];
   int ngraphs = 0;
   for (int i = 1; i < argc; i++) {
@@ -335,21 +424,27 @@ static int run(int argc, char **argv) {
       for (char *t = strtok(argv[++i], " ,"); t && nwidths < 16; t = strtok(NULL, " ,"))
         widths[nwidths++] = atoll(t);
     } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      reps = atoi(argv[++i]);
+      r.reps = atoi(argv[++i]);
     } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
       csv_path = argv[++i];
     } else if (strcmp(argv[i], "--budget-s") == 0 && i + 1 < argc) {
-      budget = atof(argv[++i]);
+      r.budget = atof(argv[++i]);
+    } else if (strcmp(argv[i], "--skip-passed") == 0 && i + 1 < argc) {
+      if (done_read(&r.done, argv[++i]) != 0) return 2;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "suite run: unknown option %s\n", argv[i]);
+      return 2;
     } else if (ngraphs < 64) {
       graphs[ngraphs++] = argv[i];
     }
   }
-  Case *cases;
-  int ncases = case_list_read(dir, &cases);
-  if (ncases <= 0) {
+  r.ncases = case_list_read(dir, &r.cases);
+  if (r.ncases <= 0) {
     fprintf(stderr, "no kernel packs listed in %s/list.txt\n", dir);
     return 1;
   }
+  Case *cases = r.cases;
+  int ncases = r.ncases;
   Arena *a = ir_arena_new();
   Diag d;
   ir_diag_init(&d, stderr);
@@ -357,26 +452,33 @@ static int run(int argc, char **argv) {
     if (case_load(&cases[i], a, &d) != 0) return 1;
   if (rt_cuda_open(&d) != RT_OK) return 3;
   printf("# GPU: %s (sm_%d), %d kernel packs\n", rt_cuda_device_name(), rt_cuda_cc(), ncases);
-  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv) fprintf(csv, "graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction\n");
+  if (r.done.n) printf("# skipping the %d cases that passed before (--skip-passed)\n", r.done.n);
+  r.csv = csv_path ? fopen(csv_path, "w") : NULL;
+  if (r.csv) fprintf(r.csv, "graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction\n");
 
-  int passed = 0, failed = 0;
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   for (int gi = 0; gi < ngraphs; gi++) {
-    if (budget > 0 && rt_wall_seconds() - t_start > budget) {
+    const char *gname = strrchr(graphs[gi], '/') ? strrchr(graphs[gi], '/') + 1 : graphs[gi];
+    if (r.budget > 0 && rt_wall_seconds() - r.t_start > r.budget) {
       /* No case of this graph would start: skip its references too. */
-      printf("# graph %s: not run, the time budget is spent\n", graphs[gi]);
-      not_run += ncases * nwidths;
+      printf("# graph %s: not run, the time budget is spent\n", gname);
+      for (int i = 0; i < ncases; i++)
+        for (int w = 0; w < (cases[i].ir->nsyms ? nwidths : 1); w++) {
+          bool done = done_has(&r.done, gname, cases[i].op, cases[i].sched,
+                               cases[i].ir->nsyms ? (long long)widths[w] : 0);
+          r.skipped += done;
+          r.not_run += !done;
+        }
       continue;
     }
     double t_graph = rt_wall_seconds();
     RtGraph *g = rt_graph_open(graphs[gi], &d);
     if (!g) return 1;
-    const char *gname = strrchr(graphs[gi], '/') ? strrchr(graphs[gi], '/') + 1 : graphs[gi];
     printf("# graph %s: |V| %d, |E| %d\n", gname, g->nv, g->ne);
     fflush(stdout);
     /* The distinct (operator, width) pairs, with their references computed
-     * in parallel. Operators without extents run at one width. */
+     * in parallel, leaving out those whose cases all passed before.
+     * Operators without extents run at one width. */
     Ref *refs = calloc((size_t)ncases * (size_t)nwidths, sizeof *refs);
     int nrefs = 0;
     for (int i = 0; i < ncases; i++)
@@ -388,6 +490,15 @@ static int run(int argc, char **argv) {
           seen = strcmp(refs[k].c->op, cases[i].op) == 0 && refs[k].F == F;
         if (!seen) refs[nrefs++] = (Ref){.c = &cases[i], .g = g, .F = F};
       }
+    int kept = 0;
+    for (int k = 0; k < nrefs; k++) {
+      if (!ref_done(&r, &refs[k])) {
+        refs[kept++] = refs[k];
+        continue;
+      }
+      for (int i = 0; i < ncases; i++) r.skipped += strcmp(cases[i].op, refs[k].c->op) == 0;
+    }
+    nrefs = kept;
     /* References hold every input and output of their operator: on the
      * largest graphs all of them at once would not fit in host memory, so
      * they are made and used in batches of at most a third of it. */
@@ -397,9 +508,15 @@ static int run(int argc, char **argv) {
       double bytes = 0;
       for (hi = lo; hi < nrefs && (hi == lo || bytes + refs[hi].cost * 8 < mem_cap); hi++)
         bytes += refs[hi].cost * 8; /* f32 reference + the GPU's copy */
-      if (budget > 0 && rt_wall_seconds() - t_start > budget) {
+      if (r.budget > 0 && rt_wall_seconds() - r.t_start > r.budget) {
         for (int k = lo; k < hi; k++)
-          for (int i = 0; i < ncases; i++) not_run += strcmp(cases[i].op, refs[k].c->op) == 0;
+          for (int i = 0; i < ncases; i++) {
+            if (strcmp(cases[i].op, refs[k].c->op) != 0) continue;
+            bool done = done_has(&r.done, gname, cases[i].op, cases[i].sched,
+                                 (long long)refs[k].F);
+            r.skipped += done;
+            r.not_run += !done;
+          }
         continue;
       }
       double t_refs = rt_wall_seconds();
@@ -407,18 +524,20 @@ static int run(int argc, char **argv) {
       printf("# graph %s: %d interpreter references in %.1f s\n", gname, hi - lo,
              rt_wall_seconds() - t_refs);
       fflush(stdout);
-      for (int k = lo; k < hi; k++)
-        run_ref(&refs[k], cases, ncases, reps, budget, t_start, csv, &passed, &failed, &not_run);
+      for (int k = lo; k < hi; k++) run_ref(&refs[k], &r);
     }
     free(refs);
     rt_graph_free(g);
     printf("# graph %s done in %.1f s\n", gname, rt_wall_seconds() - t_graph);
   }
-  if (csv) fclose(csv);
-  if (not_run)
-    printf("# %d cases not run: the time budget of %.0f s was spent\n", not_run, budget);
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed || not_run ? 1 : 0;
+  if (r.csv) fclose(r.csv);
+  if (r.skipped) printf("# %d cases skipped: they passed before (--skip-passed)\n", r.skipped);
+  if (r.not_run)
+    printf("# %d cases not run: the time budget of %.0f s was spent\n", r.not_run, r.budget);
+  printf("%d passed, %d failed\n", r.passed, r.failed);
+  for (int i = 0; i < r.done.n; i++) free(r.done.keys[i]);
+  free(r.done.keys);
+  return r.failed || r.not_run ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
