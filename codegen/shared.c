@@ -312,38 +312,6 @@ void cg_shared_store(CgCtx *cg, const IrNode *s) {
 
 /* ---- promote(X, shared): inputs staged at the kernel's start ---- */
 
-static bool reads(const IrNode *n, const IrTensor *t) {
-  for (; n; n = n->kind <= IR_IF ? n->next : NULL) {
-    switch (n->kind) {
-    case IR_LOOP:
-      if (reads(n->loop.extent, t) || reads(n->loop.of, t) || reads(n->loop.body, t))
-        return true;
-      break;
-    case IR_IF:
-      if (reads(n->ifs.cond, t) || reads(n->ifs.then, t)) return true;
-      break;
-    case IR_STORE: case IR_LOAD:
-      if (n->kind == IR_LOAD && n->acc.tensor == t) return true;
-      for (int i = 0; i < n->acc.nidx; i++)
-        if (reads(n->acc.idx[i], t)) return true;
-      if (n->kind == IR_STORE && reads(n->acc.value, t)) return true;
-      break;
-    case IR_LET: if (reads(n->let.init, t)) return true; break;
-    case IR_SET: if (reads(n->set.value, t)) return true; break;
-    case IR_BIN: return reads(n->bin.a, t) || reads(n->bin.b, t);
-    case IR_UN: return reads(n->un.a, t);
-    case IR_CALL:
-      for (int i = 0; i < n->call.nargs; i++)
-        if (reads(n->call.args[i], t)) return true;
-      return false;
-    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-      return reads(n->endpoint.e, t);
-    default: break;
-    }
-  }
-  return false;
-}
-
 typedef struct Copy {
   LLVMValueRef from, to; /* the tensor in global memory, its copy */
 } Copy;
@@ -363,7 +331,7 @@ void cg_shared_stage(CgCtx *cg, const IrNode *stage) {
   LLVMValueRef at = NULL; /* floats of the copies so far */
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
-    if (!t->shared || !reads(stage, t)) continue;
+    if (!t->shared || !ir_reads_tensor(stage, t)) continue;
     if (t->role != IR_ROLE_IN || t->domain != IR_DOM_DENSE || t->dtype != IR_DT_F32) {
       cg_error(cg, t->loc, "tensor '%s' is @shared but is not a dense f32 "
                "input", t->name);

@@ -63,27 +63,18 @@ static bool uses(const IrNode *e, const IrVar *v) {
   }
 }
 
-static bool has_load(const IrNode *e) {
-  if (!e) return false;
-  switch (e->kind) {
-  case IR_LOAD: return true;
-  case IR_BIN: return has_load(e->bin.a) || has_load(e->bin.b);
-  case IR_UN: return has_load(e->un.a);
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++)
-      if (has_load(e->call.args[i])) return true;
-    return false;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    return true; /* graph arrays */
-  default: return false;
-  }
+/* A load, or a graph array read (an edge's endpoint, a degree). */
+static bool reads_memory(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOAD || n->kind == IR_SRC || n->kind == IR_DST ||
+         n->kind == IR_INDEG || n->kind == IR_OUTDEG;
 }
 
 /* Whether `e` uses no variable bound inside the loop and reads no memory,
  * so it can be evaluated at the loop's entry (a load there could read
  * what the guards inside the body keep the scalar code from reading). */
 static bool outer_only(const Plan *p, const IrNode *e) {
-  if (has_load(e)) return false;
+  if (ir_any(e, reads_memory, NULL)) return false;
   for (int i = 0; i < p->ninner; i++)
     if (uses(e, p->inner[i])) return false;
   return true;

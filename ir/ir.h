@@ -417,6 +417,13 @@ int ir_tensor_shape(const IrTensor *t, const struct RtGraph *g,
 int64_t ir_tensor_numel(const IrTensor *t, const struct RtGraph *g,
                         const IrExtents *ext);
 
+/* ir/walk.c: whether any node of `n` (a statement list with everything
+ * under it, or an expression) satisfies `hit`, visited parents first. */
+bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx);
+/* Whether `n` loads from any tensor; from tensor `t`. */
+bool ir_has_load(const IrNode *n);
+bool ir_reads_tensor(const IrNode *n, const IrTensor *t);
+
 /* Runs `op`. Returns 0, or -1 after reporting (e.g. an index out of range,
  * an unbound extent) through `d`. */
 int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d);

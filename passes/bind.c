@@ -81,54 +81,10 @@ static void find_outer_update(Locals *lc, const IrNode *list) {
   }
 }
 
-static bool reads(const IrNode *e, const IrTensor *t) {
-  if (!e) return false;
-  switch (e->kind) {
-  case IR_LOAD:
-    if (e->acc.tensor == t) return true;
-    for (int i = 0; i < e->acc.nidx; i++)
-      if (reads(e->acc.idx[i], t)) return true;
-    return false;
-  case IR_BIN: return reads(e->bin.a, t) || reads(e->bin.b, t);
-  case IR_UN: return reads(e->un.a, t);
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++)
-      if (reads(e->call.args[i], t)) return true;
-    return false;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    return reads(e->endpoint.e, t);
-  default: return false;
-  }
-}
-
-static bool list_reads(const IrNode *list, const IrTensor *t) {
-  for (const IrNode *s = list; s; s = s->next) {
-    switch (s->kind) {
-    case IR_LOOP:
-      if (reads(s->loop.extent, t) || reads(s->loop.of, t) ||
-          list_reads(s->loop.body, t))
-        return true;
-      break;
-    case IR_IF:
-      if (reads(s->ifs.cond, t) || list_reads(s->ifs.then, t)) return true;
-      break;
-    case IR_STORE:
-      for (int i = 0; i < s->acc.nidx; i++)
-        if (reads(s->acc.idx[i], t)) return true;
-      if (reads(s->acc.value, t)) return true;
-      break;
-    case IR_LET: if (reads(s->let.init, t)) return true; break;
-    case IR_SET: if (reads(s->set.value, t)) return true; break;
-    default: break;
-    }
-  }
-  return false;
-}
-
 /* A tensor stored to under `list` and also read under `body`. */
 static const IrTensor *read_written(const IrNode *list, const IrNode *body) {
   for (const IrNode *s = list; s; s = s->next) {
-    if (s->kind == IR_STORE && list_reads(body, s->acc.tensor)) return s->acc.tensor;
+    if (s->kind == IR_STORE && ir_reads_tensor(body, s->acc.tensor)) return s->acc.tensor;
     const IrNode *inner = s->kind == IR_LOOP ? s->loop.body
                           : s->kind == IR_IF ? s->ifs.then
                                              : NULL;

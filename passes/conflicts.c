@@ -77,19 +77,8 @@ static bool var_known(const IrVar *v, void *ctx) {
          l->loop.extent->i == 1;
 }
 
-static bool has_load(const IrNode *e) {
-  if (!e) return false;
-  switch (e->kind) {
-  case IR_LOAD: return true;
-  case IR_BIN: return has_load(e->bin.a) || has_load(e->bin.b);
-  case IR_UN: return has_load(e->un.a);
-  case IR_SRC: case IR_DST: return has_load(e->endpoint.e);
-  default: return false;
-  }
-}
-
 static bool computable(Known *k, const IrNode *e) {
-  return !has_load(e) && pass_expr_vars_all(e, var_known, k);
+  return !ir_has_load(e) && pass_expr_vars_all(e, var_known, k);
 }
 
 static bool add(Known *k, const IrNode *e) {

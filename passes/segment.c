@@ -95,59 +95,6 @@ static void find(Walk *w, IrNode **slot) {
   }
 }
 
-/* Whether `list` (statements or an expression) loads tensor t. */
-static bool reads(const IrNode *n, const IrTensor *t) {
-  for (; n; n = n->next) {
-    switch (n->kind) {
-    case IR_LOAD:
-      if (n->acc.tensor == t) return true;
-      for (int i = 0; i < n->acc.nidx; i++)
-        if (reads(n->acc.idx[i], t)) return true;
-      break;
-    case IR_STORE:
-      for (int i = 0; i < n->acc.nidx; i++)
-        if (reads(n->acc.idx[i], t)) return true;
-      if (reads(n->acc.value, t)) return true;
-      break;
-    case IR_LOOP:
-      if (reads(n->loop.extent, t) || reads(n->loop.of, t) || reads(n->loop.body, t))
-        return true;
-      break;
-    case IR_IF:
-      if (reads(n->ifs.cond, t) || reads(n->ifs.then, t)) return true;
-      break;
-    case IR_LET: if (reads(n->let.init, t)) return true; break;
-    case IR_SET: if (reads(n->set.value, t)) return true; break;
-    case IR_BIN:
-      if (reads(n->bin.a, t) || reads(n->bin.b, t)) return true;
-      break;
-    case IR_UN: if (reads(n->un.a, t)) return true; break;
-    case IR_CALL:
-      for (int i = 0; i < n->call.nargs; i++)
-        if (reads(n->call.args[i], t)) return true;
-      break;
-    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-      if (reads(n->endpoint.e, t)) return true;
-      break;
-    default: break;
-    }
-  }
-  return false;
-}
-
-static bool has_load(const IrNode *e) {
-  if (!e) return false;
-  switch (e->kind) {
-  case IR_LOAD: return true;
-  case IR_BIN: return has_load(e->bin.a) || has_load(e->bin.b);
-  case IR_UN: return has_load(e->un.a);
-  case IR_CALL: return e->call.nargs > 0 && (has_load(e->call.args[0]) ||
-                                             (e->call.nargs > 1 && has_load(e->call.args[1])));
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: return has_load(e->endpoint.e);
-  default: return false;
-  }
-}
-
 /* The range loops of the path outside `below` (NULL: all): what a feature
  * index may use. */
 typedef struct Feat {
@@ -167,7 +114,7 @@ static bool feature_var(const IrVar *v, void *ctx) {
 }
 
 static bool feature_expr(Feat *ft, const IrNode *e) {
-  return !has_load(e) && pass_expr_vars_all(e, feature_var, ft);
+  return !ir_has_load(e) && pass_expr_vars_all(e, feature_var, ft);
 }
 
 /* A tensor or loop name the op does not use yet: base, base1, ... */
@@ -205,7 +152,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
              "dst tensor", y->name, ir_domain_name(y->domain));
     return -1;
   }
-  if (reads(st->loop.body, y)) {
+  if (ir_reads_tensor(st->loop.body, y)) {
     ir_error(d, s->loc, "deterministic: groups loop '%s' reads '%s', which its "
              "segmented reduction writes only in a second stage; read it in a "
              "stage of its own", gname, y->name);

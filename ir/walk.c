@@ -1,0 +1,59 @@
+/* ir/walk.c: whether any node of a piece of IR answers a question.
+ *
+ * The passes and the code generator ask the same few questions of a tree
+ * (does it load anything, does it read this tensor); ir_any walks it once
+ * for all of them, so that a new node kind is added to one walk.
+ */
+#include "ir.h"
+
+bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx) {
+  /* Statements chain through `next`; an expression is a single tree. */
+  for (; n; n = n->kind <= IR_IF ? n->next : NULL) {
+    if (hit(n, ctx)) return true;
+    switch (n->kind) {
+    case IR_LOOP:
+      if (ir_any(n->loop.extent, hit, ctx) || ir_any(n->loop.of, hit, ctx) ||
+          ir_any(n->loop.body, hit, ctx))
+        return true;
+      break;
+    case IR_IF:
+      if (ir_any(n->ifs.cond, hit, ctx) || ir_any(n->ifs.then, hit, ctx)) return true;
+      break;
+    case IR_STORE: case IR_LOAD:
+      for (int i = 0; i < n->acc.nidx; i++)
+        if (ir_any(n->acc.idx[i], hit, ctx)) return true;
+      if (n->kind == IR_STORE && ir_any(n->acc.value, hit, ctx)) return true;
+      break;
+    case IR_LET: if (ir_any(n->let.init, hit, ctx)) return true; break;
+    case IR_SET: if (ir_any(n->set.value, hit, ctx)) return true; break;
+    case IR_BIN:
+      if (ir_any(n->bin.a, hit, ctx) || ir_any(n->bin.b, hit, ctx)) return true;
+      break;
+    case IR_UN: if (ir_any(n->un.a, hit, ctx)) return true; break;
+    case IR_CALL:
+      for (int i = 0; i < n->call.nargs; i++)
+        if (ir_any(n->call.args[i], hit, ctx)) return true;
+      break;
+    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+      if (ir_any(n->endpoint.e, hit, ctx)) return true;
+      break;
+    default: break;
+    }
+  }
+  return false;
+}
+
+static bool is_load(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOAD;
+}
+
+static bool is_load_of(const IrNode *n, void *t) {
+  return n->kind == IR_LOAD && n->acc.tensor == t;
+}
+
+bool ir_has_load(const IrNode *n) { return ir_any(n, is_load, NULL); }
+
+bool ir_reads_tensor(const IrNode *n, const IrTensor *t) {
+  return ir_any(n, is_load_of, (void *)t);
+}
