@@ -129,8 +129,9 @@ typedef struct CgKernel {
   CgParam *params; /* in the order the kernel takes them */
   CgLaunch launch;
   /* a stage over neighbour groups (`for g in groups(G)`): the table it
-   * reads (runtime/graph_groups.c); group 0: none */
-  int group, group_ilv, group_thr;
+   * reads (runtime/graph_groups.c: G, interleaving distance, classes,
+   * threshold); group 0: none */
+  int group, group_ilv, group_cls, group_thr;
   int shared_tensor; /* a @shared groups stage: the tensor whose rows it
                         accumulates in dynamic shared memory (threads / 32
                         rows of its features); -1: none */

@@ -275,6 +275,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     end = cg_param(cg, CG_PARAM_NGROUPS, 0);
     cg->kernel->group = l->loop.group;
     cg->kernel->group_ilv = l->loop.ilv;
+    cg->kernel->group_cls = l->loop.ilv_cls;
     cg->kernel->group_thr = l->loop.ilv_thr;
     break;
   case IR_LOOP_GROUP_EDGES:
@@ -289,6 +290,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     end = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of1, "rend");
     cg->kernel->group = l->loop.group;
     cg->kernel->group_ilv = l->loop.ilv;
+    cg->kernel->group_cls = l->loop.ilv_cls;
     cg->kernel->group_thr = l->loop.ilv_thr;
     break;
   }

@@ -26,7 +26,9 @@
  *   <312 bytes of IR text>
  *   end
  *
- * `kernel NAME STAGE THREADS NPARAMS` is followed by its NPARAMS `param`
+ * `kernel NAME STAGE THREADS NPARAMS` (a stage over neighbour groups adds
+ * `G DISTANCE THRESHOLD SHARED_TENSOR`, and `CLASSES` when an interleaved
+ * table has more than two) is followed by its NPARAMS `param`
  * lines and one `launch` line (`one`, `fill BIND PER_BLOCK`, or `extent
  * BIND PER_BLOCK TOKENS...` with the extent in postfix: integers, `$N` for
  * symbol N, `nv`, `ne`, `+ - * / %`). Tensor dims are integers or `$N`.
@@ -222,10 +224,13 @@ static void write_pack(FILE *f, const CgProgram *p) {
     const CgKernel *k = &p->kernels[i];
     fprintf(f, "kernel %s %d %d %d", k->name, k->stage, k->threads, k->nparams);
     /* a stage over neighbour groups: its table's G, distance, threshold,
-     * and the tensor it accumulates in shared memory (-1: none) */
+     * and the tensor it accumulates in shared memory (-1: none); then the
+     * classes when not the two that an interleaved table has by default,
+     * so that packs of two classes read as they always did */
     if (k->group)
       fprintf(f, " %d %d %d %d", k->group, k->group_ilv, k->group_thr,
               k->shared_tensor);
+    if (k->group && k->group_cls > 2) fprintf(f, " %d", k->group_cls);
     fputc('\n', f);
     for (int j = 0; j < k->nparams; j++) {
       fprintf(f, "param %s", cg_param_name(k->params[j].kind));
@@ -448,18 +453,29 @@ static int parse_launch(PackReader *r, CgLaunch *l, int nsyms) {
 }
 
 static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
-  int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1};
-  if (r->nwords != 9 && want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS "
-                                   "[GROUP DISTANCE THRESHOLD SHARED_TENSOR]"))
+  int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1}, cls = 0;
+  if (r->nwords != 9 && r->nwords != 10 &&
+      want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS [GROUP DISTANCE "
+                 "THRESHOLD SHARED_TENSOR [CLASSES]]"))
     return -1;
-  if (r->nwords == 9 &&
+  if (r->nwords >= 9 &&
       (parse_int(r, r->words[5], 1, 1 << 20, "group size", &grp[0]) ||
        parse_int(r, r->words[6], 0, 1 << 20, "interleaving distance", &grp[1]) ||
        parse_int(r, r->words[7], 0, INT32_MAX, "degree threshold", &grp[2]) ||
        parse_int(r, r->words[8], -1, p->ntensors - 1, "shared tensor", &grp[3])))
     return -1;
+  /* classes: given when more than two, which needs an interleaved table
+   * with no degree threshold (passes/interleave.c) */
+  if (r->nwords == 10 &&
+      (parse_int(r, r->words[9], 3, IR_MAX_CLASSES, "classes", &cls) ||
+       (grp[1] == 0 && fail(r, "%" PRId64 " classes of a table that is not "
+                            "interleaved", cls)) ||
+       (grp[2] != 0 && fail(r, "%" PRId64 " classes with a degree threshold; "
+                            "a threshold splits two", cls))))
+    return -1;
   k->group = (int)grp[0];
   k->group_ilv = (int)grp[1];
+  k->group_cls = grp[1] ? (cls ? (int)cls : 2) : 0;
   k->group_thr = (int)grp[2];
   k->shared_tensor = (int)grp[3];
   if (parse_int(r, r->words[2], 0, INT32_MAX, "stage", &stage) ||

@@ -182,6 +182,7 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
   k->launch.per_block = k->threads / 32;
   k->group = l->loop.group;
   k->group_ilv = l->loop.ilv;
+  k->group_cls = l->loop.ilv_cls;
   k->group_thr = l->loop.ilv_thr;
   k->shared_tensor = f.t->id;
 

@@ -96,7 +96,7 @@ int ir_tensor_shape(const IrTensor *t, const RtGraph *g, const IrExtents *ext,
     if (g) {
       Diag quiet;
       ir_diag_init(&quiet, NULL);
-      tab = rt_graph_groups(g, t->group, 0, 0, &quiet);
+      tab = rt_graph_groups(g, t->group, 0, 0, 0, &quiet);
       ir_diag_free(&quiet);
     }
     shape[r++] = !g ? 0 : tab ? tab->n : -1; /* -1: no table, as unbound */
@@ -422,7 +422,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
   case IR_LOOP_GROUPS: {
     /* the rows of the table runtime/graph_groups.c builds (and caches) */
     const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
-                                        s->loop.ilv_thr, in->d);
+                                        s->loop.ilv_cls, s->loop.ilv_thr, in->d);
     if (!t) {
       in->failed = true;
       return;
@@ -449,7 +449,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
   case IR_LOOP_GROUP_ROWS: {
     /* passes/segment.c: the rows of destination v, in table order */
     const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
-                                        s->loop.ilv_thr, in->d);
+                                        s->loop.ilv_cls, s->loop.ilv_thr, in->d);
     if (!t) {
       in->failed = true;
       return;

@@ -25,6 +25,7 @@
 
 #define IR_MAX_DIMS 4 /* feature dimensions of a tensor, after its domain */
 #define IR_MAX_IDX (IR_MAX_DIMS + 1)
+#define IR_MAX_CLASSES 8 /* interleave: classes of neighbour groups */
 
 /* ---------------------------------------------------------------------------
  * arena.c: bump allocation; everything of a compilation lives in one arena.
@@ -220,9 +221,10 @@ struct IrNode {
       int vec;    /* 0: not vectorised */
       /* GROUPS (passes/group.c, passes/interleave.c), and GROUP_ROWS (of:
        * the vertex; passes/segment.c): the group size G;
-       * the interleaving distance (0: table order) and the degree
-       * threshold of its two classes (0: the runtime's, the mean degree) */
-      int group, ilv, ilv_thr;
+       * the interleaving distance (0: table order), its number of classes
+       * (2..8 when interleaved, else 0) and, with two classes, the degree
+       * threshold between them (0: the runtime's, the mean degree) */
+      int group, ilv, ilv_cls, ilv_thr;
       bool shared; /* GROUPS: `shared` stores accumulate per warp in shared
                       memory (promote(g, shared), docs/gpu-ir.md) */
       IrNode *body;

@@ -170,6 +170,8 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   if (s->loop.unroll > 0) fprintf(out, " @unroll(%d)", s->loop.unroll);
   if (s->loop.vec > 0) fprintf(out, " @vec(%d)", s->loop.vec);
   if (s->loop.ilv > 0) fprintf(out, " @interleave(%d)", s->loop.ilv);
+  /* two classes are the default: existing IR text stays as it was */
+  if (s->loop.ilv_cls > 2) fprintf(out, " @classes(%d)", s->loop.ilv_cls);
   if (s->loop.ilv_thr > 0) fprintf(out, " @threshold(%d)", s->loop.ilv_thr);
   if (s->loop.shared) fputs(" @shared", out);
   if (s->loop.threads > 0) fprintf(out, " @threads(%d)", s->loop.threads);

@@ -292,12 +292,18 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
     if (s->loop.group < 1)
       fail(v, s->loc, "group_rows loop has group size %d", s->loop.group);
     if (s->loop.shared) fail(v, s->loc, "group_rows loop is @shared");
-  } else if (s->loop.group || s->loop.ilv || s->loop.ilv_thr || s->loop.shared) {
+  } else if (s->loop.group || s->loop.ilv || s->loop.ilv_cls || s->loop.ilv_thr ||
+             s->loop.shared) {
     fail(v, s->loc, "%s loop has a group size or interleaving", kn);
   }
-  if (s->loop.ilv < 0 || s->loop.ilv_thr < 0 || (s->loop.ilv_thr && !s->loop.ilv))
-    fail(v, s->loc, "groups loop has interleaving distance %d, threshold %d",
-         s->loop.ilv, s->loop.ilv_thr);
+  /* passes/interleave.c: 2..8 classes when interleaved, none otherwise; a
+   * degree threshold splits two classes only */
+  if (s->loop.ilv < 0 || s->loop.ilv_thr < 0 || (s->loop.ilv_thr && !s->loop.ilv) ||
+      (s->loop.ilv ? s->loop.ilv_cls < 2 || s->loop.ilv_cls > IR_MAX_CLASSES
+                   : s->loop.ilv_cls != 0) ||
+      (s->loop.ilv_thr && s->loop.ilv_cls != 2))
+    fail(v, s->loc, "groups loop has interleaving distance %d, %d classes, "
+         "threshold %d", s->loop.ilv, s->loop.ilv_cls, s->loop.ilv_thr);
   if (wants_extent) check_typed(v, s->loop.extent, IR_TY_INT, "extent of the range loop");
   else if (s->loop.extent) fail(v, s->loc, "%s loop has an extent", kn);
   if ((unsigned)s->loop.bind >= IR_BIND_COUNT)

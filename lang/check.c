@@ -969,9 +969,10 @@ static IrNode *check_set(Checker *c, const LangNode *s) {
 }
 
 /* Loop annotations (IR text): @warp @block @lane @thread, @unroll(N),
- * @vec(N), and @threads(N) on a stage's loop (docs/gpu-ir.md). */
+ * @vec(N), @threads(N) on a stage's loop, and on a groups loop @shared and
+ * @interleave(D) @classes(K) @threshold(N), into ilv[0..2] (docs/gpu-ir.md). */
 static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
-                         int *unroll, int *vec, int *threads, int ilv[2],
+                         int *unroll, int *vec, int *threads, int ilv[3],
                          bool *shared) {
   const LangNode *annots = loop->loop.annots;
   if (!annots) return true;
@@ -985,7 +986,8 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
     const char *name = a->annot.name;
     int b = ir_bind_lookup(name);
     bool counted = strcmp(name, "unroll") == 0 || strcmp(name, "vec") == 0 ||
-                   strcmp(name, "interleave") == 0 || strcmp(name, "threshold") == 0;
+                   strcmp(name, "interleave") == 0 || strcmp(name, "threshold") == 0 ||
+                   strcmp(name, "classes") == 0;
     if (b > IR_BIND_NONE) {
       if (a->annot.has_value) {
         error(c, a->loc, "`@%s` takes no argument", name);
@@ -1019,7 +1021,7 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
       }
     } else if (counted) {
       int *slot = name[0] == 'u' ? unroll : name[0] == 'v' ? vec
-                  : name[0] == 'i' ? &ilv[0] : &ilv[1];
+                  : name[0] == 'i' ? &ilv[0] : name[0] == 't' ? &ilv[1] : &ilv[2];
       if (!a->annot.has_value || a->annot.value <= 0 ||
           a->annot.value > 1 << 20) {
         error(c, a->loc, "`@%s` needs a positive count: @%s(4)", name, name);
@@ -1186,13 +1188,22 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   }
   if (header_ok) header_ok = check_nesting(c, n, kind);
   IrBind b = IR_BIND_NONE;
-  int unroll = 0, vec = 0, threads = 0, ilv[2] = {0, 0};
+  int unroll = 0, vec = 0, threads = 0, ilv[3] = {0, 0, 0};
   bool shared = false;
   bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared);
   bool table = kind == IR_LOOP_GROUPS || (kind == IR_LOOP_GROUP_ROWS && !shared);
-  if (ok && (ilv[0] | ilv[1] || shared) && (!table || (!ilv[0] && !shared))) {
-    error(c, n->loc, "`@interleave(D)` (and `@threshold(N)` with it) and "
-          "`@shared` belong on a groups loop");
+  if (ok && (ilv[0] | ilv[1] | ilv[2] || shared) &&
+      (!table || ((ilv[1] | ilv[2]) && !ilv[0]) || (!ilv[0] && !shared))) {
+    error(c, n->loc, "`@interleave(D)` (and `@classes(K)` or `@threshold(N)` "
+          "with it) and `@shared` belong on a groups loop");
+    ok = false;
+  } else if (ok && (ilv[2] == 1 || ilv[2] > IR_MAX_CLASSES)) {
+    error(c, n->loc, "`@classes(K)` takes 2 to %d classes, not %d",
+          IR_MAX_CLASSES, ilv[2]);
+    ok = false;
+  } else if (ok && ilv[1] && ilv[2] > 2) {
+    error(c, n->loc, "`@threshold(N)` splits two classes; the %d of "
+          "`@classes(%d)` are quantiles of the in-degrees", ilv[2], ilv[2]);
     ok = false;
   }
 
@@ -1221,6 +1232,7 @@ static IrNode *check_loop(Checker *c, const LangNode *n) {
   loop->loop.threads = threads;
   loop->loop.group = group;
   loop->loop.ilv = ilv[0];
+  loop->loop.ilv_cls = ilv[0] ? (ilv[2] ? ilv[2] : 2) : 0;
   loop->loop.ilv_thr = ilv[1];
   loop->loop.shared = shared;
   return loop;

@@ -3,25 +3,31 @@
  *
  * Contract: requires a groups loop (neighbour groups: group(e, G) on the
  * in-edges of a vertex loop) not interleaved yet; marks it
- * `@interleave(distance)` (and `@threshold(t)` when the schedule gives the
- * degree threshold). Breaks nothing: the IR is the same loop nest, only the
- * order of the rows of the group table changes.
+ * `@interleave(distance)`, `@classes(K)` when K is not 2, and
+ * `@threshold(t)` when the schedule gives the degree threshold of two
+ * classes. Breaks nothing: the IR is the same loop nest, only the order of
+ * the rows of the group table changes.
  *
  * The work items are the neighbour groups; their class is that of their
- * destination: heavy when its in-degree exceeds the threshold (the
- * schedule's, else the mean degree the runtime computes), light otherwise.
- * runtime/graph_groups.c builds the table with `distance` rows of one class,
- * then `distance` of the other, and so on, so that consecutive warps
- * alternate between long-latency groups (a heavy destination's, contending
- * for its atomics) and short ones. Any order of the groups is legal: every
- * group is still done exactly once, and the only writes two groups share
- * are reductions into a destination (atomic, or flushed from shared
- * memory), whose result does not depend on the order beyond float rounding.
- * A deterministic operator still reorders nothing between runs: the
- * permutation is a function of the graph and the parameters.
+ * destination, by in-degree. With two classes (MGG's): heavy when the
+ * in-degree exceeds the threshold (the schedule's, else the mean degree the
+ * runtime computes), light otherwise. With K from 3 to 8: quantiles of the
+ * groups' destination degrees, each class about 1/K of the groups, heaviest
+ * first, a degree never split between two classes; a threshold has no
+ * meaning there and is refused. runtime/graph_groups.c builds the table
+ * with `distance` rows of one class, then `distance` of the next, round
+ * robin, so that consecutive warps mix long-latency groups (a heavy
+ * destination's, contending for its atomics) with short ones. Any order of
+ * the groups is legal: every group is still done exactly once, and the
+ * only writes two groups share are reductions into a destination (atomic,
+ * or flushed from shared memory, or combined per destination in table
+ * order by a segmented reduction), whose result does not depend on the
+ * order beyond float rounding. A deterministic operator still reorders
+ * nothing between runs: the permutation is a function of the graph and the
+ * parameters.
  *
- * Two classes are what the table knows (MGG's local and remote neighbours
- * would be a third source of classes, once graphs span GPUs).
+ * MGG's local and remote neighbours would be another source of classes,
+ * once graphs span GPUs.
  */
 #include "passes/passes.h"
 
@@ -40,10 +46,11 @@ int pass_interleave(IrOp *op, const char *loop, int64_t classes,
                    ? "a vertex" : "an edge");
     return -1;
   }
-  if (classes != 2) {
-    ir_error(d, loc, "interleave: loop '%s' cannot be split into %lld classes; "
-             "the group table knows two (groups of heavy and of light "
-             "destinations, by in-degree)", loop, (long long)classes);
+  if (classes < 2 || classes > IR_MAX_CLASSES) {
+    ir_error(d, loc, "interleave: loop '%s' cannot be split into %lld class%s; "
+             "the group table takes 2 to %d classes of destinations by "
+             "in-degree", loop, (long long)classes, classes == 1 ? "" : "es",
+             IR_MAX_CLASSES);
     return -1;
   }
   if (distance < 1 || distance > 1 << 20) {
@@ -58,12 +65,20 @@ int pass_interleave(IrOp *op, const char *loop, int64_t classes,
              (long long)threshold);
     return -1;
   }
+  if (threshold > 0 && classes > 2) {
+    ir_error(d, loc, "interleave: loop '%s' is split into %lld classes by "
+             "quantiles of the in-degrees; a degree threshold (%lld) splits "
+             "two classes only: drop it, or use 2 classes", loop,
+             (long long)classes, (long long)threshold);
+    return -1;
+  }
   if (l->loop.ilv) {
     ir_error(d, loc, "interleave: loop '%s' is already interleaved at distance "
              "%d", loop, l->loop.ilv);
     return -1;
   }
   l->loop.ilv = (int)distance;
+  l->loop.ilv_cls = (int)classes;
   l->loop.ilv_thr = (int)threshold;
   return 0;
 }

@@ -108,9 +108,10 @@ int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d);
 
 /* interleave.c: marks a groups loop (neighbour groups) @interleave(distance)
- * [@threshold(t)]: its table rows alternate `distance` at a time between
- * groups of heavy and light destinations (classes must be 2; threshold 0:
- * the mean degree). */
+ * [@classes(K)] [@threshold(t)]: its table rows come `distance` at a time
+ * from each of 2..8 classes of destinations by in-degree in turn (two:
+ * heavy and light, threshold 0 the mean degree; more: quantiles, and no
+ * threshold). */
 int pass_interleave(IrOp *op, const char *loop, int64_t classes,
                     int64_t distance, int64_t threshold, Loc loc, Arena *a,
                     Diag *d);

@@ -253,6 +253,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
                          ir_var(a, st->loc, vv), body);
   rows->loop.group = st->loop.group;
   rows->loop.ilv = st->loop.ilv;
+  rows->loop.ilv_cls = st->loop.ilv_cls;
   rows->loop.ilv_thr = st->loop.ilv_thr;
   IrNode *stage2 = ir_loop(a, st->loc, vv, IR_LOOP_DST_V, NULL, NULL, rows);
   stage2->loop.bind = st->loop.bind == IR_BIND_WARP && !lane_loop ? IR_BIND_THREAD

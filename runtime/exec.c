@@ -105,7 +105,7 @@ static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
      * whatever the interleaving */
     Diag quiet;
     ir_diag_init(&quiet, NULL);
-    const RtGroups *tab = rt_graph_groups(g, t->group, 0, 0, &quiet);
+    const RtGroups *tab = rt_graph_groups(g, t->group, 0, 0, 0, &quiet);
     ir_diag_free(&quiet);
     if (!tab) return -1;
     n = tab->n;
@@ -226,9 +226,9 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   for (int i = 0; i < k->nparams; i++)
     rows |= k->params[i].kind == CG_PARAM_GRP_VPTR || k->params[i].kind == CG_PARAM_GRP_VROW;
   if (k->group && !(gt = rows ? rt_devgraph_group_rows(dg, k->group, k->group_ilv,
-                                                       k->group_thr, d)
+                                                       k->group_cls, k->group_thr, d)
                               : rt_devgraph_groups(dg, k->group, k->group_ilv,
-                                                   k->group_thr, d)))
+                                                   k->group_cls, k->group_thr, d)))
     return RT_ERR;
   const RtDeviceInfo *dev = rt_cuda_device();
   int per_sm = dev->max_threads_per_sm / (k->threads > 0 ? k->threads : 256);
@@ -366,9 +366,11 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
     bool seen = false;
     for (int j = 0; j < k; j++)
       seen |= p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
+              p->kernels[j].group_cls == kk->group_cls &&
               p->kernels[j].group_thr == kk->group_thr;
     const RtGroups *t = kk->group && !seen
-                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_thr, d)
+                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
+                                              kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->bytes;
   }
@@ -381,9 +383,11 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
       for (int i = 0; i < p->kernels[j].nparams; i++)
         seen |= p->kernels[j].params[i].kind == CG_PARAM_GRP_VROW &&
                 p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
+                p->kernels[j].group_cls == kk->group_cls &&
                 p->kernels[j].group_thr == kk->group_thr;
     const RtGroups *t = rows && !seen
-                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_thr, d)
+                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
+                                              kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->seg_bytes;
   }

@@ -9,12 +9,21 @@
  * in_eid[first..end), in the order in_edges(v) visits them.
  *
  * Rows are in destination order, unless the loop is interleaved
- * (passes/interleave.c, MGG): then the rows of heavy destinations (in-degree
- * above a threshold: the schedule's, else the mean degree |E| / |V| rounded
- * up) and of light ones are taken `distance` at a time from each class in
- * turn, keeping the order within a class, so that consecutive warps mix
- * the two. The permutation is a pure function of the graph and the
- * parameters: runs are reproducible.
+ * (passes/interleave.c, MGG): then each destination, and so each of its
+ * rows, falls into one of K classes by in-degree, and the rows are taken
+ * `distance` at a time from each class in turn (round robin, skipping the
+ * classes that ran out), keeping destination order within a class, so
+ * that consecutive warps mix the classes. Classes are numbered heaviest
+ * first. K = 2 is MGG's split: heavy destinations (in-degree above a
+ * threshold: the schedule's, else the mean degree |E| / |V| rounded up)
+ * and light ones, and the light class leads, as it always has. K from 3 to
+ * 8 takes quantiles of the rows' destination degrees: a degree with `above`
+ * rows of heavier destinations goes to class K * above / n (n rows), so
+ * each class holds about n / K rows and a degree is never split; a degree
+ * holding many rows can leave the classes after it empty. There the
+ * heaviest class leads, so the longest groups start first. The permutation
+ * is a pure function of the graph and the parameters: runs are
+ * reproducible.
  *
  * For the second stage of a deterministic segmented reduction
  * (passes/segment.c: `for r in group_rows(v, G)`), the table also lists
@@ -24,9 +33,10 @@
  * rows still come in CSR order. Those two arrays go to the device only
  * when a kernel reads them (rt_devgraph_group_rows).
  *
- * A table is built once per graph and (G, distance, threshold) and kept on
- * the host graph (RtGraph.groups) until rt_graph_free; the interpreter and
- * the GPU runtime (runtime/exec.c, which uploads it once as well) share it.
+ * A table is built once per graph and (G, distance, classes, threshold)
+ * and kept on the host graph (RtGraph.groups) until rt_graph_free; the
+ * interpreter and the GPU runtime (runtime/exec.c, which uploads it once
+ * as well) share it.
  * The cache is filled through a const graph pointer: it is a memo of a pure
  * function of the graph, and a graph is used by one thread at a time.
  */
@@ -61,6 +71,12 @@ int32_t rt_groups_threshold(const RtGraph *g, int thr) {
   return t < 1 ? 1 : (int32_t)t;
 }
 
+int rt_groups_class(const RtGroups *t, int64_t deg) {
+  for (int c = 0; c < t->ncls - 1; c++)
+    if (deg >= t->cls_min[c]) return c;
+  return t->ncls - 1;
+}
+
 /* Appends the rows of vertex v to t (row `*k` onwards). */
 static void add_rows(RtGroups *t, const RtGraph *g, int32_t v, int64_t *k) {
   for (int32_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
@@ -72,81 +88,130 @@ static void add_rows(RtGroups *t, const RtGraph *g, int32_t v, int64_t *k) {
   }
 }
 
-const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
-                                Diag *d) {
-  if (G < 1 || ilv < 0 || thr < 0) {
+/* The classes of an interleaved table: t->cls_min, then t->cls_rows. Two
+ * classes split at the threshold t->thr; more take quantiles of the rows'
+ * destination degrees (see the top of the file). -1 when out of memory. */
+static int set_classes(RtGroups *t, const RtGraph *g) {
+  int K = t->ncls;
+  if (K == 2) {
+    t->cls_min[0] = t->thr + 1; /* heavy: in-degree above the threshold */
+    t->cls_min[1] = 0;
+  } else {
+    /* rows by in-degree, then from the heaviest degree down: a degree with
+     * `above` rows of heavier destinations goes to class K * above / n,
+     * the least degree seen last */
+    int32_t maxdeg = 0;
+    for (int32_t v = 0; v < g->nv; v++)
+      if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg) maxdeg = g->in_ptr[v + 1] - g->in_ptr[v];
+    int64_t *rows = calloc((size_t)maxdeg + 1, sizeof *rows);
+    if (!rows) return -1;
+    for (int32_t v = 0; v < g->nv; v++) {
+      int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+      rows[deg] += (deg + t->G - 1) / t->G;
+    }
+    for (int c = 0; c < K; c++) t->cls_min[c] = -1;
+    int64_t above = 0;
+    for (int32_t deg = maxdeg; deg >= 1; deg--) {
+      if (!rows[deg]) continue;
+      t->cls_min[above * K / t->n] = deg;
+      above += rows[deg];
+    }
+    free(rows);
+    /* an empty class repeats the least degree of the one before, so that
+     * rt_groups_class never picks it (none at all: no rows to place) */
+    for (int c = 0; c < K; c++)
+      if (t->cls_min[c] < 0) t->cls_min[c] = c ? t->cls_min[c - 1] : INT32_MAX;
+  }
+  for (int32_t v = 0; v < g->nv; v++) {
+    int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    t->cls_rows[rt_groups_class(t, deg)] += (deg + t->G - 1) / t->G;
+  }
+  return 0;
+}
+
+/* The rows of an interleaved table: `ilv` rows of one class, then of the
+ * next that has rows left, and so on; one cursor per class walks the
+ * vertices in order. */
+static void add_interleaved(RtGroups *t, const RtGraph *g) {
+  int K = t->ncls;
+  int32_t cur[IR_MAX_CLASSES] = {0};
+  int32_t pos[IR_MAX_CLASSES] = {0}; /* next CSR position inside cur[c] */
+  int64_t left[IR_MAX_CLASSES];
+  for (int c = 0; c < K; c++) left[c] = t->cls_rows[c];
+  int c = K == 2 ? 1 : 0; /* see the top of the file: who leads */
+  for (int64_t k = 0; k < t->n; c = (c + 1) % K) {
+    while (left[c] == 0) c = (c + 1) % K; /* rows remain: some class has them */
+    for (int64_t r = 0; r < t->ilv && left[c] > 0; r++) {
+      /* the next vertex of class c with rows left */
+      for (;;) {
+        int32_t v = cur[c];
+        int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+        if (pos[c] < deg && rt_groups_class(t, deg) == c) break;
+        cur[c]++;
+        pos[c] = 0;
+      }
+      int32_t v = cur[c];
+      int32_t p = g->in_ptr[v] + pos[c];
+      int32_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
+      t->dst[k] = v;
+      t->first[k] = p;
+      t->end[k] = end;
+      k++;
+      pos[c] += end - p;
+      left[c]--;
+    }
+  }
+}
+
+const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
+                                int thr, Diag *d) {
+  /* passes/interleave.c refuses what the table does not know */
+  if (G < 1 || ilv < 0 || thr < 0 ||
+      (ilv ? ncls < 2 || ncls > IR_MAX_CLASSES || (thr && ncls != 2)
+           : ncls != 0 || thr != 0)) {
     ir_error(d, (Loc){0}, "neighbour groups of size %d, interleaving distance "
-             "%d, threshold %d: sizes must be positive", G, ilv, thr);
+             "%d, %d classes, threshold %d: sizes must be positive, and an "
+             "interleaved table has 2 to %d classes (a threshold for 2 only)",
+             G, ilv, ncls, thr, IR_MAX_CLASSES);
     return NULL;
   }
-  int32_t t_res = ilv ? rt_groups_threshold(g, thr) : 0;
+  int32_t t_res = ilv && ncls == 2 ? rt_groups_threshold(g, thr) : 0;
   for (const RtGroups *t = g->groups; t; t = t->next)
-    if (t->G == G && t->ilv == ilv && t->thr == t_res) return t;
+    if (t->G == G && t->ilv == ilv && t->ncls == ncls && t->thr == t_res) return t;
 
-  int64_t n = 0, heavy = 0;
+  int64_t n = 0;
   for (int32_t v = 0; v < g->nv; v++) {
     int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
-    int64_t rows = (deg + G - 1) / G;
-    n += rows;
-    if (ilv && deg > t_res) heavy += rows;
+    n += (deg + G - 1) / G;
   }
   RtGroups *t = calloc(1, sizeof *t);
   size_t cnt = n > 0 ? (size_t)n : 1;
   if (t) {
+    t->G = G;
+    t->ilv = ilv;
+    t->ncls = ncls;
+    t->thr = t_res;
+    t->n = (int32_t)n; /* at most |E| rows */
     t->dst = malloc(cnt * sizeof(int32_t));
     t->first = malloc(cnt * sizeof(int32_t));
     t->end = malloc(cnt * sizeof(int32_t));
     t->vptr = calloc((size_t)g->nv + 1, sizeof(int32_t));
     t->vrow = malloc(cnt * sizeof(int32_t));
   }
-  if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow) {
+  if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow ||
+      (ilv && set_classes(t, g) < 0)) {
     if (t) groups_free(t);
     ir_error(d, (Loc){0}, "out of memory building the neighbour-group table "
              "(G %d) of %s", G, g->name ? g->name : "the graph");
     return NULL;
   }
-  t->G = G;
-  t->ilv = ilv;
-  t->thr = t_res;
-  t->n = (int32_t)n; /* at most |E| rows */
-  t->nheavy = (int32_t)heavy;
   t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t);
   t->seg_bytes = ((int64_t)g->nv + 1 + (int64_t)cnt) * (int64_t)sizeof(int32_t);
-  int64_t k = 0;
   if (!ilv) {
+    int64_t k = 0;
     for (int32_t v = 0; v < g->nv; v++) add_rows(t, g, v, &k);
   } else {
-    /* Two cursors, one per class, each walking the vertices in order;
-     * `ilv` rows from one class, then from the other. */
-    int32_t cur[2] = {0, 0};
-    int64_t left[2] = {n - heavy, heavy}; /* light, heavy */
-    int32_t pos[2] = {0, 0}; /* next CSR position inside cur[c] */
-    int c = heavy > 0 && n - heavy == 0 ? 1 : 0;
-    while (k < n) {
-      if (left[c] == 0) c = 1 - c;
-      for (int64_t r = 0; r < ilv && left[c] > 0; r++) {
-        /* find the next vertex of class c with rows left */
-        for (;;) {
-          int32_t v = cur[c];
-          int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
-          int cls = deg > t_res;
-          if (deg > 0 && cls == c && g->in_ptr[v] + pos[c] < g->in_ptr[v + 1])
-            break;
-          cur[c]++;
-          pos[c] = 0;
-        }
-        int32_t v = cur[c];
-        int32_t p = g->in_ptr[v] + pos[c];
-        int32_t end = g->in_ptr[v + 1] - p > G ? p + G : g->in_ptr[v + 1];
-        t->dst[k] = v;
-        t->first[k] = p;
-        t->end[k] = end;
-        k++;
-        pos[c] += end - p;
-        left[c]--;
-      }
-      c = 1 - c;
-    }
+    add_interleaved(t, g);
   }
   /* each destination's rows in table order: a counting sort by dst,
    * stable in the row index */
@@ -182,8 +247,8 @@ void rt_devgraph_groups_free(RtDevGraph *dg) {
 }
 
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
-                                             int thr, Diag *d) {
-  const RtGroups *t = rt_graph_groups(dg->host, G, ilv, thr, d);
+                                             int ncls, int thr, Diag *d) {
+  const RtGroups *t = rt_graph_groups(dg->host, G, ilv, ncls, thr, d);
   if (!t) return NULL;
   for (int i = 0; i < dg->ngroups; i++)
     if (dg->groups[i].host == t) return &dg->groups[i];
@@ -212,8 +277,9 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
 }
 
 const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
-                                                 int ilv, int thr, Diag *d) {
-  const struct RtDevGroups *c = rt_devgraph_groups(dg, G, ilv, thr, d);
+                                                 int ilv, int ncls, int thr,
+                                                 Diag *d) {
+  const struct RtDevGroups *c = rt_devgraph_groups(dg, G, ilv, ncls, thr, d);
   if (!c || c->vptr.ptr) return c;
   struct RtDevGroups *x = (struct RtDevGroups *)c; /* one of dg->groups */
   const RtGroups *t = x->host;

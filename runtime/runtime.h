@@ -89,9 +89,13 @@ RtGraph *rt_graph_open(const char *spec, Diag *d);
 typedef struct RtGroups {
   int32_t G;     /* at most G in-edges per row, never two destinations */
   int32_t ilv;   /* interleaving distance, 0: rows in destination order */
-  int32_t thr;   /* interleaved: heavy means in-degree > thr; else 0 */
+  int32_t ncls;  /* interleaved: classes (2..IR_MAX_CLASSES); else 0 */
+  int32_t thr;   /* two classes: heavy means in-degree > thr; else 0 */
   int32_t n;     /* rows */
-  int32_t nheavy; /* interleaved: rows of heavy destinations */
+  /* interleaved, by class, heaviest first: its rows, and the least
+   * in-degree it takes (an empty class repeats the one before; see
+   * rt_groups_class) */
+  int32_t cls_rows[IR_MAX_CLASSES], cls_min[IR_MAX_CLASSES];
   int32_t *dst, *first, *end; /* by row: destination, CSR positions
                                  [first, end) of its edges */
   int64_t bytes; /* what the three arrays take */
@@ -103,14 +107,18 @@ typedef struct RtGroups {
   struct RtGroups *next;
 } RtGroups;
 
-/* The table of `g` for (G, ilv, thr) (thr 0: the default threshold), built
- * on first use and cached in `g`. NULL after reporting (bad sizes, out of
- * memory). */
-const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int thr,
-                                Diag *d);
-/* The degree threshold an interleaved table of `g` uses for `thr` (0: the
+/* The table of `g` for (G, ilv, ncls, thr): ilv 0 (and ncls, thr 0) is
+ * destination order; else ncls classes, 2 to IR_MAX_CLASSES, with a
+ * threshold only for two (0: the default one). Built on first use and
+ * cached in `g`. NULL after reporting (bad sizes, out of memory). */
+const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
+                                int thr, Diag *d);
+/* The degree threshold a two-class table of `g` uses for `thr` (0: the
  * mean in-degree rounded up, at least 1). */
 int32_t rt_groups_threshold(const RtGraph *g, int thr);
+/* The class (0: the heaviest) of a destination of in-degree `deg` in the
+ * interleaved table `t`. */
+int rt_groups_class(const RtGroups *t, int64_t deg);
 /* Frees every cached table (rt_graph_free calls it). */
 void rt_graph_groups_free(RtGraph *g);
 
@@ -310,15 +318,16 @@ typedef struct RtDevGraph {
   } groups[4];
   int ngroups;
 } RtDevGraph;
-/* graph_groups.c: the device copy of `g`'s table for (G, ilv, thr),
+/* graph_groups.c: the device copy of `g`'s table for (G, ilv, ncls, thr),
  * uploaded once (the least recent of four is dropped for a fifth); NULL
  * after reporting. */
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
-                                             int thr, Diag *d);
+                                             int ncls, int thr, Diag *d);
 /* The same, with the table's rows by destination (vptr, vrow) uploaded
  * too: what a group_rows loop reads (passes/segment.c). */
 const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
-                                                 int ilv, int thr, Diag *d);
+                                                 int ilv, int ncls, int thr,
+                                                 Diag *d);
 /* Frees the group tables of `dg` (exec.c, with rt_devgraph_free). */
 void rt_devgraph_groups_free(RtDevGraph *dg);
 

@@ -74,8 +74,10 @@ done < <(sed -n 's/^schedule \([A-Za-z_][A-Za-z0-9_]*\)(\([^)]*\)).*/\1 \2/p' \
            "$src"/stdlib/schedules*.gop)
 # deterministic() over neighbour groups lowers to a segmented reduction:
 # a temporary on the group table's rows and a group_rows stage
-# (passes/segment.c), kernels no named schedule makes
-schedules+=("deterministic(); gnnadvisor(4, 32)" "deterministic(); gnnadvisor_mgg(3, 40, 2)")
+# (passes/segment.c), kernels no named schedule makes; and interleaving in
+# more than two classes (passes/interleave.c), which no named schedule uses
+schedules+=("deterministic(); gnnadvisor(4, 32)" "deterministic(); gnnadvisor_mgg(3, 40, 2)"
+            "gnnadvisor(4, 32); interleave(eo, 4, 2)")
 
 # One combination: writes $work/N.status (ok, refused, FAIL) and N.rows.
 run_one() {

@@ -1,9 +1,10 @@
 /* tests/unit/test_groups.c: neighbour groups and interleaving (GNNAdvisor,
- * MGG) on real graphs: the group table's invariants, and the lowered IR of
- * every gnnadvisor setting interpreting to the unscheduled result on a
- * skewed graph (blogcatalog) and a balanced one (delaunay_n16), with group
- * sizes that do not divide the degrees and worker counts that do not
- * divide F. */
+ * MGG) on real graphs: the group table's invariants (in two to eight
+ * classes too, on skewed graphs and on small ones with ties), and the
+ * lowered IR of every gnnadvisor setting, and of interleave in more than
+ * two classes, interpreting to the unscheduled result on a skewed graph
+ * (blogcatalog) and a balanced one (delaunay_n16), with group sizes that
+ * do not divide the degrees and worker counts that do not divide F. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,41 +25,157 @@ static RtGraph *open_graph(const char *file) {
 }
 
 /* Every in-edge of every destination in exactly one row, rows of at most G
- * edges of one destination; interleaved tables alternate classes. */
-static void check_table(const RtGraph *g, int G, int ilv) {
+ * edges of one destination. Without interleaving the rows are in
+ * destination order; interleaved, each row's class is its destination's
+ * (two classes: above the threshold or not; more: K * (rows of heavier
+ * destinations) / n), rows of one class keep destination order, and the
+ * classes take turns `ilv` rows at a time, skipping those that ran out
+ * (two: the light class first; more: the heaviest). */
+static const RtGroups *check_table(const RtGraph *g, int G, int ilv, int K) {
   Diag d;
   ir_diag_init(&d, stderr);
-  const RtGroups *t = rt_graph_groups(g, G, ilv, 0, &d);
-  ck_assert_ptr_nonnull(t);
-  ck_assert_ptr_eq(rt_graph_groups(g, G, ilv, 0, &d), t); /* cached */
+  const RtGroups *t = rt_graph_groups(g, G, ilv, K, 0, &d);
+  ck_assert_msg(t != NULL, "%s", d.buf);
+  ck_assert_ptr_eq(rt_graph_groups(g, G, ilv, K, 0, &d), t); /* cached */
+  ck_assert_int_eq(t->ncls, K);
+  /* above[deg]: the rows of destinations of in-degree above deg */
+  int32_t maxdeg = 0;
+  for (int32_t v = 0; v < g->nv; v++)
+    if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg) maxdeg = g->in_ptr[v + 1] - g->in_ptr[v];
+  int64_t *above = calloc((size_t)maxdeg + 2, sizeof *above);
+  for (int32_t v = 0; v < g->nv; v++) {
+    int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    above[deg] += (deg + G - 1) / G; /* for now: the rows at deg */
+  }
+  int64_t heavier = 0, tie = 0; /* tie: the most rows of one degree */
+  for (int32_t deg = maxdeg; deg >= 0; deg--) {
+    int64_t at = above[deg];
+    above[deg] = heavier;
+    heavier += at;
+    if (at > tie) tie = at;
+  }
+  ck_assert_int_eq(heavier, t->n);
+  /* quantiles: a class overshoots n / K by less than a degree's rows */
+  for (int c = 0; c < K && K > 2; c++)
+    ck_assert_msg(t->cls_rows[c] <= t->n / K + tie, "%s G %d, %d classes: class %d has %d "
+                  "of %d rows", g->name, G, K, c, t->cls_rows[c], t->n);
+  if (K == 2) ck_assert_int_eq(t->thr, rt_groups_threshold(g, 0));
   char *seen = calloc((size_t)g->ne + 1, 1);
-  int64_t edges = 0;
+  int64_t edges = 0, rows[IR_MAX_CLASSES] = {0}, left[IR_MAX_CLASSES], sum = 0;
+  int32_t last[IR_MAX_CLASSES]; /* the last row of each class */
+  for (int c = 0; c < IR_MAX_CLASSES; c++) {
+    left[c] = c < K ? t->cls_rows[c] : 0;
+    sum += left[c];
+    last[c] = -1;
+  }
+  ck_assert_int_eq(sum, ilv ? t->n : 0);
+  /* a ck_assert per row would write to check's pipe a million times */
+#define ROW_CHECK(cond)                                                       \
+  if (!(cond))                                                                \
+  ck_abort_msg("%s, G %d, distance %d, %d classes: row %d: %s", g->name, G, \
+               ilv, K, r, #cond)
+  int turn = K == 2 ? 1 : 0, taken = 0; /* the class whose turn it is */
   for (int32_t r = 0; r < t->n; r++) {
     int32_t v = t->dst[r];
-    ck_assert(v >= 0 && v < g->nv);
-    ck_assert(t->first[r] >= g->in_ptr[v] && t->end[r] <= g->in_ptr[v + 1]);
-    ck_assert(t->end[r] > t->first[r] && t->end[r] - t->first[r] <= G);
+    ROW_CHECK(v >= 0 && v < g->nv);
+    ROW_CHECK(t->first[r] >= g->in_ptr[v] && t->end[r] <= g->in_ptr[v + 1]);
+    ROW_CHECK(t->end[r] > t->first[r] && t->end[r] - t->first[r] <= G);
     for (int32_t p = t->first[r]; p < t->end[r]; p++) {
-      ck_assert(!seen[p]);
+      ROW_CHECK(!seen[p]);
       seen[p] = 1;
       edges++;
     }
-    if (ilv && t->nheavy >= ilv && t->n - t->nheavy >= ilv && r < 2 * ilv) {
-      /* light rows first, then heavy ones, `ilv` at a time */
-      int heavy = g->in_ptr[v + 1] - g->in_ptr[v] > t->thr;
-      ck_assert_int_eq(heavy, r >= ilv);
+    int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    int c = ilv ? rt_groups_class(t, deg) : 0;
+    if (ilv) ROW_CHECK(c == (K == 2 ? deg <= t->thr : K * above[deg] / t->n));
+    if (last[c] >= 0) /* destination order within a class */
+      ROW_CHECK(t->dst[last[c]] < v ||
+                (t->dst[last[c]] == v && t->end[last[c]] == t->first[r]));
+    last[c] = r;
+    if (!ilv) continue;
+    rows[c]++;
+    if (taken == ilv || left[turn] == 0) {
+      turn = (turn + 1) % K;
+      taken = 0;
     }
+    while (left[turn] == 0) turn = (turn + 1) % K; /* rows remain: some has */
+    ROW_CHECK(c == turn);
+    left[turn]--;
+    taken++;
   }
+#undef ROW_CHECK
   ck_assert_int_eq(edges, g->ne);
+  for (int c = 0; c < K; c++) ck_assert_int_eq(rows[c], t->cls_rows[c]);
+  free(above);
   free(seen);
   ir_diag_free(&d);
+  return t;
+}
+
+/* A small graph whose vertex v has in-degree deg[v] (less than nv), from
+ * v + 1, v + 2, ... mod nv. */
+static RtGraph *graph_of_degrees(const int *deg, int nv, const char *name) {
+  int64_t src[256], dst[256], ne = 0;
+  for (int v = 0; v < nv; v++)
+    for (int i = 0; i < deg[v]; i++) {
+      ck_assert(ne < 256 && deg[v] < nv);
+      src[ne] = (v + 1 + i) % nv;
+      dst[ne++] = v;
+    }
+  Diag d;
+  ir_diag_init(&d, stderr);
+  RtGraph *g = rt_graph_from_coo(nv, ne, src, dst, name, &d, (Loc){0});
+  ck_assert_msg(g != NULL, "%s", d.buf);
+  ir_diag_free(&d);
+  return g;
 }
 
 START_TEST(test_tables) {
-  RtGraph *g = open_graph("blogcatalog.mtx.gz");
-  check_table(g, 1, 0);
-  check_table(g, 7, 0);
-  check_table(g, 5, 3);
+  /* skewed graphs: blogcatalog (in-degrees 1..3992), cnr-2000 (1..18234) */
+  static const char *graphs[] = {"blogcatalog.mtx.gz", "cnr-2000.mtx.gz"};
+  for (int gi = 0; gi < 2; gi++) {
+    RtGraph *g = open_graph(graphs[gi]);
+    check_table(g, 1, 0, 0);
+    check_table(g, 7, 0, 0);
+    check_table(g, 5, 3, 2);
+    const RtGroups *two = check_table(g, 4, 2, 2);
+    for (int K = 3; K <= IR_MAX_CLASSES; K++) {
+      const RtGroups *t = check_table(g, 4, 2, K);
+      ck_assert_ptr_ne(t, two); /* the classes are part of the cache key */
+      ck_assert(t->cls_rows[0] > 0 && t->cls_rows[1] > 0);
+      check_table(g, 3, K + 5, K);
+    }
+    rt_graph_free(g);
+  }
+  /* one in-degree: every row in the heaviest class, the others empty, and
+   * the table in destination order whatever the distance */
+  static const int equal[] = {3, 3, 3, 3, 3, 3, 3, 0};
+  RtGraph *g = graph_of_degrees(equal, 8, "equal");
+  const RtGroups *plain = check_table(g, 2, 0, 0);
+  ck_assert_int_eq(plain->n, 14);
+  for (int K = 2; K <= IR_MAX_CLASSES; K++)
+    for (int D = 1; D <= 3; D++) {
+      const RtGroups *t = check_table(g, 2, D, K);
+      ck_assert_int_eq(t->cls_rows[K == 2 ? 1 : 0], 14); /* 2: not above the mean */
+      ck_assert_mem_eq(t->dst, plain->dst, 14 * sizeof(int32_t));
+      ck_assert_mem_eq(t->first, plain->first, 14 * sizeof(int32_t));
+      ck_assert_mem_eq(t->vrow, plain->vrow, 14 * sizeof(int32_t));
+    }
+  rt_graph_free(g);
+  /* a tie across three quantiles empties the classes in the middle: 24
+   * rows of G 1, a sixth each; degree 4 has none above it (class 0),
+   * degree 2 four (class 1), degree 1 twenty (class 5) */
+  static const int tie[] = {1, 2, 2, 2, 2, 4, 2, 2, 1, 2, 2, 1, 1, 0};
+  g = graph_of_degrees(tie, 14, "tie");
+  for (int D = 1; D <= 3; D++) {
+    const RtGroups *t = check_table(g, 1, D, 6);
+    static const int32_t want[6] = {4, 16, 0, 0, 0, 4};
+    ck_assert_mem_eq(t->cls_rows, want, sizeof want);
+    /* heaviest first, D rows a class: vertex 5, then 1 (class 1), then 0 */
+    ck_assert_int_eq(t->dst[0], 5);
+    ck_assert_int_eq(t->dst[D], 1);
+    ck_assert_int_eq(t->dst[2 * D], 0);
+  }
   rt_graph_free(g);
 }
 END_TEST
@@ -74,14 +191,34 @@ static float *run(const IrModule *lib, const char *opname, const char *sched,
     ck_assert_msg(pass_lower(op, a, &d, NULL, NULL) == 0, "%s: %s", sched, d.buf);
   }
   float *y = calloc((size_t)g->nv * (size_t)F, sizeof(float));
-  void *bufs[3] = {x, w, y};
-  if (op->ninputs == 1) bufs[1] = y;
+  void *bufs[8] = {x, w, y}; /* temporaries (deterministic()'s): none */
+  ck_assert(op->ntensors <= 8);
+  if (op->ninputs == 1) {
+    bufs[1] = y;
+    bufs[2] = NULL;
+  }
   IrInterpArgs args = {.graph = g, .mode = IR_INTERP_F32, .buffers = bufs};
   args.extents.n = op->nsyms;
   for (int i = 0; i < op->nsyms; i++) args.extents.value[i] = F;
   ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
   ir_diag_free(&d);
   return y;
+}
+
+/* y against the unscheduled result: equal for max (exact), else within a
+ * relative L2 error of 1e-5 (sums rounded in another order). */
+static void check_close(const float *y, const float *ref, int64_t n, bool exact,
+                        const char *graph, const char *op, const char *sched) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < n; i++) {
+    ck_assert_msg(!isnan(y[i]), "%s %s %s: NaN at %lld", graph, op, sched, (long long)i);
+    if (exact)
+      ck_assert_msg(y[i] == ref[i], "%s %s %s differs at %lld", graph, op, sched, (long long)i);
+    num += ((double)y[i] - ref[i]) * ((double)y[i] - ref[i]);
+    den += (double)ref[i] * ref[i];
+  }
+  ck_assert_msg(sqrt(num) <= 1e-5 * sqrt(den) + 1e-30, "%s %s %s: rel L2 %g", graph, op,
+                sched, sqrt(num / (den + 1e-30)));
 }
 
 START_TEST(test_semantics) {
@@ -106,18 +243,8 @@ START_TEST(test_semantics) {
       float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
       for (int si = 0; si < 3; si++) {
         float *y = run(lib, ops[oi], scheds[si], g, F, x, w, a);
-        double num = 0, den = 0;
-        bool exact = strstr(ops[oi], "max") != NULL;
-        for (int64_t i = 0; i < g->nv * F; i++) {
-          ck_assert_msg(!isnan(y[i]), "%s %s %s: NaN at %lld", graphs[gi], ops[oi],
-                        scheds[si], (long long)i);
-          if (exact) ck_assert_msg(y[i] == ref[i], "%s %s %s differs at %lld", graphs[gi],
-                                   ops[oi], scheds[si], (long long)i);
-          num += ((double)y[i] - ref[i]) * ((double)y[i] - ref[i]);
-          den += (double)ref[i] * ref[i];
-        }
-        ck_assert_msg(sqrt(num) <= 1e-5 * sqrt(den) + 1e-30, "%s %s %s: rel L2 %g",
-                      graphs[gi], ops[oi], scheds[si], sqrt(num / (den + 1e-30)));
+        check_close(y, ref, g->nv * F, strstr(ops[oi], "max") != NULL, graphs[gi], ops[oi],
+                    scheds[si]);
         free(y);
       }
       free(ref);
@@ -126,6 +253,61 @@ START_TEST(test_semantics) {
     free(w);
     rt_graph_free(g);
   }
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
+/* interleave(eo, K, D) for K = 3..8, alone, with the shared accumulator and
+ * under deterministic(), on the skewed blogcatalog (every class filled):
+ * the unscheduled result; and under deterministic() bit for bit the result
+ * without interleaving, since each destination's rows still come in CSR
+ * order, whatever the classes and the distance. */
+START_TEST(test_semantics_classes) {
+  static const char *ops[] = {"u_mul_e_sum", "copy_u_max"};
+  static const struct {
+    const char *sched, *plain; /* plain: deterministic, not interleaved */
+  } scheds[] = {
+      {"gnnadvisor(3, 2); interleave(eo, 3, 2)", NULL},
+      {"gnnadvisor_shared(4, 32, 2); interleave(eo, 4, 1)", NULL},
+      {"gnnadvisor(1, 3); interleave(eo, 7, 5)", NULL},
+      {"deterministic(); gnnadvisor(2, 3); interleave(eo, 5, 3)",
+       "deterministic(); gnnadvisor(2, 3)"},
+      {"deterministic(); gnnadvisor(4, 2); interleave(eo, 6, 1)",
+       "deterministic(); gnnadvisor(4, 2)"},
+      {"deterministic(); gnnadvisor(5, 32); interleave(eo, 8, 4)",
+       "deterministic(); gnnadvisor(5, 32)"},
+  };
+  const int64_t F = 5;
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  ck_assert_ptr_nonnull(lib);
+  RtGraph *g = open_graph("blogcatalog.mtx.gz");
+  float *x = malloc(sizeof(float) * (size_t)g->nv * F);
+  float *w = malloc(sizeof(float) * ((size_t)g->ne + 1));
+  for (int64_t i = 0; i < g->nv * F; i++) x[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
+  for (int64_t i = 0; i < g->ne; i++) w[i] = (float)((i * 104729 % 2001) - 1000) / 1000.0f;
+  for (int oi = 0; oi < 2; oi++) {
+    float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
+    for (size_t si = 0; si < sizeof scheds / sizeof scheds[0]; si++) {
+      float *y = run(lib, ops[oi], scheds[si].sched, g, F, x, w, a);
+      check_close(y, ref, g->nv * F, strstr(ops[oi], "max") != NULL, "blogcatalog", ops[oi],
+                  scheds[si].sched);
+      if (scheds[si].plain) {
+        float *p = run(lib, ops[oi], scheds[si].plain, g, F, x, w, a);
+        ck_assert_msg(memcmp(y, p, sizeof(float) * (size_t)(g->nv * F)) == 0,
+                      "%s: `%s` and `%s` differ", ops[oi], scheds[si].sched, scheds[si].plain);
+        free(p);
+      }
+      free(y);
+    }
+    free(ref);
+  }
+  free(x);
+  free(w);
+  rt_graph_free(g);
   ir_diag_free(&d);
   ir_arena_free(a);
 }
@@ -153,6 +335,15 @@ START_TEST(test_ir_text) {
        "  for g in groups(2) @warp {\n    for e in group_edges(g) {\n"
        "      shared Y[dst(e)] += X[src(e)]\n    }\n  }\n}\n",
        "in no @shared groups loop"},
+      {"op f(X: f32[src]) -> Y: f32[dst] {\n"
+       "  for g in groups(2) @interleave(2) @classes(9) {\n  }\n}\n",
+       "`@classes(K)` takes 2 to 8 classes, not 9"},
+      {"op g(X: f32[src]) -> Y: f32[dst] {\n"
+       "  for g in groups(2) @interleave(2) @classes(3) @threshold(8) {\n  }\n}\n",
+       "`@threshold(N)` splits two classes"},
+      {"op h(X: f32[src]) -> Y: f32[dst] {\n"
+       "  for g in groups(2) @classes(3) {\n  }\n}\n",
+       "belong on a groups loop"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     Arena *a = ir_arena_new();
@@ -200,8 +391,64 @@ START_TEST(test_codegen_pack) {
   ck_assert_int_eq(q.kernels[0].group_ilv, 2);
   ck_assert_int_eq(q.kernels[0].group_thr, 0);
   ck_assert_int_eq(q.kernels[0].shared_tensor, k->shared_tensor);
+  ck_assert_int_eq(q.kernels[0].group_cls, 2);
+  /* two classes: the `kernel` line keeps its four numbers of the table */
+  char *text = tu_read_file(path, NULL);
+  const char *line = strstr(text, "\nkernel ");
+  ck_assert_ptr_nonnull(line);
+  char kline[256];
+  ck_assert_int_eq(sscanf(line + 1, "%255[^\n]", kline), 1);
+  int words = 0;
+  for (char *w = strtok(kline, " "); w; w = strtok(NULL, " ")) words++;
+  ck_assert_msg(words == 9, "%s", line + 1);
+  free(text);
   cg_program_free(&p);
   cg_program_free(&q);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
+/* More than two classes reach the runtime through a kernel pack, on both
+ * stages of a deterministic segmented reduction; a pack that gives classes
+ * with a degree threshold is refused. */
+START_TEST(test_codegen_pack_classes) {
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  IrOp *op = pass_op_copy(ir_module_find_op(lib, "copy_u_sum"), a);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "deterministic(); gnnadvisor(4, 8); "
+                                      "interleave(eo, 5, 3)", a, &d), 0);
+  ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+  CgProgram p = {0}, q = {0};
+  ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+  ck_assert_int_eq(p.nkernels, 2); /* each group into its row; the rows */
+  const char *path = tu_write("classes.pack", "");
+  ck_assert_int_eq(cg_pack_write(&p, path, &d), 0);
+  ck_assert_msg(cg_pack_read(path, &q, &d) == 0, "%s", d.buf);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(p.kernels[i].group_cls, 5);
+    ck_assert_int_eq(q.kernels[i].group, 4);
+    ck_assert_int_eq(q.kernels[i].group_ilv, 3);
+    ck_assert_int_eq(q.kernels[i].group_cls, 5);
+    ck_assert_int_eq(q.kernels[i].group_thr, 0);
+  }
+  cg_program_free(&q);
+  char *text = tu_read_file(path, NULL);
+  char *at = strstr(text, " 4 3 0 -1 5\n");
+  ck_assert_ptr_nonnull(at);
+  memcpy(at, " 4 3 9 -1 5\n", 12);
+  const char *bad = tu_write("classes_thr.pack", text);
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  CgProgram r = {0};
+  ck_assert_int_ne(cg_pack_read(bad, &r, &quiet), 0);
+  ck_assert_msg(strstr(quiet.buf, "5 classes with a degree threshold"), "%s", quiet.buf);
+  cg_program_free(&r);
+  ir_diag_free(&quiet);
+  free(text);
+  cg_program_free(&p);
   ir_diag_free(&d);
   ir_arena_free(a);
 }
@@ -214,7 +461,9 @@ int main(void) {
   tcase_add_test(tc, test_tables);
   tcase_add_test(tc, test_ir_text);
   tcase_add_test(tc, test_codegen_pack);
+  tcase_add_test(tc, test_codegen_pack_classes);
   tcase_add_test(tc, test_semantics);
+  tcase_add_test(tc, test_semantics_classes);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

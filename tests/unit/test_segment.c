@@ -211,9 +211,11 @@ START_TEST(test_rows_by_destination) {
   RtGraph *g = open_graph("blogcatalog.mtx.gz");
   Diag d;
   ir_diag_init(&d, stderr);
-  static const int settings[][2] = {{3, 0}, {5, 2}, {1, 7}};
-  for (int s = 0; s < 3; s++) {
-    const RtGroups *t = rt_graph_groups(g, settings[s][0], settings[s][1], 0, &d);
+  /* G, distance, classes */
+  static const int settings[][3] = {{3, 0, 0}, {5, 2, 2}, {1, 7, 2}, {2, 3, 5}, {4, 1, 8}};
+  for (int s = 0; s < 5; s++) {
+    const RtGroups *t = rt_graph_groups(g, settings[s][0], settings[s][1], settings[s][2],
+                                        0, &d);
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(t->vptr[0], 0);
     ck_assert_int_eq(t->vptr[g->nv], t->n);
