@@ -89,24 +89,26 @@ static int prepare(const char *dir, bool all) {
     /* Neighbour-group schedules also run under deterministic(), where
      * they lower to a segmented reduction (passes/segment.c); the others
      * either have no atomics to forbid or are refused by it, as is the
-     * shared accumulator's flush. */
+     * shared accumulator's flush. gnnadvisor also runs with its groups
+     * interleaved in four classes (MGG's interleave beyond heavy/light). */
     for (int s = -1; s < m->nscheds; s++) {
-      bool groups = s >= 0 && strncmp(m->scheds[s]->name, "gnnadvisor", 10) == 0;
+      const char *name = s >= 0 ? m->scheds[s]->name : "default";
+      bool groups = strncmp(name, "gnnadvisor", 10) == 0;
       for (int k = 0;; k++) {
         char sched[256];
-        int setting = groups ? k % 3 : k;
-        bool det = groups && k >= 3;
-        if (det && strstr(m->scheds[s]->name, "shared")) break; /* refused */
+        int variant = groups ? k / 3 : 0; /* 0 as named, 1 deterministic, 2 four classes */
+        if (variant == 1 && strstr(name, "shared")) continue; /* refused */
+        if (variant == 2 && strcmp(name, "gnnadvisor") != 0) continue;
         if (s < 0) {
           if (k > 0) break;
           snprintf(sched, sizeof sched, "default");
         } else {
-          const char *args = groups ? (k < 6 ? gnnadvisor_settings(m->scheds[s]->nparams, setting)
-                                             : NULL)
-                                    : settings_for(m->scheds[s]->nparams, k);
+          const char *args = !groups ? settings_for(m->scheds[s]->nparams, k)
+                             : variant <= 2 ? gnnadvisor_settings(m->scheds[s]->nparams, k % 3)
+                                            : NULL;
           if (!args) break;
-          snprintf(sched, sizeof sched, "%s%s(%s)", det ? "deterministic(); " : "",
-                   m->scheds[s]->name, args);
+          snprintf(sched, sizeof sched, "%s%s(%s)%s", variant == 1 ? "deterministic(); " : "",
+                   name, args, variant == 2 ? "; interleave(eo, 4, 2)" : "");
         }
         char file[512];
         snprintf(file, sizeof file, "%s__%d_%d.pack", gop_op_name(op), s + 1, k);
