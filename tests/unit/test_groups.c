@@ -205,6 +205,15 @@ static float *run(const IrModule *lib, const char *opname, const char *sched,
   return y;
 }
 
+
+/* Features X (|V| x F) and edge weights W of the semantics tests: fixed
+ * values in [-1, 1], none of them special. */
+static void inputs(const RtGraph *g, int64_t F, float **x, float **w) {
+  *x = malloc(sizeof(float) * (size_t)g->nv * (size_t)F);
+  *w = malloc(sizeof(float) * ((size_t)g->ne + 1));
+  for (int64_t i = 0; i < g->nv * F; i++) (*x)[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
+  for (int64_t i = 0; i < g->ne; i++) (*w)[i] = (float)((i * 104729 % 2001) - 1000) / 1000.0f;
+}
 /* y against the unscheduled result: equal for max (exact), else within a
  * relative L2 error of 1e-5 (sums rounded in another order). */
 static void check_close(const float *y, const float *ref, int64_t n, bool exact,
@@ -235,10 +244,8 @@ START_TEST(test_semantics) {
   ck_assert_ptr_nonnull(lib);
   for (int gi = 0; gi < 2; gi++) {
     RtGraph *g = open_graph(graphs[gi]);
-    float *x = malloc(sizeof(float) * (size_t)g->nv * F);
-    float *w = malloc(sizeof(float) * ((size_t)g->ne + 1));
-    for (int64_t i = 0; i < g->nv * F; i++) x[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
-    for (int64_t i = 0; i < g->ne; i++) w[i] = (float)((i * 104729 % 2001) - 1000) / 1000.0f;
+    float *x, *w;
+    inputs(g, F, &x, &w);
     for (int oi = 0; oi < 2; oi++) {
       float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
       for (int si = 0; si < 3; si++) {
@@ -285,10 +292,8 @@ START_TEST(test_semantics_classes) {
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
   RtGraph *g = open_graph("blogcatalog.mtx.gz");
-  float *x = malloc(sizeof(float) * (size_t)g->nv * F);
-  float *w = malloc(sizeof(float) * ((size_t)g->ne + 1));
-  for (int64_t i = 0; i < g->nv * F; i++) x[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
-  for (int64_t i = 0; i < g->ne; i++) w[i] = (float)((i * 104729 % 2001) - 1000) / 1000.0f;
+  float *x, *w;
+  inputs(g, F, &x, &w);
   for (int oi = 0; oi < 2; oi++) {
     float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
     for (size_t si = 0; si < sizeof scheds / sizeof scheds[0]; si++) {
