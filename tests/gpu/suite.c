@@ -342,6 +342,19 @@ static bool ref_done(const Run *r, const Ref *ref) {
   return true;
 }
 
+/* Counts a case that will not run: skipped when it passed before, else
+ * not run (the budget is spent). */
+static void tally_unrun(Run *r, const char *gname, const Case *c, long long F) {
+  if (done_has(&r->done, gname, c->op, c->sched, F)) r->skipped++;
+  else r->not_run++;
+}
+
+/* The same for every case of operator `op` at width F. */
+static void tally_unrun_op(Run *r, const char *gname, const char *op, long long F) {
+  for (int i = 0; i < r->ncases; i++)
+    if (strcmp(r->cases[i].op, op) == 0) tally_unrun(r, gname, &r->cases[i], F);
+}
+
 /* Runs every case of the reference's operator at its width on the GPU,
  * checks each against the reference, prints a line each (and a CSV row),
  * and frees the reference. */
@@ -366,12 +379,9 @@ static void run_ref(Ref *ref, Run *r) {
   for (int i = 0; i < r->ncases; i++) {
     Case *c = &r->cases[i];
     if (strcmp(c->op, ref->c->op) != 0) continue;
-    if (done_has(&r->done, gname, c->op, c->sched, (long long)ref->F)) {
-      r->skipped++;
-      continue;
-    }
-    if (r->budget > 0 && rt_wall_seconds() - r->t_start > r->budget) {
-      r->not_run++;
+    if (done_has(&r->done, gname, c->op, c->sched, (long long)ref->F) ||
+        (r->budget > 0 && rt_wall_seconds() - r->t_start > r->budget)) {
+      tally_unrun(r, gname, c, (long long)ref->F);
       continue;
     }
     /* One call: a checked run whose outputs come back, then (with --reps)
@@ -465,12 +475,8 @@ static int run(int argc, char **argv) {
       /* No case of this graph would start: skip its references too. */
       printf("# graph %s: not run, the time budget is spent\n", gname);
       for (int i = 0; i < ncases; i++)
-        for (int w = 0; w < (cases[i].ir->nsyms ? nwidths : 1); w++) {
-          bool done = done_has(&r.done, gname, cases[i].op, cases[i].sched,
-                               cases[i].ir->nsyms ? (long long)widths[w] : 0);
-          r.skipped += done;
-          r.not_run += !done;
-        }
+        for (int w = 0; w < (cases[i].ir->nsyms ? nwidths : 1); w++)
+          tally_unrun(&r, gname, &cases[i], cases[i].ir->nsyms ? (long long)widths[w] : 0);
       continue;
     }
     double t_graph = rt_wall_seconds();
@@ -498,7 +504,7 @@ static int run(int argc, char **argv) {
         refs[kept++] = refs[k];
         continue;
       }
-      for (int i = 0; i < ncases; i++) r.skipped += strcmp(cases[i].op, refs[k].c->op) == 0;
+      tally_unrun_op(&r, gname, refs[k].c->op, (long long)refs[k].F); /* all skipped */
     }
     nrefs = kept;
     /* References hold every input and output of their operator: on the
@@ -511,14 +517,7 @@ static int run(int argc, char **argv) {
       for (hi = lo; hi < nrefs && (hi == lo || bytes + refs[hi].cost * 8 < mem_cap); hi++)
         bytes += refs[hi].cost * 8; /* f32 reference + the GPU's copy */
       if (r.budget > 0 && rt_wall_seconds() - r.t_start > r.budget) {
-        for (int k = lo; k < hi; k++)
-          for (int i = 0; i < ncases; i++) {
-            if (strcmp(cases[i].op, refs[k].c->op) != 0) continue;
-            bool done = done_has(&r.done, gname, cases[i].op, cases[i].sched,
-                                 (long long)refs[k].F);
-            r.skipped += done;
-            r.not_run += !done;
-          }
+        for (int k = lo; k < hi; k++) tally_unrun_op(&r, gname, refs[k].c->op, (long long)refs[k].F);
         continue;
       }
       double t_refs = rt_wall_seconds();
