@@ -43,26 +43,6 @@ typedef struct Plan {
   int nguard;
 } Plan;
 
-static bool uses(const IrNode *e, const IrVar *v) {
-  if (!e) return false;
-  switch (e->kind) {
-  case IR_VAR: return e->var == v;
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++)
-      if (uses(e->acc.idx[i], v)) return true;
-    return false;
-  case IR_BIN: return uses(e->bin.a, v) || uses(e->bin.b, v);
-  case IR_UN: return uses(e->un.a, v);
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++)
-      if (uses(e->call.args[i], v)) return true;
-    return false;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    return uses(e->endpoint.e, v);
-  default: return false;
-  }
-}
-
 /* A load, or a graph array read (an edge's endpoint, a degree). */
 static bool reads_memory(const IrNode *n, void *ctx) {
   (void)ctx;
@@ -76,14 +56,14 @@ static bool reads_memory(const IrNode *n, void *ctx) {
 static bool outer_only(const Plan *p, const IrNode *e) {
   if (ir_any(e, reads_memory, NULL)) return false;
   for (int i = 0; i < p->ninner; i++)
-    if (uses(e, p->inner[i])) return false;
+    if (ir_uses_var(e, p->inner[i])) return false;
   return true;
 }
 
 static bool unit(const IrNode *e, const IrVar *v) {
   if (e->kind == IR_VAR) return e->var == v;
   if (e->kind != IR_BIN || e->bin.op != IR_OP_ADD) return false;
-  bool a = uses(e->bin.a, v), b = uses(e->bin.b, v);
+  bool a = ir_uses_var(e->bin.a, v), b = ir_uses_var(e->bin.b, v);
   return a != b && unit(a ? e->bin.a : e->bin.b, v);
 }
 
@@ -92,10 +72,10 @@ static bool expr_ok(Plan *p, const IrNode *e);
 static bool access_ok(Plan *p, const IrNode *acc) {
   int last = acc->acc.nidx - 1;
   for (int i = 0; i < last; i++)
-    if (uses(acc->acc.idx[i], p->fv) || !expr_ok(p, acc->acc.idx[i])) return false;
+    if (ir_uses_var(acc->acc.idx[i], p->fv) || !expr_ok(p, acc->acc.idx[i])) return false;
   if (last < 0) return acc->kind == IR_LOAD;
   const IrNode *ix = acc->acc.idx[last];
-  if (!uses(ix, p->fv)) return acc->kind == IR_LOAD && expr_ok(p, ix);
+  if (!ir_uses_var(ix, p->fv)) return acc->kind == IR_LOAD && expr_ok(p, ix);
   if (!unit(ix, p->fv) || !outer_only(p, ix) || p->nacc == MAX_ACCESSES) return false;
   p->acc[p->nacc++] = acc;
   return true;
@@ -112,7 +92,7 @@ static bool expr_ok(Plan *p, const IrNode *e) {
       if (!expr_ok(p, e->call.args[i])) return false;
     return true;
   case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    return !uses(e->endpoint.e, p->fv) && expr_ok(p, e->endpoint.e);
+    return !ir_uses_var(e->endpoint.e, p->fv) && expr_ok(p, e->endpoint.e);
   case IR_VAR: return e->var != p->fv; /* fv outside an index */
   default: return true;
   }
@@ -121,16 +101,16 @@ static bool expr_ok(Plan *p, const IrNode *e) {
 /* Whether `e` reads a local declared inside the loop (a vector there). */
 static bool uses_inner_local(const Plan *p, const IrNode *e) {
   for (int i = 0; i < p->ninner; i++)
-    if (p->inner[i]->kind == IR_VAR_LOCAL && uses(e, p->inner[i])) return true;
+    if (p->inner[i]->kind == IR_VAR_LOCAL && ir_uses_var(e, p->inner[i])) return true;
   return false;
 }
 
 static bool guard_ok(Plan *p, const IrNode *c) {
   /* a condition on a vector value would need a branch per element */
   if (uses_inner_local(p, c)) return false;
-  if (!uses(c, p->fv)) return expr_ok(p, c);
+  if (!ir_uses_var(c, p->fv)) return expr_ok(p, c);
   if (c->kind != IR_BIN || (c->bin.op != IR_OP_LT && c->bin.op != IR_OP_LE) ||
-      !unit(c->bin.a, p->fv) || uses(c->bin.b, p->fv) || !outer_only(p, c) ||
+      !unit(c->bin.a, p->fv) || ir_uses_var(c->bin.b, p->fv) || !outer_only(p, c) ||
       p->nguard == MAX_GUARDS)
     return false;
   p->guard[p->nguard++] = c;
@@ -141,8 +121,8 @@ static bool stmts_ok(Plan *p, const IrNode *list) {
   for (const IrNode *s = list; s; s = s->next) {
     switch (s->kind) {
     case IR_LOOP:
-      if (s->loop.bind != IR_BIND_NONE || s->loop.vec || uses(s->loop.extent, p->fv) ||
-          uses(s->loop.of, p->fv) || !expr_ok(p, s->loop.extent) ||
+      if (s->loop.bind != IR_BIND_NONE || s->loop.vec || ir_uses_var(s->loop.extent, p->fv) ||
+          ir_uses_var(s->loop.of, p->fv) || !expr_ok(p, s->loop.extent) ||
           !expr_ok(p, s->loop.of) || !stmts_ok(p, s->loop.body))
         return false;
       break;
@@ -152,7 +132,7 @@ static bool stmts_ok(Plan *p, const IrNode *list) {
     case IR_STORE: {
       int last = s->acc.nidx - 1;
       if (s->acc.how == IR_HOW_ATOMIC || s->acc.red == IR_RED_MEAN || last < 0 ||
-          !uses(s->acc.idx[last], p->fv) || !access_ok(p, s) ||
+          !ir_uses_var(s->acc.idx[last], p->fv) || !access_ok(p, s) ||
           !expr_ok(p, s->acc.value))
         return false;
       break;
@@ -179,11 +159,11 @@ static void collect_inner(Plan *p, const IrNode *list) {
 }
 
 bool cg_vec_access(const CgCtx *cg, const IrNode *acc) {
-  return cg->vec && acc->acc.nidx > 0 && uses(acc->acc.idx[acc->acc.nidx - 1], cg->vec_var);
+  return cg->vec && acc->acc.nidx > 0 && ir_uses_var(acc->acc.idx[acc->acc.nidx - 1], cg->vec_var);
 }
 
 bool cg_vec_guard(const CgCtx *cg, const IrNode *cond) {
-  return cg->vec && uses(cond, cg->vec_var);
+  return cg->vec && ir_uses_var(cond, cg->vec_var);
 }
 
 LLVMValueRef cg_vec_splat(CgCtx *cg, LLVMValueRef v) {

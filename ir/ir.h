@@ -422,9 +422,11 @@ int64_t ir_tensor_numel(const IrTensor *t, const struct RtGraph *g,
 /* ir/walk.c: whether any node of `n` (a statement list with everything
  * under it, or an expression) satisfies `hit`, visited parents first. */
 bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx);
-/* Whether `n` loads from any tensor; from tensor `t`. */
+/* Whether `n` loads from any tensor; from tensor `t`; whether it uses,
+ * sets or declares variable `v`. */
 bool ir_has_load(const IrNode *n);
 bool ir_reads_tensor(const IrNode *n, const IrTensor *t);
+bool ir_uses_var(const IrNode *n, const IrVar *v);
 
 /* Runs `op`. Returns 0, or -1 after reporting (e.g. an index out of range,
  * an unbound extent) through `d`. */

@@ -52,7 +52,20 @@ static bool is_load_of(const IrNode *n, void *t) {
   return n->kind == IR_LOAD && n->acc.tensor == t;
 }
 
+/* A use of v, or the loop or local that declares it. */
+static bool is_var(const IrNode *n, void *v) {
+  switch (n->kind) {
+  case IR_VAR: return n->var == v;
+  case IR_LOOP: return n->loop.var == v;
+  case IR_LET: return n->let.var == v;
+  case IR_SET: return n->set.var == v;
+  default: return false;
+  }
+}
+
 bool ir_has_load(const IrNode *n) { return ir_any(n, is_load, NULL); }
+
+bool ir_uses_var(const IrNode *n, const IrVar *v) { return ir_any(n, is_var, (void *)v); }
 
 bool ir_reads_tensor(const IrNode *n, const IrTensor *t) {
   return ir_any(n, is_load_of, (void *)t);

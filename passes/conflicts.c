@@ -226,7 +226,7 @@ typedef struct Ctx {
 /* ---- cross-lane reductions into locals ---- */
 
 static bool expr_uses(const IrNode *e, const IrVar *x) {
-  return e && pass_uses_var(e, x); /* expressions have no `next` */
+  return e && ir_uses_var(e, x); /* expressions have no `next` */
 }
 
 /* The first node in statement `s` (not its successors) that reads local x

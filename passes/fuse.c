@@ -93,7 +93,7 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
                  inner, outer);
       return -1;
     }
-    if (pass_uses_var(i->loop.extent, o->loop.var)) {
+    if (ir_uses_var(i->loop.extent, o->loop.var)) {
       ir_error(d, loc, "fuse: the extent of loop '%s' depends on loop '%s'",
                inner, outer);
       return -1;

@@ -210,51 +210,6 @@ void pass_subst_stmts(Arena *a, IrNode *list, const IrVar *v,
   }
 }
 
-bool pass_uses_var(const IrNode *n, const IrVar *v) {
-  for (; n; n = n->next) {
-    switch (n->kind) {
-    case IR_VAR:
-      if (n->var == v) return true;
-      break;
-    case IR_LOOP:
-      if (n->loop.var == v || pass_uses_var(n->loop.extent, v) ||
-          pass_uses_var(n->loop.of, v) || pass_uses_var(n->loop.body, v))
-        return true;
-      break;
-    case IR_STORE:
-    case IR_LOAD:
-      for (int i = 0; i < n->acc.nidx; i++)
-        if (pass_uses_var(n->acc.idx[i], v)) return true;
-      if (n->kind == IR_STORE && pass_uses_var(n->acc.value, v)) return true;
-      break;
-    case IR_LET:
-      if (n->let.var == v || pass_uses_var(n->let.init, v)) return true;
-      break;
-    case IR_SET:
-      if (n->set.var == v || pass_uses_var(n->set.value, v)) return true;
-      break;
-    case IR_IF:
-      if (pass_uses_var(n->ifs.cond, v) || pass_uses_var(n->ifs.then, v)) return true;
-      break;
-    case IR_BIN:
-      if (pass_uses_var(n->bin.a, v) || pass_uses_var(n->bin.b, v)) return true;
-      break;
-    case IR_UN:
-      if (pass_uses_var(n->un.a, v)) return true;
-      break;
-    case IR_CALL:
-      for (int i = 0; i < n->call.nargs; i++)
-        if (pass_uses_var(n->call.args[i], v)) return true;
-      break;
-    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-      if (pass_uses_var(n->endpoint.e, v)) return true;
-      break;
-    default: break;
-    }
-  }
-  return false;
-}
-
 bool pass_expr_vars_all(const IrNode *e, bool (*ok)(const IrVar *, void *),
                         void *ctx) {
   if (!e) return true;

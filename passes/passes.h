@@ -204,9 +204,6 @@ IrVar *pass_new_var(IrOp *op, Arena *a, const char *name, IrVarKind kind,
  * them) by a copy of `with`. */
 void pass_subst_stmts(Arena *a, IrNode *list, const IrVar *v,
                       const IrNode *with);
-/* Whether `n` (a statement list or an expression, children included; for
- * statements also the ones after it) uses `v`. */
-bool pass_uses_var(const IrNode *n, const IrVar *v);
 /* Whether expression `e` uses only variables for which `ok(var, ctx)`. */
 bool pass_expr_vars_all(const IrNode *e, bool (*ok)(const IrVar *, void *),
                         void *ctx);

@@ -49,14 +49,14 @@ static const char *describe(Arena *a, const IrNode *s) {
 /* Whether statement `s` itself (not the statements under it) reads `v`. */
 static bool own_exprs_use(const IrNode *s, const IrVar *v) {
   switch (s->kind) {
-  case IR_LOOP: return pass_uses_var(s->loop.extent, v) || pass_uses_var(s->loop.of, v);
-  case IR_IF: return pass_uses_var(s->ifs.cond, v);
+  case IR_LOOP: return ir_uses_var(s->loop.extent, v) || ir_uses_var(s->loop.of, v);
+  case IR_IF: return ir_uses_var(s->ifs.cond, v);
   case IR_STORE:
     for (int i = 0; i < s->acc.nidx; i++)
-      if (pass_uses_var(s->acc.idx[i], v)) return true;
-    return pass_uses_var(s->acc.value, v);
-  case IR_LET: return pass_uses_var(s->let.init, v);
-  case IR_SET: return pass_uses_var(s->set.value, v);
+      if (ir_uses_var(s->acc.idx[i], v)) return true;
+    return ir_uses_var(s->acc.value, v);
+  case IR_LET: return ir_uses_var(s->let.init, v);
+  case IR_SET: return ir_uses_var(s->set.value, v);
   default: return false;
   }
 }
@@ -246,8 +246,8 @@ static int permute(IrOp *c, const char **cur, const char **want, int n,
   /* Each loop's bounds may only read loops placed outside it. */
   for (int p = 0; p < ns; p++)
     for (int q = p + 1; q < ns; q++)
-      if (pass_uses_var(seq[p]->loop.extent, seq[q]->loop.var) ||
-          pass_uses_var(seq[p]->loop.of, seq[q]->loop.var)) {
+      if (ir_uses_var(seq[p]->loop.extent, seq[q]->loop.var) ||
+          ir_uses_var(seq[p]->loop.of, seq[q]->loop.var)) {
         ir_error(d, loc, "reorder: the bounds of loop '%s' depend on loop '%s', "
                  "which this order puts inside it", seq[p]->loop.var->name,
                  seq[q]->loop.var->name);
@@ -259,7 +259,7 @@ static int permute(IrOp *c, const char **cur, const char **want, int n,
   for (int g = 0; g < ng; g++) {
     place[g] = -1;
     for (int p = 0; p < ns; p++)
-      if (pass_uses_var(guards[g]->ifs.cond, seq[p]->loop.var)) place[g] = p;
+      if (ir_uses_var(guards[g]->ifs.cond, seq[p]->loop.var)) place[g] = p;
   }
   for (int g = 0; g < ng; g++)
     if (place[g] == -1) out[no++] = guards[g];

@@ -21,7 +21,7 @@ static bool unit_stride(const IrNode *e, const IrVar *v) {
   if (e->kind == IR_VAR) return e->var == v;
   if (e->kind != IR_BIN || e->bin.op != IR_OP_ADD) return false;
   const IrNode *x = e->bin.a, *y = e->bin.b;
-  bool in_x = pass_uses_var(x, v), in_y = pass_uses_var(y, v);
+  bool in_x = ir_uses_var(x, v), in_y = ir_uses_var(y, v);
   return in_x != in_y && unit_stride(in_x ? x : y, v);
 }
 
@@ -36,7 +36,7 @@ static const IrNode *bad_access(const IrNode *n, const IrVar *v) {
       for (int i = 0; i < n->acc.nidx; i++) {
         const IrNode *ix = n->acc.idx[i];
         bool last = i == n->acc.nidx - 1;
-        if (pass_uses_var(ix, v) && (!last || !unit_stride(ix, v))) return n;
+        if (ir_uses_var(ix, v) && (!last || !unit_stride(ix, v))) return n;
         if ((r = bad_access(ix, v))) return r;
       }
       if (n->kind == IR_STORE && (r = bad_access(n->acc.value, v))) return r;
@@ -65,8 +65,8 @@ static const IrNode *bad_loop(const IrNode *list, const IrVar *v) {
     const IrNode *r = NULL;
     if (s->kind == IR_LOOP) {
       if (s->loop.bind != IR_BIND_NONE || s->loop.vec ||
-          (s->loop.extent && pass_uses_var(s->loop.extent, v)) ||
-          (s->loop.of && pass_uses_var(s->loop.of, v)))
+          (s->loop.extent && ir_uses_var(s->loop.extent, v)) ||
+          (s->loop.of && ir_uses_var(s->loop.of, v)))
         return s;
       r = bad_loop(s->loop.body, v);
     }
