@@ -968,27 +968,6 @@ END_TEST
 
 /* ---- ptxas ---- */
 
-static const char *find_ptxas(void) {
-  static char found[1024];
-  const char *env = getenv("GOP_PTXAS");
-  if (env && *env) return access(env, X_OK) == 0 ? env : NULL;
-  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
-    return "/usr/local/cuda/bin/ptxas";
-  const char *path = getenv("PATH");
-  if (!path) return NULL;
-  char *copy = strdup(path);
-  const char *result = NULL;
-  for (char *dir = strtok(copy, ":"); dir; dir = strtok(NULL, ":")) {
-    snprintf(found, sizeof found, "%s/ptxas", dir);
-    if (access(found, X_OK) == 0) {
-      result = found;
-      break;
-    }
-  }
-  free(copy);
-  return result;
-}
-
 typedef struct PtxasStats {
   int regs, stack, spill_st, spill_ld, smem;
 } PtxasStats;
@@ -1044,7 +1023,7 @@ START_TEST(test_shuffle_and_vector_ptx) {
 END_TEST
 
 START_TEST(test_ptxas) {
-  const char *ptxas = find_ptxas();
+  const char *ptxas = tu_ptxas();
   if (!ptxas) {
     const char *skip = getenv("GOP_SKIP_PTXAS");
     if (skip && strcmp(skip, "1") == 0) {

@@ -186,16 +186,11 @@ typedef struct Case {
   int64_t F, H;
 } Case;
 
-static uint64_t lcg(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return *s >> 11;
-}
-
 /* Values in [-1, 1); a divisor in ±[0.5, 2) so that quotients stay tame. */
 static float *random_tensor(int64_t n, bool divisor, uint64_t *seed) {
   float *x = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
   for (int64_t k = 0; k < n; k++) {
-    float r = (float)(lcg(seed) % 2000000) / 1e6f - 1.0f;
+    float r = (float)(tu_lcg(seed) % 2000000) / 1e6f - 1.0f;
     x[k] = divisor ? (r < 0 ? -0.5f + 1.5f * r : 0.5f + 1.5f * r) : r;
   }
   return x;

@@ -260,8 +260,6 @@ START_TEST(test_conflict_analysis) {
 }
 END_TEST
 
-static uint64_t lcg(uint64_t *s);
-
 /* Cross-lane reductions into locals: decided `shuffle`, printed, parsed
  * back, verified, and run by the interpreter as the GPU runs them. */
 START_TEST(test_shuffle_reduction) {
@@ -305,8 +303,8 @@ START_TEST(test_shuffle_reduction) {
     float *s1 = malloc(sizeof(float) * (size_t)g->ne), *s2 = malloc(sizeof(float) * (size_t)g->ne);
     uint64_t seed = 7;
     for (int64_t k = 0; k < nx; k++) {
-      x[k] = (float)(lcg(&seed) % 2000) / 1000.0f - 1.0f;
-      y[k] = (float)(lcg(&seed) % 2000) / 1000.0f - 1.0f;
+      x[k] = (float)(tu_lcg(&seed) % 2000) / 1000.0f - 1.0f;
+      y[k] = (float)(tu_lcg(&seed) % 2000) / 1000.0f - 1.0f;
     }
     void *b1[3] = {x, y, s1}, *b2[3] = {x, y, s2};
     IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = b1};
@@ -632,11 +630,6 @@ typedef struct Shared {
   pthread_mutex_t lock;
 } Shared;
 
-static uint64_t lcg(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return *s >> 11;
-}
-
 static IrExtents extents_of(const IrOp *op, int64_t F) {
   IrExtents ext = {.n = op->nsyms};
   for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
@@ -773,7 +766,7 @@ START_TEST(test_semantics_preserved) {
         if (op->tensors[i]->role != IR_ROLE_IN) continue;
         int64_t n = ir_tensor_numel(op->tensors[i], graphs[gi].g, &ext);
         float *x = malloc(sizeof(float) * (size_t)n);
-        for (int64_t k = 0; k < n; k++) x[k] = (float)(lcg(&seed) % 2000000) / 1e6f - 1.0f;
+        for (int64_t k = 0; k < n; k++) x[k] = (float)(tu_lcg(&seed) % 2000000) / 1e6f - 1.0f;
         sh.inputs[gi][oi][i] = x;
       }
       ck_assert_msg(interp(&sh, op, gi, oi, sh.ref[gi][oi], &d) == 0, "%s", d.buf);

@@ -35,11 +35,6 @@ static RtGraph *open_graph(const char *file) {
   return g;
 }
 
-static uint64_t lcg(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return *s >> 11;
-}
-
 static IrExtents extents_of(const IrOp *op, int64_t F) {
   IrExtents ext = {.n = op->nsyms};
   for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
@@ -130,7 +125,7 @@ START_TEST(test_semantics) {
         /* magnitudes in [0.5, 1.5), either sign: the division operators
          * stay finite */
         for (int64_t k = 0; k < n; k++) {
-          uint64_t r = lcg(&seed);
+          uint64_t r = tu_lcg(&seed);
           in[i][k] = (float)((r >> 1) % 1000000) / 1e6f + 0.5f;
           if (r & 1) in[i][k] = -in[i][k];
         }

@@ -283,29 +283,9 @@ static int count(const char *hay, const char *needle) {
   return n;
 }
 
-static const char *find_ptxas(void) {
-  static char found[1024];
-  const char *env = getenv("GOP_PTXAS");
-  if (env && *env) return access(env, X_OK) == 0 ? env : NULL;
-  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0) return "/usr/local/cuda/bin/ptxas";
-  const char *path = getenv("PATH");
-  if (!path) return NULL;
-  char *copy = strdup(path);
-  const char *result = NULL;
-  for (char *dir = strtok(copy, ":"); dir; dir = strtok(NULL, ":")) {
-    snprintf(found, sizeof found, "%s/ptxas", dir);
-    if (access(found, X_OK) == 0) {
-      result = found;
-      break;
-    }
-  }
-  free(copy);
-  return result;
-}
-
 /* Assembles `ptx` for `target` with ptxas, when there is one. */
 static void assemble(const char *ptx, const char *target, const char *name) {
-  const char *ptxas = find_ptxas();
+  const char *ptxas = tu_ptxas();
   if (!ptxas) {
     const char *skip = getenv("GOP_SKIP_PTXAS");
     ck_assert_msg(skip && strcmp(skip, "1") == 0, "ptxas not found; GOP_SKIP_PTXAS=1 skips");

@@ -95,3 +95,29 @@ int tu_gopc(const char *env, const char *args, char *out, size_t size) {
   int status = pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+const char *tu_ptxas(void) {
+  static char found[1024];
+  const char *env = getenv("GOP_PTXAS");
+  if (env && *env) return access(env, X_OK) == 0 ? env : NULL;
+  if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
+    return "/usr/local/cuda/bin/ptxas";
+  const char *path = getenv("PATH");
+  if (!path) return NULL;
+  char *copy = strdup(path);
+  const char *result = NULL;
+  for (char *dir = strtok(copy, ":"); dir; dir = strtok(NULL, ":")) {
+    snprintf(found, sizeof found, "%s/ptxas", dir);
+    if (access(found, X_OK) == 0) {
+      result = found;
+      break;
+    }
+  }
+  free(copy);
+  return result;
+}
+
+uint64_t tu_lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return *s >> 11;
+}

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The path-returning helpers use four static buffers in turn: a path stays
  * valid until four more are made. */
@@ -23,6 +24,12 @@ char *tu_read_file(const char *path, size_t *len);
  * the start of stdout and stderr, NUL-terminated, in `out`; returns the exit
  * status, or -1 when gopc did not exit. */
 int tu_gopc(const char *env, const char *args, char *out, size_t size);
+/* ptxas from the CUDA toolkit: $GOP_PTXAS, /usr/local/cuda/bin or PATH;
+ * NULL when there is none. Static buffer. */
+const char *tu_ptxas(void);
+/* The next value of a 64-bit linear congruential generator with state
+ * `*s`: test data, the same on every machine. */
+uint64_t tu_lcg(uint64_t *s);
 /* Runs the suite with CK_NORMAL output; returns the process exit status. */
 int tu_run(Suite *s);
 
