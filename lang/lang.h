@@ -219,7 +219,9 @@ typedef struct LangParser {
 bool lang_parse(LangParser *ps, const char *text);
 
 /* ---------------------------------------------------------------------------
- * check.c: the rules of docs/language.md over the AST, and the IR.
+ * check.c, check_decl.c, check_expr.c, check_stmt.c, check_loop.c (their
+ * private header: check.h): the rules of docs/language.md over the AST,
+ * and the IR.
  */
 
 /* Checks the definitions `defs` and adds them to `m`; returns false if any
