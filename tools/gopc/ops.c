@@ -1,4 +1,4 @@
-/* tools/gopc_ops.c: `gopc ops`, the operator catalogue, a client of
+/* tools/gopc/ops.c: `gopc ops`, the operator catalogue, a client of
  * include/gop.h like the rest of gopc.
  *
  *   gopc ops [--representative]   every stdlib operator (or the subset)
@@ -19,18 +19,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gop.h"
+#include "gopc.h"
 
-int gopc_ops(int argc, char **argv, const char *usage);
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
-
-static int usage_error(const char *usage, const char *fmt, const char *arg) {
-  fprintf(stderr, "gopc: ops: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage);
-  return EXIT_USAGE;
-}
+static const char *usage_ops =
+    "usage: gopc ops [--representative]\n"
+    "       gopc ops NAME\n"
+    "       gopc ops FILE [NAME]\n"
+    "Lists operators: each one's signature (tensors with domain, dtype and\n"
+    "shape; inputs, then -> outputs), DGL name and description.\n"
+    "  (nothing)          every operator of the standard library\n"
+    "  NAME               one stdlib operator in detail (stdlib:NAME too)\n"
+    "  FILE [NAME]        the operators of a .gop file, or one of them; a FILE\n"
+    "                     without '.', '/' or ':' is read as a NAME: write ./FILE\n"
+    "  --representative   only the stdlib's representative subset, which covers\n"
+    "                     every edge_op, gather, placement and broadcast\n"
+    "docs/operators.md describes the operator space and its naming.\n";
 
 static bool is_identifier(const char *s) {
   if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
@@ -205,35 +208,49 @@ static void unknown_op(const GopModule *m, const char *file, const char *name) {
   fprintf(stderr, " (gopc ops%s%s lists them)\n", file ? " " : "", file ? file : "");
 }
 
-int gopc_ops(int argc, char **argv, const char *usage) {
-  bool representative = false;
-  const char *file = NULL, *name = NULL;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (strcmp(a, "--representative") == 0) representative = true;
-    else if (a[0] == '-') return usage_error(usage, "unknown option %s", a);
-    else if (!file && !name && is_identifier(a)) name = a;
-    else if (!file && !name) file = a;
-    else if (file && !name && is_identifier(a)) name = a;
-    else return usage_error(usage, "unexpected argument %s", a);
-  }
+/* ---- the arguments ---- */
+
+typedef struct OpsArgs {
+  bool representative;
+  const char *file, *name;
+} OpsArgs;
+
+/* NAME, FILE or FILE NAME: a word that could be an operator's name is one,
+ * unless it comes second after a NAME. */
+static int ops_arg(const GopcArgs *args, char *a) {
+  OpsArgs *o = args->ctx;
+  if (!o->file && !o->name && is_identifier(a)) o->name = a;
+  else if (!o->file && !o->name) o->file = a;
+  else if (o->file && !o->name && is_identifier(a)) o->name = a;
+  else return gopc_usage_error(args, "unexpected argument %s", a);
+  return 0;
+}
+
+int gopc_ops(int argc, char **argv) {
+  OpsArgs o = {0};
+  const GopcOption options[] = {
+      {"--representative", GOPC_BOOL, .dest = &o.representative},
+      {NULL},
+  };
+  GopcArgs args = {.usage = usage_ops, .prefix = "gopc: ops: ", .options = options,
+                   .arg = ops_arg, .ctx = &o};
+  int rc = gopc_parse(&args, argc, argv);
+  if (rc != GOPC_GO_ON) return rc;
+  bool representative = o.representative;
+  const char *file = o.file, *name = o.name;
   if (file && strncmp(file, "stdlib:", 7) == 0) {
     if (file[7] && name)
-      return usage_error(usage, "%s already names an operator", file);
+      return gopc_usage_error(&args, "%s already names an operator", file);
     if (file[7]) name = file + 7;
     file = NULL;
   }
   if (representative && (file || name))
-    return usage_error(usage, "--representative lists the whole standard library%s", "");
+    return gopc_usage_error(&args, "--representative lists the whole standard library");
 
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
   GopModule *m = file ? gop_compile_file(ctx, file) : gop_stdlib(ctx);
-  int status = m ? 0 : EXIT_INPUT;
+  int status = m ? 0 : GOPC_EXIT_INPUT;
   if (m && name) {
     const GopOp *op = NULL;
     for (int i = 0; i < gop_module_num_ops(m) && !op; i++)
@@ -241,7 +258,7 @@ int gopc_ops(int argc, char **argv, const char *usage) {
     if (op) print_detail(op);
     else {
       unknown_op(m, file, name);
-      status = EXIT_INPUT;
+      status = GOPC_EXIT_INPUT;
     }
   } else if (m) {
     int shown = 0;

@@ -1,4 +1,4 @@
-/* tools/gopc_model.c: `gopc model`, a GNN model's forward inference on a
+/* tools/gopc/model.c: `gopc model`, a GNN model's forward inference on a
  * graph (runtime/model.c through include/gop.h).
  *
  * Loads or makes the weights and the input, runs the forward (on the GPU
@@ -6,16 +6,13 @@
  * and writes the output. The time it prints is what bench/models_pyg.py
  * reads: keep the `time X ms` wording.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gop.h"
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+#include "gopc.h"
 
 static const char *usage_model =
     "usage: gopc model NAME --graph G [--in-features N] [--classes C]\n"
@@ -45,26 +42,6 @@ static const char *usage_model =
     "  --reps N           time every GPU step: median of N after 3 warm-ups\n"
     "                     (default 20; 0 runs once untimed)\n";
 
-static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "gopc model: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage_model);
-  return EXIT_USAGE;
-}
-
-/* A positive integer option value, or -1 after a usage message. */
-static int64_t parse_count(const char *flag, const char *v, int64_t min) {
-  char *end;
-  errno = 0;
-  long long n = strtoll(v, &end, 10);
-  if (errno || *end || end == v || n < min || n > (int64_t)1 << 40) {
-    fprintf(stderr, "gopc model: %s %s: expected an integer >= %lld\n\n%s", flag, v,
-            (long long)min, usage_model);
-    return -1;
-  }
-  return n;
-}
-
 static double rel_l2(const float *a, const float *ref, int64_t n, bool *nan) {
   double num = 0, den = 0;
   *nan = false;
@@ -82,62 +59,47 @@ typedef struct Args {
   int64_t in, classes, hidden, reps;
   uint64_t seed;
   bool check, separate;
-  GopDevice dev;
+  int dev; /* a GopDevice */
 } Args;
 
+/* GOPC_GO_ON, or the exit status (0 after --help). */
 static int parse(int argc, char **argv, Args *a) {
   *a = (Args){.classes = 8, .reps = 20, .seed = 1, .dev = GOP_DEVICE_AUTO};
-  for (int i = 0; i < argc; i++) {
-    const char *f = argv[i];
-    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-      fputs(usage_model, stdout);
-      return 0;
-    }
-    if (strcmp(f, "--check") == 0) { a->check = true; continue; }
-    if (strcmp(f, "--gat-separate") == 0) { a->separate = true; continue; }
-    if (strcmp(f, "--interp") == 0) { a->dev = GOP_DEVICE_INTERP; continue; }
-    if (strcmp(f, "--gpu") == 0) { a->dev = GOP_DEVICE_GPU; continue; }
-    if (f[0] != '-') {
-      if (a->name) return usage_error("unexpected argument %s", f);
-      a->name = f;
-      continue;
-    }
-    const char **str = strcmp(f, "--graph") == 0          ? &a->graph
-                       : strcmp(f, "--weights") == 0      ? &a->weights
-                       : strcmp(f, "--save-weights") == 0 ? &a->save
-                       : strcmp(f, "--x") == 0            ? &a->x
-                       : strcmp(f, "--out") == 0          ? &a->out
-                                                          : NULL;
-    int64_t *num = strcmp(f, "--in-features") == 0 ? &a->in
-                   : strcmp(f, "--classes") == 0   ? &a->classes
-                   : strcmp(f, "--hidden") == 0    ? &a->hidden
-                   : strcmp(f, "--reps") == 0      ? &a->reps
-                                                   : NULL;
-    bool seed = strcmp(f, "--seed") == 0;
-    if (!str && !num && !seed) return usage_error("unknown option %s", f);
-    if (i + 1 >= argc) return usage_error("%s needs a value", f);
-    const char *v = argv[++i];
-    if (str) {
-      *str = v;
-    } else {
-      int64_t n = parse_count(f, v, num == &a->reps || seed ? 0 : 1);
-      if (n < 0) return EXIT_USAGE;
-      if (seed)
-        a->seed = (uint64_t)n;
-      else
-        *num = n;
-    }
-  }
-  if (!a->name) return usage_error("a model name is needed (%s)", gop_model_names());
+  int64_t seed = 1, most = (int64_t)1 << 40;
+  const char *count1 = "%s %s: expected an integer >= 1",
+             *count0 = "%s %s: expected an integer >= 0";
+  const GopcOption options[] = {
+      {"--check", GOPC_BOOL, .dest = &a->check},
+      {"--gat-separate", GOPC_BOOL, .dest = &a->separate},
+      {"--interp", GOPC_CONST, .dest = &a->dev, .value = GOP_DEVICE_INTERP},
+      {"--gpu", GOPC_CONST, .dest = &a->dev, .value = GOP_DEVICE_GPU},
+      {"--graph", GOPC_STRING, .dest = &a->graph},
+      {"--weights", GOPC_STRING, .dest = &a->weights},
+      {"--save-weights", GOPC_STRING, .dest = &a->save},
+      {"--x", GOPC_STRING, .dest = &a->x},
+      {"--out", GOPC_STRING, .dest = &a->out},
+      {"--in-features", GOPC_INT, .dest = &a->in, .min = 1, .max = most, .bad = count1},
+      {"--classes", GOPC_INT, .dest = &a->classes, .min = 1, .max = most, .bad = count1},
+      {"--hidden", GOPC_INT, .dest = &a->hidden, .min = 1, .max = most, .bad = count1},
+      {"--reps", GOPC_INT, .dest = &a->reps, .min = 0, .max = most, .bad = count0},
+      {"--seed", GOPC_INT, .dest = &seed, .min = 0, .max = most, .bad = count0},
+      {NULL},
+  };
+  GopcArgs args = {.usage = usage_model, .prefix = "gopc model: ", .options = options,
+                   .args = &a->name, .max_args = 1};
+  int rc = gopc_parse(&args, argc, argv);
+  if (rc != GOPC_GO_ON) return rc;
+  a->seed = (uint64_t)seed;
+  if (!a->name) return gopc_usage_error(&args, "a model name is needed (%s)", gop_model_names());
   /* the name before the graph, which may take long to read */
   const char *names = gop_model_names(), *at = strstr(names, a->name);
   size_t n = strlen(a->name);
   if (!at || (at != names && at[-1] != ' ') || (at[n] != ' ' && at[n] != 0)) {
     fprintf(stderr, "gopc model: unknown model '%s': the models are %s\n", a->name, names);
-    return EXIT_INPUT;
+    return GOPC_EXIT_INPUT;
   }
-  if (!a->graph) return usage_error("--graph is needed%s", "");
-  return -1; /* parsed: go on */
+  if (!a->graph) return gopc_usage_error(&args, "--graph is needed");
+  return GOPC_GO_ON;
 }
 
 static void print_stats(const char *what, const GopModelStats *st, int64_t reps) {
@@ -157,15 +119,15 @@ static void print_stats(const char *what, const GopModelStats *st, int64_t reps)
 int gopc_model(int argc, char **argv) {
   Args a;
   int rc = parse(argc, argv, &a);
-  if (rc >= 0) return rc;
+  if (rc != GOPC_GO_ON) return rc;
 
   GopContext *ctx = gop_context_new();
-  if (!ctx) return EXIT_INPUT;
+  if (!ctx) return GOPC_EXIT_INPUT;
   gop_set_diagnostic_stream(ctx, stderr);
   GopModel *m = NULL;
   GopArray x = {0};
   float *y = NULL, *ref = NULL;
-  rc = EXIT_INPUT;
+  rc = GOPC_EXIT_INPUT;
   GopGraph *g = gop_graph_open(ctx, a.graph);
   if (!g) goto done;
   GopGraphInfo gi;
@@ -214,7 +176,7 @@ int gopc_model(int argc, char **argv) {
   printf("%s on %s (|V| %lld, |E| %lld): in %lld, classes %lld%s\n", a.name, a.graph,
          (long long)gi.num_vertices, (long long)gi.num_edges, (long long)a.in,
          (long long)a.classes, a.separate ? ", GAT as separate operators" : "");
-  if (gop_model_forward(m, x.data, y, a.dev, (int)a.reps, &st) != 0) {
+  if (gop_model_forward(m, x.data, y, (GopDevice)a.dev, (int)a.reps, &st) != 0) {
     if (st.gpu_status) rc = st.gpu_status;
     goto done;
   }

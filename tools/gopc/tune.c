@@ -1,4 +1,4 @@
-/* tools/gopc_tune.c: `gopc tune`, the autotuner's command, a thin client of
+/* tools/gopc/tune.c: `gopc tune`, the autotuner's command, a thin client of
  * include/gop.h (gop_tune, gop_predictor_*, gop_tune_import_csv).
  *
  *   gopc tune FILE|stdlib:OP [--op NAME] --graph G --F 64 [--budget-s 30]
@@ -14,7 +14,6 @@
  * 130. A second Ctrl-C ends the process at once.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,11 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gop.h"
+#include "gopc.h"
 
-int gopc_cmd_tune(int argc, char **argv);
-
-enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
+enum { EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
 
 static const char *usage_tune =
     "usage: gopc tune FILE [--op NAME] --graph G --F N [--dim NAME=N]... [--budget-s S]\n"
@@ -60,26 +57,9 @@ static const char *usage_tune =
     "Exit status: 0, 1 an error in the input, 2 a usage error, 3 no CUDA driver,\n"
     "4 no CUDA device, 130 interrupted.\n";
 
-static int usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "gopc: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage_tune);
-  return EXIT_USAGE;
-}
-
-static bool parse_i64(const char *s, int64_t *out) {
-  errno = 0;
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end) return false;
-  *out = v;
-  return true;
-}
-
 typedef struct TuneArgs {
   const char *file, *op, *graph, *db, *target, *gpu, *datasets;
-  const char *dim_name[MAX_DIMS], *dim_value[MAX_DIMS];
-  int ndims;
+  GopcAssigns dims; /* --dim NAME=N and --NAME N */
   const char *csv[MAX_CSV];
   int ncsv;
   double budget_s;
@@ -87,111 +67,86 @@ typedef struct TuneArgs {
   bool train, evaluate, import, have_check_edges;
 } TuneArgs;
 
-/* 0, -1 after --help, or the exit status of a usage error. */
+/* --import-csv CSV...: the arguments up to the next option. */
+static int import_csv(const GopcArgs *args, int argc, char **argv, int *i) {
+  TuneArgs *a = args->ctx;
+  a->import = true;
+  while (*i + 1 < argc && argv[*i + 1][0] != '-') {
+    if (a->ncsv == MAX_CSV) return gopc_usage_error(args, "--import-csv: at most 16 files");
+    a->csv[a->ncsv++] = argv[++*i];
+  }
+  if (a->ncsv == 0) return gopc_usage_error(args, "--import-csv needs a CSV file");
+  return 0;
+}
+
+/* `--F 64`: an extent by its name, for a flag the table lacks. */
+static int tune_extent(const GopcArgs *args, const char *flag, char *value) {
+  TuneArgs *a = args->ctx;
+  if (flag[1] != '-' || !flag[2]) return gopc_usage_error(args, "unknown option %s", flag);
+  if (a->dims.n == MAX_DIMS) return gopc_usage_error(args, "too many extents");
+  a->dims.item[a->dims.n++] = (GopcAssign){flag, flag + 2, value, false};
+  return 0;
+}
+
+/* GOPC_GO_ON, or the exit status (0 after --help). */
 static int parse(int argc, char **argv, TuneArgs *a) {
   a->budget_s = 30;
   a->top = 5;
   a->warmup = 3;
   a->reps = 20;
-  for (int i = 0; i < argc; i++) {
-    const char *o = argv[i];
-    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-      fputs(usage_tune, stdout);
-      return -1;
-    }
-    if (strcmp(o, "--train") == 0 || strcmp(o, "--evaluate") == 0) {
-      *(o[2] == 't' ? &a->train : &a->evaluate) = true;
-      continue;
-    }
-    if (strcmp(o, "--import-csv") == 0) {
-      a->import = true;
-      while (i + 1 < argc && argv[i + 1][0] != '-') {
-        if (a->ncsv == MAX_CSV) return usage("--import-csv: at most 16 files%s", "");
-        a->csv[a->ncsv++] = argv[++i];
-      }
-      if (a->ncsv == 0) return usage("--import-csv needs a CSV file%s", "");
-      continue;
-    }
-    if (o[0] != '-') {
-      if (a->file) return usage("unexpected argument %s", o);
-      a->file = o;
-      continue;
-    }
-    if (i + 1 >= argc) return usage("%s needs a value", o);
-    const char *v = argv[++i];
-    int64_t n;
-    if (strcmp(o, "--op") == 0) {
-      a->op = v;
-    } else if (strcmp(o, "--graph") == 0) {
-      a->graph = v;
-    } else if (strcmp(o, "--db") == 0) {
-      a->db = v;
-    } else if (strcmp(o, "--target") == 0) {
-      a->target = v;
-    } else if (strcmp(o, "--gpu") == 0) {
-      a->gpu = v;
-    } else if (strcmp(o, "--datasets") == 0) {
-      a->datasets = v;
-    } else if (strcmp(o, "--budget-s") == 0) {
-      char *end;
-      errno = 0;
-      a->budget_s = strtod(v, &end);
-      if (errno || end == v || *end || !(a->budget_s > 0) || a->budget_s > 86400)
-        return usage("--budget-s %s: not a number of seconds from 0 to 86400", v);
-    } else if (strcmp(o, "--top") == 0 || strcmp(o, "--max") == 0 ||
-               strcmp(o, "--warmup") == 0 || strcmp(o, "--reps") == 0 ||
-               strcmp(o, "--cc") == 0 || strcmp(o, "--check-edges") == 0) {
-      bool reps = strcmp(o, "--reps") == 0, warm = strcmp(o, "--warmup") == 0;
-      int64_t lo = warm || strcmp(o, "--check-edges") == 0 ? 0 : 1;
-      if (!parse_i64(v, &n) || n < lo || n > (strcmp(o, "--check-edges") == 0 ? INT32_MAX : 100000)) {
-        fprintf(stderr, "gopc: %s %s: not a count from %lld\n\n%s", o, v, (long long)lo,
-                usage_tune);
-        return EXIT_USAGE;
-      }
-      if (strcmp(o, "--top") == 0) a->top = n;
-      else if (strcmp(o, "--max") == 0) a->max = n;
-      else if (warm) a->warmup = n;
-      else if (reps) a->reps = n;
-      else if (strcmp(o, "--cc") == 0) a->cc = n;
-      else {
-        a->check_edges = n;
-        a->have_check_edges = true;
-      }
-    } else if (strcmp(o, "--dim") == 0 || (o[1] == '-' && o[2])) {
-      if (a->ndims == MAX_DIMS) return usage("too many extents%s", "");
-      char *eq = strcmp(o, "--dim") == 0 ? strchr(argv[i], '=') : NULL;
-      if (strcmp(o, "--dim") == 0 && (!eq || eq == v || !eq[1]))
-        return usage("--dim needs NAME=VALUE, not %s", v);
-      if (eq) *eq = 0; /* argv is ours to split */
-      a->dim_name[a->ndims] = eq ? v : o + 2;
-      a->dim_value[a->ndims++] = eq ? eq + 1 : v;
-    } else {
-      return usage("unknown option %s", o);
-    }
-  }
+  const char *from1 = "%s %s: not a count from 1", *from0 = "%s %s: not a count from 0";
+  const GopcOption options[] = {
+      {"--train", GOPC_BOOL, .dest = &a->train},
+      {"--evaluate", GOPC_BOOL, .dest = &a->evaluate},
+      {"--import-csv", GOPC_HOOK, .hook = import_csv},
+      {"--op", GOPC_STRING, .dest = &a->op},
+      {"--graph", GOPC_STRING, .dest = &a->graph},
+      {"--db", GOPC_STRING, .dest = &a->db},
+      {"--target", GOPC_STRING, .dest = &a->target},
+      {"--gpu", GOPC_STRING, .dest = &a->gpu},
+      {"--datasets", GOPC_STRING, .dest = &a->datasets},
+      {"--budget-s", GOPC_DOUBLE, .dest = &a->budget_s, .min = 0, .max = 86400,
+       .bad = "%s %s: not a number of seconds from 0 to 86400"},
+      {"--top", GOPC_INT, .dest = &a->top, .min = 1, .max = 100000, .bad = from1},
+      {"--max", GOPC_INT, .dest = &a->max, .min = 1, .max = 100000, .bad = from1},
+      {"--warmup", GOPC_INT, .dest = &a->warmup, .min = 0, .max = 100000, .bad = from0},
+      {"--reps", GOPC_INT, .dest = &a->reps, .min = 1, .max = 100000, .bad = from1},
+      {"--cc", GOPC_INT, .dest = &a->cc, .min = 1, .max = 100000, .bad = from1},
+      {"--check-edges", GOPC_INT, .dest = &a->check_edges, .min = 0, .max = INT32_MAX,
+       .bad = from0, .seen = &a->have_check_edges},
+      {"--dim", GOPC_ASSIGN, .dest = &a->dims, .max = MAX_DIMS,
+       .bad = "%s needs NAME=VALUE, not %s", .full = "too many extents"},
+      {NULL},
+  };
+  GopcArgs args = {.usage = usage_tune, .prefix = "gopc: ", .options = options,
+                   .args = &a->file, .max_args = 1, .other = tune_extent, .ctx = a};
+  int rc = gopc_parse(&args, argc, argv);
+  if (rc != GOPC_GO_ON) return rc;
   int modes = a->train + a->evaluate + a->import;
-  if (modes > 1) return usage("--train, --evaluate and --import-csv exclude each other%s", "");
+  if (modes > 1)
+    return gopc_usage_error(&args, "--train, --evaluate and --import-csv exclude each other");
   if (!a->db) {
     const char *env = getenv("GOP_TUNE_DB");
     if (env && *env) a->db = env;
   }
   if (modes == 1) {
-    if (a->file || a->graph || a->ndims || a->op)
-      return usage("--train, --evaluate and --import-csv take no FILE, --op, --graph or "
-                   "extents%s", "");
-    if (!a->db) return usage("this needs the database: --db FILE (or $GOP_TUNE_DB)%s", "");
+    if (a->file || a->graph || a->dims.n || a->op)
+      return gopc_usage_error(&args, "--train, --evaluate and --import-csv take no FILE, "
+                                     "--op, --graph or extents");
+    if (!a->db)
+      return gopc_usage_error(&args, "this needs the database: --db FILE (or $GOP_TUNE_DB)");
     if (a->import && (!a->gpu || !*a->gpu || a->cc <= 0))
-      return usage("--import-csv needs the GPU that measured: --gpu NAME --cc N (e.g. "
-                   "--gpu 'NVIDIA H100 80GB HBM3' --cc 90)%s", "");
+      return gopc_usage_error(&args, "--import-csv needs the GPU that measured: --gpu NAME "
+                                     "--cc N (e.g. --gpu 'NVIDIA H100 80GB HBM3' --cc 90)");
     if (!a->import && (a->gpu || a->cc || a->datasets))
-      return usage("--gpu, --cc and --datasets go with --import-csv%s", "");
-    return 0;
+      return gopc_usage_error(&args, "--gpu, --cc and --datasets go with --import-csv");
+    return GOPC_GO_ON;
   }
   if (a->gpu || a->cc || a->datasets)
-    return usage("--gpu, --cc and --datasets go with --import-csv%s", "");
-  if (!a->file) return usage("tune needs a file (or stdlib:NAME)%s", "");
-  if (!a->graph) return usage("tune needs --graph G%s", "");
-  return 0;
+    return gopc_usage_error(&args, "--gpu, --cc and --datasets go with --import-csv");
+  if (!a->file) return gopc_usage_error(&args, "tune needs a file (or stdlib:NAME)");
+  if (!a->graph) return gopc_usage_error(&args, "tune needs --graph G");
+  return GOPC_GO_ON;
 }
 
 /* ---- Ctrl-C ---- */
@@ -209,7 +164,7 @@ static int train(const TuneArgs *a) {
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
   GopTrainInfo info;
-  int status = EXIT_INPUT;
+  int status = GOPC_EXIT_INPUT;
   if (gop_predictor_train(ctx, a->db, &info) == 0) {
     printf("trained on %d measurements (%d cases on %d graphs); model written to %s\n",
            info.rows, info.cases, info.graphs, info.model_path);
@@ -223,7 +178,7 @@ static int evaluate(const TuneArgs *a) {
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
   GopEvalInfo e;
-  int status = EXIT_INPUT;
+  int status = GOPC_EXIT_INPUT;
   printf("leave-one-graph-out over %s: for each graph, the predictor trained on the others\n"
          "picks one of the schedules measured there; its time over the best measured\n"
          "(geometric mean over the graph's cases; 1.000x is the best)\n",
@@ -252,7 +207,7 @@ static int import(const TuneArgs *a) {
   for (int i = 0; i < a->ncsv && status == 0; i++) {
     GopImportInfo info;
     if (gop_tune_import_csv(ctx, a->csv[i], a->db, datasets, a->gpu, (int)a->cc, &info) != 0) {
-      status = EXIT_INPUT;
+      status = GOPC_EXIT_INPUT;
       break;
     }
     printf("%s: %d measurements of %d graphs stored in %s; left out: %d 'default' rows "
@@ -268,7 +223,7 @@ static int import(const TuneArgs *a) {
 static int tune(const TuneArgs *a) {
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
-  int status = EXIT_INPUT;
+  int status = GOPC_EXIT_INPUT;
   const char *op_name = a->op;
   GopModule *m;
   if (strncmp(a->file, "stdlib:", 7) == 0) {
@@ -288,7 +243,7 @@ static int tune(const TuneArgs *a) {
   if (!op_name && gop_module_num_ops(m) != 1) {
     fprintf(stderr, "gopc: error: %s has %d operators: choose one with --op NAME\n", a->file,
             gop_module_num_ops(m));
-    status = EXIT_USAGE;
+    status = GOPC_EXIT_USAGE;
     goto done;
   }
   GopOp *op = op_name ? gop_module_find_op(m, op_name) : gop_module_op(m, 0);
@@ -297,15 +252,16 @@ static int tune(const TuneArgs *a) {
   if (!g) goto done;
   GopRun *r = gop_run_new(ctx, op, g);
   if (!r) goto done;
-  for (int i = 0; i < a->ndims; i++) {
+  for (int i = 0; i < a->dims.n; i++) {
+    const GopcAssign *d = &a->dims.item[i];
     int64_t v;
-    if (!parse_i64(a->dim_value[i], &v)) {
-      fprintf(stderr, "gopc: error: --%s %s: not an integer\n", a->dim_name[i], a->dim_value[i]);
-      status = EXIT_USAGE;
+    if (!gopc_parse_i64(d->value, &v)) {
+      fprintf(stderr, "gopc: error: --%s %s: not an integer\n", d->name, d->value);
+      status = GOPC_EXIT_USAGE;
       goto done;
     }
-    if (gop_run_set_extent(r, a->dim_name[i], v) != 0) {
-      status = EXIT_USAGE;
+    if (gop_run_set_extent(r, d->name, v) != 0) {
+      status = GOPC_EXIT_USAGE;
       goto done;
     }
   }
@@ -337,16 +293,16 @@ static int tune(const TuneArgs *a) {
            gi.num_vertices, gi.num_edges, a->db ? ", database " : "", a->db ? a->db : "");
     gop_tune_print(&rep, (int)a->top, stdout);
   }
-  status = rc != 0 ? EXIT_INPUT : rep.interrupted ? EXIT_INTERRUPTED : 0;
+  status = rc != 0 ? GOPC_EXIT_INPUT : rep.interrupted ? EXIT_INTERRUPTED : 0;
 done:
   gop_context_free(ctx);
   return status;
 }
 
-int gopc_cmd_tune(int argc, char **argv) {
+int gopc_tune(int argc, char **argv) {
   TuneArgs a = {0};
   int rc = parse(argc, argv, &a);
-  if (rc != 0) return rc < 0 ? 0 : rc;
+  if (rc != GOPC_GO_ON) return rc;
   if (a.train) return train(&a);
   if (a.evaluate) return evaluate(&a);
   if (a.import) return import(&a);

@@ -1,0 +1,400 @@
+/* tools/gopc/run.c: `gopc run`, an operator on a graph (the GPU when there
+ * is one, else the reference interpreter), and `gopc graph`, a graph's
+ * statistics. Inputs are read from .npy files (--in) or made by a seeded
+ * generator; outputs are summed and may be written (--out). Without
+ * --schedule, the schedule comes from the tuning database, the learned
+ * predictor or the cost model, and a line says which.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gopc.h"
+
+static const char *usage_run =
+    "usage: gopc run FILE [--op NAME] --graph G [--F N] [--dim NAME=N]...\n"
+    "                [--in NAME=x.npy]... [--out NAME=y.npy]... [--seed S]\n"
+    "Runs operator NAME on graph G with the reference interpreter.\n"
+    "  --graph G        a Matrix Market (.mtx) or SNAP edge list file, plain\n"
+    "                   or gzip'ed, or a generator: rmat:SCALE:EDGEFACTOR[:SEED]\n"
+    "                   (Graph500 R-MAT, skewed) or grid:WxH (2-D mesh)\n"
+    "  --F N            the feature width F; any extent of the operator can be\n"
+    "                   set as --NAME N or --dim NAME=N\n"
+    "  --in NAME=PATH   read input NAME from a float32 .npy file, shape\n"
+    "                   [|V|, F...] for src/dst tensors, [|E|, F...] for edge\n"
+    "                   tensors (in the file's edge order); inputs not given\n"
+    "                   are filled with uniform random numbers in [-1, 1)\n"
+    "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
+    "  --seed S         seed of the random inputs (default 1)\n"
+    "  --schedule S     the schedule (see gopc emit --help); default: the fastest\n"
+    "                   measured in the tuning database (--db), else the learned\n"
+    "                   predictor's choice (DB.xgb, gopc tune --train), else the\n"
+    "                   cost model's best legal point; a line says which\n"
+    "  --db FILE        the tuning database (default: $GOP_TUNE_DB, else none)\n"
+    "  --target sm_XX   the GPU architecture to compile for\n"
+    "  --interp         run on the reference interpreter even with a GPU\n"
+    "  --gpu            require the GPU (exit 3 or 4 when there is none)\n"
+    "  --check          compare the outputs with the interpreter (f32 sums\n"
+    "                   within 1e-5 relative L2, max/min exactly, no NaN)\n"
+    "  --pack X.pack    run a kernel pack made by gopc pack (needs no LLVM;\n"
+    "                   FILE and --op are then left out)\n"
+    "  --warmup N, --reps N  GPU timing: runs before, and runs measured\n"
+    "                   (default 3 and 20; the median is reported)\n"
+    "With a GPU, prints the median time, the achieved GB/s over the fewest\n"
+    "bytes the operator must move, and that as a fraction of the measured\n"
+    "device-to-device copy bandwidth; without one, runs on the interpreter.\n";
+
+
+static const char *usage_graph =
+    "usage: gopc graph G\n"
+    "Prints |V|, |E|, degree statistics, isolated vertices and the average\n"
+    "edge span of a graph file or generator spec (see gopc run --help).\n";
+
+
+/* ---- run ---- */
+
+/* splitmix64: a small, good, seedable generator for reproducible inputs. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void fill_random(float *x, int64_t n, uint64_t seed) {
+  uint64_t state = seed;
+  for (int64_t i = 0; i < n; i++)
+    x[i] = (float)((double)(next_random(&state) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+static void format_shape(char *buf, size_t size, int rank, const int64_t *shape) {
+  int n = snprintf(buf, size, "[");
+  for (int k = 0; k < rank && n < (int)size; k++)
+    n += snprintf(buf + n, size - (size_t)n, "%s%" PRId64, k ? ", " : "", shape[k]);
+  if (n < (int)size) snprintf(buf + n, size - (size_t)n, "]");
+}
+
+typedef struct RunOpts {
+  const char *file, *op_name, *graph, *pack, *db;
+  GopcAssigns dims, ins, outs; /* --dim and --NAME, --in, --out */
+  uint64_t seed;
+  GopCompileOptions compile;
+  int device; /* a GopDevice */
+  bool check;
+  int64_t warmup, reps;
+} RunOpts;
+
+/* `--F 64`: an extent by its name, for a flag the table lacks. */
+static int run_extent(const GopcArgs *a, const char *flag, char *value) {
+  RunOpts *o = a->ctx;
+  if (flag[1] != '-' || !flag[2]) return gopc_usage_error(a, "unknown option %s", flag);
+  if (o->dims.n >= GOPC_MAX_ASSIGN) return gopc_usage_error(a, "too many extents");
+  o->dims.item[o->dims.n++] = (GopcAssign){flag, flag + 2, value, false};
+  return 0;
+}
+
+static int parse_run_args(int argc, char **argv, RunOpts *o) {
+  int64_t seed = 1;
+  o->warmup = 3;
+  o->reps = 20;
+  const char *exclusive = "--interp and --gpu exclude each other";
+  const GopcOption options[] = {
+      {"--interp", GOPC_CONST, .dest = &o->device, .value = GOP_DEVICE_INTERP, .bad = exclusive},
+      {"--gpu", GOPC_CONST, .dest = &o->device, .value = GOP_DEVICE_GPU, .bad = exclusive},
+      {"--check", GOPC_BOOL, .dest = &o->check},
+      {"--op", GOPC_STRING, .dest = &o->op_name},
+      {"--schedule", GOPC_STRING, .dest = &o->compile.schedule},
+      {"--target", GOPC_STRING, .dest = &o->compile.target},
+      {"--db", GOPC_STRING, .dest = &o->db},
+      {"--pack", GOPC_STRING, .dest = &o->pack},
+      {"--graph", GOPC_STRING, .dest = &o->graph},
+      {"--warmup", GOPC_INT, .dest = &o->warmup, .min = 0, .max = 100000,
+       .bad = "%s: not a count from 0 to 100000"},
+      {"--reps", GOPC_INT, .dest = &o->reps, .min = 0, .max = 100000,
+       .bad = "%s: not a count from 0 to 100000"},
+      {"--seed", GOPC_INT, .dest = &seed, .min = 0, .max = INT64_MAX,
+       .bad = "%s %s: not a non-negative integer"},
+      {"--in", GOPC_ASSIGN, .dest = &o->ins, .max = GOPC_MAX_ASSIGN,
+       .bad = "%s needs NAME=VALUE", .full = "too many %s options"},
+      {"--out", GOPC_ASSIGN, .dest = &o->outs, .max = GOPC_MAX_ASSIGN,
+       .bad = "%s needs NAME=VALUE", .full = "too many %s options"},
+      {"--dim", GOPC_ASSIGN, .dest = &o->dims, .max = GOPC_MAX_ASSIGN,
+       .bad = "%s needs NAME=VALUE", .full = "too many %s options"},
+      {NULL},
+  };
+  GopcArgs args = {.usage = usage_run, .prefix = "gopc: ", .options = options,
+                   .args = &o->file, .max_args = 1, .other = run_extent, .ctx = o};
+  int rc = gopc_parse(&args, argc, argv);
+  if (rc != GOPC_GO_ON) return rc;
+  o->seed = (uint64_t)seed;
+  if (o->pack && (o->file || o->op_name || o->compile.schedule || o->compile.target))
+    return gopc_usage_error(&args,
+                            "--pack %s: a kernel pack is already compiled: give no FILE, "
+                            "--op, --schedule or --target with it", o->pack);
+  if (o->pack && o->device == GOP_DEVICE_INTERP)
+    return gopc_usage_error(&args, "--pack %s runs on the GPU: --interp excludes it", o->pack);
+  if (!o->file && !o->pack)
+    return gopc_usage_error(&args, "run needs a file (or stdlib:NAME, or --pack X.pack)");
+  if (!o->graph) return gopc_usage_error(&args, "run needs --graph G");
+  return GOPC_GO_ON;
+}
+
+/* Prints `--in X=path` style context for an error about an option. */
+static void option_error(const GopcAssign *as, const char *fmt, const char *detail) {
+  fprintf(stderr, "gopc: error: %s %s=%s: ", as->flag, as->name, as->value);
+  fprintf(stderr, fmt, detail);
+  fputc('\n', stderr);
+}
+
+static const GopcAssign *find_assign(GopcAssigns *list, const char *name) {
+  for (int i = 0; i < list->n; i++)
+    if (strcmp(list->item[i].name, name) == 0) {
+      list->item[i].used = true;
+      return &list->item[i];
+    }
+  return NULL;
+}
+
+/* Makes the run: the operator of FILE/--op, or the one a pack carries. */
+static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
+  *status = GOPC_EXIT_INPUT;
+  if (o->pack) {
+    GopGraph *g = gop_graph_open(ctx, o->graph);
+    GopRun *r = g ? gop_run_from_pack(ctx, o->pack, g) : NULL;
+    if (r) gop_run_set_device(r, GOP_DEVICE_GPU);
+    return r;
+  }
+  const char *op_name = o->op_name;
+  GopModule *m = gopc_load_module(ctx, o->file, &op_name);
+  if (!m) return NULL;
+  if (!op_name) {
+    if (gop_module_num_ops(m) != 1) {
+      fprintf(stderr, "gopc: error: %s has %d operators: choose one with --op NAME\n",
+              o->file, gop_module_num_ops(m));
+      *status = GOPC_EXIT_USAGE;
+      return NULL;
+    }
+    op_name = gop_op_name(gop_module_op(m, 0));
+  }
+  GopOp *op = gop_module_find_op(m, op_name);
+  if (!op) return NULL;
+  GopGraph *g = gop_graph_open(ctx, o->graph);
+  if (!g) return NULL;
+  GopRun *r = gop_run_new(ctx, op, g);
+  if (!r) return NULL;
+  gop_run_set_device(r, (GopDevice)o->device);
+  if (gop_run_set_compile(r, &o->compile) != 0) {
+    *status = GOPC_EXIT_USAGE;
+    return NULL;
+  }
+  return r;
+}
+
+/* `chosen`: where the schedule came from when none was given, or NULL. */
+static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
+                              const GopScheduleChoice *chosen) {
+  const GopRunStats *st = gop_run_stats(r);
+  GopGraphInfo info;
+  gop_graph_info(gop_run_graph(r), &info);
+  if (!st->on_gpu) {
+    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
+           graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+    if (chosen)
+      printf("  schedule: %s (from the %s)\n", chosen->schedule,
+             gop_schedule_source_name(chosen->source));
+    if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
+    if (st->note[0]) printf("  note: %s\n", st->note);
+    return;
+  }
+  printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
+         info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
+  if (chosen)
+    printf("  schedule: %s (from the %s)\n", chosen->schedule,
+           gop_schedule_source_name(chosen->source));
+  if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
+  if (st->median_ms > 0)
+    printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
+           "fewest-bytes bound (copy %.0f GB/s)\n",
+           st->median_ms, st->min_ms, st->gbps, (double)st->fewest_bytes / 1e6,
+           100 * st->bound_fraction, st->copy_gbps);
+  if (st->compile.llvm_build_ms > 0)
+    printf("  compiled in %.1f ms (schedule %.2f, lower %.2f, LLVM IR %.2f, O3 %.2f, PTX %.2f)\n",
+           st->compile.schedule_ms + st->compile.lower_ms + st->compile.llvm_build_ms +
+               st->compile.llvm_opt_ms + st->compile.ptx_emit_ms,
+           st->compile.schedule_ms, st->compile.lower_ms, st->compile.llvm_build_ms,
+           st->compile.llvm_opt_ms, st->compile.ptx_emit_ms);
+  gop_run_print_memory(r, stdout);
+}
+
+static int run_operator(GopContext *ctx, RunOpts *o) {
+  int status;
+  GopRun *r = make_run(ctx, o, &status);
+  if (!r) return status;
+  const char *op_name = gop_op_name(gop_run_op(r));
+  gop_run_set_timing(r, (int)o->warmup, (int)o->reps);
+
+  for (int i = 0; i < o->dims.n; i++) {
+    int64_t v;
+    if (!gopc_parse_i64(o->dims.item[i].value, &v)) {
+      fprintf(stderr, "gopc: error: %s %s: not an integer\n", o->dims.item[i].flag,
+              o->dims.item[i].value);
+      return GOPC_EXIT_USAGE;
+    }
+    if (gop_run_set_extent(r, o->dims.item[i].name, v) != 0) return GOPC_EXIT_USAGE;
+  }
+
+  /* No schedule given: the tuning database's, else the cost model's. */
+  GopScheduleChoice choice, *chosen = NULL;
+  if (!o->pack && !o->compile.schedule) {
+    const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
+    int64_t F = 0;
+    for (int i = 0; i < o->dims.n; i++)
+      if (strcmp(o->dims.item[i].name, "F") == 0) gopc_parse_i64(o->dims.item[i].value, &F);
+    if (gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
+                            &choice) != 0)
+      return GOPC_EXIT_INPUT;
+    chosen = &choice;
+    GopCompileOptions co = o->compile;
+    co.schedule = choice.schedule;
+    if (gop_run_set_compile(r, &co) != 0) return GOPC_EXIT_INPUT;
+  }
+
+  int n = gop_run_num_tensors(r);
+  float **data = calloc((size_t)n, sizeof *data);
+  int64_t *numel = calloc((size_t)n, sizeof *numel);
+  status = GOPC_EXIT_INPUT;
+  for (int i = 0; i < n; i++) {
+    const char *name = gop_run_tensor_name(r, i);
+    bool out = gop_run_tensor_is_output(r, i);
+    const GopcAssign *as = find_assign(out ? &o->outs : &o->ins, name);
+    int64_t shape[8];
+    int rank = gop_run_tensor_shape(r, i, shape);
+    if (rank < 0) { /* names the missing extent */
+      gop_run_bind(r, name, NULL, 0);
+      status = GOPC_EXIT_USAGE;
+      goto done;
+    }
+    numel[i] = 1;
+    for (int k = 0; k < rank; k++) numel[i] *= shape[k];
+    if (!out && as) {
+      GopArray arr;
+      if (gop_array_read(ctx, as->value, &arr) != 0) goto done;
+      bool same = arr.ndim == rank;
+      for (int k = 0; same && k < rank; k++) same = arr.shape[k] == shape[k];
+      if (!same) {
+        char want[128], got[128], msg[300];
+        format_shape(want, sizeof want, rank, shape);
+        format_shape(got, sizeof got, arr.ndim, arr.shape);
+        snprintf(msg, sizeof msg, "shape %s does not match %s's %s on this graph", got,
+                 name, want);
+        option_error(as, "%s", msg);
+        gop_array_free(&arr);
+        status = GOPC_EXIT_USAGE;
+        goto done;
+      }
+      data[i] = arr.data;
+    } else {
+      data[i] = malloc(sizeof(float) * (size_t)(numel[i] ? numel[i] : 1));
+      if (!data[i]) {
+        fprintf(stderr, "gopc: error: out of memory for %s (%" PRId64 " floats)\n", name,
+                numel[i]);
+        goto done;
+      }
+      if (!out) fill_random(data[i], numel[i], o->seed * 1000003u + (uint64_t)i);
+    }
+    if (gop_run_bind(r, name, data[i], numel[i]) != 0) goto done;
+  }
+  for (int k = 0; k < o->ins.n; k++)
+    if (!o->ins.item[k].used) {
+      option_error(&o->ins.item[k], "%s", "the operator has no input of that name");
+      status = GOPC_EXIT_USAGE;
+      goto done;
+    }
+  for (int k = 0; k < o->outs.n; k++)
+    if (!o->outs.item[k].used) {
+      option_error(&o->outs.item[k], "%s", "the operator has no output of that name");
+      status = GOPC_EXIT_USAGE;
+      goto done;
+    }
+
+  if (gop_run_exec(r) != 0) {
+    int gpu = gop_run_stats(r)->gpu_status;
+    if (gpu == 3 || gpu == 4) status = gpu;
+    goto done;
+  }
+  print_run_summary(r, o->graph, op_name, chosen);
+  if (o->check) {
+    double worst;
+    int rc = gop_run_check(r, &worst);
+    if (rc != 0) goto done;
+    printf("  check: every output agrees with the interpreter (relative L2 %.2g)\n", worst);
+  }
+  for (int i = 0; i < n; i++) {
+    if (!gop_run_tensor_is_output(r, i)) continue;
+    const char *name = gop_run_tensor_name(r, i);
+    int64_t shape[8];
+    int rank = gop_run_tensor_shape(r, i, shape);
+    double sum = 0, sq = 0;
+    for (int64_t k = 0; k < numel[i]; k++) {
+      sum += data[i][k];
+      sq += (double)data[i][k] * data[i][k];
+    }
+    char sh[128];
+    format_shape(sh, sizeof sh, rank, shape);
+    printf("  %s %s: sum %.6g, L2 norm %.6g", name, sh, sum, sqrt(sq));
+    const GopcAssign *as = find_assign(&o->outs, name);
+    if (as) {
+      GopArray arr = {.ndim = rank, .data = data[i]};
+      for (int k = 0; k < rank; k++) arr.shape[k] = shape[k];
+      if (gop_array_write(ctx, as->value, &arr) != 0) {
+        putchar('\n');
+        goto done;
+      }
+      printf(", written to %s", as->value);
+    }
+    putchar('\n');
+  }
+  status = 0;
+done:
+  for (int i = 0; i < n; i++) free(data[i]);
+  free(data);
+  free(numel);
+  return status;
+}
+
+
+int gopc_run(int argc, char **argv) {
+  RunOpts o = {0};
+  int rc = parse_run_args(argc, argv, &o);
+  if (rc != GOPC_GO_ON) return rc;
+  GopContext *ctx = gop_context_new();
+  gop_set_diagnostic_stream(ctx, stderr);
+  int status = run_operator(ctx, &o);
+  gop_context_free(ctx);
+  return status;
+}
+
+/* ---- graph ---- */
+
+int gopc_graph(int argc, char **argv) {
+  const char **graphs = calloc((size_t)argc + 1, sizeof *graphs);
+  if (!graphs) return GOPC_EXIT_INPUT;
+  int n = 0;
+  GopcArgs args = {.usage = usage_graph, .prefix = "gopc: ", .args = graphs,
+                   .max_args = argc, .nargs = &n, .no_options = true};
+  int status = gopc_parse(&args, argc, argv);
+  if (status == GOPC_GO_ON && n != 1)
+    status = gopc_usage_error(&args, "graph needs exactly one graph");
+  if (status == GOPC_GO_ON) {
+    GopContext *ctx = gop_context_new();
+    gop_set_diagnostic_stream(ctx, stderr);
+    GopGraph *g = gop_graph_open(ctx, graphs[0]);
+    if (g) gop_graph_print(g, stdout);
+    gop_context_free(ctx);
+    status = g ? 0 : GOPC_EXIT_INPUT;
+  }
+  free(graphs);
+  return status;
+}
