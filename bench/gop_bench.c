@@ -34,7 +34,9 @@
 #include "codegen/codegen.h"
 #include "gop.h"
 #include "lang/lang.h"
+#include "graph/graph.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 #include "tests/gpu/cases.h"
 
 #define MAX_LIST 32
@@ -151,7 +153,7 @@ static int plan(int argc, char **argv) {
   for (int gi = 0; gi < ngraphs; gi++) {
     snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, graphs[gi]);
     GopGraph *gg = gop_graph_open(p->ctx, path);
-    RtGraph *rg = rt_graph_open(path, &d);
+    Graph *rg = graph_open(path, &d);
     if (!gg || !rg) {
       fprintf(stderr, "gop_bench: %s%s", path, gop_diagnostics(p->ctx));
       return 1;
@@ -230,7 +232,7 @@ static int plan(int argc, char **argv) {
       }
       free(pts);
     }
-    rt_graph_free(rg);
+    graph_free(rg);
     printf("planned %s (%d packs so far)\n", graphs[gi], p->npacks);
     fflush(stdout);
   }
@@ -362,7 +364,7 @@ static int run(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, rows[i].graph);
     double tg = rt_wall_seconds();
-    RtGraph *g = rt_graph_open(path, &d);
+    Graph *g = graph_open(path, &d);
     if (!g) return 1;
     int gend = i;
     while (gend < nrows && strcmp(rows[gend].graph, rows[i].graph) == 0) gend++;
@@ -446,7 +448,7 @@ static int run(int argc, char **argv) {
       fflush(csv);
       j = jend;
     }
-    rt_graph_free(g);
+    graph_free(g);
     printf("# graph %s done in %.1f s\n", rows[i].graph, rt_wall_seconds() - tg);
     i = gend;
   }

@@ -129,7 +129,7 @@ typedef struct CgKernel {
   CgParam *params; /* in the order the kernel takes them */
   CgLaunch launch;
   /* a stage over neighbour groups (`for g in groups(G)`): the table it
-   * reads (runtime/graph_groups.c: G, interleaving distance, classes,
+   * reads (graph/groups.c: G, interleaving distance, classes,
    * threshold); group 0: none */
   int group, group_ilv, group_cls, group_thr;
   int shared_tensor; /* a @shared groups stage: the tensor whose rows it

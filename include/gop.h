@@ -390,7 +390,7 @@ int gop_tune_import_csv(GopContext *ctx, const char *csv, const char *db_path,
                         const char *datasets, const char *gpu, int cc,
                         GopImportInfo *out);
 
-/* ---- models (runtime/model.c) ----
+/* ---- models (models/models.c) ----
  * (Restored by the tuner session after an edit of the tuning section
  * above dropped it; rebuilt from the debug information of the models
  * session's objects: the owner should re-check the comments.) */

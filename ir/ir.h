@@ -387,37 +387,11 @@ char *ir_op_to_string(const IrOp *op);
  */
 bool ir_verify_op(const IrOp *op, Diag *d, const char *after);
 
-/* ---------------------------------------------------------------------------
- * interp.c: the reference interpreter, the oracle of every test.
- */
-struct RtGraph; /* runtime/runtime.h */
-
-typedef enum { IR_INTERP_F32, IR_INTERP_F64 } IrInterpMode;
-
 /* The values of an operator's symbolic extents, by IrSym.id. */
 typedef struct IrExtents {
   int n;
   int64_t value[16];
 } IrExtents;
-
-/* One buffer per tensor of the op, by IrTensor.id, in row-major order with
- * the shape ir_tensor_shape gives. Element type: float in F32 mode, double
- * in F64 mode. Inputs are read; outputs are written entirely (initialised
- * by the interpreter to the identity of their reduction); temporaries may be
- * NULL (the interpreter allocates them). */
-typedef struct IrInterpArgs {
-  const struct RtGraph *graph;
-  IrExtents extents;
-  IrInterpMode mode;
-  void **buffers;
-} IrInterpArgs;
-
-/* Shape of tensor `t` on `g` with `ext`; returns the rank (1 + ndims, or
- * ndims for dense tensors). */
-int ir_tensor_shape(const IrTensor *t, const struct RtGraph *g,
-                    const IrExtents *ext, int64_t shape[IR_MAX_IDX]);
-int64_t ir_tensor_numel(const IrTensor *t, const struct RtGraph *g,
-                        const IrExtents *ext);
 
 /* ir/walk.c: whether any node of `n` (a statement list with everything
  * under it, or an expression) satisfies `hit`, visited parents first. */
@@ -427,9 +401,5 @@ bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx);
 bool ir_has_load(const IrNode *n);
 bool ir_reads_tensor(const IrNode *n, const IrTensor *t);
 bool ir_uses_var(const IrNode *n, const IrVar *v);
-
-/* Runs `op`. Returns 0, or -1 after reporting (e.g. an index out of range,
- * an unbound extent) through `d`. */
-int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d);
 
 #endif

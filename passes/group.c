@@ -9,7 +9,7 @@
  * On the in-edge loop of a stage's vertex loop it makes neighbour groups
  * (GNNAdvisor): equal-size runs of at most G in-edges of one destination,
  * listed in a table the runtime builds once per graph and G
- * (runtime/graph_groups.c). The vertex loop and its edge loop become
+ * (graph/groups.c). The vertex loop and its edge loop become
  *
  *   for eo in groups(G) { for ei in group_edges(eo) { body } }
  *

@@ -14,7 +14,7 @@
  * runtime computes), light otherwise. With K from 3 to 8: quantiles of the
  * groups' destination degrees, each class about 1/K of the groups, heaviest
  * first, a degree never split between two classes; a threshold has no
- * meaning there and is refused. runtime/graph_groups.c builds the table
+ * meaning there and is refused. graph/groups.c builds the table
  * with `distance` rows of one class, then `distance` of the next, round
  * robin, so that consecutive warps mix long-latency groups (a heavy
  * destination's, contending for its atomics) with short ones. Any order of

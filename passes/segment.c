@@ -24,7 +24,7 @@
  * Y_seg has the table's rows (rows x F, never |E| x F), the feature loops
  * and guards around the store are copied into stage 2 with fresh
  * variables, and `group_rows` reads the table's rows by destination
- * (runtime/graph_groups.c: vptr, vrow; in CSR order even when the table
+ * (graph/groups.c: vptr, vrow; in CSR order even when the table
  * is interleaved, since a destination belongs to one class). Stage 2's
  * vertex loop takes the groups loop's binding and block size; a warp
  * whose lanes were on the group's edges, and so has no lane loop left,

@@ -11,7 +11,6 @@
  * the call and the error.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,17 +79,11 @@ static void teardown(void) {
 /* Fills the table from `lib`; false after naming the first missing entry
  * point. */
 static bool load_symbols(void *lib, const char *libname, Diag *d) {
-  const char *first_missing = NULL;
-  int missing = 0;
-#define LOAD(name, ret, params)                                 \
-  do {                                                          \
-    void *sym = dlsym(lib, #name);                              \
-    if (!sym && missing++ == 0) first_missing = #name;          \
-    /* POSIX guarantees that this conversion works for dlsym */ \
-    memcpy(&C.api.name, &sym, sizeof sym);                      \
-  } while (0);
-  RT_CUBLAS_FUNCS(LOAD)
-#undef LOAD
+#define SYM(name, ret, params) {#name, NULL, &C.api.name},
+  const RtDlSym syms[] = {RT_CUBLAS_FUNCS(SYM)};
+#undef SYM
+  const char *first_missing;
+  int missing = rt_dl_bind(lib, syms, (int)(sizeof syms / sizeof syms[0]), &first_missing);
   if (missing == 0) return true;
   ir_error(d, no_loc,
            "no usable cuBLAS: %s has no entry point %s (%d missing); it is "
@@ -109,22 +102,14 @@ static void *open_library(const char **used, Diag *d) {
   const char *one[1] = {env};
   const char **names = env && *env ? one : defaults;
   size_t n = env && *env ? 1 : sizeof defaults / sizeof defaults[0];
-  char why[1024] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < n; i++) {
-    dlerror();
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      *used = names[i];
-      return lib;
-    }
-    const char *e = dlerror();
-    if (len < sizeof why)
-      len += (size_t)snprintf(why + len, sizeof why - len, "\n  %s",
-                              e ? e : names[i]);
+  RtDlTried tried;
+  void *lib = rt_dl_open(names, (int)n, &tried);
+  if (lib) {
+    *used = tried.used;
+    return lib;
   }
   ir_error(d, no_loc, "no cuBLAS: cannot load %s:%s",
-           env && *env ? env : "libcublas.so.13, .so.12 or libcublas.so", why);
+           env && *env ? env : "libcublas.so.13, .so.12 or libcublas.so", tried.all);
   ir_note(d, no_loc,
           env && *env ? "GOP_CUBLAS_LIBRARY names the cuBLAS library to use"
                       : "GPU runs of the models need cuBLAS (CUDA toolkit); "
@@ -139,7 +124,7 @@ static RtStatus load_locked(Diag *d) {
   void *lib = open_library(&used, d);
   if (!lib) return RT_NO_DRIVER;
   if (!load_symbols(lib, used, d)) {
-    dlclose(lib);
+    rt_dl_close(lib);
     memset(&C.api, 0, sizeof C.api);
     return RT_NO_DRIVER;
   }

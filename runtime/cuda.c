@@ -16,7 +16,6 @@
  * RtStatus a tool exits with.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -36,6 +35,10 @@ static struct {
   CUcontext ctx;     /* retained primary context, or NULL */
   RtDeviceInfo info;
   _Atomic uint32_t epoch; /* 0 while not open */
+  /* what must go before the context does (rt_cuda_at_close), in the order
+   * registered; called last first */
+  void (*at_close[RT_AT_CLOSE_MAX])(void);
+  int nat_close;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Epochs are never reused within a process, so a stale one never matches. */
@@ -167,7 +170,7 @@ int rt_cuda_cc(void) { return rt_cuda_available() ? S.info.cc : 0; }
 /* Undoes whatever a (possibly partial) open did. Caller holds the lock. */
 static void teardown(void) {
   if (S.ctx) S.api.cuDevicePrimaryCtxRelease_v2(S.dev);
-  if (S.lib) dlclose(S.lib);
+  rt_dl_close(S.lib);
   atomic_store(&S.epoch, 0);
   S.lib = NULL;
   S.ctx = NULL;
@@ -178,19 +181,11 @@ static void teardown(void) {
 /* Fills the table. Returns false after reporting the first entry point the
  * library lacks, and how many more. */
 static bool load_symbols(void *lib, const char *libname, Diag *d) {
-  const char *first_missing = NULL;
-  int missing = 0;
-#define LOAD(name, ret, params, older)                         \
-  do {                                                         \
-    void *sym = dlsym(lib, #name);                             \
-    const char *alt = (older);                                 \
-    if (!sym && alt) sym = dlsym(lib, alt);                    \
-    if (!sym && missing++ == 0) first_missing = #name;         \
-    /* POSIX guarantees that this conversion works for dlsym */ \
-    memcpy(&S.api.name, &sym, sizeof sym);                     \
-  } while (0);
-  RT_CUDA_FUNCS(LOAD)
-#undef LOAD
+#define SYM(name, ret, params, older) {#name, older, &S.api.name},
+  const RtDlSym syms[] = {RT_CUDA_FUNCS(SYM)};
+#undef SYM
+  const char *first_missing;
+  int missing = rt_dl_bind(lib, syms, (int)(sizeof syms / sizeof syms[0]), &first_missing);
   if (missing == 0) return true;
   char more[48] = "";
   if (missing > 1)
@@ -273,11 +268,10 @@ static RtStatus open_locked(Diag *d) {
   int ordinal = device_ordinal(d, &ok);
   if (!ok) return RT_ERR;
 
-  dlerror();
-  void *lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
+  RtDlTried tried;
+  void *lib = rt_dl_open(&libname, 1, &tried);
   if (!lib) {
-    const char *why = dlerror();
-    if (!why) why = "unknown reason";
+    const char *why = tried.first;
     /* dlerror usually starts with the file's name already */
     if (strstr(why, libname))
       ir_error(d, no_loc, "no CUDA driver: %s", why);
@@ -291,7 +285,7 @@ static RtStatus open_locked(Diag *d) {
     return RT_NO_DRIVER;
   }
   if (!load_symbols(lib, libname, d)) {
-    dlclose(lib);
+    rt_dl_close(lib);
     memset(&S.api, 0, sizeof S.api);
     return RT_NO_DRIVER;
   }
@@ -361,12 +355,20 @@ RtStatus rt_cuda_open(Diag *d) {
   return s;
 }
 
+void rt_cuda_at_close(void (*fn)(void)) {
+  pthread_mutex_lock(&S.lock);
+  bool known = false;
+  for (int i = 0; i < S.nat_close; i++) known |= S.at_close[i] == fn;
+  if (!known && S.nat_close < RT_AT_CLOSE_MAX) S.at_close[S.nat_close++] = fn;
+  pthread_mutex_unlock(&S.lock);
+}
+
 void rt_cuda_close(void) {
   pthread_mutex_lock(&S.lock);
   if (atomic_load(&S.epoch) != 0) {
     /* Modules must go while their context is current on this thread. */
     S.api.cuCtxSetCurrent(S.ctx);
-    rt_module_unload_all();
+    for (int i = S.nat_close - 1; i >= 0; i--) S.at_close[i]();
     teardown();
   }
   pthread_mutex_unlock(&S.lock);

@@ -23,7 +23,7 @@ enum { GRAPH_CACHE = 4 };
 static RtDevGraph graph_cache[GRAPH_CACHE];
 static uint32_t graph_epoch[GRAPH_CACHE]; /* driver session of each entry */
 
-void rt_exec_forget_graph(const RtGraph *g) {
+void rt_exec_forget_graph(const Graph *g) {
   for (int i = 0; i < GRAPH_CACHE; i++)
     if (graph_cache[i].host == g) {
       rt_devgraph_groups_free(&graph_cache[i]);
@@ -33,7 +33,7 @@ void rt_exec_forget_graph(const RtGraph *g) {
 }
 
 /* The cached device graph of `g`, evicting the oldest entry if needed. */
-static RtDevGraph *device_graph(const RtGraph *g) {
+static RtDevGraph *device_graph(const Graph *g) {
   uint32_t epoch = rt_cuda_epoch();
   for (int i = 0; i < GRAPH_CACHE; i++)
     if (graph_cache[i].host == g) {
@@ -58,6 +58,7 @@ static RtDevGraph *device_graph(const RtGraph *g) {
   }
   rt_devgraph_init(&graph_cache[slot], g);
   graph_epoch[slot] = epoch;
+  ((Graph *)g)->on_free = rt_exec_forget_graph; /* a memo: see graph.h */
   return &graph_cache[slot];
 }
 
@@ -97,7 +98,7 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
 }
 
 /* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown. */
-static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
+static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g,
                             const int64_t *syms, int nsyms) {
   int64_t n = t->domain == IR_DOM_EDGE ? g->ne : t->domain == IR_DOM_DENSE ? 1 : g->nv;
   if (t->domain == IR_DOM_GROUPS) {
@@ -105,7 +106,7 @@ static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
      * whatever the interleaving */
     Diag quiet;
     ir_diag_init(&quiet, NULL);
-    const RtGroups *tab = rt_graph_groups(g, t->group, 0, 0, 0, &quiet);
+    const GraphGroups *tab = graph_groups(g, t->group, 0, 0, 0, &quiet);
     ir_diag_free(&quiet);
     if (!tab) return -1;
     n = tab->n;
@@ -119,7 +120,7 @@ static int64_t tensor_numel(const CgTensorInfo *t, const RtGraph *g,
 }
 
 int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
-                               const RtGraph *g, const int64_t *syms,
+                               const Graph *g, const int64_t *syms,
                                int64_t limit, Diag *d) {
   /* promote(X, shared): the staged inputs the kernel reads (it takes them
    * as parameters) come first, in tensor order, each rounded up to 16
@@ -215,7 +216,7 @@ static RtStatus run_once(void *ctx, Diag *d) {
  * points each argument slot at its value. `values` has room for the
  * kernel's parameters. */
 static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *m,
-                               const RtGraph *g, RtDevGraph *dg,
+                               const Graph *g, RtDevGraph *dg,
                                RtDevTensor *tensors, const int64_t *syms,
                                uint64_t *values, Launch *l, Diag *d) {
   l->kernel = rt_kernel_get(m, k->name, d);
@@ -279,7 +280,7 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   return RT_OK;
 }
 
-RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *syms,
+RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
                          float *const *host, const RtExecOptions *opt,
                          RtExecResult *res, Diag *d) {
   memset(res, 0, sizeof *res);
@@ -368,8 +369,8 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
       seen |= p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
               p->kernels[j].group_cls == kk->group_cls &&
               p->kernels[j].group_thr == kk->group_thr;
-    const RtGroups *t = kk->group && !seen
-                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
+    const GraphGroups *t = kk->group && !seen
+                            ? graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
                                               kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->bytes;
@@ -385,8 +386,8 @@ RtStatus rt_exec_program(const CgProgram *p, const RtGraph *g, const int64_t *sy
                 p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
                 p->kernels[j].group_cls == kk->group_cls &&
                 p->kernels[j].group_thr == kk->group_thr;
-    const RtGroups *t = rows && !seen
-                            ? rt_graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
+    const GraphGroups *t = rows && !seen
+                            ? graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
                                               kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->seg_bytes;

@@ -148,10 +148,13 @@ static CUmodule jit(const char *ptx, const char *what, Diag *d) {
   return mod;
 }
 
+static void unload_all(void);
+
 RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
   /* Opened before the cache lock: rt_cuda_close takes the locks in the
    * order driver, cache. */
   if (rt_cuda_open(d)) return NULL;
+  rt_cuda_at_close(unload_all); /* the modules go before their context */
   size_t len = strlen(ptx);
   uint64_t hash = rt_fnv1a64(ptx, len);
   char name[96];
@@ -233,7 +236,7 @@ void rt_module_unload(RtModule *m) {
   pthread_mutex_unlock(&C.lock);
 }
 
-void rt_module_unload_all(void) {
+static void unload_all(void) {
   pthread_mutex_lock(&C.lock);
   for (size_t i = 0; i < C.nbuckets; i++)
     for (RtModule *m = C.buckets[i], *next; m; m = next) {

@@ -65,7 +65,7 @@ static uint64_t splitmix(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-static float **buffers(const IrOp *op, const RtGraph *g, int64_t F, float *const *inputs,
+static float **buffers(const IrOp *op, const Graph *g, int64_t F, float *const *inputs,
                        uint64_t seed) {
   IrExtents ext;
   case_extents(op, F, &ext);
@@ -77,7 +77,7 @@ static float **buffers(const IrOp *op, const RtGraph *g, int64_t F, float *const
       buf[i] = inputs[i];
       continue;
     }
-    int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+    int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
     buf[i] = malloc(sizeof(float) * (size_t)(n ? n : 1));
     if (role == IR_ROLE_IN)
       for (int64_t k = 0; k < n; k++)
@@ -86,11 +86,11 @@ static float **buffers(const IrOp *op, const RtGraph *g, int64_t F, float *const
   return buf;
 }
 
-float **case_buffers_new(const IrOp *op, const RtGraph *g, int64_t F, uint64_t seed) {
+float **case_buffers_new(const IrOp *op, const Graph *g, int64_t F, uint64_t seed) {
   return buffers(op, g, F, NULL, seed);
 }
 
-float **case_outputs_new(const IrOp *op, const RtGraph *g, int64_t F, float *const *inputs) {
+float **case_outputs_new(const IrOp *op, const Graph *g, int64_t F, float *const *inputs) {
   return buffers(op, g, F, inputs, 0);
 }
 
@@ -105,15 +105,15 @@ void case_outputs_free(const IrOp *op, float **buf) {
   free(buf);
 }
 
-int case_interpret(const IrOp *op, const RtGraph *g, int64_t F, float **buf, char *err,
+int case_interpret(const IrOp *op, const Graph *g, int64_t F, float **buf, char *err,
                    size_t n) {
   IrExtents ext;
   case_extents(op, F, &ext);
   Diag d;
   ir_diag_init(&d, NULL);
-  IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32,
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32,
                        .buffers = (void **)buf};
-  int ok = ir_interp_run(op, &args, &d) == 0;
+  int ok = interp_run(op, &args, &d) == 0;
   if (!ok) snprintf(err, n, "%s", d.buf ? d.buf : "interpreter failed");
   ir_diag_free(&d);
   return ok ? 0 : -1;
@@ -157,7 +157,7 @@ static void *compare_slice(void *arg) {
   return NULL;
 }
 
-bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *want,
+bool case_compare(const IrOp *op, const Graph *g, int64_t F, float *const *want,
                   float *const *got, double *rel_out, char *why, size_t n) {
   IrExtents ext;
   case_extents(op, F, &ext);
@@ -167,7 +167,7 @@ bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *wan
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
-    int64_t numel = ir_tensor_numel(t, g, &ext);
+    int64_t numel = graph_tensor_numel(t, g, &ext);
     /* Outputs of |E| x F floats run to gigabytes: compare on every core. */
     int parts = numel < (1 << 20) ? 1 : nth;
     Slice sl[32];

@@ -13,7 +13,8 @@
 
 #include "codegen/codegen.h"
 #include "ir/ir.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 
 /* One kernel pack: an operator compiled under one schedule. */
 typedef struct Case {
@@ -37,20 +38,20 @@ void case_extents(const IrOp *op, int64_t F, IrExtents *ext);
 /* Buffers by tensor id for `op` on `g` at width F: inputs filled with
  * uniform random numbers in [-1, 1) from `seed`, outputs allocated,
  * temporaries NULL. case_buffers_free frees them. */
-float **case_buffers_new(const IrOp *op, const RtGraph *g, int64_t F, uint64_t seed);
+float **case_buffers_new(const IrOp *op, const Graph *g, int64_t F, uint64_t seed);
 void case_buffers_free(const IrOp *op, float **buf);
 /* Output buffers only, by tensor id (inputs taken from `inputs`). */
-float **case_outputs_new(const IrOp *op, const RtGraph *g, int64_t F, float *const *inputs);
+float **case_outputs_new(const IrOp *op, const Graph *g, int64_t F, float *const *inputs);
 void case_outputs_free(const IrOp *op, float **buf);
 
 /* Runs the reference interpreter on `buf` (from case_buffers_new),
  * writing its outputs. 0, or -1 with the reason in `err`. */
-int case_interpret(const IrOp *op, const RtGraph *g, int64_t F, float **buf, char *err,
+int case_interpret(const IrOp *op, const Graph *g, int64_t F, float **buf, char *err,
                    size_t n);
 
 /* Compares the outputs of `got` with those of `want`; the largest relative
  * L2 goes to *rel. False with the first difference in `why`. */
-bool case_compare(const IrOp *op, const RtGraph *g, int64_t F, float *const *want,
+bool case_compare(const IrOp *op, const Graph *g, int64_t F, float *const *want,
                   float *const *got, double *rel, char *why, size_t n);
 
 #endif

@@ -37,6 +37,7 @@
 #include "codegen/codegen.h"
 #include "gop.h"
 #include "lang/lang.h"
+#include "graph/graph.h"
 #include "runtime/runtime.h"
 #include "tests/gpu/cases.h"
 
@@ -143,7 +144,7 @@ static int prepare(const char *dir, bool all) {
 /* One reference: an operator's outputs on a graph at a width. */
 typedef struct Ref {
   const Case *c; /* the first case of the operator (its IR and tensors) */
-  const RtGraph *g;
+  const Graph *g;
   int64_t F;
   double cost;  /* elements of its tensors: what the interpreter walks */
   float **buf;  /* by tensor id: inputs, outputs; temporaries NULL */
@@ -176,12 +177,12 @@ static int by_cost(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static double ref_cost(const IrOp *op, const RtGraph *g, int64_t F) {
+static double ref_cost(const IrOp *op, const Graph *g, int64_t F) {
   IrExtents ext;
   case_extents(op, F, &ext);
   double n = 0;
   for (int i = 0; i < op->ntensors; i++) {
-    int64_t k = ir_tensor_numel(op->tensors[i], g, &ext);
+    int64_t k = graph_tensor_numel(op->tensors[i], g, &ext);
     if (k > 0) n += (double)k;
   }
   return n + (double)g->ne * (double)(F > 0 ? F : 1);
@@ -198,7 +199,7 @@ static void pin_ref(Ref *r, bool pin) {
   for (int i = 0; i < op->ntensors; i++) {
     IrRole role = op->tensors[i]->role;
     float *p = role == IR_ROLE_IN ? r->buf[i] : role == IR_ROLE_OUT ? r->host[i] : NULL;
-    int64_t n = ir_tensor_numel(op->tensors[i], r->g, &ext);
+    int64_t n = graph_tensor_numel(op->tensors[i], r->g, &ext);
     if (!p || n <= 0) continue;
     if (!pin) {
       rt_host_unpin(p);
@@ -233,7 +234,7 @@ static void make_refs(Ref *refs, int n, long ncpu) {
  * again first) gives the same bits as the run in `host`. */
 static bool rerun_same(const Case *c, const Ref *ref, char *why, size_t n) {
   const IrOp *op = c->ir;
-  const RtGraph *g = ref->g;
+  const Graph *g = ref->g;
   IrExtents ext;
   case_extents(op, ref->F, &ext);
   float **again = case_outputs_new(op, g, ref->F, ref->buf);
@@ -246,7 +247,7 @@ static bool rerun_same(const Case *c, const Ref *ref, char *why, size_t n) {
   if (!same) snprintf(why, n, "second run: %s", d.buf ? d.buf : "GPU run failed");
   for (int i = 0; same && i < op->ntensors; i++) {
     if (op->tensors[i]->role != IR_ROLE_OUT) continue;
-    int64_t k = ir_tensor_numel(op->tensors[i], g, &ext);
+    int64_t k = graph_tensor_numel(op->tensors[i], g, &ext);
     if (k > 0 && memcmp(ref->host[i], again[i], (size_t)k * sizeof(float)) != 0) {
       snprintf(why, n, "deterministic schedule: a second run gave other bits in %s",
                op->tensors[i]->name);
@@ -326,7 +327,7 @@ typedef struct Run {
   int passed, failed, not_run, skipped;
 } Run;
 
-static const char *graph_name(const RtGraph *g) {
+static const char *graph_name(const Graph *g) {
   return g->name && strrchr(g->name, '/') ? strrchr(g->name, '/') + 1
          : g->name                        ? g->name
                                           : "graph";
@@ -359,7 +360,7 @@ static void tally_unrun_op(Run *r, const char *gname, const char *op, long long 
  * checks each against the reference, prints a line each (and a CSV row),
  * and frees the reference. */
 static void run_ref(Ref *ref, Run *r) {
-  const RtGraph *g = ref->g;
+  const Graph *g = ref->g;
   const char *gname = graph_name(g);
   const IrOp *op = ref->c->ir;
   FILE *csv = r->csv;
@@ -480,7 +481,7 @@ static int run(int argc, char **argv) {
       continue;
     }
     double t_graph = rt_wall_seconds();
-    RtGraph *g = rt_graph_open(graphs[gi], &d);
+    Graph *g = graph_open(graphs[gi], &d);
     if (!g) return 1;
     printf("# graph %s: |V| %d, |E| %d\n", gname, g->nv, g->ne);
     fflush(stdout);
@@ -528,7 +529,7 @@ static int run(int argc, char **argv) {
       for (int k = lo; k < hi; k++) run_ref(&refs[k], &r);
     }
     free(refs);
-    rt_graph_free(g);
+    graph_free(g);
     printf("# graph %s done in %.1f s\n", gname, rt_wall_seconds() - t_graph);
   }
   if (r.csv) fclose(r.csv);

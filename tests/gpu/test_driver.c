@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph.h"
 #include "runtime/runtime.h"
 
 /* y[i] = 2 x[i] + 1, and a probe of dynamic shared memory. Written for
@@ -244,7 +245,7 @@ static void test_graph(void) {
           in_src[] = {0, 2, 0, 1};
   int32_t out_ptr[] = {0, 2, 3, 4, 4}, out_eid[] = {0, 1, 3, 2},
           out_dst[] = {1, 2, 3, 1};
-  RtGraph g = {.name = "tiny", .nv = 4, .ne = 4, .src = src, .dst = dst,
+  Graph g = {.name = "tiny", .nv = 4, .ne = 4, .src = src, .dst = dst,
                .in_ptr = in_ptr, .in_eid = in_eid, .in_src = in_src,
                .out_ptr = out_ptr, .out_eid = out_eid, .out_dst = out_dst};
   reset();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "graph/graph.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 
@@ -170,7 +171,7 @@ START_TEST(device_graph_without_driver) {
   int32_t src[] = {0, 1}, dst[] = {1, 2};
   int32_t in_ptr[] = {0, 0, 1, 2}, in_eid[] = {0, 1}, in_src[] = {0, 1};
   int32_t out_ptr[] = {0, 1, 2, 2}, out_eid[] = {0, 1}, out_dst[] = {1, 2};
-  RtGraph g = {.name = "path3", .nv = 3, .ne = 2, .src = src, .dst = dst,
+  Graph g = {.name = "path3", .nv = 3, .ne = 2, .src = src, .dst = dst,
                .in_ptr = in_ptr, .in_eid = in_eid, .in_src = in_src,
                .out_ptr = out_ptr, .out_eid = out_eid, .out_dst = out_dst};
   RtDevGraph dg;

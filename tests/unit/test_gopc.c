@@ -15,7 +15,8 @@
 
 #include "gop.h"
 #include "lang/lang.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "tune/tune.h"
 #include "testutil.h"
 
 static char output[1 << 16];
@@ -31,32 +32,32 @@ static const char *tiny(void) { return tu_source("tests/data/tiny.mtx"); }
 
 static void write_npy(const char *name, int ndim, const int64_t *shape,
                       const float *data) {
-  RtArray a = {.dtype = IR_DT_F32, .ndim = ndim, .data = (void *)data};
+  NpyArray a = {.dtype = IR_DT_F32, .ndim = ndim, .data = (void *)data};
   for (int i = 0; i < ndim; i++) a.shape[i] = shape[i];
   Diag d;
   ir_diag_init(&d, stderr);
   char path[512];
   snprintf(path, sizeof path, "%s/%s", tu_tmpdir(), name);
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), 0);
+  ck_assert_int_eq(npy_write(path, &a, &d), 0);
   ir_diag_free(&d);
 }
 
 static void check_npy(const char *name, int ndim, const int64_t *shape,
                       const float *want) {
-  RtArray a;
+  NpyArray a;
   Diag d;
   ir_diag_init(&d, stderr);
   char path[512];
   snprintf(path, sizeof path, "%s/%s", tu_tmpdir(), name);
-  ck_assert_int_eq(rt_npy_read(path, &a, &d), 0);
+  ck_assert_int_eq(npy_read(path, &a, &d), 0);
   ck_assert_int_eq(a.dtype, IR_DT_F32);
   ck_assert_int_eq(a.ndim, ndim);
   for (int i = 0; i < ndim; i++) ck_assert_int_eq(a.shape[i], shape[i]);
   const float *got = a.data;
-  for (int64_t i = 0; i < rt_array_numel(&a); i++)
+  for (int64_t i = 0; i < npy_numel(&a); i++)
     ck_assert_msg(got[i] == want[i], "%s[%lld] = %g, want %g", name, (long long)i,
                   got[i], want[i]);
-  rt_array_free(&a);
+  npy_free(&a);
   ir_diag_free(&d);
 }
 
@@ -222,7 +223,7 @@ static void store_measured(const char *db, const char *sched) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
-  RtGraph *g = rt_graph_read(tiny(), &d);
+  Graph *g = graph_read(tiny(), &d);
   ck_assert(lib && g);
   TuneKey k = {.op_hash = tune_op_hash(ir_module_find_op(lib, "copy_u_sum")),
                .F = 2, .dtype = "f32", .gpu = "none", .cc = 0, .compiler = GOP_VERSION};
@@ -233,7 +234,7 @@ static void store_measured(const char *db, const char *sched) {
   ck_assert_ptr_nonnull(t);
   ck_assert_int_eq(tune_db_put(t, &k, &r, &d), 0);
   tune_db_close(t);
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
   ir_arena_free(a);
 }

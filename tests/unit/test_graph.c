@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 #include "testutil.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -32,17 +32,17 @@ static char *fixture(const char *name) {
   return strdup(tu_source(rel));
 }
 
-static RtGraph *read_ok(const char *path) {
+static Graph *read_ok(const char *path) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_read(path, &d);
+  Graph *g = graph_read(path, &d);
   ck_assert_msg(g != NULL, "reading %s failed: %s", path, d.buf);
   ck_assert_int_eq(d.nerrors, 0);
   ir_diag_free(&d);
   return g;
 }
 
-static void check_same_graph(const RtGraph *a, const RtGraph *b) {
+static void check_same_graph(const Graph *a, const Graph *b) {
   ck_assert_int_eq(a->nv, b->nv);
   ck_assert_int_eq(a->ne, b->ne);
   size_t ne = (size_t)a->ne, np = (size_t)a->nv + 1;
@@ -56,14 +56,14 @@ static void check_same_graph(const RtGraph *a, const RtGraph *b) {
   check_i32(a->out_dst, b->out_dst, ne, "out_dst");
 }
 
-/* ---- rt_graph_from_coo ---- */
+/* ---- graph_from_coo ---- */
 
 /* e0 2->2, e1 0->1, e2 1->2, e3 2->1, e4 0->2 on 5 vertices (3, 4 isolated). */
 START_TEST(test_from_coo_tiny) {
   const int64_t src[] = {2, 0, 1, 2, 0}, dst[] = {2, 1, 2, 1, 2};
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_from_coo(5, 5, src, dst, "tiny", &d, (Loc){0});
+  Graph *g = graph_from_coo(5, 5, src, dst, "tiny", &d, (Loc){0});
   ck_assert_ptr_nonnull(g);
   ck_assert_str_eq(g->name, "tiny");
   ck_assert_int_eq(g->nv, 5);
@@ -79,7 +79,7 @@ START_TEST(test_from_coo_tiny) {
   check_i32(g->out_eid, (int32_t[]){1, 4, 2, 0, 3}, 5, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 2, 2, 2, 1}, 5, "out_dst");
   /* in-degrees 0 2 3 0 0: mean 1, variance (1+1+4+1+1)/5 */
-  const RtGraphStats *s = &g->stats;
+  const GraphStats *s = &g->stats;
   ck_assert_double_eq_tol(s->deg_mean, 1.0, 1e-12);
   ck_assert_double_eq_tol(s->in_deg_std, sqrt(8.0 / 5), 1e-12);
   ck_assert_int_eq(s->in_deg_max, 3);
@@ -88,7 +88,7 @@ START_TEST(test_from_coo_tiny) {
   ck_assert_int_eq(s->self_loops, 1);
   ck_assert_double_eq_tol(s->aes, (0 + 1 + 1 + 1 + 2) / 5.0, 1e-12);
   ck_assert_int_eq(d.nerrors, 0);
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
 }
 END_TEST
@@ -96,17 +96,17 @@ END_TEST
 START_TEST(test_from_coo_empty) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_from_coo(3, 0, NULL, NULL, NULL, &d, (Loc){0});
+  Graph *g = graph_from_coo(3, 0, NULL, NULL, NULL, &d, (Loc){0});
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(g->stats.isolated, 3);
   ck_assert_double_eq(g->stats.aes, 0.0);
   check_i32(g->in_ptr, (int32_t[]){0, 0, 0, 0}, 4, "in_ptr");
-  rt_graph_free(g);
-  g = rt_graph_from_coo(0, 0, NULL, NULL, "nothing", &d, (Loc){0});
+  graph_free(g);
+  g = graph_from_coo(0, 0, NULL, NULL, "nothing", &d, (Loc){0});
   ck_assert_ptr_nonnull(g);
   ck_assert_double_eq(g->stats.deg_mean, 0.0);
-  rt_graph_free(g);
-  rt_graph_free(NULL);
+  graph_free(g);
+  graph_free(NULL);
   ir_diag_free(&d);
 }
 END_TEST
@@ -115,20 +115,20 @@ START_TEST(test_from_coo_errors) {
   const int64_t src[] = {0, 3}, dst[] = {1, 0};
   Diag d;
   ir_diag_init(&d, NULL);
-  ck_assert_ptr_null(rt_graph_from_coo(3, 2, src, dst, "g", &d,
+  ck_assert_ptr_null(graph_from_coo(3, 2, src, dst, "g", &d,
                                        (Loc){"api", 0, 0}));
   ck_assert_msg(strstr(d.buf, "api: error: edge 1 (3 -> 0) is out of range"),
                 "%s", d.buf);
-  ck_assert_ptr_null(rt_graph_from_coo(3, 2, dst, src, "g", &d, (Loc){0}));
+  ck_assert_ptr_null(graph_from_coo(3, 2, dst, src, "g", &d, (Loc){0}));
   ck_assert_ptr_null(
-      rt_graph_from_coo((int64_t)INT32_MAX + 1, 0, NULL, NULL, "g", &d, (Loc){0}));
+      graph_from_coo((int64_t)INT32_MAX + 1, 0, NULL, NULL, "g", &d, (Loc){0}));
   ck_assert_msg(strstr(d.buf, "more than 2^31-1 vertices need i64 indices"),
                 "%s", d.buf);
   ck_assert_ptr_null(
-      rt_graph_from_coo(4, (int64_t)INT32_MAX + 1, NULL, NULL, "g", &d, (Loc){0}));
+      graph_from_coo(4, (int64_t)INT32_MAX + 1, NULL, NULL, "g", &d, (Loc){0}));
   ck_assert_msg(strstr(d.buf, "graphs with more than 2^31-1 edges need i64 "
                               "indices, not supported yet"), "%s", d.buf);
-  ck_assert_ptr_null(rt_graph_from_coo(-1, 0, NULL, NULL, "g", &d, (Loc){0}));
+  ck_assert_ptr_null(graph_from_coo(-1, 0, NULL, NULL, "g", &d, (Loc){0}));
   ck_assert_int_eq(d.nerrors, 5);
   ir_diag_free(&d);
 }
@@ -138,16 +138,16 @@ START_TEST(test_print_stats) {
   const int64_t src[] = {2, 0, 1, 2, 0}, dst[] = {2, 1, 2, 1, 2};
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_from_coo(5, 5, src, dst, "tiny", &d, (Loc){0});
+  Graph *g = graph_from_coo(5, 5, src, dst, "tiny", &d, (Loc){0});
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  rt_graph_print_stats(f, g);
+  graph_print_stats(f, g);
   fclose(f);
   ck_assert_str_eq(text, "graph tiny: |V| 5, |E| 5, degree mean 1.00 std 1.26 "
                          "max in 3 out 2, isolated 2, self-loops 1, AES 1.0\n");
   free(text);
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
 }
 END_TEST
@@ -164,7 +164,7 @@ START_TEST(test_mm_general) {
                      "2   2\n"
                      "\t1 2\n";
   char *path = strdup(tu_write("general.mtx", text));
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_str_eq(g->name, path);
   ck_assert_int_eq(g->nv, 5);
   ck_assert_int_eq(g->ne, 4);
@@ -178,7 +178,7 @@ START_TEST(test_mm_general) {
   check_i32(g->out_dst, (int32_t[]){1, 1, 1, 4}, 4, "out_dst");
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_int_eq(g->stats.isolated, 1); /* vertex 3 */
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
@@ -189,10 +189,10 @@ START_TEST(test_mm_variants) {
   char *path = strdup(tu_write(
       "crlf.mtx", "%%MatrixMarket MATRIX Coordinate Integer General\r\n"
                   "2 2 2\r\n1 2 5\r\n2 1 -7"));
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_int_eq(g->ne, 2);
   check_i32(g->src, (int32_t[]){0, 1}, 2, "src");
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
   path = strdup(tu_write("none.mtx", "%%MatrixMarket matrix coordinate real "
                                      "general\n4 2 0\n"));
@@ -200,14 +200,14 @@ START_TEST(test_mm_variants) {
   ck_assert_int_eq(g->nv, 4);
   ck_assert_int_eq(g->ne, 0);
   ck_assert_int_eq(g->stats.isolated, 4);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
 
 START_TEST(test_mm_symmetric_order) {
   char *path = fixture("sym.mtx");
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_int_eq(g->nv, 4);
   ck_assert_int_eq(g->ne, 7);
   /* (i,j) then (j,i) right after it; the diagonal entry once */
@@ -222,14 +222,14 @@ START_TEST(test_mm_symmetric_order) {
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_double_eq_tol(g->stats.aes, (1 + 1 + 0 + 3 + 3 + 1 + 1) / 7.0,
                           1e-12);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
 
 START_TEST(test_snap) {
   char *path = fixture("edges.txt");
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_int_eq(g->nv, 6); /* max id + 1 */
   ck_assert_int_eq(g->ne, 4);
   check_i32(g->src, (int32_t[]){0, 1, 2, 5}, 4, "src");
@@ -237,7 +237,7 @@ START_TEST(test_snap) {
   check_i32(g->in_ptr, (int32_t[]){0, 1, 2, 4, 4, 4, 4}, 7, "in_ptr");
   check_i32(g->in_src, (int32_t[]){2, 0, 1, 5}, 4, "in_src");
   ck_assert_int_eq(g->stats.isolated, 2);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
@@ -249,10 +249,10 @@ START_TEST(test_gzip_same_as_plain) {
     char gzname[64];
     snprintf(gzname, sizeof gzname, "%s.gz", names[i]);
     char *plain = fixture(names[i]), *packed = fixture(gzname);
-    RtGraph *a = read_ok(plain), *b = read_ok(packed);
+    Graph *a = read_ok(plain), *b = read_ok(packed);
     check_same_graph(a, b);
-    rt_graph_free(a);
-    rt_graph_free(b);
+    graph_free(a);
+    graph_free(b);
     free(plain);
     free(packed);
   }
@@ -265,10 +265,10 @@ START_TEST(test_gzip_by_content) {
   gzFile f = gzopen(path, "wb");
   gzputs(f, "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n2 1\n");
   gzclose(f);
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_int_eq(g->ne, 1);
   ck_assert_int_eq(g->src[0], 1);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
@@ -367,7 +367,7 @@ START_TEST(test_malformed) {
     snprintf(want, sizeof want, "%s: error: ", path);
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_read(path, &d);
+  Graph *g = graph_read(path, &d);
   ck_assert_msg(g == NULL, "case %d was accepted", _i);
   ck_assert_int_eq(d.nerrors, 1);
   ck_assert_msg(strstr(d.buf, want) == d.buf, "case %d: got '%s', expected "
@@ -383,7 +383,7 @@ END_TEST
 static void expect_read_error(const char *path, const char *reason) {
   Diag d;
   ir_diag_init(&d, NULL);
-  ck_assert_ptr_null(rt_graph_read(path, &d));
+  ck_assert_ptr_null(graph_read(path, &d));
   ck_assert_int_eq(d.nerrors, 1);
   ck_assert_msg(strstr(d.buf, path) == d.buf, "got '%s'", d.buf);
   ck_assert_msg(strstr(d.buf, reason), "got '%s', expected '%s'", d.buf,
@@ -434,7 +434,7 @@ END_TEST
 START_TEST(test_grid_small) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_generate("grid:3x2", &d);
+  Graph *g = graph_generate("grid:3x2", &d);
   ck_assert_ptr_nonnull(g);
   ck_assert_str_eq(g->name, "grid:3x2");
   ck_assert_int_eq(g->nv, 6);
@@ -449,15 +449,15 @@ START_TEST(test_grid_small) {
   check_i32(g->out_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "out_ptr");
   ck_assert_int_eq(g->stats.in_deg_max, 3);
   ck_assert_int_eq(g->stats.self_loops, 0);
-  rt_graph_free(g);
+  graph_free(g);
 
-  g = rt_graph_generate("grid:1x1", &d);
+  g = graph_generate("grid:1x1", &d);
   ck_assert_int_eq(g->nv, 1);
   ck_assert_int_eq(g->ne, 0);
-  rt_graph_free(g);
-  g = rt_graph_generate("grid:1x5", &d);
+  graph_free(g);
+  g = graph_generate("grid:1x5", &d);
   ck_assert_int_eq(g->ne, 8);
-  rt_graph_free(g);
+  graph_free(g);
   ck_assert_int_eq(d.nerrors, 0);
   ir_diag_free(&d);
 }
@@ -467,7 +467,7 @@ START_TEST(test_grid_degrees) {
   const int W = 50, H = 40;
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_generate("grid:50x40", &d);
+  Graph *g = graph_generate("grid:50x40", &d);
   ck_assert_int_eq(g->nv, W * H);
   ck_assert_int_eq(g->ne, 2 * (H * (W - 1) + W * (H - 1)));
   for (int v = 0; v < g->nv; v++) {
@@ -479,22 +479,22 @@ START_TEST(test_grid_degrees) {
   for (int e = 1; e < g->ne; e++)
     ck_assert(g->src[e - 1] < g->src[e] ||
               (g->src[e - 1] == g->src[e] && g->dst[e - 1] < g->dst[e]));
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
 }
 END_TEST
 
-static RtGraph *generate(const char *spec) {
+static Graph *generate(const char *spec) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_generate(spec, &d);
+  Graph *g = graph_generate(spec, &d);
   ck_assert_msg(g != NULL, "%s: %s", spec, d.buf);
   ir_diag_free(&d);
   return g;
 }
 
 START_TEST(test_rmat) {
-  RtGraph *g = generate("rmat:10:8");
+  Graph *g = generate("rmat:10:8");
   ck_assert_int_eq(g->nv, 1024);
   ck_assert_int_le(g->ne, 8 * 1024);
   ck_assert_int_gt(g->ne, 4 * 1024); /* duplicates are many, not most */
@@ -512,20 +512,20 @@ START_TEST(test_rmat) {
       top = v;
   ck_assert_int_ne(top, 0);
 
-  RtGraph *same = generate("rmat:10:8:1");
+  Graph *same = generate("rmat:10:8:1");
   check_same_graph(g, same);
-  RtGraph *other = generate("rmat:10:8:2");
+  Graph *other = generate("rmat:10:8:2");
   ck_assert(other->ne != g->ne ||
             memcmp(other->src, g->src, sizeof(int32_t) * (size_t)g->ne) ||
             memcmp(other->dst, g->dst, sizeof(int32_t) * (size_t)g->ne));
-  rt_graph_free(g);
-  rt_graph_free(same);
-  rt_graph_free(other);
+  graph_free(g);
+  graph_free(same);
+  graph_free(other);
 
   g = generate("rmat:1:1");
   ck_assert_int_eq(g->nv, 2);
   ck_assert_int_le(g->ne, 2);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
@@ -566,7 +566,7 @@ START_TEST(test_bad_specs) {
   const BadSpec *b = &bad_specs[_i];
   Diag d;
   ir_diag_init(&d, NULL);
-  ck_assert_ptr_null(rt_graph_generate(b->spec, &d));
+  ck_assert_ptr_null(graph_generate(b->spec, &d));
   ck_assert_int_eq(d.nerrors, 1);
   ck_assert_msg(strncmp(d.buf, "error: ", 7) == 0, "got '%s'", d.buf);
   ck_assert_msg(strstr(d.buf, b->spec), "'%s' does not name the spec",
@@ -580,16 +580,16 @@ END_TEST
 START_TEST(test_open_dispatch) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_open("grid:2x2", &d);
+  Graph *g = graph_open("grid:2x2", &d);
   ck_assert_int_eq(g->ne, 8);
-  rt_graph_free(g);
+  graph_free(g);
   char *path = fixture("sym.mtx");
-  g = rt_graph_open(path, &d);
+  g = graph_open(path, &d);
   ck_assert_int_eq(g->ne, 7);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
-  ck_assert_ptr_null(rt_graph_open("rmat:x", &d));
-  ck_assert_ptr_null(rt_graph_open("no-such-file.mtx", &d));
+  ck_assert_ptr_null(graph_open("rmat:x", &d));
+  ck_assert_ptr_null(graph_open("no-such-file.mtx", &d));
   ck_assert_msg(strstr(d.buf, "no-such-file.mtx: error: cannot open"), "%s",
                 d.buf);
   ir_diag_free(&d);
@@ -615,7 +615,7 @@ static const Dataset datasets[] = {
 START_TEST(test_datasets) {
   const Dataset *w = &datasets[_i];
   char *path = strdup(tu_dataset(w->file));
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   ck_assert_int_eq(g->nv, w->nv);
   ck_assert_int_eq(g->ne, w->ne);
   ck_assert_int_eq(g->stats.in_deg_max, w->in_max);
@@ -634,18 +634,18 @@ START_TEST(test_datasets) {
     ck_assert_int_eq(g->src[g->in_eid[k]], g->in_src[k]);
     ck_assert_int_eq(g->dst[g->out_eid[k]], g->out_dst[k]);
   }
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST
 
 START_TEST(test_cora_stats_line) {
   char *path = strdup(tu_dataset("cora.mtx.gz"));
-  RtGraph *g = read_ok(path);
+  Graph *g = read_ok(path);
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  rt_graph_print_stats(f, g);
+  graph_print_stats(f, g);
   fclose(f);
   char want[4200];
   snprintf(want, sizeof want, "graph %s: |V| 2708, |E| 10556, degree mean "
@@ -653,7 +653,7 @@ START_TEST(test_cora_stats_line) {
            path);
   ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got '%s'", text);
   free(text);
-  rt_graph_free(g);
+  graph_free(g);
   free(path);
 }
 END_TEST

@@ -12,13 +12,14 @@
 #include "codegen/codegen.h"
 #include "lang/lang.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "testutil.h"
 
-static RtGraph *open_graph(const char *file) {
+static Graph *open_graph(const char *file) {
   Diag d;
   ir_diag_init(&d, stderr);
-  RtGraph *g = rt_graph_read(tu_dataset(file), &d);
+  Graph *g = graph_read(tu_dataset(file), &d);
   ck_assert_msg(g != NULL, "%s: %s", file, d.buf);
   ir_diag_free(&d);
   return g;
@@ -31,12 +32,12 @@ static RtGraph *open_graph(const char *file) {
  * destinations) / n), rows of one class keep destination order, and the
  * classes take turns `ilv` rows at a time, skipping those that ran out
  * (two: the light class first; more: the heaviest). */
-static const RtGroups *check_table(const RtGraph *g, int G, int ilv, int K) {
+static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
   Diag d;
   ir_diag_init(&d, stderr);
-  const RtGroups *t = rt_graph_groups(g, G, ilv, K, 0, &d);
+  const GraphGroups *t = graph_groups(g, G, ilv, K, 0, &d);
   ck_assert_msg(t != NULL, "%s", d.buf);
-  ck_assert_ptr_eq(rt_graph_groups(g, G, ilv, K, 0, &d), t); /* cached */
+  ck_assert_ptr_eq(graph_groups(g, G, ilv, K, 0, &d), t); /* cached */
   ck_assert_int_eq(t->ncls, K);
   /* above[deg]: the rows of destinations of in-degree above deg */
   int32_t maxdeg = 0;
@@ -59,7 +60,7 @@ static const RtGroups *check_table(const RtGraph *g, int G, int ilv, int K) {
   for (int c = 0; c < K && K > 2; c++)
     ck_assert_msg(t->cls_rows[c] <= t->n / K + tie, "%s G %d, %d classes: class %d has %d "
                   "of %d rows", g->name, G, K, c, t->cls_rows[c], t->n);
-  if (K == 2) ck_assert_int_eq(t->thr, rt_groups_threshold(g, 0));
+  if (K == 2) ck_assert_int_eq(t->thr, graph_groups_threshold(g, 0));
   char *seen = calloc((size_t)g->ne + 1, 1);
   int64_t edges = 0, rows[IR_MAX_CLASSES] = {0}, left[IR_MAX_CLASSES], sum = 0;
   int32_t last[IR_MAX_CLASSES]; /* the last row of each class */
@@ -86,7 +87,7 @@ static const RtGroups *check_table(const RtGraph *g, int G, int ilv, int K) {
       edges++;
     }
     int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
-    int c = ilv ? rt_groups_class(t, deg) : 0;
+    int c = ilv ? graph_groups_class(t, deg) : 0;
     if (ilv) ROW_CHECK(c == (K == 2 ? deg <= t->thr : K * above[deg] / t->n));
     if (last[c] >= 0) /* destination order within a class */
       ROW_CHECK(t->dst[last[c]] < v ||
@@ -114,7 +115,7 @@ static const RtGroups *check_table(const RtGraph *g, int G, int ilv, int K) {
 
 /* A small graph whose vertex v has in-degree deg[v] (less than nv), from
  * v + 1, v + 2, ... mod nv. */
-static RtGraph *graph_of_degrees(const int *deg, int nv, const char *name) {
+static Graph *graph_of_degrees(const int *deg, int nv, const char *name) {
   int64_t src[256], dst[256], ne = 0;
   for (int v = 0; v < nv; v++)
     for (int i = 0; i < deg[v]; i++) {
@@ -124,7 +125,7 @@ static RtGraph *graph_of_degrees(const int *deg, int nv, const char *name) {
     }
   Diag d;
   ir_diag_init(&d, stderr);
-  RtGraph *g = rt_graph_from_coo(nv, ne, src, dst, name, &d, (Loc){0});
+  Graph *g = graph_from_coo(nv, ne, src, dst, name, &d, (Loc){0});
   ck_assert_msg(g != NULL, "%s", d.buf);
   ir_diag_free(&d);
   return g;
@@ -134,41 +135,41 @@ START_TEST(test_tables) {
   /* skewed graphs: blogcatalog (in-degrees 1..3992), cnr-2000 (1..18234) */
   static const char *graphs[] = {"blogcatalog.mtx.gz", "cnr-2000.mtx.gz"};
   for (int gi = 0; gi < 2; gi++) {
-    RtGraph *g = open_graph(graphs[gi]);
+    Graph *g = open_graph(graphs[gi]);
     check_table(g, 1, 0, 0);
     check_table(g, 7, 0, 0);
     check_table(g, 5, 3, 2);
-    const RtGroups *two = check_table(g, 4, 2, 2);
+    const GraphGroups *two = check_table(g, 4, 2, 2);
     for (int K = 3; K <= IR_MAX_CLASSES; K++) {
-      const RtGroups *t = check_table(g, 4, 2, K);
+      const GraphGroups *t = check_table(g, 4, 2, K);
       ck_assert_ptr_ne(t, two); /* the classes are part of the cache key */
       ck_assert(t->cls_rows[0] > 0 && t->cls_rows[1] > 0);
       check_table(g, 3, K + 5, K);
     }
-    rt_graph_free(g);
+    graph_free(g);
   }
   /* one in-degree: every row in the heaviest class, the others empty, and
    * the table in destination order whatever the distance */
   static const int equal[] = {3, 3, 3, 3, 3, 3, 3, 0};
-  RtGraph *g = graph_of_degrees(equal, 8, "equal");
-  const RtGroups *plain = check_table(g, 2, 0, 0);
+  Graph *g = graph_of_degrees(equal, 8, "equal");
+  const GraphGroups *plain = check_table(g, 2, 0, 0);
   ck_assert_int_eq(plain->n, 14);
   for (int K = 2; K <= IR_MAX_CLASSES; K++)
     for (int D = 1; D <= 3; D++) {
-      const RtGroups *t = check_table(g, 2, D, K);
+      const GraphGroups *t = check_table(g, 2, D, K);
       ck_assert_int_eq(t->cls_rows[K == 2 ? 1 : 0], 14); /* 2: not above the mean */
       ck_assert_mem_eq(t->dst, plain->dst, 14 * sizeof(int32_t));
       ck_assert_mem_eq(t->first, plain->first, 14 * sizeof(int32_t));
       ck_assert_mem_eq(t->vrow, plain->vrow, 14 * sizeof(int32_t));
     }
-  rt_graph_free(g);
+  graph_free(g);
   /* a tie across three quantiles empties the classes in the middle: 24
    * rows of G 1, a sixth each; degree 4 has none above it (class 0),
    * degree 2 four (class 1), degree 1 twenty (class 5) */
   static const int tie[] = {1, 2, 2, 2, 2, 4, 2, 2, 1, 2, 2, 1, 1, 0};
   g = graph_of_degrees(tie, 14, "tie");
   for (int D = 1; D <= 3; D++) {
-    const RtGroups *t = check_table(g, 1, D, 6);
+    const GraphGroups *t = check_table(g, 1, D, 6);
     static const int32_t want[6] = {4, 16, 0, 0, 0, 4};
     ck_assert_mem_eq(t->cls_rows, want, sizeof want);
     /* heaviest first, D rows a class: vertex 5, then 1 (class 1), then 0 */
@@ -176,13 +177,13 @@ START_TEST(test_tables) {
     ck_assert_int_eq(t->dst[D], 1);
     ck_assert_int_eq(t->dst[2 * D], 0);
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 /* The interpreter's result of `op` scheduled by `sched` (NULL: none). */
 static float *run(const IrModule *lib, const char *opname, const char *sched,
-                  const RtGraph *g, int64_t F, float *x, float *w, Arena *a) {
+                  const Graph *g, int64_t F, float *x, float *w, Arena *a) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrOp *op = pass_op_copy(ir_module_find_op(lib, opname), a);
@@ -197,10 +198,10 @@ static float *run(const IrModule *lib, const char *opname, const char *sched,
     bufs[1] = y;
     bufs[2] = NULL;
   }
-  IrInterpArgs args = {.graph = g, .mode = IR_INTERP_F32, .buffers = bufs};
+  InterpArgs args = {.graph = g, .mode = INTERP_F32, .buffers = bufs};
   args.extents.n = op->nsyms;
   for (int i = 0; i < op->nsyms; i++) args.extents.value[i] = F;
-  ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
+  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
   ir_diag_free(&d);
   return y;
 }
@@ -208,7 +209,7 @@ static float *run(const IrModule *lib, const char *opname, const char *sched,
 
 /* Features X (|V| x F) and edge weights W of the semantics tests: fixed
  * values in [-1, 1], none of them special. */
-static void inputs(const RtGraph *g, int64_t F, float **x, float **w) {
+static void inputs(const Graph *g, int64_t F, float **x, float **w) {
   *x = malloc(sizeof(float) * (size_t)g->nv * (size_t)F);
   *w = malloc(sizeof(float) * ((size_t)g->ne + 1));
   for (int64_t i = 0; i < g->nv * F; i++) (*x)[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
@@ -243,7 +244,7 @@ START_TEST(test_semantics) {
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
   for (int gi = 0; gi < 2; gi++) {
-    RtGraph *g = open_graph(graphs[gi]);
+    Graph *g = open_graph(graphs[gi]);
     float *x, *w;
     inputs(g, F, &x, &w);
     for (int oi = 0; oi < 2; oi++) {
@@ -258,7 +259,7 @@ START_TEST(test_semantics) {
     }
     free(x);
     free(w);
-    rt_graph_free(g);
+    graph_free(g);
   }
   ir_diag_free(&d);
   ir_arena_free(a);
@@ -291,7 +292,7 @@ START_TEST(test_semantics_classes) {
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
-  RtGraph *g = open_graph("blogcatalog.mtx.gz");
+  Graph *g = open_graph("blogcatalog.mtx.gz");
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 2; oi++) {
@@ -312,7 +313,7 @@ START_TEST(test_semantics_classes) {
   }
   free(x);
   free(w);
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
   ir_arena_free(a);
 }

@@ -14,7 +14,8 @@
 
 #include "ir/ir.h"
 #include "lang/lang.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "testutil.h"
 
 static Arena *A;
@@ -155,17 +156,17 @@ static IrOp *make_tiled_sum(void) {
  * nf = 0), converting the double arrays `io` (by tensor id) to the mode's
  * element type for inputs and back for outputs. Temporaries are passed as
  * NULL unless `io` has them. Returns the interpreter's status. */
-static int run(const IrOp *op, const RtGraph *g, int nf, int64_t F, IrInterpMode mode,
+static int run(const IrOp *op, const Graph *g, int nf, int64_t F, InterpMode mode,
                double **io) {
   void *bufs[16] = {0};
-  bool f32 = mode == IR_INTERP_F32;
-  IrInterpArgs args = {.graph = g, .mode = mode, .buffers = bufs};
+  bool f32 = mode == INTERP_F32;
+  InterpArgs args = {.graph = g, .mode = mode, .buffers = bufs};
   args.extents.n = nf;
   args.extents.value[0] = F;
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (!io[i]) continue;
-    int64_t n = ir_tensor_numel(t, g, &args.extents);
+    int64_t n = graph_tensor_numel(t, g, &args.extents);
     ck_assert_int_ge(n, 0);
     bufs[i] = malloc((size_t)(n > 0 ? n : 1) * (f32 ? sizeof(float) : sizeof(double)));
     for (int64_t k = 0; k < n; k++) {
@@ -175,11 +176,11 @@ static int run(const IrOp *op, const RtGraph *g, int nf, int64_t F, IrInterpMode
       else ((double *)bufs[i])[k] = x;
     }
   }
-  int rc = ir_interp_run(op, &args, &D);
+  int rc = interp_run(op, &args, &D);
   for (int i = 0; i < op->ntensors; i++) {
     if (!bufs[i]) continue;
     if (op->tensors[i]->role != IR_ROLE_IN) {
-      int64_t n = ir_tensor_numel(op->tensors[i], g, &args.extents);
+      int64_t n = graph_tensor_numel(op->tensors[i], g, &args.extents);
       for (int64_t k = 0; k < n; k++)
         io[i][k] = f32 ? ((float *)bufs[i])[k] : ((double *)bufs[i])[k];
     }
@@ -201,9 +202,9 @@ static void expect_close(const double *got, const double *want, int n, double to
  * 5 vertices; e0 0->1, e1 0->2, e2 1->2, e3 2->0, e4 3->2, e5 2->1.
  * In-edges: v0 {e3}, v1 {e0, e5}, v2 {e1, e2, e4}; v3 has none (but an
  * out-edge); v4 is isolated. */
-static RtGraph *tiny(void) {
+static Graph *tiny(void) {
   int64_t src[] = {0, 0, 1, 2, 3, 2}, dst[] = {1, 2, 2, 0, 2, 1};
-  RtGraph *g = rt_graph_from_coo(5, 6, src, dst, "tiny", &D, L);
+  Graph *g = graph_from_coo(5, 6, src, dst, "tiny", &D, L);
   ck_assert_ptr_nonnull(g);
   return g;
 }
@@ -213,19 +214,19 @@ static double X_tiny[] = {1, 5, 2, 0.5, 3, 4, -2, 8, 100, 100};
 static double W_tiny[] = {0.5, 2, -1, 3, 0.25, 1};
 static double Yd_tiny[] = {1, 1, 0, 2, 1, -1, 5, 5, 0, 0};
 
-static const IrInterpMode modes[] = {IR_INTERP_F32, IR_INTERP_F64};
+static const InterpMode modes[] = {INTERP_F32, INTERP_F64};
 static const double tols[] = {1e-6, 1e-14};
 
 /* Runs an aggregation on the tiny graph in both modes and compares Y. */
 static void check_agg(IrOp *op, bool weighted, const double *want) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   for (int m = 0; m < 2; m++) {
     double Y[10];
     double *io[] = {X_tiny, weighted ? W_tiny : Y, Y};
     ck_assert_int_eq(run(op, g, 1, 2, modes[m], io), 0);
     expect_close(Y, want, 10, tols[m], m ? "Y (f64)" : "Y (f32)");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 
 START_TEST(copy_u_sum) {
@@ -270,7 +271,7 @@ START_TEST(mean_by_in_degree) {
 END_TEST
 
 START_TEST(u_dot_v_with_local) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_u_dot_v();
   double want[] = {10, -4, 1.5, 7, -10, 8};
   for (int m = 0; m < 2; m++) {
@@ -279,12 +280,12 @@ START_TEST(u_dot_v_with_local) {
     ck_assert_int_eq(run(op, g, 1, 2, modes[m], io), 0);
     expect_close(S, want, 6, tols[m], "S");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(u_add_v_edge_output) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_u_add_v();
   double want[] = {1, 7, 2, 4, 3, -0.5, 4, 5, -1, 7, 3, 6};
   for (int m = 0; m < 2; m++) {
@@ -293,12 +294,12 @@ START_TEST(u_add_v_edge_output) {
     ck_assert_int_eq(run(op, g, 1, 2, modes[m], io), 0);
     expect_close(E, want, 12, tols[m], "E");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(edge_softmax) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_softmax();
   double S[] = {1, 2, 0, 0.5, -1, 3};
   /* softmax over the in-edges of each destination, without the max shift */
@@ -318,7 +319,7 @@ START_TEST(edge_softmax) {
     double wantZ[] = {1, 1 + exp(-2), 1 + exp(-2) + exp(-3), 0, 0};
     expect_close(Z, wantZ, 5, tols[m], "Z");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
@@ -336,7 +337,7 @@ END_TEST
 
 START_TEST(scheduled_with_guard) {
   /* F = 3 does not divide by the tile of 2: the guard drops f = 3 */
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_tiled_sum();
   double X[15], Y[15], want[15] = {0};
   for (int k = 0; k < 15; k++) X[k] = k * 0.5 - 2;
@@ -347,12 +348,12 @@ START_TEST(scheduled_with_guard) {
     ck_assert_int_eq(run(op, g, 1, 3, modes[m], io), 0);
     expect_close(Y, want, 15, tols[m], "Y");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(max_propagates_nan) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_MAX, false);
   double X[10];
   memcpy(X, X_tiny, sizeof X);
@@ -364,13 +365,13 @@ START_TEST(max_propagates_nan) {
     ck_assert(isnan(Y[4]));
     ck_assert(!isnan(Y[5]) && !isnan(Y[2]));
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(f32_rounds_on_store) {
   /* Y[] += C[i] over C = {2^24, 1, 1}: a float sum stays at 2^24 */
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = ir_op_new(A, "sum3", L);
   IrTensor *C = tensor(op, "C", IR_DOM_DENSE, IR_ROLE_IN, NULL);
   C->dims[C->ndims++].value = 3;
@@ -379,26 +380,26 @@ START_TEST(f32_rounds_on_store) {
   op->body = loop(i, IR_LOOP_RANGE, ic(3), st(Y, IR_RED_ADD, ld(C, 1, vr(i)), 0));
   double c[] = {16777216, 1, 1}, y;
   double *io[] = {c, &y};
-  ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F32, io), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F32, io), 0);
   ck_assert(y == 16777216);
-  ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F64, io), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
   ck_assert(y == 16777218);
   /* a local is an f32 register too: var s = 2^24; s += 1.0; s += 1.0 */
   IrVar *s = var(op, "s", IR_VAR_LOCAL);
   op->body = seq(ir_let(A, L, s, fc(16777216)), ir_set(A, L, s, IR_RED_ADD, fc(1)),
                  ir_set(A, L, s, IR_RED_ADD, fc(1)), st(Y, IR_RED_ASSIGN, vr(s), 0), NULL);
-  ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F32, io), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F32, io), 0);
   ck_assert(y == 16777216);
-  ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F64, io), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
   ck_assert(y == 16777218);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(math_functions) {
   /* Y[i] = fn(C[i]) for every one-argument function, and the two-argument
    * ones against constants. */
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   double c[] = {-1.5, -0.25, 0, 0.5, 2};
   IrFn fns[] = {IR_FN_EXP, IR_FN_ABS, IR_FN_RELU, IR_FN_SIGMOID, IR_FN_TANH};
   for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
@@ -422,7 +423,7 @@ START_TEST(math_functions) {
       }
     }
     double *io[] = {c, y};
-    ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F64, io), 0);
+    ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
     expect_close(y, want, 5, 1e-15, ir_fn_name(fns[k]));
   }
   /* leaky_relu(x, 0.1), max(x, 0.3), min(x, 0.3), log and sqrt of |x| + 1 */
@@ -457,24 +458,24 @@ START_TEST(math_functions) {
     want[j * 5 + 4] = sqrt(fabs(v) + 1);
   }
   double *io[] = {c, y};
-  ck_assert_int_eq(run(op, g, 0, 0, IR_INTERP_F64, io), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
   expect_close(y, want, 25, 1e-15, "fn2");
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(tensor_shapes) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_u_add_v();
   IrExtents ext = {.n = 1, .value = {7}};
   int64_t shape[IR_MAX_IDX];
-  ck_assert_int_eq(ir_tensor_shape(op->tensors[0], g, &ext, shape), 2);
+  ck_assert_int_eq(graph_tensor_shape(op->tensors[0], g, &ext, shape), 2);
   ck_assert_int_eq(shape[0], 5);
   ck_assert_int_eq(shape[1], 7);
-  ck_assert_int_eq(ir_tensor_numel(op->tensors[2], g, &ext), 42);
+  ck_assert_int_eq(graph_tensor_numel(op->tensors[2], g, &ext), 42);
   IrExtents none = {0};
-  ck_assert_int_eq(ir_tensor_numel(op->tensors[2], g, &none), -1);
-  rt_graph_free(g);
+  ck_assert_int_eq(graph_tensor_numel(op->tensors[2], g, &none), -1);
+  graph_free(g);
 }
 END_TEST
 
@@ -509,7 +510,7 @@ static const char *gop_source =
 START_TEST(compiled_from_source) {
   IrModule *m = lang_compile(A, &D, "ops.gop", gop_source);
   ck_assert_msg(m != NULL, "%s", D.buf ? D.buf : "");
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   for (int k = 0; k < 2; k++) {
     double Y[10], S6[6], Out[6];
     double *io1[] = {X_tiny, W_tiny, Y};
@@ -531,7 +532,7 @@ START_TEST(compiled_from_source) {
     ck_assert_int_eq(run(ir_module_find_op(m, "edge_softmax"), g, 0, 0, modes[k], io4), 0);
     expect_close(Out, want4, 6, tols[k], "edge_softmax");
   }
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
@@ -545,7 +546,7 @@ static double rnd(uint64_t *s) {
 
 /* Y = Aᵀ X against a dense adjacency matrix built from the COO arrays. */
 static void check_real_sum(const char *file) {
-  RtGraph *g = rt_graph_read(tu_dataset(file), &D);
+  Graph *g = graph_read(tu_dataset(file), &D);
   ck_assert_msg(g != NULL, "%s", D.buf ? D.buf : "");
   enum { F = 16 };
   int64_t nv = g->nv;
@@ -608,7 +609,7 @@ static void check_real_sum(const char *file) {
   free(X);
   free(ref);
   free(Y);
-  rt_graph_free(g);
+  graph_free(g);
 }
 
 START_TEST(cora_against_dense) { check_real_sum("cora.mtx.gz"); }
@@ -626,33 +627,33 @@ static void expect_error(const char *want) {
 }
 
 START_TEST(error_unbound_extent) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_ADD, false);
   op->syms[0]->loc = at(2);
   double Y[10];
   double *io[] = {X_tiny, Y};
   /* run() sizes buffers with the extents it is given: allocate for F = 2 */
   void *bufs[2] = {X_tiny, Y};
-  IrInterpArgs args = {.graph = g, .mode = IR_INTERP_F64, .buffers = bufs};
-  ck_assert_int_eq(ir_interp_run(op, &args, &D), -1);
+  InterpArgs args = {.graph = g, .mode = INTERP_F64, .buffers = bufs};
+  ck_assert_int_eq(interp_run(op, &args, &D), -1);
   expect_error("t.gop:2:5: error: extent F of op agg is not bound to a value");
   ir_diag_free(&D);
   ir_diag_init(&D, NULL);
-  ck_assert_int_eq(run(op, g, 1, 0, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 0, INTERP_F64, io), -1);
   expect_error("extent F of op agg must be positive, got 0");
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(error_index_out_of_range) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_ADD, false);
   IrNode *store = op->body->loop.body->loop.body->loop.body;
   store->acc.idx[1] = ic(5);
   store->loc = at(6);
   double Y[10];
   double *io[] = {X_tiny, Y};
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F32, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F32, io), -1);
   expect_error("t.gop:6:5: error: index 5 out of range [0, 2) for dimension 1 of Y");
   /* a negative index in a load */
   ir_diag_free(&D);
@@ -660,14 +661,14 @@ START_TEST(error_index_out_of_range) {
   op = make_agg(IR_RED_ADD, false);
   IrNode *load = op->body->loop.body->loop.body->loop.body->acc.value;
   load->acc.idx[1] = bin(IR_OP_SUB, vr(op->vars[2]), ic(1));
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("index -1 out of range [0, 2) for dimension 1 of X");
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(error_int_division_by_zero) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_ADD, false);
   IrNode *store = op->body->loop.body->loop.body->loop.body;
   IrVar *f = op->vars[2];
@@ -676,51 +677,51 @@ START_TEST(error_int_division_by_zero) {
   store->acc.idx[1] = div;
   double Y[10];
   double *io[] = {X_tiny, Y};
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("t.gop:7:5: error: integer division by zero");
   ir_diag_free(&D);
   ir_diag_init(&D, NULL);
   div->bin.op = IR_OP_MOD;
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("integer remainder by zero");
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(error_vertex_and_edge_out_of_range) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_ADD, false);
   op->body->loop.body->loop.of = ic(99);
   double Y[10];
   double *io[] = {X_tiny, Y};
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("vertex 99 out of range [0, 5) in in_edges()");
   ir_diag_free(&D);
   ir_diag_init(&D, NULL);
   op = make_agg(IR_RED_ADD, false);
   IrNode *load = op->body->loop.body->loop.body->loop.body->acc.value;
   load->acc.idx[0]->endpoint.e = ic(6);
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("edge 6 out of range [0, 6) in src()");
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(error_missing_buffer_and_bad_ir) {
-  RtGraph *g = tiny();
+  Graph *g = tiny();
   IrOp *op = make_agg(IR_RED_ADD, false);
   double Y[10];
   double *io[] = {NULL, Y};
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io), -1);
   expect_error("no buffer given for tensor X");
   ir_diag_free(&D);
   ir_diag_init(&D, NULL);
   /* malformed IR is refused before it is walked */
   op->body->loop.body->loop.of = NULL;
   double *io2[] = {X_tiny, Y};
-  ck_assert_int_eq(run(op, g, 1, 2, IR_INTERP_F64, io2), -1);
+  ck_assert_int_eq(run(op, g, 1, 2, INTERP_F64, io2), -1);
   ck_assert_msg(strstr(D.buf, "IR verification failed") != NULL, "%s", D.buf);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 

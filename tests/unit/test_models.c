@@ -1,4 +1,4 @@
-/* tests/unit/test_models.c: the model layers (runtime/model.c) on the
+/* tests/unit/test_models.c: the model layers (models/models.c) on the
  * interpreter path, against an independent forward written here in plain C
  * from the definitions (PyG's GCNConv, GINConv, GATConv, SAGEConv), with
  * double accumulation and no gop operator; and the errors a user can cause.
@@ -10,6 +10,7 @@
 #include "gop.h"
 #include "lang/lang.h"
 #include "passes/passes.h"
+#include "interp/interp.h"
 #include "runtime/cublas.def"
 #include "testutil.h"
 
@@ -423,7 +424,7 @@ static bool feature_loop(const IrNode *list) {
 
 /* Runs `op` on the interpreter with inputs `in` (by tensor id); outputs go
  * to fresh buffers in out[]. */
-static void interp(const IrOp *op, const RtGraph *g, const IrExtents *ext, float **in,
+static void interp(const IrOp *op, const Graph *g, const IrExtents *ext, float **in,
                    float **out, int nio) {
   void *bufs[16] = {0};
   for (int i = 0; i < nio; i++) {
@@ -431,15 +432,15 @@ static void interp(const IrOp *op, const RtGraph *g, const IrExtents *ext, float
     if (t->role == IR_ROLE_IN) {
       bufs[i] = in[i];
     } else {
-      int64_t n = ir_tensor_numel(t, g, ext);
+      int64_t n = graph_tensor_numel(t, g, ext);
       out[i] = calloc((size_t)n + 1, sizeof(float));
       bufs[i] = out[i];
     }
   }
   Diag d;
   ir_diag_init(&d, NULL);
-  IrInterpArgs args = {.graph = g, .extents = *ext, .mode = IR_INTERP_F32, .buffers = bufs};
-  ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s: %s", op->name, d.buf);
+  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_F32, .buffers = bufs};
+  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", op->name, d.buf);
   ir_diag_free(&d);
 }
 
@@ -456,7 +457,7 @@ START_TEST(scheduled_layers_agree) {
   IrModule *mod = lang_compile(a, &d, "layers.gop", text);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_msg(mod && lib, "%s", d.buf);
-  RtGraph *g = rt_graph_read(tu_dataset("cora.mtx.gz"), &d);
+  Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
   ck_assert_ptr_nonnull(g);
   int checked = 0;
   for (int o = 0; o < mod->nops; o++) {
@@ -469,7 +470,7 @@ START_TEST(scheduled_layers_agree) {
     float *in[16] = {0}, *want[16] = {0};
     srand(11);
     for (int i = 0; i < op->ninputs; i++) {
-      int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+      int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
       in[i] = malloc((size_t)n * sizeof(float) + 4);
       for (int64_t k = 0; k < n; k++) in[i][k] = (float)rand() / (float)RAND_MAX * 2 - 1;
     }
@@ -507,7 +508,7 @@ START_TEST(scheduled_layers_agree) {
       float *got[16] = {0};
       interp(c, g, &ext, in, got, nio);
       for (int i = op->ninputs; i < nio; i++) {
-        int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+        int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
         double num = 0, den = 0;
         for (int64_t k = 0; k < n; k++) {
           ck_assert_msg(!isnan(got[i][k]), "%s under %s: NaN", op->name, scheds[s]);
@@ -526,7 +527,7 @@ START_TEST(scheduled_layers_agree) {
     }
   }
   ck_assert_int_ge(checked, mod->nops);
-  rt_graph_free(g);
+  graph_free(g);
   free(text);
   ir_diag_free(&d);
   ir_arena_free(a);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 #include "testutil.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -79,9 +79,9 @@ static const struct {
 START_TEST(test_round_trip) {
   const Shape *sh = &shapes[_i % N(shapes)];
   size_t t = (size_t)_i / N(shapes);
-  RtArray a = {.dtype = types[t].dtype, .ndim = sh->ndim};
+  NpyArray a = {.dtype = types[t].dtype, .ndim = sh->ndim};
   memcpy(a.shape, sh->dims, sizeof sh->dims);
-  int64_t numel = rt_array_numel(&a);
+  int64_t numel = npy_numel(&a);
   size_t bytes = (size_t)numel * types[t].bytes;
   unsigned char *data = malloc(bytes + 1);
   for (size_t i = 0; i < bytes; i++) data[i] = (unsigned char)(i * 7 + 1);
@@ -92,7 +92,7 @@ START_TEST(test_round_trip) {
   char *path = strdup(tu_write(name, "old contents"));
   Diag d;
   ir_diag_init(&d, NULL);
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), 0);
+  ck_assert_int_eq(npy_write(path, &a, &d), 0);
 
   size_t len;
   char *file = tu_read_file(path, &len);
@@ -108,19 +108,19 @@ START_TEST(test_round_trip) {
   ck_assert_int_eq(file[9 + hlen], '\n');
   free(file);
 
-  RtArray b;
-  ck_assert_int_eq(rt_npy_read(path, &b, &d), 0);
+  NpyArray b;
+  ck_assert_int_eq(npy_read(path, &b, &d), 0);
   ck_assert_int_eq(b.dtype, a.dtype);
   ck_assert_int_eq(b.ndim, a.ndim);
   for (int i = 0; i < a.ndim; i++) ck_assert_int_eq(b.shape[i], a.shape[i]);
-  ck_assert_int_eq(rt_array_numel(&b), numel);
+  ck_assert_int_eq(npy_numel(&b), numel);
   ck_assert_ptr_nonnull(b.data);
   if (bytes) ck_assert_mem_eq(b.data, data, bytes);
   ck_assert_int_eq(d.nerrors, 0);
-  rt_array_free(&b);
+  npy_free(&b);
   ck_assert_ptr_null(b.data);
-  rt_array_free(&b);
-  rt_array_free(NULL);
+  npy_free(&b);
+  npy_free(NULL);
   free(data);
   free(path);
   ir_diag_free(&d);
@@ -149,8 +149,8 @@ START_TEST(test_read_variants) {
                         16);
   Diag d;
   ir_diag_init(&d, NULL);
-  RtArray a;
-  ck_assert_msg(rt_npy_read(path, &a, &d) == 0, "%s", d.buf);
+  NpyArray a;
+  ck_assert_msg(npy_read(path, &a, &d) == 0, "%s", d.buf);
   ck_assert_int_eq(a.dtype, IR_DT_I32);
   ck_assert_int_eq(a.ndim, 2);
   ck_assert_int_eq(a.shape[0], 2);
@@ -158,7 +158,7 @@ START_TEST(test_read_variants) {
   const int32_t *x = a.data;
   ck_assert_int_eq(x[0], 0x03020100);
   ck_assert_int_eq(x[3], 0x0f0e0d0c);
-  rt_array_free(&a);
+  npy_free(&a);
   ir_diag_free(&d);
   free(path);
 }
@@ -257,10 +257,10 @@ START_TEST(test_malformed) {
   snprintf(want, sizeof want, "%s: error: ", path);
   Diag d;
   ir_diag_init(&d, NULL);
-  RtArray a;
-  ck_assert_int_eq(rt_npy_read(path, &a, &d), -1);
+  NpyArray a;
+  ck_assert_int_eq(npy_read(path, &a, &d), -1);
   ck_assert_ptr_null(a.data);
-  rt_array_free(&a);
+  npy_free(&a);
   ck_assert_int_eq(d.nerrors, 1);
   ck_assert_msg(strstr(d.buf, want) == d.buf, "case %d: got '%s'", _i, d.buf);
   ck_assert_msg(strstr(d.buf, b->reason), "case %d: got '%s', expected '%s'",
@@ -273,13 +273,13 @@ END_TEST
 START_TEST(test_read_unreadable) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtArray a;
+  NpyArray a;
   char path[512];
   snprintf(path, sizeof path, "%s/missing.npy", tu_tmpdir());
-  ck_assert_int_eq(rt_npy_read(path, &a, &d), -1);
+  ck_assert_int_eq(npy_read(path, &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "missing.npy: error: cannot open: "), "%s",
                 d.buf);
-  ck_assert_int_eq(rt_npy_read(tu_tmpdir(), &a, &d), -1);
+  ck_assert_int_eq(npy_read(tu_tmpdir(), &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "error: not a regular file"), "%s", d.buf);
   ck_assert_int_eq(d.nerrors, 2);
   ir_diag_free(&d);
@@ -303,16 +303,16 @@ START_TEST(test_write_errors) {
   char *path = strdup(tu_write("keep.npy", "precious"));
   Diag d;
   ir_diag_init(&d, NULL);
-  RtArray a = {.dtype = IR_DT_F16, .ndim = 1, .shape = {4}, .data = x};
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), -1);
+  NpyArray a = {.dtype = IR_DT_F16, .ndim = 1, .shape = {4}, .data = x};
+  ck_assert_int_eq(npy_write(path, &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "keep.npy: error: cannot write f16 arrays to "
                               ".npy"), "%s", d.buf);
-  a = (RtArray){.dtype = IR_DT_F32, .ndim = 9, .data = x};
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), -1);
-  a = (RtArray){.dtype = IR_DT_F32, .ndim = 2, .shape = {2, -2}, .data = x};
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), -1);
-  a = (RtArray){.dtype = IR_DT_F32, .ndim = 1, .shape = {4}, .data = NULL};
-  ck_assert_int_eq(rt_npy_write(path, &a, &d), -1);
+  a = (NpyArray){.dtype = IR_DT_F32, .ndim = 9, .data = x};
+  ck_assert_int_eq(npy_write(path, &a, &d), -1);
+  a = (NpyArray){.dtype = IR_DT_F32, .ndim = 2, .shape = {2, -2}, .data = x};
+  ck_assert_int_eq(npy_write(path, &a, &d), -1);
+  a = (NpyArray){.dtype = IR_DT_F32, .ndim = 1, .shape = {4}, .data = NULL};
+  ck_assert_int_eq(npy_write(path, &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "cannot write an array with no data"), "%s",
                 d.buf);
   /* the destination is untouched by a refused write */
@@ -323,13 +323,13 @@ START_TEST(test_write_errors) {
   /* a directory that does not exist, and a destination that is one */
   char bad[600];
   snprintf(bad, sizeof bad, "%s/no/such/dir/x.npy", tu_tmpdir());
-  a = (RtArray){.dtype = IR_DT_F32, .ndim = 1, .shape = {4}, .data = x};
-  ck_assert_int_eq(rt_npy_write(bad, &a, &d), -1);
+  a = (NpyArray){.dtype = IR_DT_F32, .ndim = 1, .shape = {4}, .data = x};
+  ck_assert_int_eq(npy_write(bad, &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "x.npy: error: cannot write: No such file or "
                               "directory"), "%s", d.buf);
   snprintf(bad, sizeof bad, "%s/adir", tu_tmpdir());
   ck_assert_int_eq(mkdir(bad, 0777), 0);
-  ck_assert_int_eq(rt_npy_write(bad, &a, &d), -1);
+  ck_assert_int_eq(npy_write(bad, &a, &d), -1);
   ck_assert_msg(strstr(d.buf, "adir: error: cannot write: Is a directory"),
                 "%s", d.buf);
   ck_assert_int_eq(d.nerrors, 6);
@@ -368,15 +368,15 @@ static void read_expect(const char *name, int want, IrDType dtype, int ndim,
   char *path = tmp_file(name);
   Diag d;
   ir_diag_init(&d, NULL);
-  RtArray a;
-  ck_assert_msg(rt_npy_read(path, &a, &d) == want, "%s: %s", name, d.buf);
+  NpyArray a;
+  ck_assert_msg(npy_read(path, &a, &d) == want, "%s: %s", name, d.buf);
   if (want == 0) {
     ck_assert_int_eq(a.dtype, dtype);
     ck_assert_int_eq(a.ndim, ndim);
   } else {
     ck_assert_msg(strstr(d.buf, reason), "%s: got '%s'", name, d.buf);
   }
-  rt_array_free(&a);
+  npy_free(&a);
   ir_diag_free(&d);
   free(path);
 }
@@ -392,12 +392,12 @@ START_TEST(test_numpy_interop) {
   float f[6] = {0, 0.5f, 1, 1.5f, 2, 2.5f};
   int64_t i = -5;
   char *p = tmp_file("gop_f32.npy");
-  RtArray a = {.dtype = IR_DT_F32, .ndim = 2, .shape = {2, 3}, .data = f};
-  ck_assert_int_eq(rt_npy_write(p, &a, &d), 0);
+  NpyArray a = {.dtype = IR_DT_F32, .ndim = 2, .shape = {2, 3}, .data = f};
+  ck_assert_int_eq(npy_write(p, &a, &d), 0);
   free(p);
   p = tmp_file("gop_i64.npy");
-  a = (RtArray){.dtype = IR_DT_I64, .ndim = 0, .data = &i};
-  ck_assert_int_eq(rt_npy_write(p, &a, &d), 0);
+  a = (NpyArray){.dtype = IR_DT_I64, .ndim = 0, .data = &i};
+  ck_assert_int_eq(npy_write(p, &a, &d), 0);
   free(p);
   ir_diag_free(&d);
   char *script = strdup(tu_write("interop.py", numpy_script));

@@ -21,7 +21,8 @@
 
 #include "gop.h"
 #include "lang/lang.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "testutil.h"
 
 static LangOpSpec *table(int *n) {
@@ -182,7 +183,7 @@ END_TEST
 /* ---- the independent reference ---- */
 
 typedef struct Case {
-  const RtGraph *g;
+  const Graph *g;
   int64_t F, H;
 } Case;
 
@@ -199,7 +200,7 @@ static float *random_tensor(int64_t n, bool divisor, uint64_t *seed) {
 /* Rows of an operand of placement p: the source's, the destination's or
  * the edge's; `width` values each. */
 static const float *operand_row(LangPlace p, const float *t, int64_t width, int64_t eid,
-                                 const RtGraph *g) {
+                                 const Graph *g) {
   int64_t row = p == LANG_ON_SRC ? g->src[eid] : p == LANG_ON_DST ? g->dst[eid] : eid;
   return t + row * width;
 }
@@ -223,7 +224,7 @@ static float edge_op(LangEdgeOp op, float a, float b) {
  * a malloc'ed output of |E| or |V| rows. */
 static float *reference(const LangOpSpec *s, const Case *c, const float *lhs,
                         const float *rhs) {
-  const RtGraph *g = c->g;
+  const Graph *g = c->g;
   int64_t H = s->shape == LANG_SHAPE_HEADS ? c->H : 1, F = c->F;
   int64_t width = H * F; /* values per output row (dot: 1) */
   /* values per operand row: an edge weight has 1 (scalar) or H (heads) */
@@ -275,7 +276,7 @@ static float *reference(const LangOpSpec *s, const Case *c, const float *lhs,
 
 /* edge softmax from its definition: A[e] = exp(S[e] - max) / sum over the
  * in-edges of dst(e). */
-static float *reference_softmax(const RtGraph *g, const float *S) {
+static float *reference_softmax(const Graph *g, const float *S) {
   float *M = malloc(sizeof(float) * (size_t)(g->nv + 1)), *Z = calloc((size_t)g->nv + 1, 4);
   float *A = malloc(sizeof(float) * (size_t)(g->ne + 1));
   for (int64_t v = 0; v < g->nv; v++) M[v] = -INFINITY;
@@ -323,7 +324,7 @@ static float *interpret(IrModule *lib, const char *name, const Case *c, float **
     const IrTensor *t = op->tensors[i];
     if (t->role == IR_ROLE_IN) bufs[i] = in[k++];
     else if (t->role == IR_ROLE_OUT) {
-      *numel = ir_tensor_numel(t, c->g, &ext);
+      *numel = graph_tensor_numel(t, c->g, &ext);
       /* poison: every element must be written */
       out = malloc(sizeof(float) * (size_t)(*numel > 0 ? *numel : 1));
       for (int64_t j = 0; j < *numel; j++) out[j] = NAN;
@@ -332,8 +333,8 @@ static float *interpret(IrModule *lib, const char *name, const Case *c, float **
   }
   Diag d;
   ir_diag_init(&d, NULL);
-  IrInterpArgs args = {.graph = c->g, .extents = ext, .mode = IR_INTERP_F32, .buffers = bufs};
-  ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s: %s", name, d.buf);
+  InterpArgs args = {.graph = c->g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
+  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", name, d.buf);
   ir_diag_free(&d);
   return out;
 }
@@ -358,7 +359,7 @@ static int check_all(const Case *c, const char *gname) {
       ext.value[k] = strcmp(op->syms[k]->name, "H") == 0 ? c->H : c->F;
     float *in[2] = {NULL, NULL};
     for (int k = 0; k < op->ninputs; k++) {
-      int64_t numel = ir_tensor_numel(op->tensors[k], c->g, &ext);
+      int64_t numel = graph_tensor_numel(op->tensors[k], c->g, &ext);
       bool divisor = s->edge_op == LANG_EOP_DIV && k == op->ninputs - 1;
       in[k] = random_tensor(numel, divisor, &seed);
     }
@@ -401,19 +402,19 @@ static int check_all(const Case *c, const char *gname) {
 
 /* Six vertices: 1 has four in-edges, one a self-loop and two parallel
  * arcs from 0; 3 and 4 have none (4 is isolated); 5 has one. */
-static RtGraph *tiny_graph(void) {
+static Graph *tiny_graph(void) {
   static const int64_t src[] = {0, 2, 1, 0, 3, 1, 5};
   static const int64_t dst[] = {1, 1, 1, 1, 5, 0, 2};
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_from_coo(6, 7, src, dst, "tiny", &d, (Loc){"tiny", 0, 0});
+  Graph *g = graph_from_coo(6, 7, src, dst, "tiny", &d, (Loc){"tiny", 0, 0});
   ck_assert_msg(g != NULL, "%s", d.buf);
   ir_diag_free(&d);
   return g;
 }
 
 START_TEST(reference_tiny_graph) {
-  RtGraph *g = tiny_graph();
+  Graph *g = tiny_graph();
   Case c = {g, 5, 3};
   ck_assert_int_eq(check_all(&c, "tiny"), 0);
   /* the rule itself: vertex 3 has no in-edge, so every max/min/mean is 0 */
@@ -438,19 +439,19 @@ START_TEST(reference_tiny_graph) {
   }
   ir_diag_free(&d);
   ir_arena_free(a);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
 START_TEST(reference_real_graph) {
   Diag d;
   ir_diag_init(&d, NULL);
-  RtGraph *g = rt_graph_read(tu_dataset("wiki-Vote.mtx.gz"), &d);
+  Graph *g = graph_read(tu_dataset("wiki-Vote.mtx.gz"), &d);
   ck_assert_msg(g != NULL, "%s", d.buf);
   ir_diag_free(&d);
   Case c = {g, 4, 2};
   ck_assert_int_eq(check_all(&c, "wiki-Vote"), 0);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 

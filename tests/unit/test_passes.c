@@ -25,7 +25,8 @@
 
 #include "lang/lang.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */
@@ -295,10 +296,10 @@ START_TEST(test_shuffle_reduction) {
     /* the interpreter: lanes' partials combined, same result as the
      * unscheduled op (F = 37: one lane holds two features, and lanes past
      * the tail hold the identity) */
-    RtGraph *g = rt_graph_read(tu_dataset("cora.mtx.gz"), &d);
+    Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
     ck_assert_msg(g != NULL, "%s", d.buf);
     IrExtents ext = {.n = 1, .value = {37}};
-    int64_t nx = ir_tensor_numel(op->tensors[0], g, &ext);
+    int64_t nx = graph_tensor_numel(op->tensors[0], g, &ext);
     float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)nx);
     float *s1 = malloc(sizeof(float) * (size_t)g->ne), *s2 = malloc(sizeof(float) * (size_t)g->ne);
     uint64_t seed = 7;
@@ -307,10 +308,10 @@ START_TEST(test_shuffle_reduction) {
       y[k] = (float)(tu_lcg(&seed) % 2000) / 1000.0f - 1.0f;
     }
     void *b1[3] = {x, y, s1}, *b2[3] = {x, y, s2};
-    IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = b1};
-    ck_assert_msg(ir_interp_run(ref, &args, &d) == 0, "%s", d.buf);
+    InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = b1};
+    ck_assert_msg(interp_run(ref, &args, &d) == 0, "%s", d.buf);
     args.buffers = b2;
-    ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s", d.buf);
+    ck_assert_msg(interp_run(op, &args, &d) == 0, "%s", d.buf);
     double diff = 0, norm = 0;
     for (int64_t k = 0; k < g->ne; k++) {
       diff += (double)(s1[k] - s2[k]) * (s1[k] - s2[k]);
@@ -322,7 +323,7 @@ START_TEST(test_shuffle_reduction) {
     free(y);
     free(s1);
     free(s2);
-    rt_graph_free(g);
+    graph_free(g);
     free(s);
     free(again);
     free(plain_text);
@@ -571,7 +572,7 @@ END_TEST
 typedef struct GraphCase {
   const char *file;
   int64_t F; /* feature width used on this graph */
-  RtGraph *g;
+  Graph *g;
 } GraphCase;
 
 /* Two small citation graphs with F = 20 (tails for T = 3 and lanes of
@@ -644,14 +645,14 @@ static int interp(Shared *sh, const IrOp *op, int gi, int oi, float **out, Diag 
     const IrTensor *t = op->tensors[i];
     if (t->role == IR_ROLE_IN) bufs[i] = sh->inputs[gi][oi][i];
     else if (t->role == IR_ROLE_OUT) {
-      int64_t n = ir_tensor_numel(t, graphs[gi].g, &ext);
+      int64_t n = graph_tensor_numel(t, graphs[gi].g, &ext);
       out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
       bufs[i] = out[i];
     }
   }
-  IrInterpArgs args = {.graph = graphs[gi].g, .extents = ext, .mode = IR_INTERP_F32,
+  InterpArgs args = {.graph = graphs[gi].g, .extents = ext, .mode = INTERP_F32,
                        .buffers = bufs};
-  return ir_interp_run(op, &args, d);
+  return interp_run(op, &args, d);
 }
 
 static bool exact_op(const char *name) { return strcmp(name, "copy_u_max") == 0; }
@@ -662,7 +663,7 @@ static char *compare(const IrOp *op, int gi, float **got, float **want) {
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
-    int64_t n = ir_tensor_numel(t, graphs[gi].g, &ext);
+    int64_t n = graph_tensor_numel(t, graphs[gi].g, &ext);
     double diff = 0, norm = 0;
     for (int64_t k = 0; k < n; k++) {
       double x = got[i][k], y = want[i][k];
@@ -752,7 +753,7 @@ START_TEST(test_semantics_preserved) {
   Shared sh = {.lib = stdlib_module(a, &d)};
   pthread_mutex_init(&sh.lock, NULL);
   for (int gi = 0; gi < NGRAPHS; gi++) {
-    graphs[gi].g = rt_graph_read(tu_dataset(graphs[gi].file), &d);
+    graphs[gi].g = graph_read(tu_dataset(graphs[gi].file), &d);
     ck_assert_msg(graphs[gi].g != NULL, "%s: %s", graphs[gi].file, d.buf);
   }
   /* inputs in [-1, 1), and the unscheduled results */
@@ -764,7 +765,7 @@ START_TEST(test_semantics_preserved) {
       IrExtents ext = extents_of(op, graphs[gi].F);
       for (int i = 0; i < op->ntensors; i++) {
         if (op->tensors[i]->role != IR_ROLE_IN) continue;
-        int64_t n = ir_tensor_numel(op->tensors[i], graphs[gi].g, &ext);
+        int64_t n = graph_tensor_numel(op->tensors[i], graphs[gi].g, &ext);
         float *x = malloc(sizeof(float) * (size_t)n);
         for (int64_t k = 0; k < n; k++) x[k] = (float)(tu_lcg(&seed) % 2000000) / 1e6f - 1.0f;
         sh.inputs[gi][oi][i] = x;
@@ -839,7 +840,7 @@ START_TEST(test_semantics_preserved) {
         free(sh.inputs[gi][oi][i]);
         free(sh.ref[gi][oi][i]);
       }
-    rt_graph_free(graphs[gi].g);
+    graph_free(graphs[gi].g);
   }
   free(sh.items);
   pthread_mutex_destroy(&sh.lock);

@@ -23,13 +23,14 @@
 #include "codegen/codegen.h"
 #include "lang/lang.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "testutil.h"
 
-static RtGraph *open_graph(const char *file) {
+static Graph *open_graph(const char *file) {
   Diag d;
   ir_diag_init(&d, stderr);
-  RtGraph *g = rt_graph_read(tu_dataset(file), &d);
+  Graph *g = graph_read(tu_dataset(file), &d);
   ck_assert_msg(g != NULL, "%s: %s", file, d.buf);
   ir_diag_free(&d);
   return g;
@@ -42,7 +43,7 @@ static IrExtents extents_of(const IrOp *op, int64_t F) {
 }
 
 /* Runs `op` on g; fresh output buffers in out[] (by tensor id). */
-static int interp(const IrOp *op, const RtGraph *g, int64_t F, float **in, float **out,
+static int interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out,
                   Diag *d) {
   IrExtents ext = extents_of(op, F);
   void *bufs[16] = {0};
@@ -51,13 +52,13 @@ static int interp(const IrOp *op, const RtGraph *g, int64_t F, float **in, float
     const IrTensor *t = op->tensors[i];
     if (t->role == IR_ROLE_IN) bufs[i] = in[i];
     else if (t->role == IR_ROLE_OUT) {
-      int64_t n = ir_tensor_numel(t, g, &ext);
+      int64_t n = graph_tensor_numel(t, g, &ext);
       out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
       bufs[i] = out[i];
     }
   }
-  IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = bufs};
-  return ir_interp_run(op, &args, d);
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
+  return interp_run(op, &args, d);
 }
 
 /* Whether every reduction into an output is max= or min=: then the
@@ -110,7 +111,7 @@ START_TEST(test_semantics) {
   int segmented = 0, compared = 0;
   uint64_t seed = 777;
   for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++) {
-    RtGraph *g = open_graph(graphs[gi].file);
+    Graph *g = open_graph(graphs[gi].file);
     int64_t F = graphs[gi].F;
     for (int oi = 0; oi < lib->nops; oi++) {
       const IrOp *base = lib->ops[oi];
@@ -120,7 +121,7 @@ START_TEST(test_semantics) {
       IrExtents ext = extents_of(base, F);
       for (int i = 0; i < base->ntensors; i++) {
         if (base->tensors[i]->role != IR_ROLE_IN) continue;
-        int64_t n = ir_tensor_numel(base->tensors[i], g, &ext);
+        int64_t n = graph_tensor_numel(base->tensors[i], g, &ext);
         in[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
         /* magnitudes in [0.5, 1.5), either sign: the division operators
          * stay finite */
@@ -156,7 +157,7 @@ START_TEST(test_semantics) {
           for (int i = 0; i < op->ntensors; i++) {
             const IrTensor *t = op->tensors[i];
             if (t->role != IR_ROLE_OUT) continue;
-            int64_t n = ir_tensor_numel(t, g, &ext);
+            int64_t n = graph_tensor_numel(t, g, &ext);
             ck_assert_msg(memcmp(y1[i], y2[i], sizeof(float) * (size_t)n) == 0,
                           "%s %s on %s: two runs differ", base->name, det, graphs[gi].file);
             /* per element, plain tests: a Check assertion writes to its log
@@ -190,7 +191,7 @@ START_TEST(test_semantics) {
         free(ref[i]);
       }
     }
-    rt_graph_free(g);
+    graph_free(g);
   }
   fprintf(stderr, "segment: %d deterministic runs compared, %d of them segmented\n",
           compared, segmented);
@@ -203,13 +204,13 @@ END_TEST
 
 /* The rows by destination list every row once, in table order. */
 START_TEST(test_rows_by_destination) {
-  RtGraph *g = open_graph("blogcatalog.mtx.gz");
+  Graph *g = open_graph("blogcatalog.mtx.gz");
   Diag d;
   ir_diag_init(&d, stderr);
   /* G, distance, classes */
   static const int settings[][3] = {{3, 0, 0}, {5, 2, 2}, {1, 7, 2}, {2, 3, 5}, {4, 1, 8}};
   for (int s = 0; s < 5; s++) {
-    const RtGroups *t = rt_graph_groups(g, settings[s][0], settings[s][1], settings[s][2],
+    const GraphGroups *t = graph_groups(g, settings[s][0], settings[s][1], settings[s][2],
                                         0, &d);
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(t->vptr[0], 0);
@@ -233,7 +234,7 @@ START_TEST(test_rows_by_destination) {
     free(seen);
   }
   ir_diag_free(&d);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 

@@ -24,6 +24,8 @@
 #include "codegen/codegen.h"
 #include "lang/lang.h"
 #include "passes/passes.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 
@@ -93,13 +95,13 @@ static IrExtents extents(const IrOp *op) {
 }
 
 /* Runs `op` on `g`; inputs are seeded random, outputs returned in out[]. */
-static void run(const IrOp *op, const RtGraph *g, float **out) {
+static void run(const IrOp *op, const Graph *g, float **out) {
   IrExtents ext = extents(op);
   void *bufs[8] = {0};
   float *in[8] = {0};
   unsigned seed = 12345;
   for (int i = 0; i < op->ntensors; i++) {
-    int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+    int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
     float *b = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
     ck_assert_ptr_nonnull(b);
     if (op->tensors[i]->role == IR_ROLE_IN) {
@@ -115,8 +117,8 @@ static void run(const IrOp *op, const RtGraph *g, float **out) {
   }
   Diag d;
   ir_diag_init(&d, NULL);
-  IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = bufs};
-  ck_assert_msg(ir_interp_run(op, &args, &d) == 0, "%s: interpreter failed:\n%s", op->name,
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
+  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: interpreter failed:\n%s", op->name,
                 d.buf);
   ir_diag_free(&d);
   for (int i = 0; i < 8; i++) free(in[i]);
@@ -161,7 +163,7 @@ START_TEST(test_stage_semantics) {
   ck_assert_ptr_nonnull(lib);
   IrModule *mine = module_of(a, &d, "<scale>", SCALE_SUM);
   IrModule *layers = layers_module(a, &d);
-  RtGraph *g = rt_graph_read(tu_dataset("cora.mtx.gz"), &d);
+  Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
   ck_assert_msg(g != NULL, "%s", d.buf);
   for (int c = 0; c < NSEM; c++) {
     const SemCase *sc = &sem_cases[c];
@@ -194,7 +196,7 @@ START_TEST(test_stage_semantics) {
     IrExtents ext = extents(op);
     for (int i = 0; i < op->ntensors; i++) {
       if (op->tensors[i]->role != IR_ROLE_OUT) continue;
-      double err = rel_l2(got[i], want[i], ir_tensor_numel(op->tensors[i], g, &ext));
+      double err = rel_l2(got[i], want[i], graph_tensor_numel(op->tensors[i], g, &ext));
       ck_assert_msg(err <= 1e-5, "%s with %s: %s differs (relative L2 %g)\n%s", sc->op,
                     sc->sched, op->tensors[i]->name, err, text);
     }
@@ -204,7 +206,7 @@ START_TEST(test_stage_semantics) {
     }
     free(text);
   }
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
   ir_arena_free(a);
 }
@@ -387,7 +389,7 @@ START_TEST(test_stage_launch_bytes) {
   ir_diag_init(&d, NULL);
   IrModule *lib = lang_stdlib(a, &d);
   IrModule *mine = module_of(a, &d, "<scale>", SCALE_SUM);
-  RtGraph *g = rt_graph_read(tu_dataset("cora.mtx.gz"), &d);
+  Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
   ck_assert_msg(g != NULL, "%s", d.buf);
 
   /* two staged inputs of F = 5 floats: 20 bytes each, rounded to 32 */
@@ -424,7 +426,7 @@ START_TEST(test_stage_launch_bytes) {
                 "%s", e.buf);
   ir_diag_free(&e);
   cg_program_free(&p);
-  rt_graph_free(g);
+  graph_free(g);
   ir_diag_free(&d);
   ir_arena_free(a);
 }

@@ -1,4 +1,4 @@
-/* tests/unit/test_tune_db.c: the tuning database (runtime/tune_db.c).
+/* tests/unit/test_tune_db.c: the tuning database (tune/db.c).
  *
  * A round trip and a reopen; the files it must refuse and leave byte for
  * byte as they were (random bytes, another application's SQLite file, a
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "tune/tune.h"
 #include "testutil.h"
 
 static Diag diag;

@@ -18,7 +18,9 @@
 
 #include "lang/lang.h"
 #include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
+#include "tune/tune.h"
 #include "testutil.h"
 
 static Arena *arena;
@@ -159,18 +161,18 @@ END_TEST
 
 /* Runs `op` on `g` with F and the inputs `in`; outputs into fresh
  * buffers in out[] (by tensor id). */
-static void interp(const IrOp *op, const RtGraph *g, int64_t F, float **in, float **out) {
+static void interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out) {
   IrExtents ext = {.n = op->nsyms};
   for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
   void *bufs[8] = {0};
   for (int i = 0; i < op->ntensors && i < 8; i++) {
     if (op->tensors[i]->role == IR_ROLE_IN) bufs[i] = in[i];
     if (op->tensors[i]->role != IR_ROLE_OUT) continue;
-    int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+    int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
     bufs[i] = out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
   }
-  IrInterpArgs args = {.graph = g, .extents = ext, .mode = IR_INTERP_F32, .buffers = bufs};
-  ck_assert_msg(ir_interp_run(op, &args, &diag) == 0, "%s", diag.buf);
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
+  ck_assert_msg(interp_run(op, &args, &diag) == 0, "%s", diag.buf);
 }
 
 START_TEST(every_point_computes_the_same) {
@@ -178,7 +180,7 @@ START_TEST(every_point_computes_the_same) {
    * interpreter on a skewed R-MAT graph at F = 40 (a full and a partial
    * chunk of lanes), agrees with the operator as written: the space holds
    * no point that computes something else. */
-  RtGraph *g = rt_graph_generate("rmat:8:4", &diag);
+  Graph *g = graph_generate("rmat:8:4", &diag);
   ck_assert_ptr_nonnull(g);
   const int64_t F = 40;
   int checked = 0;
@@ -193,7 +195,7 @@ START_TEST(every_point_computes_the_same) {
     uint64_t seed = 12345;
     for (int i = 0; i < op->ntensors && i < 8; i++) {
       if (op->tensors[i]->role != IR_ROLE_IN) continue;
-      int64_t n = ir_tensor_numel(op->tensors[i], g, &ext);
+      int64_t n = graph_tensor_numel(op->tensors[i], g, &ext);
       in[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
       for (int64_t k = 0; k < n; k++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -220,7 +222,7 @@ START_TEST(every_point_computes_the_same) {
       interp(c, g, F, in, got);
       for (int i = 0; i < op->ntensors && i < 8; i++) {
         if (!want[i]) continue;
-        int64_t m = ir_tensor_numel(op->tensors[i], g, &ext);
+        int64_t m = graph_tensor_numel(op->tensors[i], g, &ext);
         double diff = 0, norm = 0;
         for (int64_t k = 0; k < m; k++) {
           diff += ((double)got[i][k] - want[i][k]) * ((double)got[i][k] - want[i][k]);
@@ -240,7 +242,7 @@ START_TEST(every_point_computes_the_same) {
   }
   fprintf(stderr, "space: %d points checked on the interpreter\n", checked);
   ck_assert_int_ge(checked, 500);
-  rt_graph_free(g);
+  graph_free(g);
 }
 END_TEST
 
@@ -312,10 +314,10 @@ START_TEST(model_ranks_like_the_h100) {
   const char *graphs[] = {"blogcatalog.mtx.gz", "citeseer.mtx.gz", "cnr-2000.mtx.gz"};
   TuneGraphSig sigs[3];
   for (int i = 0; i < 3; i++) {
-    RtGraph *g = rt_graph_read(tu_dataset(graphs[i]), &diag);
+    Graph *g = graph_read(tu_dataset(graphs[i]), &diag);
     ck_assert_ptr_nonnull(g);
     tune_graph_sig(g, &sigs[i]);
-    rt_graph_free(g);
+    graph_free(g);
   }
   double sum_rho = 0;
   int groups = 0, top_ok = 0, top_groups = 0;

@@ -1,6 +1,6 @@
 /* tests/unit/test_tune_predict.c: the learned predictor
- * (runtime/tune_predict.c, runtime/xgb.c), the CSV import
- * (runtime/tune_import.c), and `gopc tune`'s arguments.
+ * (tune/predict.c, tune/xgb.c), the CSV import
+ * (tune/import.c), and `gopc tune`'s arguments.
  *
  * The predictor's round trip runs on a small database whose "measured"
  * times follow a rule the cost model does not know (vertex-parallel
@@ -23,7 +23,8 @@
 
 #include "gop.h"
 #include "lang/lang.h"
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "tune/tune.h"
 #include "testutil.h"
 
 static Arena *arena;
@@ -86,7 +87,7 @@ static int build_db(const char *path, int ngraphs) {
     int n = tune_space_enumerate(op, lib, arena, &pts, &diag);
     ck_assert_int_gt(n, 8);
     for (int gi = 0; gi < ngraphs; gi++) {
-      RtGraph *g = rt_graph_open(graphs[gi], &diag);
+      Graph *g = graph_open(graphs[gi], &diag);
       ck_assert_ptr_nonnull(g);
       TuneGraphSig sig;
       tune_graph_sig(g, &sig);
@@ -104,7 +105,7 @@ static int build_db(const char *path, int ngraphs) {
           ck_assert_int_eq(tune_db_put(db, &k, &r, &diag), 0);
           rows++;
         }
-      rt_graph_free(g);
+      graph_free(g);
     }
     free(pts);
   }

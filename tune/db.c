@@ -1,4 +1,4 @@
-/* runtime/tune_db.c: the tuning database, a SQLite file.
+/* tune/db.c: the tuning database, a SQLite file.
  *
  * One table holds every measurement: the key (operator hash, F, dtype,
  * graph signature, GPU and compute capability, compiler version) and what
@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "runtime/runtime.h"
+#include "tune/tune.h"
 
 struct TuneDb {
   sqlite3 *db;

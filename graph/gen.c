@@ -1,4 +1,4 @@
-/* runtime/graph_gen.c: synthetic graphs from a one-word spec.
+/* graph/gen.c: synthetic graphs from a one-word spec.
  *
  * Benchmarks and tests need graphs of a chosen size and shape without
  * shipping files: `rmat:SCALE:EDGEFACTOR[:SEED]` gives Graph500's skewed
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 
 #define RMAT_MAX_SCALE 26
 #define RMAT_MAX_EDGEFACTOR 1024
@@ -154,7 +154,7 @@ static size_t rmat_keys(Rng *r, int scale, size_t nsamples,
   return m;
 }
 
-static RtGraph *gen_rmat(const char *spec, Diag *d) {
+static Graph *gen_rmat(const char *spec, Diag *d) {
   const char *p = spec + strlen("rmat:");
   uint64_t scale, ef, seed = 1;
   if (!spec_field(spec, &p, ":", "SCALE", 1, RMAT_MAX_SCALE, &scale, d))
@@ -186,7 +186,7 @@ static RtGraph *gen_rmat(const char *spec, Diag *d) {
   uint64_t *tmp = malloc(sizeof(uint64_t) * nsamples);
   int64_t *src = malloc(sizeof(int64_t) * nsamples);
   int64_t *dst = malloc(sizeof(int64_t) * nsamples);
-  RtGraph *g = NULL;
+  Graph *g = NULL;
   if (!perm || !key || !tmp || !src || !dst) {
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
     goto done;
@@ -203,7 +203,7 @@ static RtGraph *gen_rmat(const char *spec, Diag *d) {
     src[e] = (int64_t)(key[e] >> scale);
     dst[e] = (int64_t)(key[e] & (nv - 1));
   }
-  g = rt_graph_from_coo((int64_t)nv, (int64_t)ne, src, dst, spec, d,
+  g = graph_from_coo((int64_t)nv, (int64_t)ne, src, dst, spec, d,
                         NO_LOC);
 done:
   free(perm);
@@ -216,7 +216,7 @@ done:
 
 /* ---- grids ---- */
 
-static RtGraph *gen_grid(const char *spec, Diag *d) {
+static Graph *gen_grid(const char *spec, Diag *d) {
   const char *p = spec + strlen("grid:");
   uint64_t w, h;
   if (!spec_field(spec, &p, "x", "W", 1, GRID_MAX_VERTICES, &w, d))
@@ -237,7 +237,7 @@ static RtGraph *gen_grid(const char *spec, Diag *d) {
   int64_t nv = (int64_t)(w * h), ne = 2 * (int64_t)(h * (w - 1) + w * (h - 1));
   int64_t *src = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
   int64_t *dst = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
-  RtGraph *g = NULL;
+  Graph *g = NULL;
   if (!src || !dst) {
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
   } else {
@@ -253,14 +253,14 @@ static RtGraph *gen_grid(const char *spec, Diag *d) {
         dst[e++] = nbr[k];
       }
     }
-    g = rt_graph_from_coo(nv, ne, src, dst, spec, d, NO_LOC);
+    g = graph_from_coo(nv, ne, src, dst, spec, d, NO_LOC);
   }
   free(src);
   free(dst);
   return g;
 }
 
-RtGraph *rt_graph_generate(const char *spec, Diag *d) {
+Graph *graph_generate(const char *spec, Diag *d) {
   if (strncmp(spec, "rmat:", 5) == 0) return gen_rmat(spec, d);
   if (strncmp(spec, "grid:", 5) == 0) return gen_grid(spec, d);
   ir_error(d, NO_LOC, "unknown graph generator '%s' (known: "
@@ -268,8 +268,8 @@ RtGraph *rt_graph_generate(const char *spec, Diag *d) {
   return NULL;
 }
 
-RtGraph *rt_graph_open(const char *spec, Diag *d) {
+Graph *graph_open(const char *spec, Diag *d) {
   if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0)
-    return rt_graph_generate(spec, d);
-  return rt_graph_read(spec, d);
+    return graph_generate(spec, d);
+  return graph_read(spec, d);
 }

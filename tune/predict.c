@@ -1,4 +1,4 @@
-/* runtime/tune_predict.c: the learned predictor of the autotuner.
+/* tune/predict.c: the learned predictor of the autotuner.
  *
  * Gradient-boosted trees (XGBoost, through xgb.c's dlopen'ed C API), as
  * uGrapher uses LightGBM: from the features of a graph, an operator, F and
@@ -9,7 +9,7 @@
  * within a case matters, and dividing by the case's best keeps the trees
  * from spending their splits on the size of the graph.
  *
- * Training reads the tuning database (tune_db.c): every row whose
+ * Training reads the tuning database (tune/db.c): every row whose
  * operator shape and point facts are recorded, the fastest time per case
  * and schedule. The model is saved beside the database (DB.xgb) in a small
  * envelope of ours around XGBoost's JSON: a header with the format
@@ -35,7 +35,8 @@
 #include <string.h>
 
 #include "runtime/runtime.h"
-#include "runtime/xgb.def"
+#include "tune/tune.h"
+#include "tune/xgb.def"
 
 static const char *const feature_names[TUNE_NFEATURES] = {
     "log2_nv",        "log2_ne",         "deg_mean",        "deg_cv",
@@ -123,7 +124,7 @@ enum { ROUNDS = 200 };
 
 void tune_predictor_free(TunePredictor *p) {
   if (!p) return;
-  if (p->booster) rt_xgb_api()->XGBoosterFree(p->booster);
+  if (p->booster) tune_xgb_api()->XGBoosterFree(p->booster);
   free(p);
 }
 
@@ -135,7 +136,7 @@ TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag 
              n);
     return NULL;
   }
-  if (rt_xgb_open(d) != 0) return NULL;
+  if (tune_xgb_open(d) != 0) return NULL;
   TunePredictor *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   XgbMatrix m = NULL;
@@ -147,7 +148,7 @@ TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag 
     rc = RT_XGB(d, XGBoosterSetParam, (p->booster, params[i][0], params[i][1]));
   for (int it = 0; rc == 0 && it < ROUNDS; it++)
     rc = RT_XGB(d, XGBoosterUpdateOneIter, (p->booster, it, m));
-  if (m) rt_xgb_api()->XGDMatrixFree(m);
+  if (m) tune_xgb_api()->XGDMatrixFree(m);
   if (rc != 0) {
     tune_predictor_free(p);
     return NULL;
@@ -168,7 +169,7 @@ int tune_predictor_predict(TunePredictor *p, const float *x, int n, float *out, 
     rc = -1;
   }
   if (rc == 0) memcpy(out, res, sizeof *out * (size_t)n);
-  if (m) rt_xgb_api()->XGDMatrixFree(m);
+  if (m) tune_xgb_api()->XGDMatrixFree(m);
   return rc;
 }
 
@@ -245,7 +246,7 @@ TunePredictor *tune_predictor_load(const char *path, Diag *d) {
     return NULL;
   }
   TunePredictor *p = NULL;
-  if (rt_xgb_open(d) == 0 && (p = calloc(1, sizeof *p))) {
+  if (tune_xgb_open(d) == 0 && (p = calloc(1, sizeof *p))) {
     XgbUlong features = 0;
     int rc = RT_XGB(d, XGBoosterCreate, (NULL, 0, &p->booster));
     if (rc == 0)

@@ -1,4 +1,4 @@
-/* runtime/tune_space.c: the search space of an operator, for the autotuner.
+/* tune/space.c: the search space of an operator, for the autotuner.
  *
  * A point is a named schedule of stdlib/schedules.gop with its knobs: G
  * (vertices or edges per worker) and T (feature workers). Legality is not
@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "passes/passes.h"
+#include "graph/graph.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 
 static const char *const strategy_names[TUNE_STRATEGY_COUNT] = {
     "thread_vertex", "warp_vertex", "thread_edge", "warp_edge", "gas", "gar", "named"};
@@ -301,7 +303,7 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
   return n;
 }
 
-void tune_graph_sig(const RtGraph *g, TuneGraphSig *out) {
+void tune_graph_sig(const Graph *g, TuneGraphSig *out) {
   *out = (TuneGraphSig){
       .nv = g->nv,
       .ne = g->ne,

@@ -1,4 +1,4 @@
-/* runtime/graph_read.c: reading graphs from Matrix Market and SNAP files.
+/* graph/read.c: reading graphs from Matrix Market and SNAP files.
  *
  * Both formats are line-oriented text, plain or gzip'ed: zlib's gzopen
  * recognises gzip by its magic bytes and reads anything else as it is. A
@@ -23,7 +23,7 @@
 #include <strings.h>
 #include <zlib.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 
 /* Longer lines are junk (or not text at all), not graph data. */
 #define MAX_LINE (1 << 20)
@@ -439,7 +439,7 @@ static bool open_reader(Reader *r, const char *path, Diag *d) {
   return true;
 }
 
-RtGraph *rt_graph_read(const char *path, Diag *d) {
+Graph *graph_read(const char *path, Diag *d) {
   Reader r;
   if (!open_reader(&r, path, d)) return NULL;
   Arcs arcs = {0};
@@ -458,9 +458,9 @@ RtGraph *rt_graph_read(const char *path, Diag *d) {
   }
   gzclose(r.f);
   free(r.buf);
-  RtGraph *g = NULL;
+  Graph *g = NULL;
   if (ok)
-    g = rt_graph_from_coo(nv, arcs.n, arcs.src, arcs.dst, path, d,
+    g = graph_from_coo(nv, arcs.n, arcs.src, arcs.dst, path, d,
                           (Loc){path, 0, 0});
   free(arcs.src);
   free(arcs.dst);

@@ -1,7 +1,7 @@
-/* runtime/tune.c: the autotuner: measure the best candidates on the GPU.
+/* tune/tune.c: the autotuner: measure the best candidates on the GPU.
  *
- * The legal points of the operator's space (tune_space.c) are ranked by
- * the cost model (tune_model.c) and measured in that order until the
+ * The legal points of the operator's space (tune/space.c) are ranked by
+ * the cost model (tune/model.c) and measured in that order until the
  * budget is spent, the list ends, or the caller's stop flag is set (by a
  * SIGINT handler: the candidate being measured is finished, and what was
  * found is kept). A thread compiles candidates ahead (schedule, lower,
@@ -35,7 +35,10 @@
 
 #include "codegen/codegen.h"
 #include "passes/passes.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 
 static const Loc tune_loc = {"tune", 0, 0};
 
@@ -122,13 +125,13 @@ static Slot take(Compiler *c, int i) {
 
 /* Compares each output of `got` with `ref` (gop_run_check's rules).
  * Returns 0 when all agree, else 1 with the reason in `why`. */
-static int compare(const CgProgram *p, const IrOp *op, const RtGraph *g, const IrExtents *ext,
+static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrExtents *ext,
                    float *const *got, float *const *ref, double *worst, char *why, size_t size) {
   *worst = 0;
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
-    int64_t n = ir_tensor_numel(t, g, ext);
+    int64_t n = graph_tensor_numel(t, g, ext);
     bool exact = i < p->ntensors && (p->tensors[i].red == IR_RED_MAX ||
                                      p->tensors[i].red == IR_RED_MIN);
     double diff2 = 0, ref2 = 0, worst_abs = -1;
@@ -161,7 +164,7 @@ static int compare(const CgProgram *p, const IrOp *op, const RtGraph *g, const I
 }
 
 /* Buffers by tensor id: the given inputs, fresh outputs; NULL elsewhere. */
-static float **make_buffers(const IrOp *op, const RtGraph *g, const IrExtents *ext,
+static float **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext,
                             float *const *inputs, int ntensors) {
   float **b = calloc((size_t)ntensors + 1, sizeof *b);
   if (!b) return NULL;
@@ -170,7 +173,7 @@ static float **make_buffers(const IrOp *op, const RtGraph *g, const IrExtents *e
     if (t->role == IR_ROLE_IN) {
       b[i] = inputs[i];
     } else if (t->role == IR_ROLE_OUT) {
-      int64_t n = ir_tensor_numel(t, g, ext);
+      int64_t n = graph_tensor_numel(t, g, ext);
       b[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
       if (!b[i]) return NULL; /* leaks little; the caller gives up */
     }
@@ -186,16 +189,16 @@ static void free_outputs(const IrOp *op, float **b) {
 }
 
 /* The interpreter's outputs for `inputs` on `g`; NULL after reporting. */
-static float **reference(const IrOp *op, const RtGraph *g, const IrExtents *ext,
+static float **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
                          float *const *inputs, Diag *d) {
   float **b = make_buffers(op, g, ext, inputs, op->ntensors);
   if (!b) {
     ir_error(d, tune_loc, "out of memory for the reference outputs");
     return NULL;
   }
-  IrInterpArgs args = {.graph = g, .extents = *ext, .mode = IR_INTERP_F32,
+  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_F32,
                        .buffers = (void **)b};
-  if (ir_interp_run(op, &args, d) != 0) {
+  if (interp_run(op, &args, d) != 0) {
     free_outputs(op, b);
     return NULL;
   }
@@ -289,7 +292,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   /* The reference, and the proxy graph on large graphs. */
   RtStatus status = RT_OK;
   float **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
-  RtGraph *proxy = NULL;
+  Graph *proxy = NULL;
   bool full = job->g->ne <= job->check_edges;
   rep->check = full ? TUNE_CHECK_INTERPRETER : TUNE_CHECK_PROXY_AND_ANCHOR;
   if (job->progress) {
@@ -302,12 +305,12 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     ref = reference(op, job->g, &job->ext, job->inputs, d);
     if (!ref) status = RT_ERR;
   } else {
-    proxy = rt_graph_open("rmat:12:8:7", d);
+    proxy = graph_open("rmat:12:8:7", d);
     proxy_in = proxy ? calloc((size_t)op->ntensors + 1, sizeof *proxy_in) : NULL;
     uint64_t state = 12345;
     for (int i = 0; proxy_in && i < op->ntensors; i++) {
       if (op->tensors[i]->role != IR_ROLE_IN) continue;
-      int64_t k = ir_tensor_numel(op->tensors[i], proxy, &job->ext);
+      int64_t k = graph_tensor_numel(op->tensors[i], proxy, &job->ext);
       proxy_in[i] = malloc(sizeof(float) * (size_t)(k > 0 ? k : 1));
       if (!proxy_in[i]) break;
       for (int64_t j = 0; j < k; j++) proxy_in[i][j] = next_uniform(&state);
@@ -488,7 +491,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   for (int i = 0; proxy_in && i < op->ntensors; i++)
     if (op->tensors[i]->role == IR_ROLE_IN) free(proxy_in[i]);
   free(proxy_in);
-  rt_graph_free(proxy);
+  graph_free(proxy);
   free(pts);
   ir_arena_free(arena);
   return status;

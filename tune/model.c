@@ -1,4 +1,4 @@
-/* runtime/tune_model.c: the analytical cost model of the autotuner.
+/* tune/model.c: the analytical cost model of the autotuner.
  *
  * It ranks points of the search space without running them. The estimate
  * is deliberately small, one line per effect, with constants of an H100
@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "tune/tune.h"
 
 /* H100 SXM, rounded; the measured suite fixes the latencies. */
 enum { SMS = 132, WARPS_PER_SM = 64 };

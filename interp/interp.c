@@ -1,4 +1,4 @@
-/* ir/interp.c: the reference interpreter, the oracle of every test.
+/* interp/interp.c: the reference interpreter, the oracle of every test.
  *
  * It executes an operator, scheduled or not, on the CPU by walking the tree,
  * with the semantics of docs/language.md: stages run in order; outputs and
@@ -31,8 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-#include "runtime/runtime.h"
+#include "interp/interp.h"
 
 /* What the interpreter knows about one tensor during a run. */
 typedef struct TensorState {
@@ -46,19 +45,19 @@ typedef struct TensorState {
   IrRed red;       /* the reduction targeting it (ASSIGN: plain stores only) */
   uint32_t *count; /* contributions per element: mean=, max=, min= targets */
   bool touched;    /* reduced into during the current stage */
-  bool finalised;  /* at least once: see ir_interp_run's last step */
+  bool finalised;  /* at least once: see interp_run's last step */
 } TensorState;
 
 typedef struct Interp {
   const IrOp *op;
-  const RtGraph *g;
+  const Graph *g;
   const IrExtents *ext;
   Diag *d;
   bool f32;
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
-  const struct RtGroups **gtab; /* groups loops' variables: their table */
+  const struct GraphGroups **gtab; /* groups loops' variables: their table */
   double *fval;    /* locals, by var id */
   /* cross-lane reductions */
   unsigned char *shuffled; /* by var id: 0, or the reduction of its `shuffle`
@@ -78,52 +77,6 @@ static void fail(Interp *in, Loc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   ir_verror(in->d, "error", loc, fmt, ap);
   va_end(ap);
-}
-
-/* ---- shapes ---- */
-
-int ir_tensor_shape(const IrTensor *t, const RtGraph *g, const IrExtents *ext,
-                    int64_t shape[IR_MAX_IDX]) {
-  int r = 0;
-  switch (t->domain) {
-  case IR_DOM_SRC:
-  case IR_DOM_DST: shape[r++] = g ? g->nv : 0; break;
-  case IR_DOM_EDGE: shape[r++] = g ? g->ne : 0; break;
-  case IR_DOM_GROUPS: {
-    /* a row per row of the group table of G (passes/segment.c); the
-     * number of rows does not depend on the interleaving */
-    const RtGroups *tab = NULL;
-    if (g) {
-      Diag quiet;
-      ir_diag_init(&quiet, NULL);
-      tab = rt_graph_groups(g, t->group, 0, 0, 0, &quiet);
-      ir_diag_free(&quiet);
-    }
-    shape[r++] = !g ? 0 : tab ? tab->n : -1; /* -1: no table, as unbound */
-    break;
-  }
-  case IR_DOM_DENSE:
-  case IR_DOM_COUNT: break;
-  }
-  for (int i = 0; i < t->ndims && i < IR_MAX_DIMS; i++) {
-    const IrSym *s = t->dims[i].sym;
-    if (!s) shape[r++] = t->dims[i].value;
-    else if (ext && s->id >= 0 && s->id < ext->n) shape[r++] = ext->value[s->id];
-    else shape[r++] = -1; /* unbound */
-  }
-  return r;
-}
-
-int64_t ir_tensor_numel(const IrTensor *t, const RtGraph *g,
-                        const IrExtents *ext) {
-  int64_t shape[IR_MAX_IDX];
-  int r = ir_tensor_shape(t, g, ext, shape);
-  int64_t n = 1;
-  for (int i = 0; i < r; i++) {
-    if (shape[i] < 0) return -1;
-    if (__builtin_mul_overflow(n, shape[i], &n)) return -1;
-  }
-  return n;
 }
 
 /* ---- element access ---- */
@@ -399,7 +352,7 @@ static void run_loop(Interp *in, const IrNode *s, int64_t lo, int64_t hi,
 }
 
 static void exec_loop(Interp *in, const IrNode *s) {
-  const RtGraph *g = in->g;
+  const Graph *g = in->g;
   switch (s->loop.kind) {
   case IR_LOOP_SRC_V:
   case IR_LOOP_DST_V: run_loop(in, s, 0, g->nv, NULL); return;
@@ -420,14 +373,14 @@ static void exec_loop(Interp *in, const IrNode *s) {
     return;
   }
   case IR_LOOP_GROUPS: {
-    /* the rows of the table runtime/graph_groups.c builds (and caches) */
-    const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
+    /* the rows of the table graph/groups.c builds (and caches) */
+    const GraphGroups *t = graph_groups(g, s->loop.group, s->loop.ilv,
                                         s->loop.ilv_cls, s->loop.ilv_thr, in->d);
     if (!t) {
       in->failed = true;
       return;
     }
-    const RtGroups *saved = in->gtab[s->loop.var->id];
+    const GraphGroups *saved = in->gtab[s->loop.var->id];
     in->gtab[s->loop.var->id] = t;
     run_loop(in, s, 0, t->n, NULL);
     in->gtab[s->loop.var->id] = saved;
@@ -435,7 +388,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
   }
   case IR_LOOP_GROUP_EDGES: {
     const IrNode *of = s->loop.of;
-    const RtGroups *t = of->kind == IR_VAR ? in->gtab[of->var->id] : NULL;
+    const GraphGroups *t = of->kind == IR_VAR ? in->gtab[of->var->id] : NULL;
     if (!t) break;
     int64_t r = in->ival[of->var->id];
     if (r < 0 || r >= t->n) {
@@ -448,7 +401,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
   }
   case IR_LOOP_GROUP_ROWS: {
     /* passes/segment.c: the rows of destination v, in table order */
-    const RtGroups *t = rt_graph_groups(g, s->loop.group, s->loop.ilv,
+    const GraphGroups *t = graph_groups(g, s->loop.group, s->loop.ilv,
                                         s->loop.ilv_cls, s->loop.ilv_thr, in->d);
     if (!t) {
       in->failed = true;
@@ -659,7 +612,7 @@ static bool check_extents(Interp *in) {
 static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
                          void *buffer) {
   s->t = t;
-  s->rank = ir_tensor_shape(t, in->g, in->ext, s->shape);
+  s->rank = graph_tensor_shape(t, in->g, in->ext, s->shape);
   if (t->domain == IR_DOM_GROUPS && s->shape[0] < 0) {
     fail(in, t->loc, "tensor %s: no group table of size %d for the graph",
          t->name, t->group);
@@ -720,12 +673,12 @@ static void release(Interp *in) {
   free(in->lanes);
 }
 
-int ir_interp_run(const IrOp *op, const IrInterpArgs *args, Diag *d) {
+int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
   /* Walking a malformed tree could crash; the verifier makes sure it is not
    * one. */
   if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
   Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
-               .f32 = args->mode == IR_INTERP_F32};
+               .f32 = args->mode == INTERP_F32};
   if (!in.g) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;

@@ -1,4 +1,4 @@
-/* runtime/npy.c: NumPy .npy files, the exchange format for tensors.
+/* graph/npy.c: NumPy .npy files, the exchange format for tensors.
  *
  * Features, weights and reference outputs travel between gop and Python as
  * .npy: a magic string, a version, and a header that is a Python dict
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c reads and writes little-endian data in place"
@@ -50,13 +50,13 @@ static int npy_type_of(IrDType t) {
   return -1;
 }
 
-int64_t rt_array_numel(const RtArray *a) {
+int64_t npy_numel(const NpyArray *a) {
   int64_t n = 1;
   for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
   return n;
 }
 
-void rt_array_free(RtArray *a) {
+void npy_free(NpyArray *a) {
   if (!a) return;
   free(a->data);
   a->data = NULL;
@@ -332,7 +332,7 @@ static void *read_data(FILE *f, int64_t bytes, Loc loc, Diag *d) {
   return data;
 }
 
-int rt_npy_read(const char *path, RtArray *out, Diag *d) {
+int npy_read(const char *path, NpyArray *out, Diag *d) {
   Loc loc = {path, 0, 0};
   memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "rb");
@@ -363,7 +363,7 @@ int rt_npy_read(const char *path, RtArray *out, Diag *d) {
 /* The v1.0 preamble and header for `a`, padded with spaces and a newline so
  * that the data starts on a 64-byte boundary, as numpy does. Returns its
  * length. */
-static size_t format_header(const RtArray *a, int type, char *buf,
+static size_t format_header(const NpyArray *a, int type, char *buf,
                             size_t cap) {
   int n = snprintf(buf + 10, cap - 10,
                    "{'descr': '<%s', 'fortran_order': False, 'shape': (",
@@ -384,7 +384,7 @@ static size_t format_header(const RtArray *a, int type, char *buf,
   return padded;
 }
 
-/* What rt_npy_write hands ir_write_file: the header and the data. */
+/* What npy_write hands ir_write_file: the header and the data. */
 typedef struct NpyOut {
   const char *header;
   size_t hlen, bytes;
@@ -397,7 +397,7 @@ static void write_npy(FILE *f, const void *ctx) {
   if (o->bytes) fwrite(o->data, 1, o->bytes, f);
 }
 
-int rt_npy_write(const char *path, const RtArray *a, Diag *d) {
+int npy_write(const char *path, const NpyArray *a, Diag *d) {
   Loc loc = {path, 0, 0};
   int type = npy_type_of(a->dtype);
   if (type < 0) {

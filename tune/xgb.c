@@ -1,6 +1,6 @@
-/* runtime/xgb.c: opening libxgboost, and the one checker of its results.
+/* tune/xgb.c: opening libxgboost, and the one checker of its results.
  *
- * The learned predictor of the autotuner (tune_predict.c) trains and runs
+ * The learned predictor of the autotuner (tune/predict.c) trains and runs
  * gradient-boosted trees through XGBoost's C API. The library is optional:
  * it is opened with dlopen on first use, so gopc, the REPL and the static
  * GPU build start (and choose schedules by the database or the cost model)
@@ -9,41 +9,34 @@
  * NULL pointer later. GOP_XGBOOST_LIBRARY names another file to open (the
  * tests use it to see the path taken when the library is missing).
  *
- * Every int an entry point returns goes through rt_xgb_check, which names
+ * Every int an entry point returns goes through tune_xgb_check, which names
  * the call and quotes XGBGetLastError.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
-#include "runtime/xgb.def"
+#include "tune/tune.h"
+#include "tune/xgb.def"
 
 static const Loc xgb_loc = {"xgboost", 0, 0};
 
 static struct {
   pthread_mutex_t lock;
   void *lib;          /* non-NULL once the table is filled */
-  RtXgbApi api;
+  TuneXgbApi api;
   int major, minor, patch;
 } X = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-const RtXgbApi *rt_xgb_api(void) { return X.lib ? &X.api : NULL; }
+const TuneXgbApi *tune_xgb_api(void) { return X.lib ? &X.api : NULL; }
 
 static bool load_symbols(void *lib, const char *libname, Diag *d) {
-  const char *first_missing = NULL;
-  int missing = 0;
-#define LOAD(name, ret, params)                                \
-  do {                                                         \
-    void *sym = dlsym(lib, #name);                             \
-    if (!sym && missing++ == 0) first_missing = #name;         \
-    /* POSIX guarantees that this conversion works for dlsym */ \
-    memcpy(&X.api.name, &sym, sizeof sym);                     \
-  } while (0);
-  RT_XGB_FUNCS(LOAD)
-#undef LOAD
+#define SYM(name, ret, params) {#name, NULL, &X.api.name},
+  const RtDlSym syms[] = {TUNE_XGB_FUNCS(SYM)};
+#undef SYM
+  const char *first_missing;
+  int missing = rt_dl_bind(lib, syms, (int)(sizeof syms / sizeof syms[0]), &first_missing);
   if (missing == 0) return true;
   ir_error(d, xgb_loc,
            "%s has no entry point %s (and %d more missing): not libxgboost, or "
@@ -52,21 +45,16 @@ static bool load_symbols(void *lib, const char *libname, Diag *d) {
   return false;
 }
 
-int rt_xgb_open(Diag *d) {
+int tune_xgb_open(Diag *d) {
   pthread_mutex_lock(&X.lock);
   int rc = 0;
   if (!X.lib) {
     const char *env = getenv("GOP_XGBOOST_LIBRARY");
     const char *names[] = {env && *env ? env : "libxgboost.so.0",
                            env && *env ? NULL : "libxgboost.so"};
-    void *lib = NULL;
-    char why[512] = "unknown reason";
-    for (int i = 0; i < 2 && !lib && names[i]; i++) {
-      dlerror();
-      lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-      const char *e = lib ? NULL : dlerror();
-      if (e && i == 0) snprintf(why, sizeof why, "%s", e); /* the first name's reason */
-    }
+    RtDlTried tried;
+    void *lib = rt_dl_open(names, 2, &tried);
+    const char *why = tried.first; /* the first name's reason */
     const char *name = names[0];
     if (!lib) {
       ir_error(d, xgb_loc,
@@ -75,7 +63,7 @@ int rt_xgb_open(Diag *d) {
                why, env && *env ? ", the library GOP_XGBOOST_LIBRARY names" : "");
       rc = -1;
     } else if (!load_symbols(lib, name, d)) {
-      dlclose(lib);
+      rt_dl_close(lib);
       memset(&X.api, 0, sizeof X.api);
       rc = -1;
     } else {
@@ -87,21 +75,21 @@ int rt_xgb_open(Diag *d) {
   return rc;
 }
 
-bool rt_xgb_available(void) {
+bool tune_xgb_available(void) {
   Diag quiet;
   ir_diag_init(&quiet, NULL);
-  bool ok = rt_xgb_open(&quiet) == 0;
+  bool ok = tune_xgb_open(&quiet) == 0;
   ir_diag_free(&quiet);
   return ok;
 }
 
-void rt_xgb_version(int *major, int *minor, int *patch) {
+void tune_xgb_version(int *major, int *minor, int *patch) {
   *major = X.major;
   *minor = X.minor;
   *patch = X.patch;
 }
 
-int rt_xgb_check(Diag *d, const char *call, int result) {
+int tune_xgb_check(Diag *d, const char *call, int result) {
   if (result == 0) return 0;
   const char *why = X.lib ? X.api.XGBGetLastError() : NULL;
   ir_error(d, xgb_loc, "%s failed: %s", call, why && *why ? why : "no reason given");

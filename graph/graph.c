@@ -1,30 +1,32 @@
-/* runtime/graph.c: building host graphs from arcs, and their statistics.
+/* graph/graph.c: building host graphs from arcs, and their statistics.
  *
  * Every way of obtaining a graph (files, generators, the C API) ends here:
- * rt_graph_from_coo checks the arcs, copies them, and derives the two
+ * graph_from_coo checks the arcs, copies them, and derives the two
  * adjacency formats that schedules iterate over, CSR by destination and CSC
  * by source, with counting sorts so that loading stays linear in |V| + |E|.
  * Both keep edge ids in input order within a vertex (the sort is stable),
  * which makes edge tensors and per-vertex reductions deterministic. Arrays
  * are plain malloc: a graph outlives the arenas of the compilations that
- * use it, and rt_graph_free releases all of it.
+ * use it, and graph_free releases all of it.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 
 /* malloc(0) may return NULL, which would read as a failure for empty graphs. */
 static int32_t *alloc_i32(int64_t n) {
   return malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
 
-void rt_graph_free(RtGraph *g) {
+void graph_free(Graph *g) {
   if (!g) return;
-  rt_exec_forget_graph(g); /* its device copy must not outlive it */
-  rt_graph_groups_free(g);
+  /* what was derived from it outside graph/ (its device copy) must not
+   * outlive it */
+  if (g->on_free) g->on_free(g);
+  graph_groups_free(g);
   free(g->name);
   free(g->src);
   free(g->dst);
@@ -90,8 +92,8 @@ static void build_index(int32_t nv, int32_t ne, const int32_t *key,
   ptr[0] = 0;
 }
 
-static void compute_stats(RtGraph *g) {
-  RtGraphStats *s = &g->stats;
+static void compute_stats(Graph *g) {
+  GraphStats *s = &g->stats;
   memset(s, 0, sizeof *s);
   if (g->nv > 0) s->deg_mean = (double)g->ne / g->nv;
   double var = 0;
@@ -114,11 +116,11 @@ static void compute_stats(RtGraph *g) {
   if (g->ne > 0) s->aes = (double)span / g->ne;
 }
 
-RtGraph *rt_graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
+Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc) {
   if (!check_coo(nv, ne, src, dst, d, loc)) return NULL;
-  RtGraph *g = calloc(1, sizeof *g);
+  Graph *g = calloc(1, sizeof *g);
   if (!g) goto oom;
   g->nv = (int32_t)nv;
   g->ne = (int32_t)ne;
@@ -145,15 +147,15 @@ RtGraph *rt_graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
   return g;
 
 oom:
-  rt_graph_free(g);
+  graph_free(g);
   ir_error(d, loc,
            "out of memory building a graph with %" PRId64 " vertices and "
            "%" PRId64 " edges", nv, ne);
   return NULL;
 }
 
-void rt_graph_print_stats(FILE *out, const RtGraph *g) {
-  const RtGraphStats *s = &g->stats;
+void graph_print_stats(FILE *out, const Graph *g) {
+  const GraphStats *s = &g->stats;
   fprintf(out,
           "graph %s: |V| %" PRId32 ", |E| %" PRId32 ", degree mean %.2f std "
           "%.2f max in %" PRId32 " out %" PRId32 ", isolated %" PRId32

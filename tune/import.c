@@ -1,4 +1,4 @@
-/* runtime/tune_import.c: a tuning database from a GPU suite's CSV.
+/* tune/import.c: a tuning database from a GPU suite's CSV.
  *
  * GPU time is scarce, and the GPU suite (tests/gpu/suite.c, bench/) already
  * measured many schedules on real graphs. This reads such a CSV
@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
+#include "tune/tune.h"
 
 enum { NCOLS = 11 };
 
@@ -66,7 +67,7 @@ static int split_csv(char *line, char **f) {
 
 typedef struct GraphEntry {
   char name[256];
-  RtGraph *g; /* NULL: could not be read (reported) */
+  Graph *g; /* NULL: could not be read (reported) */
   TuneGraphSig sig;
 } GraphEntry;
 
@@ -189,7 +190,7 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
       memset(ge, 0, sizeof *ge);
       snprintf(ge->name, sizeof ge->name, "%s", fl[0]);
       char *path = ir_sprintf(a, "%s/%s", datasets, fl[0]);
-      ge->g = rt_graph_open(path, d);
+      ge->g = graph_open(path, d);
       if (!ge->g) {
         ir_error(d, at, "cannot read graph %s for its signature (give the folder with "
                  "--datasets)", fl[0]);
@@ -258,7 +259,7 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
     }
     info->imported++;
   }
-  for (int k = 0; k < ngraphs; k++) rt_graph_free(graphs[k].g);
+  for (int k = 0; k < ngraphs; k++) graph_free(graphs[k].g);
   free(rows);
   free(lines);
   return rc;

@@ -1,4 +1,4 @@
-/* runtime/graph_groups.c: GNNAdvisor's neighbour-group table of a graph.
+/* graph/groups.c: GNNAdvisor's neighbour-group table of a graph.
  *
  * `group(e, G)` on the in-edge loop of a vertex loop (passes/group.c) turns
  * the pair into `for g in groups(G) { for e in group_edges(g) }`: one
@@ -34,7 +34,7 @@
  * when a kernel reads them (rt_devgraph_group_rows).
  *
  * A table is built once per graph and (G, distance, classes, threshold)
- * and kept on the host graph (RtGraph.groups) until rt_graph_free; the
+ * and kept on the host graph (Graph.groups) until graph_free; the
  * interpreter and the GPU runtime (runtime/exec.c, which uploads it once
  * as well) share it.
  * The cache is filled through a const graph pointer: it is a memo of a pure
@@ -43,9 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h"
+#include "graph/graph.h"
 
-static void groups_free(RtGroups *t) {
+static void groups_free(GraphGroups *t) {
   free(t->dst);
   free(t->first);
   free(t->end);
@@ -54,31 +54,31 @@ static void groups_free(RtGroups *t) {
   free(t);
 }
 
-void rt_graph_groups_free(RtGraph *g) {
-  RtGroups *t = g->groups;
+void graph_groups_free(Graph *g) {
+  GraphGroups *t = g->groups;
   while (t) {
-    RtGroups *next = t->next;
+    GraphGroups *next = t->next;
     groups_free(t);
     t = next;
   }
   g->groups = NULL;
 }
 
-int32_t rt_groups_threshold(const RtGraph *g, int thr) {
+int32_t graph_groups_threshold(const Graph *g, int thr) {
   if (thr > 0) return thr;
   if (g->nv == 0) return 1;
   int64_t t = ((int64_t)g->ne + g->nv - 1) / g->nv;
   return t < 1 ? 1 : (int32_t)t;
 }
 
-int rt_groups_class(const RtGroups *t, int64_t deg) {
+int graph_groups_class(const GraphGroups *t, int64_t deg) {
   for (int c = 0; c < t->ncls - 1; c++)
     if (deg >= t->cls_min[c]) return c;
   return t->ncls - 1;
 }
 
 /* Appends the rows of vertex v to t (row `*k` onwards). */
-static void add_rows(RtGroups *t, const RtGraph *g, int32_t v, int64_t *k) {
+static void add_rows(GraphGroups *t, const Graph *g, int32_t v, int64_t *k) {
   for (int32_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
     int32_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
     t->dst[*k] = v;
@@ -91,7 +91,7 @@ static void add_rows(RtGroups *t, const RtGraph *g, int32_t v, int64_t *k) {
 /* The classes of an interleaved table: t->cls_min, then t->cls_rows. Two
  * classes split at the threshold t->thr; more take quantiles of the rows'
  * destination degrees (see the top of the file). -1 when out of memory. */
-static int set_classes(RtGroups *t, const RtGraph *g) {
+static int set_classes(GraphGroups *t, const Graph *g) {
   int K = t->ncls;
   if (K == 2) {
     t->cls_min[0] = t->thr + 1; /* heavy: in-degree above the threshold */
@@ -118,13 +118,13 @@ static int set_classes(RtGroups *t, const RtGraph *g) {
     }
     free(rows);
     /* an empty class repeats the least degree of the one before, so that
-     * rt_groups_class never picks it (none at all: no rows to place) */
+     * graph_groups_class never picks it (none at all: no rows to place) */
     for (int c = 0; c < K; c++)
       if (t->cls_min[c] < 0) t->cls_min[c] = c ? t->cls_min[c - 1] : INT32_MAX;
   }
   for (int32_t v = 0; v < g->nv; v++) {
     int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
-    t->cls_rows[rt_groups_class(t, deg)] += (deg + t->G - 1) / t->G;
+    t->cls_rows[graph_groups_class(t, deg)] += (deg + t->G - 1) / t->G;
   }
   return 0;
 }
@@ -132,7 +132,7 @@ static int set_classes(RtGroups *t, const RtGraph *g) {
 /* The rows of an interleaved table: `ilv` rows of one class, then of the
  * next that has rows left, and so on; one cursor per class walks the
  * vertices in order. */
-static void add_interleaved(RtGroups *t, const RtGraph *g) {
+static void add_interleaved(GraphGroups *t, const Graph *g) {
   int K = t->ncls;
   int32_t cur[IR_MAX_CLASSES] = {0};
   int32_t pos[IR_MAX_CLASSES] = {0}; /* next CSR position inside cur[c] */
@@ -146,7 +146,7 @@ static void add_interleaved(RtGroups *t, const RtGraph *g) {
       for (;;) {
         int32_t v = cur[c];
         int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
-        if (pos[c] < deg && rt_groups_class(t, deg) == c) break;
+        if (pos[c] < deg && graph_groups_class(t, deg) == c) break;
         cur[c]++;
         pos[c] = 0;
       }
@@ -163,7 +163,7 @@ static void add_interleaved(RtGroups *t, const RtGraph *g) {
   }
 }
 
-const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
+const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
                                 int thr, Diag *d) {
   /* passes/interleave.c refuses what the table does not know */
   if (G < 1 || ilv < 0 || thr < 0 ||
@@ -175,8 +175,8 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
              G, ilv, ncls, thr, IR_MAX_CLASSES);
     return NULL;
   }
-  int32_t t_res = ilv && ncls == 2 ? rt_groups_threshold(g, thr) : 0;
-  for (const RtGroups *t = g->groups; t; t = t->next)
+  int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;
+  for (const GraphGroups *t = g->groups; t; t = t->next)
     if (t->G == G && t->ilv == ilv && t->ncls == ncls && t->thr == t_res) return t;
 
   int64_t n = 0;
@@ -184,7 +184,7 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
     int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
     n += (deg + G - 1) / G;
   }
-  RtGroups *t = calloc(1, sizeof *t);
+  GraphGroups *t = calloc(1, sizeof *t);
   size_t cnt = n > 0 ? (size_t)n : 1;
   if (t) {
     t->G = G;
@@ -224,75 +224,8 @@ const RtGroups *rt_graph_groups(const RtGraph *g, int G, int ilv, int ncls,
   /* ... so afterwards vptr[v] holds the old vptr[v + 1]: shift back */
   for (int32_t v = g->nv; v > 0; v--) t->vptr[v] = t->vptr[v - 1];
   t->vptr[0] = 0;
-  RtGraph *mg = (RtGraph *)g; /* the memo: see the top of the file */
+  Graph *mg = (Graph *)g; /* the memo: see the top of the file */
   t->next = mg->groups;
   mg->groups = t;
   return t;
-}
-
-/* ---- the device copies ---- */
-
-static void devgroups_free(struct RtDevGroups *x) {
-  rt_tensor_free(&x->dst);
-  rt_tensor_free(&x->first);
-  rt_tensor_free(&x->end);
-  rt_tensor_free(&x->vptr);
-  rt_tensor_free(&x->vrow);
-  memset(x, 0, sizeof *x);
-}
-
-void rt_devgraph_groups_free(RtDevGraph *dg) {
-  for (int i = 0; i < dg->ngroups; i++) devgroups_free(&dg->groups[i]);
-  dg->ngroups = 0;
-}
-
-const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
-                                             int ncls, int thr, Diag *d) {
-  const RtGroups *t = rt_graph_groups(dg->host, G, ilv, ncls, thr, d);
-  if (!t) return NULL;
-  for (int i = 0; i < dg->ngroups; i++)
-    if (dg->groups[i].host == t) return &dg->groups[i];
-  enum { MAX = sizeof dg->groups / sizeof dg->groups[0] };
-  if (dg->ngroups == MAX) {
-    devgroups_free(&dg->groups[0]);
-    memmove(&dg->groups[0], &dg->groups[1], sizeof dg->groups[0] * (MAX - 1));
-    memset(&dg->groups[MAX - 1], 0, sizeof dg->groups[0]);
-    dg->ngroups--;
-  }
-  struct RtDevGroups *x = &dg->groups[dg->ngroups];
-  size_t bytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
-  RtStatus s;
-  if ((s = rt_tensor_alloc(&x->dst, bytes, "graph grp_dst", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->first, bytes, "graph grp_first", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->end, bytes, "graph grp_end", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->dst, t->dst, bytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->first, t->first, bytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->end, t->end, bytes, d)) != RT_OK) {
-    devgroups_free(x);
-    return NULL;
-  }
-  x->host = t;
-  dg->ngroups++;
-  return x;
-}
-
-const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
-                                                 int ilv, int ncls, int thr,
-                                                 Diag *d) {
-  const struct RtDevGroups *c = rt_devgraph_groups(dg, G, ilv, ncls, thr, d);
-  if (!c || c->vptr.ptr) return c;
-  struct RtDevGroups *x = (struct RtDevGroups *)c; /* one of dg->groups */
-  const RtGroups *t = x->host;
-  size_t pbytes = ((size_t)dg->host->nv + 1) * sizeof(int32_t);
-  size_t rbytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
-  RtStatus s;
-  if ((s = rt_tensor_alloc(&x->vptr, pbytes, "graph grp_vptr", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->vrow, rbytes, "graph grp_vrow", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->vptr, t->vptr, pbytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->vrow, t->vrow, rbytes, d)) != RT_OK) {
-    rt_tensor_free(&x->vptr);
-    rt_tensor_free(&x->vrow);
-    return NULL;
-  }
-  return x;
 }

@@ -1,5 +1,11 @@
-/* runtime/model.c: GNN model layers end to end (GCN, GIN, GAT, GraphSAGE),
+/* models/models.c: GNN model layers end to end (GCN, GIN, GAT, GraphSAGE),
  * forward inference, over the public API.
+ *
+ * The room above the API: models/ uses include/gop.h (operators, runs,
+ * graphs, arrays) and runtime's cuBLAS (runtime/cublas.def) and nothing
+ * else; it adds the "models" section of gop.h. It must not reach into the
+ * compiler's rooms or the API's private header: a model is what a
+ * framework embedding gop would write.
  *
  * A layer is a dense update X.W and graph operators. The dense update is an
  * SGEMM: cuBLAS on the GPU (runtime/cublas.c), a plain C loop on the
@@ -25,7 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cublas.def"
+#include "runtime/cublas.def"
 #include "gop.h"
 
 extern const char rt_model_layers_gop[]; /* generated: layers.gop's text */

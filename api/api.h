@@ -1,0 +1,85 @@
+/* api/api.h: what the files of the public C API (include/gop.h) share.
+ *
+ * The API is the room on top: it is the only one that sees every other
+ * (lang/, ir/, passes/, codegen/, graph/, interp/, runtime/, tune/), and
+ * the tools and frameworks see only include/gop.h. This private header
+ * holds the definitions of gop.h's opaque types and the helpers more than
+ * one API file uses; nothing outside api/ and models/ includes it. Every
+ * argument a caller controls is checked here and reported through the
+ * context's Diag, so a framework embedding gop gets a message, not a crash.
+ */
+#ifndef GOP_API_H
+#define GOP_API_H
+
+#include "codegen/codegen.h"
+#include "gop.h"
+#include "ir/ir.h"
+#include "runtime/runtime.h"
+
+struct GopContext {
+  Arena *arena;
+  Diag diag;
+  GopModule *stdlib;
+  GopGraph *graphs;
+  GopRun *runs; /* to free their compiled programs */
+  GopCompileTimes times;
+};
+
+struct GopModule {
+  GopContext *ctx;
+  IrModule *ir;
+  const char *file, *text; /* the source; NULL for the stdlib */
+  GopOp **ops;
+};
+
+struct GopOp {
+  GopModule *module;
+  IrOp *ir;
+  const char *signature;
+  const char *doc; /* the comment above its definition, "" if none */
+};
+
+struct GopGraph {
+  Graph *rt;
+  GopGraph *next;
+};
+
+struct GopRun {
+  GopContext *ctx;
+  const GopOp *op;
+  const GopGraph *graph;
+  IrExtents ext;
+  bool *ext_set;
+  float **data;    /* by tensor id; temporaries stay NULL */
+  int64_t *numel;  /* bound sizes, by tensor id */
+  double seconds;
+  GopDevice device;
+  const char *schedule, *target; /* copies in the arena; NULL: defaults */
+  int warmup, reps;
+  CgProgram prog; /* compiled once, or read from a pack */
+  bool have_prog, from_pack;
+  GopRunStats stats;
+  RtExecResult exec;
+  GopRun *next; /* in the context's list */
+};
+
+/* Where the API's own messages point: "gop: error: ...". */
+extern const Loc api_loc;
+
+/* ---- compile.c ---- */
+/* Wraps an IR module as the API's module (its operators, their signatures
+ * and docs) in `ctx`. */
+GopModule *api_wrap_module(GopContext *ctx, IrModule *ir, const char *file,
+                           const char *text);
+/* Reads a whole text file into the arena; NULL after reporting. */
+char *api_read_text(GopContext *ctx, const char *path);
+/* Named schedules visible to an operator: its own file's first, then the
+ * standard library's. */
+IrModule *api_schedule_library(GopContext *ctx, const GopModule *m);
+/* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`); NULL
+ * after reporting. The original is never changed. */
+IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);
+/* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
+int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
+
+#endif

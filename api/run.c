@@ -1,0 +1,480 @@
+/* api/run.c: graphs, runs and arrays.
+ *
+ * A run binds an operator to a graph, extents and caller buffers, and
+ * executes it on the GPU (runtime/exec.c) or on the reference interpreter;
+ * gop_run_check recomputes on the interpreter and compares.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "lang/lang.h"
+#include "graph/graph.h"
+#include "interp/interp.h"
+#include "runtime/runtime.h"
+
+#include "api/api.h"
+
+/* ---- graphs ---- */
+
+GopGraph *gop_graph_open(GopContext *ctx, const char *spec) {
+  if (!spec || !*spec) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_open: empty graph spec");
+    return NULL;
+  }
+  Graph *rt = graph_open(spec, &ctx->diag);
+  if (!rt) return NULL;
+  GopGraph *g = calloc(1, sizeof *g);
+  if (!g) {
+    graph_free(rt);
+    return NULL;
+  }
+  g->rt = rt;
+  g->next = ctx->graphs;
+  ctx->graphs = g;
+  return g;
+}
+
+void gop_graph_info(const GopGraph *g, GopGraphInfo *info) {
+  const Graph *r = g->rt;
+  *info = (GopGraphInfo){
+      .num_vertices = r->nv,
+      .num_edges = r->ne,
+      .degree_mean = r->stats.deg_mean,
+      .in_degree_std = r->stats.in_deg_std,
+      .in_degree_max = r->stats.in_deg_max,
+      .out_degree_max = r->stats.out_deg_max,
+      .isolated = r->stats.isolated,
+      .self_loops = r->stats.self_loops,
+      .aes = r->stats.aes,
+  };
+}
+
+void gop_graph_print(const GopGraph *g, FILE *out) { graph_print_stats(out, g->rt); }
+
+/* ---- runs ---- */
+
+GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
+  if (!op || !g) {
+    ir_error(&ctx->diag, api_loc, "gop_run_new: %s is NULL", op ? "graph" : "operator");
+    return NULL;
+  }
+  const IrOp *ir = op->ir;
+  if (ir->nsyms > (int)(sizeof ((IrExtents *)0)->value / sizeof(int64_t))) {
+    ir_error(&ctx->diag, ir->loc, "operator %s has too many extents (%d)", ir->name,
+             ir->nsyms);
+    return NULL;
+  }
+  GopRun *r = IR_NEW(ctx->arena, GopRun);
+  r->ctx = ctx;
+  r->op = op;
+  r->graph = g;
+  r->ext.n = ir->nsyms;
+  r->ext_set = IR_NEW_ARRAY(ctx->arena, bool, ir->nsyms + 1);
+  r->data = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
+  r->numel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
+  r->device = GOP_DEVICE_AUTO;
+  r->warmup = 3;
+  r->reps = 20;
+  r->next = ctx->runs;
+  ctx->runs = r;
+  return r;
+}
+
+void gop_run_set_device(GopRun *r, GopDevice dev) { r->device = dev; }
+const GopOp *gop_run_op(const GopRun *r) { return r->op; }
+const GopGraph *gop_run_graph(const GopRun *r) { return r->graph; }
+
+int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
+  if (r->from_pack) {
+    ir_error(&r->ctx->diag, api_loc, "a kernel pack is already compiled: "
+             "its schedule and target cannot change");
+    return -1;
+  }
+  if (o && o->target && cg_target_check(o->target, &r->ctx->diag) != 0) return -1;
+  r->schedule = o && o->schedule ? ir_strdup(r->ctx->arena, o->schedule) : NULL;
+  r->target = o && o->target ? ir_strdup(r->ctx->arena, o->target) : NULL;
+  if (r->have_prog) cg_program_free(&r->prog);
+  r->have_prog = false;
+  return 0;
+}
+
+void gop_run_set_timing(GopRun *r, int warmup, int reps) {
+  r->warmup = warmup < 0 ? 0 : warmup;
+  r->reps = reps < 0 ? 0 : reps;
+}
+
+GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) {
+  CgProgram p = {0};
+  if (!path || cg_pack_read(path, &p, &ctx->diag) != 0) return NULL;
+  const char *file = ir_strdup(ctx->arena, path);
+  IrModule *ir = p.ir ? lang_parse_ir(ctx->arena, &ctx->diag, file, ir_strdup(ctx->arena, p.ir))
+                      : NULL;
+  if (!ir || ir->nops != 1) {
+    if (ir || !p.ir)
+      ir_error(&ctx->diag, (Loc){file, 0, 0},
+               "the kernel pack does not carry its operator's IR");
+    cg_program_free(&p);
+    return NULL;
+  }
+  GopModule *m = api_wrap_module(ctx, ir, file, NULL);
+  const IrOp *op = ir->ops[0];
+  /* The kernels name tensors and extents by id: the IR must agree. */
+  bool same = p.ntensors >= op->ntensors && p.nsyms == op->nsyms;
+  for (int i = 0; same && i < op->ntensors; i++) same = strcmp(p.tensors[i].name, op->tensors[i]->name) == 0;
+  for (int i = 0; same && i < op->nsyms; i++) same = strcmp(p.syms[i], op->syms[i]->name) == 0;
+  if (!same) {
+    ir_error(&ctx->diag, (Loc){file, 0, 0},
+             "the kernels of this pack do not match the operator it carries");
+    cg_program_free(&p);
+    return NULL;
+  }
+  GopRun *r = gop_run_new(ctx, m->ops[0], g);
+  if (!r) {
+    cg_program_free(&p);
+    return NULL;
+  }
+  r->prog = p;
+  r->have_prog = r->from_pack = true;
+  r->target = r->prog.target;
+  return r;
+}
+
+int gop_run_set_extent(GopRun *r, const char *sym, int64_t value) {
+  const IrOp *ir = r->op->ir;
+  for (int i = 0; i < ir->nsyms; i++) {
+    if (strcmp(ir->syms[i]->name, sym) != 0) continue;
+    if (value <= 0 || value > (1 << 24)) {
+      ir_error(&r->ctx->diag, api_loc,
+               "extent %s = %lld is out of range (1 to 16777216)", sym,
+               (long long)value);
+      return -1;
+    }
+    r->ext.value[i] = value;
+    r->ext_set[i] = true;
+    return 0;
+  }
+  ir_error(&r->ctx->diag, api_loc, "operator %s has no extent named '%s'",
+           ir->name, sym);
+  return -1;
+}
+
+/* The tensors a caller binds are the inputs and outputs, which come first
+ * in IrOp.tensors. */
+int gop_run_num_tensors(const GopRun *r) { return r->op->ir->ninputs + r->op->ir->noutputs; }
+
+static const IrTensor *bindable(const GopRun *r, int i) {
+  return i >= 0 && i < gop_run_num_tensors(r) ? r->op->ir->tensors[i] : NULL;
+}
+
+const char *gop_run_tensor_name(const GopRun *r, int i) {
+  const IrTensor *t = bindable(r, i);
+  return t ? t->name : NULL;
+}
+
+bool gop_run_tensor_is_output(const GopRun *r, int i) {
+  const IrTensor *t = bindable(r, i);
+  return t && t->role == IR_ROLE_OUT;
+}
+
+/* Reports the first extent of `t` that is still unset; true if all set. */
+static bool extents_set(const GopRun *r, const IrTensor *t, bool report) {
+  for (int d = 0; d < t->ndims; d++) {
+    const IrSym *s = t->dims[d].sym;
+    if (s && !r->ext_set[s->id]) {
+      if (report)
+        ir_error(&r->ctx->diag, api_loc,
+                 "extent %s of tensor %s is not set (e.g. --%s 64)", s->name,
+                 t->name, s->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+int gop_run_tensor_shape(const GopRun *r, int i, int64_t shape[8]) {
+  const IrTensor *t = bindable(r, i);
+  if (!t || !extents_set(r, t, false)) return -1;
+  int64_t s[IR_MAX_IDX];
+  int rank = graph_tensor_shape(t, r->graph->rt, &r->ext, s);
+  for (int k = 0; k < rank; k++) shape[k] = s[k];
+  return rank;
+}
+
+int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel) {
+  const IrOp *ir = r->op->ir;
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (strcmp(t->name, name) != 0) continue;
+    if (!extents_set(r, t, true)) return -1;
+    int64_t want = graph_tensor_numel(t, r->graph->rt, &r->ext);
+    if (numel != want || !data) {
+      ir_error(&r->ctx->diag, api_loc,
+               "tensor %s needs %lld elements on this graph, got %lld%s", name,
+               (long long)want, (long long)numel, data ? "" : " (NULL data)");
+      return -1;
+    }
+    r->data[i] = data;
+    r->numel[i] = numel;
+    return 0;
+  }
+  ir_error(&r->ctx->diag, api_loc, "operator %s has no input or output named '%s'",
+           ir->name, name);
+  return -1;
+}
+
+/* Checks that every extent is set and every input and output is bound
+ * with its current shape. */
+static int check_bound(GopRun *r) {
+  const IrOp *ir = r->op->ir;
+  for (int i = 0; i < ir->nsyms; i++)
+    if (!r->ext_set[i]) {
+      ir_error(&r->ctx->diag, api_loc, "extent %s is not set (e.g. --%s 64)",
+               ir->syms[i]->name, ir->syms[i]->name);
+      return -1;
+    }
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (!r->data[i] || r->numel[i] != graph_tensor_numel(t, r->graph->rt, &r->ext)) {
+      ir_error(&r->ctx->diag, api_loc, "%s %s is not bound%s",
+               t->role == IR_ROLE_OUT ? "output" : "input", t->name,
+               r->data[i] ? " with its current shape" : "");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int interpret(GopRun *r, float **data) {
+  InterpArgs args = {
+      .graph = r->graph->rt,
+      .extents = r->ext,
+      .mode = INTERP_F32,
+      .buffers = (void **)data,
+  };
+  return interp_run(r->op->ir, &args, &r->ctx->diag);
+}
+
+/* Opens the GPU for a run. On failure AUTO runs fall back to the
+ * interpreter with a note; GPU runs report the driver's message. */
+static RtStatus open_gpu(GopRun *r) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_cuda_open(&quiet);
+  if (s != RT_OK) {
+    const char *msg = quiet.buf ? quiet.buf : rt_status_name(s);
+    if (strncmp(msg, "error: ", 7) == 0) msg += 7; /* said again below */
+    if (r->device == GOP_DEVICE_GPU) {
+      ir_error(&r->ctx->diag, api_loc, "cannot run on the GPU: %s", msg);
+    } else {
+      size_t n = strcspn(msg, "\n");
+      snprintf(r->stats.note, sizeof r->stats.note,
+               "no GPU (%.*s): ran on the reference interpreter", (int)(n > 180 ? 180 : n), msg);
+    }
+  }
+  ir_diag_free(&quiet);
+  return s;
+}
+
+static int run_gpu(GopRun *r) {
+  GopContext *ctx = r->ctx;
+  if (!r->have_prog) {
+    GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
+    if (api_compile_op(r->op, &o, &r->prog) != 0) return -1;
+    r->have_prog = true;
+    r->stats.compile = ctx->times;
+  }
+  /* The program may hold temporaries the lowering added: bind by id. */
+  float **host = IR_NEW_ARRAY(ctx->arena, float *, r->prog.ntensors + 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = r->data[i];
+  RtExecOptions opt = {.warmup = r->warmup, .reps = r->reps};
+  RtStatus s = rt_exec_program(&r->prog, r->graph->rt, r->ext.value, host, &opt, &r->exec,
+                               &ctx->diag);
+  if (s != RT_OK) {
+    r->stats.gpu_status = s;
+    return -1;
+  }
+  GopRunStats *st = &r->stats;
+  st->on_gpu = true;
+  snprintf(st->device, sizeof st->device, "%s", rt_cuda_device_name());
+  snprintf(st->target, sizeof st->target, "%s", r->prog.target);
+  snprintf(st->schedule, sizeof st->schedule, "%s",
+           r->from_pack ? "from the kernel pack" : r->schedule ? r->schedule : "default");
+  st->median_ms = r->exec.timing.median_ms;
+  st->min_ms = r->exec.timing.min_ms;
+  st->fewest_bytes = r->exec.fewest_bytes;
+  st->gbps = r->exec.gbps;
+  st->copy_gbps = r->exec.copy_gbps;
+  st->bound_fraction = st->copy_gbps > 0 ? st->gbps / st->copy_gbps : 0;
+  return 0;
+}
+
+int gop_run_exec(GopRun *r) {
+  if (check_bound(r) != 0) return -1;
+  GopCompileTimes keep = r->stats.compile;
+  memset(&r->stats, 0, sizeof r->stats);
+  r->stats.compile = keep;
+  memset(&r->exec, 0, sizeof r->exec);
+  double t0 = rt_wall_seconds();
+  int rc;
+  RtStatus gpu = r->device == GOP_DEVICE_INTERP ? RT_ERR : open_gpu(r);
+  if (r->device != GOP_DEVICE_INTERP && gpu == RT_OK) {
+    rc = run_gpu(r);
+  } else if (r->device == GOP_DEVICE_GPU) {
+    r->stats.gpu_status = gpu;
+    rc = -1;
+  } else {
+    snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
+    rc = interpret(r, r->data);
+  }
+  r->seconds = rt_wall_seconds() - t0;
+  return rc;
+}
+
+const GopRunStats *gop_run_stats(const GopRun *r) { return &r->stats; }
+
+void gop_run_print_memory(const GopRun *r, FILE *out) {
+  if (r->stats.on_gpu) rt_exec_print_memory(out, &r->exec);
+}
+
+/* The reduction that targets tensor `t` anywhere in `list`, or ASSIGN. */
+static IrRed reduction_of(const IrNode *list, const IrTensor *t) {
+  for (const IrNode *n = list; n; n = n->next) {
+    if (n->kind == IR_STORE && n->acc.tensor == t && n->acc.red != IR_RED_ASSIGN)
+      return n->acc.red;
+    const IrNode *inner = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    IrRed r = inner ? reduction_of(inner, t) : IR_RED_ASSIGN;
+    if (r != IR_RED_ASSIGN) return r;
+  }
+  return IR_RED_ASSIGN;
+}
+
+int gop_run_check(GopRun *r, double *worst) {
+  GopContext *ctx = r->ctx;
+  const IrOp *ir = r->op->ir;
+  if (worst) *worst = 0;
+  if (check_bound(r) != 0) return -1;
+  int n = gop_run_num_tensors(r);
+  float **ref = IR_NEW_ARRAY(ctx->arena, float *, n + 1);
+  int status = 0;
+  for (int i = 0; i < n; i++) {
+    if (ir->tensors[i]->role != IR_ROLE_OUT) {
+      ref[i] = r->data[i];
+      continue;
+    }
+    ref[i] = malloc(sizeof(float) * (size_t)(r->numel[i] ? r->numel[i] : 1));
+    if (!ref[i]) {
+      ir_error(&ctx->diag, api_loc, "out of memory for the reference of %s", ir->tensors[i]->name);
+      status = -1;
+    }
+  }
+  if (status == 0 && interpret(r, ref) != 0) status = -1;
+  for (int i = 0; status >= 0 && i < n; i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (t->role != IR_ROLE_OUT) continue;
+    bool exact = reduction_of(ir->body, t) == IR_RED_MAX || reduction_of(ir->body, t) == IR_RED_MIN;
+    double diff2 = 0, ref2 = 0, worst_abs = -1;
+    int64_t worst_at = -1, nan_at = -1;
+    for (int64_t k = 0; k < r->numel[i]; k++) {
+      double a = r->data[i][k], b = ref[i][k];
+      if (isnan(a) || isnan(b)) {
+        if (nan_at < 0) nan_at = k;
+        continue;
+      }
+      double dd = fabs(a - b);
+      diff2 += dd * dd;
+      ref2 += b * b;
+      if (dd > worst_abs) {
+        worst_abs = dd;
+        worst_at = k;
+      }
+    }
+    double rel = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (worst && rel > *worst) *worst = rel;
+    if (nan_at >= 0) {
+      ir_error(&ctx->diag, api_loc, "check failed: %s[%lld] is NaN (got %g, reference %g)",
+               t->name, (long long)nan_at, r->data[i][nan_at], ref[i][nan_at]);
+      status = 1;
+    } else if (exact ? worst_abs > 0 : rel >= 1e-5) {
+      ir_error(&ctx->diag, api_loc,
+               "check failed: %s differs from the interpreter (relative L2 %.3g%s); "
+               "worst at element %lld: got %.9g, reference %.9g",
+               t->name, rel, exact ? ", max/min must match exactly" : ", limit 1e-5",
+               (long long)worst_at, r->data[i][worst_at], ref[i][worst_at]);
+      status = 1;
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (ir->tensors[i]->role == IR_ROLE_OUT) free(ref[i]);
+  return status;
+}
+
+double gop_run_seconds(const GopRun *r) { return r->seconds; }
+
+/* ---- .npy arrays ---- */
+
+int gop_array_read(GopContext *ctx, const char *path, GopArray *out) {
+  memset(out, 0, sizeof *out);
+  NpyArray a;
+  if (npy_read(path, &a, &ctx->diag) != 0) return -1;
+  int64_t n = npy_numel(&a);
+  if (a.dtype != IR_DT_F32 && a.dtype != IR_DT_F64) {
+    ir_error(&ctx->diag, (Loc){path, 0, 0},
+             "tensor data must be float32 (or float64), not %s",
+             ir_dtype_name(a.dtype));
+    npy_free(&a);
+    return -1;
+  }
+  float *data = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  if (!data) {
+    ir_error(&ctx->diag, (Loc){path, 0, 0}, "out of memory reading %lld values",
+             (long long)n);
+    npy_free(&a);
+    return -1;
+  }
+  for (int64_t i = 0; i < n; i++)
+    data[i] = a.dtype == IR_DT_F32 ? ((float *)a.data)[i] : (float)((double *)a.data)[i];
+  out->ndim = a.ndim;
+  for (int d = 0; d < a.ndim; d++) out->shape[d] = a.shape[d];
+  out->data = data;
+  npy_free(&a);
+  return 0;
+}
+
+int gop_array_write(GopContext *ctx, const char *path, const GopArray *a) {
+  NpyArray r = {.dtype = IR_DT_F32, .ndim = a->ndim, .data = a->data};
+  for (int d = 0; d < a->ndim; d++) r.shape[d] = a->shape[d];
+  return npy_write(path, &r, &ctx->diag);
+}
+
+void gop_array_free(GopArray *a) {
+  free(a->data);
+  a->data = NULL;
+}
+
+long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst) {
+  *src = g->rt->src;
+  *dst = g->rt->dst;
+  return g->rt->ne;
+}
+
+GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int64_t *src,
+                              const int64_t *dst, const char *name) {
+  Graph *rt = graph_from_coo(nv, ne, src, dst, name, &ctx->diag, api_loc);
+  if (!rt) return NULL;
+  GopGraph *g = calloc(1, sizeof *g);
+  if (!g) {
+    graph_free(rt);
+    return NULL;
+  }
+  g->rt = rt;
+  g->next = ctx->graphs;
+  ctx->graphs = g;
+  return g;
+}

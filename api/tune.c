@@ -1,0 +1,426 @@
+/* api/tune.c: choosing and tuning schedules: the tuning database, the cost model, the
+ * learned predictor and the tuner (tune/), behind the API.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "graph/graph.h"
+#include "runtime/runtime.h"
+#include "tune/tune.h"
+
+#include "api/api.h"
+
+/* ---- tuning ---- */
+
+const char *gop_schedule_source_name(GopScheduleSource s) {
+  return s == GOP_SCHEDULE_FROM_DATABASE    ? "database"
+         : s == GOP_SCHEDULE_FROM_PREDICTOR ? "predictor"
+                                            : "cost model";
+}
+
+/* The learned predictor's choice among `pts` (ranked by the model): 1 when
+ * it chose (pts re-sorted), 0 when skipped (`note` says why), -1 after
+ * reporting a model file that is refused. */
+static int predict_choice(GopContext *ctx, const char *db_path, const TuneOpShape *shape,
+                          TunePoint *pts, int n, const TuneGraphSig *sig, int64_t F,
+                          char *note, size_t size) {
+  char *path = tune_predictor_path(db_path);
+  if (!path) return 0;
+  FILE *probe = fopen(path, "rb");
+  if (!probe) { /* no model trained: the usual case, nothing to say */
+    free(path);
+    return 0;
+  }
+  fclose(probe);
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  bool have = tune_xgb_open(&quiet) == 0;
+  if (!have) {
+    const char *msg = quiet.buf ? quiet.buf : "";
+    const char *e = strstr(msg, "error: ");
+    snprintf(note, size, "predictor skipped: %.*s", (int)strcspn(e ? e + 7 : msg, "\n"),
+             e ? e + 7 : msg);
+  }
+  ir_diag_free(&quiet);
+  int rc = 0;
+  if (have) {
+    TunePredictor *p = tune_predictor_load(path, &ctx->diag);
+    rc = p && tune_predictor_rank(p, shape, pts, n, sig, F, NULL, &ctx->diag) == 0 ? 1 : -1;
+    tune_predictor_free(p);
+  }
+  free(path);
+  return rc;
+}
+
+int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                        GopScheduleChoice *out) {
+  GopContext *ctx = op->module->ctx;
+  memset(out, 0, sizeof *out);
+  TuneGraphSig sig;
+  tune_graph_sig(g->rt, &sig);
+  TuneOpShape shape;
+  tune_op_shape(op->ir, &shape);
+  TunePoint *pts = NULL;
+  int n = tune_space_enumerate(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
+                               &ctx->diag);
+  if (n < 0) return -1;
+  if (n == 0) {
+    free(pts);
+    ir_error(&ctx->diag, op->ir->loc, "no named schedule applies to operator %s",
+             op->ir->name);
+    return -1;
+  }
+  tune_model_rank(&shape, pts, n, &sig, F);
+  out->source = GOP_SCHEDULE_FROM_MODEL;
+  out->candidates = n;
+  if (db_path) {
+    int p = predict_choice(ctx, db_path, &shape, pts, n, &sig, F, out->note, sizeof out->note);
+    if (p < 0) {
+      free(pts);
+      return -1;
+    }
+    if (p > 0) out->source = GOP_SCHEDULE_FROM_PREDICTOR;
+  }
+  TuneCost cost;
+  tune_model_cost(&shape, &pts[0], &sig, F, &cost);
+  snprintf(out->schedule, sizeof out->schedule, "%s", pts[0].text);
+  out->model_us = cost.time_us;
+  free(pts);
+  if (!db_path) return 0;
+
+  TuneDb *db = tune_db_open(db_path, &ctx->diag);
+  if (!db) return -1;
+  Diag quiet; /* no GPU only means no measurement can match */
+  ir_diag_init(&quiet, NULL);
+  bool gpu = rt_cuda_open(&quiet) == RT_OK;
+  ir_diag_free(&quiet);
+  TuneKey key = {.op_hash = tune_op_hash(op->ir),
+                 .F = shape.feature_loop ? F : 0,
+                 .dtype = "f32",
+                 .graph = sig,
+                 .gpu = gpu ? rt_cuda_device_name() : "none",
+                 .cc = gpu ? rt_cuda_cc() : 0,
+                 .compiler = GOP_VERSION};
+  TuneRecord best;
+  int found = tune_db_get_best(db, &key, &best, &ctx->diag);
+  tune_db_close(db);
+  if (found < 0) return -1;
+  if (found) {
+    snprintf(out->schedule, sizeof out->schedule, "%s", best.schedule);
+    out->source = GOP_SCHEDULE_FROM_DATABASE;
+    out->note[0] = 0;
+    out->measured_ms = best.time_ms;
+    TunePoint p;
+    if (tune_point_make(op->ir, api_schedule_library(ctx, op->module), best.schedule, ctx->arena,
+                        &p, NULL) == 0) {
+      tune_model_cost(&shape, &p, &sig, F, &cost);
+      out->model_us = cost.time_us;
+    } else {
+      out->model_us = 0; /* a schedule the model does not know */
+    }
+  }
+  return 0;
+}
+
+/* ---- the tuner ---- */
+
+static void forward_progress(void *ctx, const TuneProgress *p) {
+  const GopTuneOptions *o = ctx;
+  GopTuneProgress q = {p->phase, p->done, p->total, p->elapsed_s, p->budget_s,
+                       p->current, p->best_ms, p->best};
+  o->progress(o->progress_ctx, &q);
+}
+
+/* splitmix64: gopc run's inputs (tools/gopc.c fill_random), so that the
+ * tuner sees the data gopc run would. */
+static void fill_uniform(float *x, int64_t n, uint64_t seed) {
+  uint64_t state = seed;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    x[i] = (float)((double)(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+  }
+}
+
+int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
+  GopContext *ctx = r->ctx;
+  const IrOp *ir = r->op->ir;
+  GopTuneOptions opts = o ? *o : (GopTuneOptions){0};
+  memset(report, 0, sizeof *report);
+  for (int i = 0; i < ir->nsyms; i++)
+    if (!r->ext_set[i]) {
+      ir_error(&ctx->diag, api_loc, "extent %s is not set (e.g. --%s 64)", ir->syms[i]->name,
+               ir->syms[i]->name);
+      return -1;
+    }
+  if (opts.budget_s < 0 || opts.max_candidates < 0 || opts.warmup < 0 || opts.reps < 0) {
+    ir_error(&ctx->diag, api_loc, "gop_tune: a negative budget, count, warm-up or repeat");
+    return -1;
+  }
+  if (opts.target && cg_target_check(opts.target, &ctx->diag) != 0) return -1;
+  if (r->from_pack) {
+    ir_error(&ctx->diag, api_loc, "a kernel pack is compiled already: there is nothing to tune");
+    return -1;
+  }
+  /* The database is checked before the GPU, so that every argument is
+   * validated on a machine without one too. */
+  TuneDb *db = NULL;
+  FILE *exists = opts.db_path ? fopen(opts.db_path, "rb") : NULL;
+  if (exists) fclose(exists); /* a new one is created only once there is a GPU */
+  if (exists && !(db = tune_db_open(opts.db_path, &ctx->diag))) return -1;
+  /* No GPU: say so before anything slow (the reference). */
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus gs = rt_cuda_open(&quiet);
+  if (gs != RT_OK) {
+    const char *msg = quiet.buf ? quiet.buf : rt_status_name(gs);
+    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    ir_error(&ctx->diag, api_loc, "cannot tune without a GPU: %.*s", (int)strcspn(msg, "\n"),
+             msg);
+    ir_diag_free(&quiet);
+    report->gpu_status = gs;
+    tune_db_close(db);
+    return -1;
+  }
+  ir_diag_free(&quiet);
+  if (opts.db_path && !db && !(db = tune_db_open(opts.db_path, &ctx->diag))) return -1;
+
+  int64_t F = 0;
+  for (int i = 0; i < ir->nsyms; i++)
+    if (strcmp(ir->syms[i]->name, "F") == 0) F = r->ext.value[i];
+  float **inputs = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
+  float **owned = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
+  int rc = 0;
+  for (int i = 0; i < ir->ntensors; i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (t->role != IR_ROLE_IN) continue;
+    int64_t n = graph_tensor_numel(t, r->graph->rt, &r->ext);
+    if (r->data[i] && r->numel[i] == n) {
+      inputs[i] = r->data[i];
+      continue;
+    }
+    inputs[i] = owned[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!inputs[i]) {
+      ir_error(&ctx->diag, api_loc, "out of memory for input %s", t->name);
+      rc = -1;
+      break;
+    }
+    fill_uniform(inputs[i], n, 1 * 1000003u + (uint64_t)i);
+  }
+  TuneReport rep = {0};
+  if (rc == 0) {
+    TuneJob job = {
+        .op = ir,
+        .lib = api_schedule_library(ctx, r->op->module),
+        .g = r->graph->rt,
+        .ext = r->ext,
+        .F = F,
+        .inputs = inputs,
+        .target = opts.target,
+        .budget_s = opts.budget_s > 0 ? opts.budget_s : 30,
+        .max_candidates = opts.max_candidates,
+        .warmup = opts.warmup || opts.reps ? opts.warmup : 3,
+        .reps = opts.reps > 0 ? opts.reps : 20,
+        .check_edges = opts.check_edges > 0    ? opts.check_edges
+                       : opts.check_edges < 0 ? INT64_MAX
+                                               : 2000000,
+        .db = db,
+        .compiler = GOP_VERSION,
+        .stop = opts.stop,
+        .progress = opts.progress ? forward_progress : NULL,
+        .progress_ctx = &opts,
+    };
+    RtStatus s = tune_run(&job, &rep, &ctx->diag);
+    if (s != RT_OK) {
+      report->gpu_status = s == RT_NO_DRIVER || s == RT_NO_DEVICE ? (int)s : 0;
+      rc = -1;
+    }
+    if (opts.progress) {
+      GopTuneProgress fin = {.done = rep.n, .total = rep.n, .elapsed_s = rep.seconds,
+                             .budget_s = job.budget_s,
+                             .best_ms = rep.measured ? rep.results[0].median_ms : 0,
+                             .best = rep.measured ? rep.results[0].schedule : NULL};
+      opts.progress(opts.progress_ctx, &fin);
+    }
+  }
+  tune_db_close(db);
+  for (int i = 0; i < ir->ntensors; i++) free(owned[i]);
+  GopTuneEntry *e = IR_NEW_ARRAY(ctx->arena, GopTuneEntry, rep.n + 1);
+  for (int i = 0; i < rep.n; i++) {
+    const TuneResult *t = &rep.results[i];
+    e[i] = (GopTuneEntry){.status = (GopTuneStatus)t->outcome, .median_ms = t->median_ms,
+                          .min_ms = t->min_ms, .gbps = t->gbps,
+                          .bound_fraction = t->bound_fraction, .model_us = t->model_us,
+                          .model_rank = t->order, .stored = t->stored};
+    snprintf(e[i].schedule, sizeof e[i].schedule, "%s", t->schedule);
+    snprintf(e[i].why, sizeof e[i].why, "%s", t->why);
+  }
+  snprintf(report->device, sizeof report->device, "%s", rep.device);
+  report->candidates = rep.candidates;
+  report->tried = rep.n;
+  report->measured = rep.measured;
+  report->wrong = rep.wrong;
+  report->failed = rep.failed;
+  report->stored = rep.stored;
+  report->interrupted = rep.interrupted;
+  report->out_of_budget = rep.out_of_budget;
+  report->checked_on_interpreter = rep.check == TUNE_CHECK_INTERPRETER;
+  snprintf(report->anchor, sizeof report->anchor, "%s", rep.anchor);
+  report->seconds = rep.seconds;
+  report->reference_s = rep.reference_s;
+  report->copy_gbps = rep.copy_gbps;
+  report->fewest_bytes = rep.fewest_bytes;
+  report->entries = e;
+  report->nentries = rep.n;
+  tune_report_free(&rep);
+  return rc;
+}
+
+void gop_tune_print(const GopTuneReport *rep, int top, FILE *out) {
+  fprintf(out, "tuned on %s: %d of %d legal points tried in %.1f s (%s), %d verified, "
+          "%d wrong, %d failed; %d stored\n",
+          rep->device, rep->tried, rep->candidates, rep->seconds,
+          rep->interrupted     ? "interrupted"
+          : rep->out_of_budget ? "the budget ran out"
+          : rep->tried < rep->candidates ? "the candidate limit"
+                                         : "every point",
+          rep->measured, rep->wrong, rep->failed, rep->stored);
+  if (rep->checked_on_interpreter)
+    fprintf(out, "checked: every output against the reference interpreter on this graph\n");
+  else
+    fprintf(out, "checked: every candidate against the interpreter on a proxy graph "
+            "(rmat:12:8:7), and on this graph against the first verified one, %s, whose "
+            "output on this graph was not checked by the interpreter (too large; "
+            "--check-edges raises the limit)\n",
+            *rep->anchor ? rep->anchor : "(none)");
+  int shown = 0;
+  for (int i = 0; i < rep->nentries; i++) {
+    const GopTuneEntry *e = &rep->entries[i];
+    if (e->status != GOP_TUNE_OK) continue;
+    if (shown == 0)
+      fprintf(out, "  %-4s %-28s %11s %10s %7s %11s\n", "rank", "schedule", "time (ms)",
+              "GB/s", "bound", "model (us)");
+    if (shown == top) break;
+    fprintf(out, "  %-4d %-28s %11.4f %10.1f %6.1f%% %11.1f\n", shown + 1, e->schedule,
+            e->median_ms, e->gbps, 100 * e->bound_fraction, e->model_us);
+    shown++;
+  }
+  if (rep->measured == 0) fprintf(out, "  no candidate was verified\n");
+  for (int i = 0; i < rep->nentries; i++) {
+    const GopTuneEntry *e = &rep->entries[i];
+    if (e->status == GOP_TUNE_WRONG)
+      fprintf(out, "  WRONG  %s: %s (not stored)\n", e->schedule, e->why);
+    else if (e->status == GOP_TUNE_FAILED)
+      fprintf(out, "  failed %s: %s\n", e->schedule, e->why);
+  }
+  if (rep->fewest_bytes)
+    fprintf(out, "bound: %.1f MB moved at least, at the measured copy bandwidth %.0f GB/s\n",
+            (double)rep->fewest_bytes / 1e6, rep->copy_gbps);
+}
+
+void gop_tune_progress_print(void *ctx, const GopTuneProgress *p) {
+  FILE *f = ctx ? ctx : stderr;
+  bool tty = isatty(fileno(f));
+  if (p->phase) {
+    fprintf(f, "tune: %s...\n", p->phase);
+    fflush(f);
+    return;
+  }
+  char best[200] = "none verified yet";
+  if (p->best) snprintf(best, sizeof best, "%.4f ms %s", p->best_ms, p->best);
+  bool done = !p->current;
+  if (tty) {
+    enum { W = 24 };
+    double frac = p->total ? (double)p->done / p->total : 1;
+    double tfrac = p->budget_s > 0 ? p->elapsed_s / p->budget_s : 0;
+    if (tfrac > frac) frac = tfrac; /* whichever ends the tune first */
+    if (frac > 1 || done) frac = 1;
+    int fill = (int)(frac * W);
+    fprintf(f, "\r[%.*s%*s] %d/%d %4.1f/%.0f s  best %s%s%s\033[K", fill,
+            "########################", W - fill, "", p->done, p->total, p->elapsed_s,
+            p->budget_s, best, done ? "" : "  now ", done ? "" : p->current);
+    if (done) fputc('\n', f);
+  } else if (done) {
+    fprintf(f, "tune: done, %d tried in %.1f s; best %s\n", p->done, p->elapsed_s, best);
+  } else {
+    fprintf(f, "tune: %d/%d %.1f/%.0f s: measuring %s (best %s)\n", p->done + 1, p->total,
+            p->elapsed_s, p->budget_s, p->current, best);
+  }
+  fflush(f);
+}
+
+/* ---- the learned predictor ---- */
+
+bool gop_predictor_available(char *why, size_t size) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  bool ok = tune_xgb_open(&quiet) == 0;
+  if (!ok && why && size) {
+    const char *msg = quiet.buf ? quiet.buf : "";
+    const char *e = strstr(msg, "error: ");
+    snprintf(why, size, "%.*s", (int)strcspn(e ? e + 7 : msg, "\n"), e ? e + 7 : msg);
+  }
+  ir_diag_free(&quiet);
+  return ok;
+}
+
+int gop_predictor_train(GopContext *ctx, const char *db_path, GopTrainInfo *out) {
+  memset(out, 0, sizeof *out);
+  GopModule *std = gop_stdlib(ctx);
+  TuneTrainInfo t;
+  if (!db_path || tune_predictor_train_db(db_path, std ? std->ir : NULL, &t, &ctx->diag) != 0) {
+    if (!db_path) ir_error(&ctx->diag, api_loc, "gop_predictor_train: no database given");
+    return -1;
+  }
+  *out = (GopTrainInfo){.rows = t.rows, .graphs = t.graphs, .cases = t.cases};
+  snprintf(out->model_path, sizeof out->model_path, "%s", t.model_path);
+  return 0;
+}
+
+int gop_predictor_evaluate(GopContext *ctx, const char *db_path, FILE *table, GopEvalInfo *out) {
+  memset(out, 0, sizeof *out);
+  if (!db_path) {
+    ir_error(&ctx->diag, api_loc, "gop_predictor_evaluate: no database given");
+    return -1;
+  }
+  GopModule *std = gop_stdlib(ctx);
+  TuneEvalInfo e;
+  if (tune_predictor_evaluate(db_path, std ? std->ir : NULL, table, &e, &ctx->diag) != 0)
+    return -1;
+  *out = (GopEvalInfo){.graphs = e.graphs, .cases = e.cases, .default_cases = e.default_cases,
+                       .within_10pct = e.within_10pct, .geomean = e.geomean,
+                       .model_geomean = e.model_geomean, .default_geomean = e.default_geomean,
+                       .median = e.median, .worst = e.worst};
+  return 0;
+}
+
+int gop_tune_import_csv(GopContext *ctx, const char *csv, const char *db_path,
+                        const char *datasets, const char *gpu, int cc, GopImportInfo *out) {
+  memset(out, 0, sizeof *out);
+  if (!csv || !db_path || !datasets || !gpu || !*gpu || cc <= 0) {
+    ir_error(&ctx->diag, api_loc, "gop_tune_import_csv: the CSV, the database, the datasets "
+             "folder, the GPU's name and its compute capability are all needed");
+    return -1;
+  }
+  GopModule *std = gop_stdlib(ctx);
+  if (!std) return -1;
+  TuneDb *db = tune_db_open(db_path, &ctx->diag);
+  if (!db) return -1;
+  TuneImportInfo t;
+  int rc = tune_import_csv(csv, db, std->ir, datasets, gpu, cc, GOP_VERSION, ctx->arena, &t,
+                           &ctx->diag);
+  tune_db_close(db);
+  *out = (GopImportInfo){t.imported,        t.graphs,          t.skipped_default,
+                         t.skipped_wrong,   t.skipped_no_time, t.skipped_refused,
+                         t.truncated};
+  return rc;
+}

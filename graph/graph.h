@@ -1,0 +1,169 @@
+/* graph/graph.h: host graphs and host arrays.
+ *
+ * The room below the GPU runtime: what a graph is on the host (COO, CSR by
+ * destination, CSC by source, degree statistics), how it is read from files
+ * (Matrix Market, SNAP, gzip) or generated (R-MAT, grids), the derived
+ * tables a schedule may ask for (GNNAdvisor's neighbour groups), the shape
+ * of an IR tensor on a graph, and NumPy .npy arrays. Sectioned by the file
+ * that implements each part.
+ *
+ * Uses: ir/ (Diag and locations, IR tensors' domains, dtypes). Must not
+ * reach into the GPU runtime, the tuner, the API or the tools: everything
+ * here runs on a machine with no GPU, and the interpreter (interp/) and
+ * the GPU runtime (runtime/) both stand on it. Something derived from a
+ * graph outside this room (the GPU runtime's device copy) hangs a hook on
+ * the graph (Graph.on_free) rather than being called from here by name.
+ */
+#ifndef GOP_GRAPH_H
+#define GOP_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+/* ---------------------------------------------------------------------------
+ * graph.c, read.c, gen.c: host graphs.
+ *
+ * A graph has |V| vertices 0..nv-1 and |E| arcs; edge e goes from src[e] to
+ * dst[e]. Edge ids are the order of the input (file order, after expanding
+ * symmetric Matrix Market entries: (i,j) then (j,i) right after it, a
+ * diagonal entry once). Edge tensors follow edge ids. Three formats are
+ * built once at load, each keeping the edge ids:
+ *   COO            src[e], dst[e]
+ *   CSR by dst     in_ptr[v]..in_ptr[v+1]: the in-edges of v, in edge-id
+ *                  order; in_eid[k] is the edge id, in_src[k] its source
+ *   CSC by src     out_ptr[u]..out_ptr[u+1]: the out-edges of u, in edge-id
+ *                  order; out_eid[k], out_dst[k] likewise
+ * Indices are int32: graphs with more than INT32_MAX vertices or edges are
+ * refused with a clear message.
+ */
+typedef struct GraphStats {
+  double deg_mean;     /* |E| / |V| */
+  double in_deg_std;   /* population std of the in-degree */
+  int32_t in_deg_max, out_deg_max;
+  int32_t isolated;    /* vertices with neither in- nor out-edges */
+  int64_t self_loops;
+  double aes;          /* GNNAdvisor's average edge span: mean |src - dst| */
+} GraphStats;
+
+typedef struct Graph {
+  char *name; /* the file or generator spec it came from */
+  int32_t nv;
+  int32_t ne;
+  int32_t *src, *dst;                  /* COO, by edge id */
+  int32_t *in_ptr, *in_eid, *in_src;   /* CSR by destination */
+  int32_t *out_ptr, *out_eid, *out_dst; /* CSC by source */
+  GraphStats stats;
+  struct GraphGroups *groups; /* neighbour-group tables built so far
+                              (graph/groups.c), freed with the graph */
+  /* Set by a room above that caches something derived from the graph
+   * (runtime/exec.c: its device copy); graph_free calls it first. Like
+   * `groups`, set through a const pointer: a memo, not the graph's value. */
+  void (*on_free)(const struct Graph *g);
+} Graph;
+
+/* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
+ * when ne is 0; name NULL gives "<graph>"). Returns NULL and reports through
+ * `d` (at `loc`) if an index is out of range or a size exceeds int32. */
+Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
+                           const int64_t *dst, const char *name, Diag *d,
+                           Loc loc);
+void graph_free(Graph *g); /* NULL is fine */
+/* Prints |V|, |E|, degree statistics, isolated vertices and AES on one
+ * line. */
+void graph_print_stats(FILE *out, const Graph *g);
+
+/* Reads a Matrix Market coordinate file (pattern/real/integer,
+ * general/symmetric) or a SNAP edge list, plain or gzip'ed (by content, not
+ * name): a first non-blank line starting with `%` must be a Matrix Market
+ * header, anything else is read as SNAP (`#` comments, `src dst` 0-based).
+ * Malformed input is reported as `file:line: error: reason` (`file: error:`
+ * for what concerns the whole file: unreadable, empty, corrupt gzip) and
+ * gives NULL; nothing is ever half-built. */
+Graph *graph_read(const char *path, Diag *d);
+
+/* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19
+ * c=.19 d=.05, vertex labels permuted, self-loops and duplicate arcs
+ * removed, arcs sorted by (src, dst)) or `grid:WxH` (a W by H 4-neighbour
+ * mesh, both directions). Returns NULL with a message on a bad spec; the
+ * message names the spec and has no location. */
+Graph *graph_generate(const char *spec, Diag *d);
+
+/* A spec that starts with `rmat:` or `grid:` is generated, anything else is
+ * read as a file. */
+Graph *graph_open(const char *spec, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * groups.c: GNNAdvisor's neighbour-group tables (docs/scheduling.md).
+ */
+typedef struct GraphGroups {
+  int32_t G;     /* at most G in-edges per row, never two destinations */
+  int32_t ilv;   /* interleaving distance, 0: rows in destination order */
+  int32_t ncls;  /* interleaved: classes (2..IR_MAX_CLASSES); else 0 */
+  int32_t thr;   /* two classes: heavy means in-degree > thr; else 0 */
+  int32_t n;     /* rows */
+  /* interleaved, by class, heaviest first: its rows, and the least
+   * in-degree it takes (an empty class repeats the one before; see
+   * graph_groups_class) */
+  int32_t cls_rows[IR_MAX_CLASSES], cls_min[IR_MAX_CLASSES];
+  int32_t *dst, *first, *end; /* by row: destination, CSR positions
+                                 [first, end) of its edges */
+  int64_t bytes; /* what the three arrays take */
+  /* by destination v: its rows are vrow[vptr[v] .. vptr[v + 1]), in table
+   * order (the second stage of a deterministic segmented reduction,
+   * passes/segment.c); |V| + 1 and n entries, seg_bytes together */
+  int32_t *vptr, *vrow;
+  int64_t seg_bytes;
+  struct GraphGroups *next;
+} GraphGroups;
+
+/* The table of `g` for (G, ilv, ncls, thr): ilv 0 (and ncls, thr 0) is
+ * destination order; else ncls classes, 2 to IR_MAX_CLASSES, with a
+ * threshold only for two (0: the default one). Built on first use and
+ * cached in `g`. NULL after reporting (bad sizes, out of memory). */
+const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
+                                int thr, Diag *d);
+/* The degree threshold a two-class table of `g` uses for `thr` (0: the
+ * mean in-degree rounded up, at least 1). */
+int32_t graph_groups_threshold(const Graph *g, int thr);
+/* The class (0: the heaviest) of a destination of in-degree `deg` in the
+ * interleaved table `t`. */
+int graph_groups_class(const GraphGroups *t, int64_t deg);
+/* Frees every cached table (graph_free calls it). */
+void graph_groups_free(Graph *g);
+
+/* ---------------------------------------------------------------------------
+ * npy.c: NumPy .npy files (format 1.0/2.0/3.0, little-endian, C order).
+ */
+typedef struct NpyArray {
+  IrDType dtype; /* f32, f64, i32 or i64 */
+  int ndim;
+  int64_t shape[8];
+  void *data;    /* malloc'ed; npy_free releases it */
+} NpyArray;
+
+int64_t npy_numel(const NpyArray *a); /* 1 for a 0-d array */
+/* Frees the data and leaves `a` empty; safe twice, and on NULL. */
+void npy_free(NpyArray *a);
+/* Reads `path`; returns 0, or -1 after reporting the file and the reason
+ * (bad magic, unsupported dtype, Fortran order, truncated data ...), with
+ * `out` then empty. An array of 0 elements still gets a non-NULL `data`. */
+int npy_read(const char *path, NpyArray *out, Diag *d);
+/* Writes `a` as format 1.0 (as numpy.save does, byte for byte) through a
+ * temporary file in the same directory renamed into place, so an error
+ * never leaves a truncated file. Returns 0 or -1 after reporting. */
+int npy_write(const char *path, const NpyArray *a, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * shape.c: an IR tensor's shape on a graph.
+ */
+/* Shape of tensor `t` on `g` with `ext`; returns the rank (1 + ndims, or
+ * ndims for dense tensors). */
+int graph_tensor_shape(const IrTensor *t, const Graph *g, const IrExtents *ext,
+                       int64_t shape[IR_MAX_IDX]);
+int64_t graph_tensor_numel(const IrTensor *t, const Graph *g,
+                           const IrExtents *ext);
+
+#endif
