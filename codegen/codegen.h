@@ -229,6 +229,7 @@ typedef struct CgVar {
   bool bound;         /* in scope */
   LLVMValueRef vslot; /* locals declared in a vector body: <n x f32> alloca */
   bool in_vec;        /* the vector copy is the live one */
+  bool group_row;     /* a groups loop's row: dst(g) is its destination */
 } CgVar;
 
 typedef struct CgCtx {

@@ -156,6 +156,10 @@ static LLVMValueRef emit_endpoint(CgCtx *cg, const IrNode *e) {
     if (!v) return LLVMGetUndef(cg->t_i32);
     if (v->src && v->dst) return is_src ? v->src : v->dst;
   }
+  if (!is_src && edge->kind == IR_VAR) { /* dst(g): a group row's destination */
+    CgVar *v = loop_var(cg, edge->var, edge->loc);
+    if (v && v->group_row) return cg_graph_at(cg, CG_PARAM_GRP_DST, v->value, "dst");
+  }
   LLVMValueRef id = cg_expr_as(cg, edge, IR_TY_INT);
   return cg_graph_at(cg, is_src ? CG_PARAM_SRC : CG_PARAM_DST, id,
                      is_src ? "src" : "dst");

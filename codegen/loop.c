@@ -223,6 +223,7 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     return n;
   case IR_LOOP_GROUPS:
     v->value = i;
+    v->group_row = true;
     return 0;
   case IR_LOOP_GROUP_EDGES: /* `of` is the group's row */
     v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_EID, i, l->loop.var->name);

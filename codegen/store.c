@@ -138,6 +138,18 @@ void cg_store(CgCtx *cg, const IrNode *s) {
   }
   /* atomic */
   LLVMValueRef val = cg_expr_float(cg, s->acc.value, red == IR_RED_ADD);
+  if (cg_vec_access(cg, s)) { /* a vector body (vector.c): one per element */
+    val = cg_vec_splat(cg, val);
+    for (int i = 0; i < cg->vec; i++) {
+      LLVMValueRef at = LLVMBuildGEP2(cg->b, cg->t_f32, ptr, (LLVMValueRef[]){cg_i32(cg, i)}, 1, "");
+      LLVMValueRef x = LLVMBuildExtractElement(cg->b, val, cg_i32(cg, i), "");
+      if (red == IR_RED_ADD)
+        LLVMBuildAtomicRMW(cg->b, LLVMAtomicRMWBinOpFAdd, at, x, LLVMAtomicOrderingMonotonic, 0);
+      else
+        atomic_minmax(cg, red, at, x);
+    }
+    return;
+  }
   switch (red) {
   case IR_RED_ADD:
     LLVMBuildAtomicRMW(cg->b, LLVMAtomicRMWBinOpFAdd, ptr, val,

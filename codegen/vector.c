@@ -22,7 +22,9 @@
  * access is aligned (its last index at fv = 0 and its row length are
  * multiples of n; tensors start 16-byte aligned). Otherwise the loop runs
  * as scalar code, unrolled: the tail of F, an F that is not a multiple of
- * n. A body with something this file does not handle (atomics, a store
+ * n. An atomic store of a vector is n atomics, one per element (PTX's
+ * vector reductions need ISA 8.1, past LLVM 16's 7.8). A body with
+ * something this file does not handle (a store
  * not using fv, a bound or vectorised loop inside, a guard or index that
  * needs variables of the body to test) is emitted as scalar code only.
  */
@@ -131,7 +133,7 @@ static bool stmts_ok(Plan *p, const IrNode *list) {
       break;
     case IR_STORE: {
       int last = s->acc.nidx - 1;
-      if (s->acc.how == IR_HOW_ATOMIC || s->acc.red == IR_RED_MEAN || last < 0 ||
+      if (s->acc.red == IR_RED_MEAN || last < 0 ||
           !ir_uses_var(s->acc.idx[last], p->fv) || !access_ok(p, s) ||
           !expr_ok(p, s->acc.value))
         return false;

@@ -186,6 +186,10 @@ static int64_t eval_int(Interp *in, const IrNode *e) {
   case IR_DST: {
     int64_t x = eval_int(in, e->endpoint.e);
     if (in->failed) return 0;
+    const IrNode *of = e->endpoint.e;
+    const GraphGroups *t = of->kind == IR_VAR ? in->gtab[of->var->id] : NULL;
+    if (t && e->kind == IR_DST && x >= 0 && x < t->n) /* a group row's destination */
+      return t->dst[x];
     const char *what = e->kind == IR_SRC ? "src()" : "dst()";
     if (check_edge(in, e, x, what) < 0) return 0;
     return e->kind == IR_SRC ? in->g->src[x] : in->g->dst[x];

@@ -91,7 +91,8 @@ static bool add(Known *k, const IrNode *e) {
 
 /* An exclusive upper bound of non-negative integer expression q made of
  * constants and range loops of constant extent (`fl * 4 + fv` < 128 for
- * fl < 32, fv < 4: what two splits of a feature loop write), or -1. */
+ * fl < 32, fv < 4: what two splits of a feature loop write; `ln / 8` < 4
+ * for ln < 32: what fusing a vertex group with lanes writes), or -1. */
 static int64_t upper(const Known *k, const IrNode *q) {
   switch (q->kind) {
   case IR_ICONST: return q->i >= 0 && q->i < INT32_MAX ? q->i + 1 : -1;
@@ -105,6 +106,9 @@ static int64_t upper(const Known *k, const IrNode *q) {
     int64_t a = upper(k, q->bin.a);
     if (q->bin.op == IR_OP_MOD && q->bin.b->kind == IR_ICONST && q->bin.b->i > 0)
       return q->bin.b->i;
+    /* p / c < (max p) / c + 1: `ln / 8` of a lane loop of 32 is below 4 */
+    if (q->bin.op == IR_OP_DIV && q->bin.b->kind == IR_ICONST && q->bin.b->i > 0)
+      return a < 0 ? -1 : (a - 1) / q->bin.b->i + 1;
     int64_t b = upper(k, q->bin.b);
     if (a < 0 || b < 0) return -1;
     if (q->bin.op == IR_OP_ADD) return a + b - 1;

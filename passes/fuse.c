@@ -17,6 +17,8 @@
  *   fuse: for o in 0..A { for i in 0..B { body } }
  *       => for w in 0..A * B { body[o := w / B, i := w % B] }
  *   so that neighbouring workers of a bound `w` take neighbouring `i`.
+ *   A guard between the two (`for o { if (c) { for i ... } }`, the guard
+ *   group leaves on a vertex group) moves inside i first: c does not use i.
  */
 #include <string.h>
 
@@ -63,6 +65,13 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
   bool in_body = false; /* one of the statements of `outer` */
   for (const IrNode *s = o->loop.body; s; s = s->next) in_body |= s == i;
   bool direct = o->loop.body == i && !i->next;
+  /* for o { if (c) { for i { body } } }: c cannot use i, so it moves into
+   * i's body and the two loops become adjacent (group's guard on a vertex
+   * group, before the vertices of a warp are fused with its lanes). */
+  IrNode *guard = o->loop.body;
+  bool guarded = !edges && guard && guard->kind == IR_IF && !guard->next &&
+                 guard->ifs.then == i && !i->next;
+  direct |= guarded;
   if (edges && !direct) {
     if (!in_body)
       ir_error(d, loc, "fuse: '%s' is not the edge loop directly inside vertex "
@@ -101,6 +110,11 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
   }
 
   Loc at = o->loc;
+  if (guarded) {
+    guard->ifs.then = i->loop.body;
+    i->loop.body = guard;
+    o->loop.body = i;
+  }
   IrNode *fused;
   if (edges) {
     /* The edge loop keeps its variable unless renamed. */

@@ -82,7 +82,9 @@ static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
     IrVar *v = pass_new_var(op, a, names[nn++], rows[r].var, at);
     idx[nidx++] = ir_var(a, at, v);
     row = ir_loop(a, at, v, rows[r].loop, NULL, NULL, NULL);
-    row->loop.bind = IR_BIND_THREAD;
+    /* a warp per row, lanes on its last dimension (coalesced), when it has
+     * one; else a thread per row */
+    row->loop.bind = t->ndims > 0 ? IR_BIND_WARP : IR_BIND_THREAD;
     if (t->domain != IR_DOM_EDGE)
       deg = ir_endpoint(a, at, t->domain == IR_DOM_DST ? IR_INDEG : IR_OUTDEG,
                         ir_var(a, at, v));
@@ -95,6 +97,27 @@ static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
     IrVar *f = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
     IrNode *ext = t->dims[k].sym ? ir_symref(a, at, t->dims[k].sym)
                                  : ir_iconst(a, at, t->dims[k].value);
+    if (row && k == t->ndims - 1) {
+      /* for fo in 0..(ext + 31) / 32 { for fl in 0..32 @lane { if (fo * 32 + fl < ext) */
+      names[nn] = stage_name(op, a, "fl_fin", names, nn);
+      IrVar *fl = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
+      IrNode *chunks = ir_bin(a, at, IR_OP_DIV,
+                              ir_bin(a, at, IR_OP_ADD, ext, ir_iconst(a, at, 31)),
+                              ir_iconst(a, at, 32));
+      IrNode *lo = ir_loop(a, at, f, IR_LOOP_RANGE, chunks, NULL, NULL);
+      IrNode *li = ir_loop(a, at, fl, IR_LOOP_RANGE, ir_iconst(a, at, 32), NULL, NULL);
+      li->loop.bind = IR_BIND_LANE;
+      IrNode *feat = ir_bin(a, at, IR_OP_ADD,
+                            ir_bin(a, at, IR_OP_MUL, ir_var(a, at, f), ir_iconst(a, at, 32)),
+                            ir_var(a, at, fl));
+      IrNode *in = ir_if(a, at, ir_bin(a, at, IR_OP_LT, feat, ir_clone(a, ext)), NULL);
+      lo->loop.body = li;
+      li->loop.body = in;
+      *hole = lo;
+      hole = &in->ifs.then;
+      idx[nidx++] = ir_clone(a, feat);
+      continue;
+    }
     IrNode *l = ir_loop(a, at, f, IR_LOOP_RANGE, ext, NULL, NULL);
     if (!top) {
       top = l;

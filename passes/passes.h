@@ -106,6 +106,13 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc,
  * every kernel reading it stages it whole in shared memory. */
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d);
+/* promote(L, register) of the loop at `site` (found by the caller): 0, 1
+ * when L holds nothing to promote, -1 after reporting why not. A mean=,
+ * max= or min= target that L covers whole (a vertex's neighbourhood, one
+ * store, owned by one worker) is finished in the flush, with no
+ * finalisation stage. */
+struct PassSite;
+int pass_promote_register(IrOp *op, struct PassSite *site, Loc loc, Arena *a, Diag *d);
 
 /* interleave.c: marks a groups loop (neighbour groups) @interleave(distance)
  * [@classes(K)] [@threshold(t)]: its table rows come `distance` at a time
@@ -119,6 +126,12 @@ int pass_interleave(IrOp *op, const char *loop, int64_t classes,
 /* ---------------------------------------------------------------------------
  * Lowering passes, one file each (run by pass_lower in pipeline.c).
  */
+/* accumulate.c: requires nothing (runs first); breaks nothing. Every
+ * sequential edge loop whose reductions keep their element across its
+ * iterations gets a register accumulator (promote(L, register)); a mean=,
+ * max= or min= target it covers whole and one worker owns is finished in
+ * the store, with no finalisation stage. */
+int pass_accumulate(IrOp *op, Arena *a, Diag *d);
 
 /* lower_mean.c: requires nothing; breaks nothing. `mean=` becomes `+=` plus
  * a stage dividing by the degree of the target vertex; `max=`/`min=`

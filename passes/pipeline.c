@@ -12,6 +12,9 @@
 #include "passes/passes.h"
 
 static const PassInfo table[] = {
+    {"accumulate", "sequential edge loops reduce in registers and store once; "
+                   "a vertex's mean/max/min is finished in that store",
+     pass_accumulate},
     {"mean", "mean= becomes += and a division by the degree; max=/min= "
              "elements left empty become 0", pass_lower_mean},
     {"segment", "deterministic(): a reduction over neighbour groups becomes "

@@ -66,6 +66,7 @@ typedef struct Scan {
   IrNode *path[PASS_MAX_DEPTH];
   int depth;
   const IrNode *other; /* a store to a candidate's tensor at another index */
+  const IrNode *group_of; /* L is group_edges(g): g's row (inner[0] is L's edge) */
 } Scan;
 
 static bool outer_var(const IrVar *v, void *ctx) {
@@ -88,10 +89,25 @@ static void collect_inner(Scan *sc, const IrNode *list) {
   }
 }
 
+/* `dst(e)` of the group_edges loop L's edge: the same for every edge of
+ * the group (a group never crosses a destination), `dst(g)` of its row. */
+static bool group_dst(const Scan *sc, const IrNode *e) {
+  return sc->group_of && e->kind == IR_DST && e->endpoint.e->kind == IR_VAR &&
+         e->endpoint.e->var == sc->inner[0];
+}
+
 static bool index_outer(Scan *sc, const IrNode *st) {
   for (int i = 0; i < st->acc.nidx; i++)
-    if (!pass_expr_vars_all(st->acc.idx[i], outer_var, sc)) return false;
+    if (!group_dst(sc, st->acc.idx[i]) &&
+        !pass_expr_vars_all(st->acc.idx[i], outer_var, sc))
+      return false;
   return true;
+}
+
+/* The flush's copy of index `e`: the group's destination for dst(e). */
+static IrNode *flush_index(const Scan *sc, IrNode *e, Arena *a) {
+  if (!group_dst(sc, e)) return e;
+  return ir_endpoint(a, e->loc, IR_DST, ir_clone(a, sc->group_of));
 }
 
 static void find_stores(Scan *sc, IrNode **list) {
@@ -105,7 +121,8 @@ static void find_stores(Scan *sc, IrNode **list) {
       }
       continue;
     }
-    if (s->kind != IR_STORE || s->acc.red == IR_RED_ASSIGN || !index_outer(sc, s))
+    if (s->kind != IR_STORE || s->acc.red == IR_RED_ASSIGN ||
+        s->acc.how == IR_HOW_SHARED || !index_outer(sc, s))
       continue;
     if (sc->n == MAX_STORES) continue;
     int k = sc->n++;
@@ -393,32 +410,87 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
   return 0;
 }
 
-int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
-                 Arena *a, Diag *d) {
-  IrTensor *t = ir_op_find_tensor(op, loop);
-  if (t) return promote_tensor(op, t, where, loc, a, d);
-  if (strcmp(where, "shared") == 0) return promote_shared(op, loop, loc, a, d);
-  if (strcmp(where, "register") != 0) {
-    ir_error(d, loc, "promote: '%s' is not a place; expected register or "
-             "shared", where);
-    return -1;
+/* ---- finishing a target in the flush ---- */
+
+static bool stores_to(const IrNode *n, void *t) {
+  return n->kind == IR_STORE && n->acc.tensor == t;
+}
+
+/* Whether the flush of candidate k can finish its target itself: a mean=,
+ * max= or min= store into row v of a vertex tensor, where L is v's whole
+ * neighbourhood (in_edges(v) for a dst tensor, out_edges(u) for a src one),
+ * the only store into that tensor in the operator, and its element owned
+ * by one worker (a plain store). Then the flush divides by the degree, or
+ * turns an empty max/min into 0, and no finalisation stage is needed: the
+ * fused epilogue of a vertex-parallel aggregation. */
+static bool finishes(IrOp *op, const PassSite *site, Scan *sc, int k) {
+  const IrNode *st = *sc->slots[k];
+  const IrNode *l = site->node;
+  IrRed red = st->acc.red;
+  if (red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) return false;
+  const IrTensor *t = st->acc.tensor;
+  bool in = l->loop.kind == IR_LOOP_IN_EDGES && t->domain == IR_DOM_DST;
+  bool out = l->loop.kind == IR_LOOP_OUT_EDGES && t->domain == IR_DOM_SRC;
+  if (!(in || out) || !l->loop.of || st->acc.nidx < 1 ||
+      !pass_expr_equal(st->acc.idx[0], l->loop.of))
+    return false;
+  int stores = 0;
+  for (const IrNode *s = op->body; s; s = s->next) {
+    const IrNode *saved = s->next;
+    ((IrNode *)s)->next = NULL;
+    stores += ir_any(s, stores_to, (void *)t);
+    ((IrNode *)s)->next = (IrNode *)saved;
   }
-  PassSite site;
-  if (!pass_find_loop(op, "promote", loop, &site, loc, a, d)) return -1;
-  IrNode *l = site.node;
+  if (stores != 1) return false;
+  for (int g = 0; g < sc->nguards[k]; g++)
+    if (!cond_outer(sc, sc->guards[k][g])) return false;
+  return !pass_store_conflicts(site->path, site->depth, st, NULL);
+}
+
+/* The finishing flush of `st`'s accumulator `acc` after L:
+ *   mean=       Y[v, ...] = acc / max(in_degree(v), 1.0)
+ *   max=/min=   if (in_degree(v) == 0.0) { acc = 0.0 }  Y[v, ...] = acc
+ * an element is written once, whole: no finalisation stage reads it back. */
+static IrNode *finish(const IrNode *l, IrNode *st, IrVar *acc, Arena *a) {
+  Loc at = st->loc;
+  IrNode *value = ir_var(a, at, acc), *fix = NULL;
+  if (st->acc.red == IR_RED_MEAN) {
+    IrKind deg = l->loop.kind == IR_LOOP_IN_EDGES ? IR_INDEG : IR_OUTDEG;
+    IrNode *args[2] = {ir_endpoint(a, at, deg, ir_clone(a, l->loop.of)),
+                       ir_fconst(a, at, 1.0)};
+    value = ir_bin(a, at, IR_OP_DIV, value, ir_call(a, at, IR_FN_MAX, 2, args));
+  } else {
+    /* a test of the degree, not of acc: a vector body (codegen/vector.c)
+     * keeps it whole, where a test of a vector would split it */
+    IrKind deg = l->loop.kind == IR_LOOP_IN_EDGES ? IR_INDEG : IR_OUTDEG;
+    IrNode *empty = ir_bin(a, at, IR_OP_EQ, ir_endpoint(a, at, deg, ir_clone(a, l->loop.of)),
+                           ir_fconst(a, at, 0.0));
+    fix = ir_if(a, at, empty, ir_set(a, at, acc, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+  }
+  IrNode *store = ir_store(a, at, st->acc.tensor, st->acc.nidx, st->acc.idx,
+                           IR_RED_ASSIGN, value);
+  ir_append(&fix, store);
+  return fix;
+}
+
+int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) {
+  IrNode *l = site->node;
+  const char *loop = l->loop.var->name;
   if (l->loop.bind != IR_BIND_NONE) {
     ir_error(d, loc, "promote: loop '%s' is bound to %s; its iterations run on "
              "different workers, which cannot share one register", loop,
              ir_bind_name(l->loop.bind));
     return -1;
   }
-  if (site.depth == 0) {
+  if (site->depth == 0) {
     ir_error(d, loc, "promote: loop '%s' is the outermost loop of its stage; "
              "there is no loop around it to hold the register", loop);
     return -1;
   }
   Scan sc = {0};
   sc.inner[sc.ninner++] = l->loop.var;
+  /* A deterministic op's group stores are segmented (segment.c) instead. */
+  if (l->loop.kind == IR_LOOP_GROUP_EDGES && !op->deterministic) sc.group_of = l->loop.of;
   collect_inner(&sc, l->loop.body);
   find_stores(&sc, &l->loop.body);
   if (sc.n == 0) return 1; /* nothing to promote here: the caller decides */
@@ -441,17 +513,22 @@ int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
         return -1;
       }
   }
-  /* A mean= accumulator holds a sum: lower the mean first. */
-  for (int k = 0; k < sc.n; k++)
-    if ((*sc.slots[k])->acc.red == IR_RED_MEAN &&
+  /* A mean=, max= or min= target that L finishes is finished in the flush;
+   * any other mean= accumulator holds a sum: lower the mean first. */
+  bool fin[MAX_STORES];
+  for (int k = 0; k < sc.n; k++) {
+    fin[k] = finishes(op, site, &sc, k);
+    if (!fin[k] && (*sc.slots[k])->acc.red == IR_RED_MEAN &&
         pass_lower_mean_tensor(op, (*sc.slots[k])->acc.tensor, a, d) != 0)
       return -1;
+  }
 
   Loc at = l->loc;
   IrNode *before = NULL, *after = NULL;
   for (int k = 0; k < sc.n; k++) {
     IrNode *st = *sc.slots[k];
     IrRed red = st->acc.red;
+    if (fin[k] && red == IR_RED_MEAN) red = IR_RED_ADD; /* a sum, divided at the end */
     const char *base = ir_sprintf(a, "%s_acc", st->acc.tensor->name);
     const char *name = base;
     for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
@@ -461,14 +538,16 @@ int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
     IrNode *set = ir_set(a, st->loc, acc, red, st->acc.value);
     set->next = st->next;
     *sc.slots[k] = set;
-    IrNode *flush = ir_store(a, st->loc, st->acc.tensor, st->acc.nidx, st->acc.idx,
-                             red, ir_var(a, at, acc));
+    for (int i = 0; i < st->acc.nidx; i++) st->acc.idx[i] = flush_index(&sc, st->acc.idx[i], a);
+    IrNode *flush = fin[k] ? finish(l, st, acc, a)
+                           : ir_store(a, st->loc, st->acc.tensor, st->acc.nidx,
+                                      st->acc.idx, red, ir_var(a, at, acc));
     /* Under the guards that keep its index in range. */
     for (int g = sc.nguards[k] - 1; g >= 0; g--)
       if (cond_outer(&sc, sc.guards[k][g]))
         flush = ir_if(a, at, ir_clone(a, sc.guards[k][g]->ifs.cond), flush);
     /* max/min: an empty L leaves the element empty, not "reduced to -inf". */
-    if ((red == IR_RED_MAX || red == IR_RED_MIN) &&
+    if (!fin[k] && (red == IR_RED_MAX || red == IR_RED_MIN) &&
         (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES)) {
       IrKind deg = l->loop.kind == IR_LOOP_IN_EDGES ? IR_INDEG : IR_OUTDEG;
       IrNode *cond = ir_bin(a, at, IR_OP_GT,
@@ -483,6 +562,21 @@ int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
   l->next = after;
   ir_append(&l->next, rest);
   ir_append(&before, l);
-  *site.slot = before;
+  *site->slot = before;
   return 0;
+}
+
+int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
+                 Arena *a, Diag *d) {
+  IrTensor *t = ir_op_find_tensor(op, loop);
+  if (t) return promote_tensor(op, t, where, loc, a, d);
+  if (strcmp(where, "shared") == 0) return promote_shared(op, loop, loc, a, d);
+  if (strcmp(where, "register") != 0) {
+    ir_error(d, loc, "promote: '%s' is not a place; expected register or "
+             "shared", where);
+    return -1;
+  }
+  PassSite site;
+  if (!pass_find_loop(op, "promote", loop, &site, loc, a, d)) return -1;
+  return pass_promote_register(op, &site, loc, a, d);
 }

@@ -111,11 +111,12 @@ END_TEST
 START_TEST(test_pass_table_and_dump) {
   int n;
   const PassInfo *t = pass_table(&n);
-  ck_assert_int_eq(n, 4);
-  ck_assert_str_eq(t[0].name, "mean");
-  ck_assert_str_eq(t[1].name, "segment"); /* deterministic() neighbour groups */
-  ck_assert_str_eq(t[2].name, "simplify");
-  ck_assert_str_eq(t[3].name, "conflicts");
+  ck_assert_int_eq(n, 5);
+  ck_assert_str_eq(t[0].name, "accumulate"); /* register accumulators */
+  ck_assert_str_eq(t[1].name, "mean");
+  ck_assert_str_eq(t[2].name, "segment"); /* deterministic() neighbour groups */
+  ck_assert_str_eq(t[3].name, "simplify");
+  ck_assert_str_eq(t[4].name, "conflicts");
   for (int i = 0; i < n; i++) ck_assert(t[i].summary && t[i].summary[0] && t[i].run);
 
   Arena *a = ir_arena_new();
@@ -126,24 +127,42 @@ START_TEST(test_pass_table_and_dump) {
   ck_assert_int_eq(pass_schedule_text(op, lib, "thread_vertex(1, 1)", a, &d), 0);
   char *before = ir_op_to_string(op);
   ck_assert_int_eq(pass_lower(op, a, &d, "nosuchpass", stdout), -1);
-  ck_assert_msg(has(d.buf, "unknown pass 'nosuchpass' to dump after (passes: mean, "
-                           "segment, simplify, conflicts)"), "%s", d.buf);
+  ck_assert_msg(has(d.buf, "unknown pass 'nosuchpass' to dump after (passes: accumulate, "
+                           "mean, segment, simplify, conflicts)"), "%s", d.buf);
   char *same = ir_op_to_string(op);
   ck_assert_str_eq(before, same);
 
   char *dump = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&dump, &len);
-  ck_assert_int_eq(pass_lower(op, a, &d, "mean", f), 0);
+  ck_assert_int_eq(pass_lower(op, a, &d, "accumulate", f), 0);
   fclose(f);
-  /* after mean: += and the division stage; not yet simplified nor decided
-   * plain or atomic */
-  ck_assert_msg(has(dump, "Y[w + vi, fs + 0] += X[src(e), fs + 0]"), "%s", dump);
-  ck_assert_msg(!has(dump, "plain"), "%s", dump);
-  ck_assert_msg(has(dump, "Y[v_fin, f_fin] = Y[v_fin, f_fin] / max(in_degree(v_fin), 1.0)"),
-                "%s", dump);
+  /* after accumulate: the edge loop sums in a register and the mean is
+   * finished in its one store; not yet simplified nor decided plain or
+   * atomic, and no division stage */
+  ck_assert_msg(has(dump, "var Y_acc = 0.0"), "%s", dump);
+  ck_assert_msg(has(dump, "Y_acc += X[src(e), fs + 0]"), "%s", dump);
+  ck_assert_msg(has(dump, "Y[w + vi, fs + 0] = Y_acc / max(in_degree(w + vi), 1.0)"), "%s",
+                dump);
+  ck_assert_msg(!has(dump, "plain") && !has(dump, "v_fin"), "%s", dump);
   char *lowered = ir_op_to_string(op);
-  ck_assert_msg(has(lowered, "plain Y[w, fs] += X[src(e), fs]"), "%s", lowered);
+  ck_assert_msg(has(lowered, "Y[w, fs] = Y_acc / max(in_degree(w), 1.0)"), "%s", lowered);
+
+  /* Edge-parallel, the mean stays a sum and a division stage: a warp per
+   * row, lanes on the features. */
+  IrOp *ep = stdlib_op(a, &d, &lib, "copy_u_mean");
+  ck_assert_int_eq(pass_schedule_text(ep, lib, "warp_edge(1, 1)", a, &d), 0);
+  char *dump2 = NULL;
+  f = open_memstream(&dump2, &len);
+  ck_assert_int_eq(pass_lower(ep, a, &d, "mean", f), 0);
+  fclose(f);
+  ck_assert_msg(has(dump2, "Y[dst(w + ei), (fs + 0) * 32 + fl] += X[src(w + ei), (fs + 0) * "
+                           "32 + fl]"), "%s", dump2);
+  ck_assert_msg(has(dump2, "for v_fin in dst @warp"), "%s", dump2);
+  ck_assert_msg(has(dump2, "for fl_fin in 0..32 @lane"), "%s", dump2);
+  ck_assert_msg(has(dump2, "Y[v_fin, f_fin * 32 + fl_fin] = Y[v_fin, f_fin * 32 + fl_fin] / "
+                           "max(in_degree(v_fin), 1.0)"), "%s", dump2);
+  free(dump2);
   free(dump);
   free(before);
   free(same);
