@@ -202,8 +202,11 @@ static int plan(int argc, char **argv) {
          * the model costs only roughly, at the settings their authors
          * measured best on an H100 (docs/scheduling.md), where they apply. */
         static const char *const named[] = {
-            "spmm_vec4(8)",           "sddmm_vec4(4)",           "gnnadvisor(32, 32)",
-            "gnnadvisor(16, 32)",     "gnnadvisor_mgg(32, 32, 4)", "gnnadvisor_shared(16, 32, 4)"};
+            "spmm_vec4(8)",         "sddmm_vec4(4)",          "gnnadvisor(32, 32)",
+            "gnnadvisor(16, 32)",   "gnnadvisor_mgg(32, 32, 4)", "gnnadvisor_shared(16, 32, 4)",
+            "spmm_vec4(4)",         "spmm_rows(2, 4)",        "spmm_rows(4, 4)",
+            "spmm_rows(8, 4)",      "spmm_groups(16, 4)",     "spmm_groups(32, 4)",
+            "spmm_groups(64, 4)",   "spmm_groups(128, 8)"};
         for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
           TunePoint np;
           if (tune_point_make(ir, m, named[k], a, &np, NULL) != 0) continue;

@@ -13,7 +13,9 @@
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
 # GOP_BENCH_TOP (default 3) is the number of the cost model's best points
-# the benchmark measures per case, besides each strategy's best.
+# the benchmark measures per case, besides each strategy's best;
+# GOP_BENCH_OPS (default: gop_bench's seven) the operators it plans;
+# GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
@@ -31,9 +33,11 @@ strip -o "$out/gopc" build-static/gopc
 strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
 strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
-build-static/tests/gop_gpu_suite prepare "$out/packs"
-build-static/tests/gop_gpu_suite prepare "$out/packs-all" --all
-tar -C "$out" -cJf "$out/packs-all.tar.xz" packs-all && rm -rf "$out/packs-all"
+if [ "${GOP_PREPARE_SUITE:-1}" != 0 ]; then
+  build-static/tests/gop_gpu_suite prepare "$out/packs"
+  build-static/tests/gop_gpu_suite prepare "$out/packs-all" --all
+  tar -C "$out" -cJf "$out/packs-all.tar.xz" packs-all && rm -rf "$out/packs-all"
+fi
 for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
 # The largest graphs first: if the GPU run's budget runs out, it runs out
 # on the small graphs, whose cases take least time to redo.
@@ -41,7 +45,8 @@ order=()
 for g in cnr-2000 molhiv ogbn-arxiv; do [[ " ${graphs[*]} " == *" $g "* ]] && order+=("$g"); done
 for g in "${graphs[@]}"; do [[ " ${order[*]} " == *" $g "* ]] || order+=("$g"); done
 build-static/bench/gop_bench plan "$out/bench" "$out/datasets" --graphs "${order[*]}" \
-  --top "${GOP_BENCH_TOP:-3}" --grid "u_mul_e_sum:blogcatalog:64" | tail -1
+  --top "${GOP_BENCH_TOP:-3}" --grid "u_mul_e_sum:blogcatalog:64" \
+  ${GOP_BENCH_OPS:+--ops "$GOP_BENCH_OPS"} | tail -1
 # Many graphs leave no room for 60 MB of static binaries: compress them
 # (bench/run-all.sh and tests/gpu/run.sh unpack them on the GPU machine).
 if [ "$(du -sm "$out/datasets" | cut -f1)" -gt 16 ]; then xz -6 -T0 "$out/gopc" "$out/gop"; fi
