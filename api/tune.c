@@ -138,7 +138,7 @@ static void forward_progress(void *ctx, const TuneProgress *p) {
   o->progress(o->progress_ctx, &q);
 }
 
-/* splitmix64: gopc run's inputs (tools/gopc.c fill_random), so that the
+/* splitmix64: gopc run's inputs (tools/gopc/run.c fill_random), so that the
  * tuner sees the data gopc run would. */
 static void fill_uniform(float *x, int64_t n, uint64_t seed) {
   uint64_t state = seed;

@@ -406,7 +406,9 @@ static void visit(Ctx *c, IrNode *list) {
     const IrNode *why = NULL;
     bool conflict = pass_store_conflicts(c->path, c->depth, s, &why);
     if (s->acc.red == IR_RED_ASSIGN) {
-      if (conflict) {
+      /* promote.c marks the store of a group that is its destination's
+       * only one, under a guard this analysis cannot read */
+      if (conflict && s->acc.how != IR_HOW_PLAIN) {
         ir_error(c->d, s->loc, "the plain store to '%s' may be written by two "
                  "workers of loop '%s' (bound to %s) at once", name,
                  why->loop.var->name, ir_bind_name(why->loop.bind));

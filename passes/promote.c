@@ -416,24 +416,45 @@ static bool stores_to(const IrNode *n, void *t) {
   return n->kind == IR_STORE && n->acc.tensor == t;
 }
 
-/* Whether the flush of candidate k can finish its target itself: a mean=,
- * max= or min= store into row v of a vertex tensor, where L is v's whole
+/* Whether the flush of candidate k can finish its target itself: a +=,
+ * mean=, max= or min= store into row v of a vertex tensor, where L is v's whole
  * neighbourhood (in_edges(v) for a dst tensor, out_edges(u) for a src one),
  * the only store into that tensor in the operator, and its element owned
- * by one worker (a plain store). Then the flush divides by the degree, or
- * turns an empty max/min into 0, and no finalisation stage is needed: the
- * fused epilogue of a vertex-parallel aggregation. */
+ * by one worker (a plain store). Then the flush assigns the element (a sum
+ * needs no zero fill and no read of the element), divides by the degree,
+ * or turns an empty max/min into 0, and no finalisation stage is needed:
+ * the fused epilogue of a vertex-parallel aggregation. */
 static bool finishes(IrOp *op, const PassSite *site, Scan *sc, int k) {
   const IrNode *st = *sc->slots[k];
   const IrNode *l = site->node;
   IrRed red = st->acc.red;
-  if (red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) return false;
+  if (red != IR_RED_ADD && red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN)
+    return false;
   const IrTensor *t = st->acc.tensor;
   bool in = l->loop.kind == IR_LOOP_IN_EDGES && t->domain == IR_DOM_DST;
   bool out = l->loop.kind == IR_LOOP_OUT_EDGES && t->domain == IR_DOM_SRC;
   if (!(in || out) || !l->loop.of || st->acc.nidx < 1 ||
       !pass_expr_equal(st->acc.idx[0], l->loop.of))
     return false;
+  /* In a warp (block) loop with no lane (thread or warp) loop inside it,
+   * every worker would compute the same element: leave the store a
+   * reduction, which the conflicts pass refuses with the reason ("bind a
+   * loop around it to lane"). A promote written in the schedule before the
+   * bind has finished the store already; then each worker stores the same
+   * whole value, which is redundant but right. */
+  IrBind team = IR_BIND_NONE;
+  bool apart = false;
+  for (int i = 0; i < site->depth; i++) {
+    if (site->path[i]->kind != IR_LOOP) continue;
+    IrBind b = site->path[i]->loop.bind;
+    if (b == IR_BIND_WARP || b == IR_BIND_BLOCK) {
+      apart = false;
+      team = b;
+    } else if (b == IR_BIND_LANE || b == IR_BIND_THREAD) {
+      apart = true;
+    }
+  }
+  if (team != IR_BIND_NONE && !apart) return false;
   int stores = 0;
   for (const IrNode *s = op->body; s; s = s->next) {
     const IrNode *saved = s->next;
@@ -448,13 +469,16 @@ static bool finishes(IrOp *op, const PassSite *site, Scan *sc, int k) {
 }
 
 /* The finishing flush of `st`'s accumulator `acc` after L:
+ *   +=          Y[v, ...] = acc
  *   mean=       Y[v, ...] = acc / max(in_degree(v), 1.0)
  *   max=/min=   if (in_degree(v) == 0.0) { acc = 0.0 }  Y[v, ...] = acc
  * an element is written once, whole: no finalisation stage reads it back. */
 static IrNode *finish(const IrNode *l, IrNode *st, IrVar *acc, Arena *a) {
   Loc at = st->loc;
   IrNode *value = ir_var(a, at, acc), *fix = NULL;
-  if (st->acc.red == IR_RED_MEAN) {
+  if (st->acc.red == IR_RED_ADD) {
+    /* the whole sum: the element needs no zero fill and is not read back */
+  } else if (st->acc.red == IR_RED_MEAN) {
     IrKind deg = l->loop.kind == IR_LOOP_IN_EDGES ? IR_INDEG : IR_OUTDEG;
     IrNode *args[2] = {ir_endpoint(a, at, deg, ir_clone(a, l->loop.of)),
                        ir_fconst(a, at, 1.0)};
@@ -471,6 +495,27 @@ static IrNode *finish(const IrNode *l, IrNode *st, IrVar *acc, Arena *a) {
                            IR_RED_ASSIGN, value);
   ir_append(&fix, store);
   return fix;
+}
+
+/* `if (in_degree(dst(g)) <= G) { plain Y[...] = acc }
+ *  if (in_degree(dst(g)) > G) { atomic }`: the group of a destination with
+ * at most G in-edges is its only one, so it writes the whole sum; the
+ * store is marked plain here because the conflicts pass cannot see that
+ * the guard leaves it one writer. */
+static IrNode *owned_or_atomic(const Scan *sc, const IrNode *st, IrVar *acc,
+                               IrNode *atomic, int64_t G, Arena *a) {
+  Loc at = st->loc;
+  IrNode *deg = ir_endpoint(a, at, IR_INDEG, ir_endpoint(a, at, IR_DST, ir_clone(a, sc->group_of)));
+  IrNode *idx[IR_MAX_IDX];
+  for (int i = 0; i < st->acc.nidx; i++) idx[i] = ir_clone(a, st->acc.idx[i]);
+  IrNode *only = ir_store(a, at, st->acc.tensor, st->acc.nidx, idx, IR_RED_ASSIGN,
+                          ir_var(a, at, acc));
+  only->acc.how = IR_HOW_PLAIN;
+  IrNode *one = ir_if(a, at, ir_bin(a, at, IR_OP_LE, deg, ir_fconst(a, at, (double)G)), only);
+  IrNode *many = ir_if(a, at, ir_bin(a, at, IR_OP_GT, ir_clone(a, deg),
+                                     ir_fconst(a, at, (double)G)), atomic);
+  one->next = many;
+  return one;
 }
 
 int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) {
@@ -546,6 +591,17 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
     for (int g = sc.nguards[k] - 1; g >= 0; g--)
       if (cond_outer(&sc, sc.guards[k][g]))
         flush = ir_if(a, at, ir_clone(a, sc.guards[k][g]->ifs.cond), flush);
+    /* A group that is its destination's only one (in-degree at most G)
+     * owns the element: a plain store, the atomic only for heavy rows. */
+    if (sc.group_of && red == IR_RED_ADD && !fin[k]) {
+      const IrNode *gl = NULL;
+      for (int i = 0; i < site->depth; i++)
+        if (site->path[i]->kind == IR_LOOP && site->path[i]->loop.kind == IR_LOOP_GROUPS &&
+            site->path[i]->loop.var == sc.group_of->var)
+          gl = site->path[i];
+      if (gl && gl->loop.group > 0)
+        flush = owned_or_atomic(&sc, st, acc, flush, gl->loop.group, a);
+    }
     /* max/min: an empty L leaves the element empty, not "reduced to -inf". */
     if (!fin[k] && (red == IR_RED_MAX || red == IR_RED_MIN) &&
         (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES)) {

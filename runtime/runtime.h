@@ -356,7 +356,9 @@ RtStatus rt_measure_copy_bandwidth(size_t bytes, int reps, double *gbps,
  * (graph_free forgets them). Before the first stage every output and
  * temporary is initialised: a reduction target to its identity (0, -inf,
  * +inf), an output written only by plain stores to NaN, so an element the
- * kernels never write shows up as NaN rather than as a plausible 0.
+ * kernels never write shows up as NaN rather than as a plausible 0. The
+ * NaN fill is made before the checked run only: the timed runs leave such
+ * outputs to the kernels, which write every element.
  */
 struct CgProgram;
 

@@ -3,7 +3,7 @@
  * A point is a named schedule of stdlib/schedules.gop with its knobs: G
  * (vertices or edges per worker) and T (feature workers). Legality is not
  * guessed: each candidate is applied to a copy of the operator and lowered,
- * exactly as the compiler would (runtime/api.c's schedule_op), and only the
+ * exactly as the compiler would (api/compile.c's api_schedule_op), and only the
  * ones that survive are points. Lowering also gives what the cost model
  * needs from the schedule: which reduction stores became atomic. The
  * operator's shape (accesses per edge and per vertex) is read from the

@@ -23,7 +23,7 @@ static const char *usage_main =
     "  passes              list the lowering passes (for --dump-after)\n"
     "  model NAME ...      run a GNN model (gcn, gin, gat, sage-*) forward\n"
     "  tune FILE ...       autotune an operator on the GPU; --train, --evaluate\n"
-    "                      the learned predictor (tools/gopc_tune.c)\n"
+    "                      the learned predictor (tools/gopc/tune.c)\n"
     "\n"
     "FILE may be stdlib:NAME for an operator of the standard library.\n"
     "Run `gopc COMMAND --help` for a command's options.\n";

@@ -1,5 +1,5 @@
 /* tools/gopc/model.c: `gopc model`, a GNN model's forward inference on a
- * graph (runtime/model.c through include/gop.h).
+ * graph (models/models.c through include/gop.h).
  *
  * Loads or makes the weights and the input, runs the forward (on the GPU
  * when there is one), optionally checks it against the interpreter path,
