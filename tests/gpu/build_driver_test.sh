@@ -21,7 +21,8 @@ done
 mkdir -p "$out"
 ${CC:-gcc} -std=gnu17 -O2 -g -Wall -Wextra -Werror ${CFLAGS:-} \
   -I"$root" -I"$root/include" \
-  "$root"/runtime/cuda.c "$root"/runtime/device.c "$root"/runtime/module.c \
+  "$root"/runtime/cuda.c "$root"/runtime/dl.c "$root"/runtime/memory.c "$root"/runtime/devgraph.c \
+  "$root"/runtime/module.c "$root"/graph/graph.c "$root"/graph/groups.c \
   "$root"/runtime/timing.c "$root"/ir/diag.c "$root"/tests/gpu/test_driver.c \
   -ldl -lpthread -lm -o "$out/test_driver"
 echo "built $out/test_driver"
