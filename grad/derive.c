@@ -50,6 +50,31 @@ typedef struct Guard {
 
 typedef enum { CLS_OWNED, CLS_CSC } StageClass;
 
+/* An edge softmax found in the forward (softmax.c-style three stages):
+ * M[v..] max= s1 (stage si), D[v..] += exp(s - M[v..]) (stage sj), and in
+ * stage sk one store of alpha = exp(s - M[v..]) / D[v..] into an output:
+ *   SM_SAVED:  A[e..] = alpha                    (edge_softmax)
+ *   SM_AGG:    Y[v.., f..] += alpha * R          (GAT's fused attention)
+ * Its backward uses the saved output instead of passing adjoints through M
+ * and D: the softmax Jacobian gives, per edge,
+ *   SAVED:  ds = A (dA - G),  G[v..] = sum over in-edges of A dA;
+ *   AGG:    ds = alpha * sum over f of dY (R - Y)   (sum of alpha R is Y),
+ * and M has no gradient at all (a softmax does not change under a shift).
+ * M and D are then "absorbed": no adjoints, no count, no reverse stages. */
+typedef enum { SM_SAVED, SM_AGG } SoftmaxForm;
+
+typedef struct Softmax {
+  const IrTensor *m, *d;
+  int sk;
+  const IrNode *store; /* the store of stage sk */
+  const IrNode *alpha; /* its alpha = exp(s - M) / D */
+  const IrNode *r;     /* SM_AGG: the other factor */
+  SoftmaxForm form;
+  IrTensor *gsum;      /* SM_SAVED: G, made when first needed */
+} Softmax;
+
+enum { MAX_SOFTMAX = 8 };
+
 typedef struct Grad {
   Arena *a;
   Diag *d;
@@ -65,6 +90,9 @@ typedef struct Grad {
   IrTensor **adj;   /* its adjoint in bw */
   IrTensor **cnt;   /* max=/min= contribution counts */
   bool *csc;        /* in the stage being emitted: gathered by source */
+  bool *absorbed;   /* M and D of a recognised softmax */
+  Softmax sm[MAX_SOFTMAX];
+  int nsm;
 
   /* by forward variable id */
   bool *lactive;    /* active locals */
@@ -280,13 +308,16 @@ static void scan_stores(Grad *g, const IrNode *list, int si, bool under_if) {
 typedef struct ReadCtx {
   const Grad *g;
   int stage; /* a tensor written by this stage or a later one is a hit */
+  const IrNode *at; /* the load found */
 } ReadCtx;
 
 static bool hit_read_late(const IrNode *n, void *p) {
-  const ReadCtx *c = p;
+  ReadCtx *c = p;
   if (n->kind != IR_LOAD) return false;
   int w = c->g->wr[n->acc.tensor->id].stage;
-  return w >= c->stage;
+  if (w < c->stage) return false;
+  c->at = n;
+  return true;
 }
 
 static bool hit_set_of(const IrNode *n, void *p) {
@@ -419,6 +450,7 @@ static IrVar *copy_local(Grad *g, const IrVar *v) {
 }
 
 typedef enum {
+  FWD_SOFTMAX,   /* the softmax store becomes G += A dA */
   FWD_RECOMPUTE, /* stores to needed temporaries kept */
   FWD_COUNT,     /* max=/min= stores of active targets become counts */
   FWD_LOCALS,    /* only the locals (a block's recomputation) */
@@ -426,11 +458,14 @@ typedef enum {
 
 typedef struct Fwd {
   FwdMode mode;
+  const struct Softmax *sm; /* FWD_SOFTMAX */
   const bool *keep; /* FWD_RECOMPUTE: by forward tensor id */
   const bool *decl; /* FWD_LOCALS: locals declared in the block, by var id */
 } Fwd;
 
 static IrNode *fwd_list(Grad *g, const IrNode *list, const Fwd *f);
+
+static IrNode *mul(Grad *g, Loc l, IrNode *x, IrNode *y);
 
 static IrNode *fwd_stmt(Grad *g, const IrNode *s, const Fwd *f) {
   Arena *a = g->a;
@@ -459,6 +494,16 @@ static IrNode *fwd_stmt(Grad *g, const IrNode *s, const Fwd *f) {
       st->type = IR_TY_VOID;
       st->acc.red = s->acc.red;
       st->acc.value = sx(g, s->acc.value);
+      return st;
+    }
+    if (f->mode == FWD_SOFTMAX && s == f->sm->store) {
+      IrTensor *gs = f->sm->gsum;
+      IrNode *st = load_of(g, s->loc, gs, f->sm->alpha->bin.b);
+      st->kind = IR_STORE;
+      st->type = IR_TY_VOID;
+      st->acc.red = IR_RED_ADD;
+      st->acc.value = mul(g, s->loc, load_of(g, s->loc, prim(g, t), s),
+                          load_of(g, s->loc, adj(g, t), s));
       return st;
     }
     if (f->mode == FWD_COUNT && g->cnt[t->id] &&
@@ -498,7 +543,7 @@ static IrNode *neg(Grad *g, Loc l, IrNode *x) { return ir_un(g->a, l, IR_UN_NEG,
 
 /* Whether the adjoint of forward tensor `t` is emitted in this stage. */
 static bool wanted(const Grad *g, const IrTensor *t) {
-  if (!g->active[t->id]) return false;
+  if (!g->active[t->id] || g->absorbed[t->id]) return false;
   if (t->role == IR_ROLE_IN && t != g->wrt) return false;
   return (g->cls == CLS_CSC) == g->csc[t->id];
 }
@@ -669,6 +714,256 @@ static IrNode *mean_count(Grad *g, const IrNode *store, const IrNode **loops, in
   return n;
 }
 
+/* ---- edge softmax, by its saved output ---- */
+
+/* The score s of alpha = exp(s - M[..]) / D[..]. */
+static const IrNode *alpha_score(const IrNode *alpha) {
+  return alpha->bin.a->call.args[0]->bin.a;
+}
+
+/* The store of the softmax's stage: the adjoint of its score passed to
+ * the score's leaves, and, for SM_AGG, the adjoint of R as usual. */
+static void softmax_reverse(Grad *g, Softmax *sm, IrNode *seed, IrNode **out) {
+  Arena *a = g->a;
+  const IrNode *st = sm->store;
+  Loc l = st->loc;
+  const IrNode *score = alpha_score(sm->alpha);
+  if (sm->form == SM_SAVED) {
+    /* ds = A (dA - G[v..]) */
+    const IrNode *dload = sm->alpha->bin.b;
+    IrNode *gv = load_of(g, l, sm->gsum, dload);
+    IrNode *coef = mul(g, l, load_of(g, l, prim(g, st->acc.tensor), st),
+                       ir_bin(a, l, IR_OP_SUB, seed, gv));
+    chain(g, score, coef, NULL, out);
+    return;
+  }
+  /* ds = alpha dY (R - Y), summed over the loops of R */
+  chain(g, sm->r, mul(g, l, ir_clone(a, seed), sx(g, sm->alpha)), NULL, out);
+  IrNode *diff = ir_bin(a, l, IR_OP_SUB, sx(g, sm->r),
+                        load_of(g, l, prim(g, st->acc.tensor), st));
+  chain(g, score, mul(g, l, mul(g, l, sx(g, sm->alpha), seed), diff), NULL, out);
+}
+
+/* Structural equality of two forward expressions of different stages, a
+ * loop variable of one matching one of the same depth and kind in the
+ * other (depth: the number of loops around it). */
+typedef struct Depths {
+  int *a, *b; /* by var id: the loop depth, -1 for none */
+} Depths;
+
+static bool same_expr(const IrNode *x, const IrNode *y, const Depths *dp) {
+  if (!x || !y) return x == y;
+  if (x->kind != y->kind) return false;
+  switch (x->kind) {
+  case IR_FCONST: return x->f == y->f;
+  case IR_ICONST: return x->i == y->i;
+  case IR_VAR:
+    if (x->var->kind != y->var->kind || x->var->kind == IR_VAR_LOCAL) return false;
+    return dp->a[x->var->id] >= 0 && dp->a[x->var->id] == dp->b[y->var->id];
+  case IR_SYM: return !strcmp(x->sym->name, y->sym->name);
+  case IR_LOAD:
+    if (x->acc.tensor != y->acc.tensor || x->acc.nidx != y->acc.nidx) return false;
+    for (int i = 0; i < x->acc.nidx; i++)
+      if (!same_expr(x->acc.idx[i], y->acc.idx[i], dp)) return false;
+    return true;
+  case IR_BIN:
+    return x->bin.op == y->bin.op && same_expr(x->bin.a, y->bin.a, dp) &&
+           same_expr(x->bin.b, y->bin.b, dp);
+  case IR_UN: return x->un.op == y->un.op && same_expr(x->un.a, y->un.a, dp);
+  case IR_CALL:
+    if (x->call.fn != y->call.fn) return false;
+    for (int i = 0; i < x->call.nargs; i++)
+      if (!same_expr(x->call.args[i], y->call.args[i], dp)) return false;
+    return true;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    return same_expr(x->endpoint.e, y->endpoint.e, dp);
+  case IR_NV: case IR_NE: return true;
+  default: return false;
+  }
+}
+
+/* Loop depths of stage `s`'s variables into d (by var id), and the store
+ * of the stage when it has exactly one (and no locals), with the loops
+ * around it. */
+typedef struct OneStore {
+  const IrNode *store;
+  const IrNode *loops[IR_MAX_IDX + 4];
+  int nloops, nstores;
+  bool other; /* a local or a guard */
+} OneStore;
+
+static void walk_stage(const IrNode *list, int depth, int *d, OneStore *o,
+                       const IrNode **path) {
+  for (const IrNode *s = list; s; s = s->next) {
+    if (s->kind == IR_LOOP) {
+      d[s->loop.var->id] = depth;
+      if (depth < IR_MAX_IDX + 4) path[depth] = s;
+      walk_stage(s->loop.body, depth + 1, d, o, path);
+    } else if (s->kind == IR_STORE) {
+      if (o->nstores++ == 0 && depth <= IR_MAX_IDX + 4) {
+        o->store = s;
+        o->nloops = depth;
+        for (int i = 0; i < depth; i++) o->loops[i] = path[i];
+      }
+    } else {
+      o->other = true;
+    }
+  }
+}
+
+/* The one loop around store `o` whose variable its index `idx` (of nidx)
+ * does not use, when that is an in-edge loop of the outermost (vertex)
+ * loop; NULL otherwise. */
+static const IrNode *summed_edges(const OneStore *o, IrNode *const *idx, int nidx) {
+  const IrNode *only = NULL;
+  for (int i = 0; i < o->nloops; i++) {
+    bool used = false;
+    for (int k = 0; k < nidx && !used; k++) used = ir_uses_var(idx[k], o->loops[i]->loop.var);
+    if (used) continue;
+    if (only) return NULL;
+    only = o->loops[i];
+  }
+  if (!only || only->loop.kind != IR_LOOP_IN_EDGES || o->nloops < 2 ||
+      o->loops[0]->loop.kind != IR_LOOP_DST_V || only->loop.of->kind != IR_VAR ||
+      only->loop.of->var != o->loops[0]->loop.var)
+    return NULL;
+  return only;
+}
+
+static bool is_load_of_t(const IrNode *n, const IrTensor *t) {
+  return n && n->kind == IR_LOAD && n->acc.tensor == t;
+}
+
+/* exp(s - M[..]) / D[..] */
+static bool is_alpha(const IrNode *n, const IrTensor *m, const IrTensor *d) {
+  if (!n || n->kind != IR_BIN || n->bin.op != IR_OP_DIV || !is_load_of_t(n->bin.b, d))
+    return false;
+  const IrNode *ex = n->bin.a;
+  if (ex->kind != IR_CALL || ex->call.fn != IR_FN_EXP) return false;
+  const IrNode *sub = ex->call.args[0];
+  return sub->kind == IR_BIN && sub->bin.op == IR_OP_SUB && is_load_of_t(sub->bin.b, m);
+}
+
+static int count_loads(const IrNode *n, const IrTensor *t) {
+  int k = 0;
+  for (; n; n = n->kind <= IR_IF ? n->next : NULL) {
+    switch (n->kind) {
+    case IR_LOOP: k += count_loads(n->loop.body, t); break;
+    case IR_IF: k += count_loads(n->ifs.cond, t) + count_loads(n->ifs.then, t); break;
+    case IR_STORE: case IR_LOAD:
+      k += n->kind == IR_LOAD && n->acc.tensor == t;
+      for (int i = 0; i < n->acc.nidx; i++) k += count_loads(n->acc.idx[i], t);
+      if (n->kind == IR_STORE) k += count_loads(n->acc.value, t);
+      break;
+    case IR_LET: k += count_loads(n->let.init, t); break;
+    case IR_SET: k += count_loads(n->set.value, t); break;
+    case IR_BIN: k += count_loads(n->bin.a, t) + count_loads(n->bin.b, t); break;
+    case IR_UN: k += count_loads(n->un.a, t); break;
+    case IR_CALL:
+      for (int i = 0; i < n->call.nargs; i++) k += count_loads(n->call.args[i], t);
+      break;
+    default: break;
+    }
+  }
+  return k;
+}
+
+/* Finds the edge softmaxes of the forward: the conditions of the rule
+ * above, each checked, else the stages are differentiated as written. */
+static void find_softmax(Grad *g, const IrNode **stages, int nstages) {
+  const IrOp *op = g->fw;
+  int nv = op->nvars + 1;
+  int *da = IR_NEW_ARRAY(g->a, int, nv), *db = IR_NEW_ARRAY(g->a, int, nv);
+  for (int di = 0; di < op->ntensors && g->nsm < MAX_SOFTMAX; di++) {
+    const IrTensor *d = op->tensors[di];
+    Written *wd = &g->wr[di];
+    if (d->role != IR_ROLE_TEMP || wd->red != IR_RED_ADD || wd->nstores != 1) continue;
+    const IrNode *path[IR_MAX_IDX + 8];
+    OneStore oj = {0};
+    for (int i = 0; i < nv; i++) da[i] = -1;
+    IrNode sj = *stages[wd->stage];
+    sj.next = NULL;
+    walk_stage(&sj, 0, da, &oj, path);
+    const IrNode *vj = oj.store ? oj.store->acc.value : NULL;
+    if (oj.nstores != 1 || oj.other || !vj || vj->kind != IR_CALL || vj->call.fn != IR_FN_EXP)
+      continue;
+    const IrNode *sub = vj->call.args[0];
+    if (sub->kind != IR_BIN || sub->bin.op != IR_OP_SUB || sub->bin.b->kind != IR_LOAD)
+      continue;
+    const IrTensor *m = sub->bin.b->acc.tensor;
+    const Written *wm = &g->wr[m->id];
+    if (m->role != IR_ROLE_TEMP || wm->red != IR_RED_MAX || wm->nstores != 1 ||
+        wm->stage >= wd->stage)
+      continue;
+    /* D sums over the in-edges of v, M read at D's own index */
+    if (!summed_edges(&oj, oj.store->acc.idx, oj.store->acc.nidx)) continue;
+    Depths same_j = {da, da};
+    bool idx_ok = sub->bin.b->acc.nidx == oj.store->acc.nidx;
+    for (int k = 0; idx_ok && k < oj.store->acc.nidx; k++)
+      idx_ok = same_expr(sub->bin.b->acc.idx[k], oj.store->acc.idx[k], &same_j);
+    if (!idx_ok) continue;
+    /* the stage that uses alpha */
+    for (int k = wd->stage + 1; k < nstages; k++) {
+      OneStore ok = {0};
+      for (int i = 0; i < nv; i++) db[i] = -1;
+      IrNode sk = *stages[k];
+      sk.next = NULL;
+      walk_stage(&sk, 0, db, &ok, path);
+      if (ok.nstores != 1 || ok.other || !ok.store) continue;
+      const IrNode *st = ok.store, *v = st->acc.value, *alpha = NULL, *r = NULL;
+      SoftmaxForm form;
+      if (st->acc.tensor->role != IR_ROLE_OUT) continue;
+      if (st->acc.red == IR_RED_ASSIGN && is_alpha(v, m, d)) {
+        alpha = v;
+        form = SM_SAVED;
+      } else if (st->acc.red == IR_RED_ADD && v->kind == IR_BIN && v->bin.op == IR_OP_MUL) {
+        form = SM_AGG;
+        if (is_alpha(v->bin.a, m, d)) alpha = v->bin.a, r = v->bin.b;
+        else if (is_alpha(v->bin.b, m, d)) alpha = v->bin.b, r = v->bin.a;
+      }
+      if (!alpha) continue;
+      /* alpha's D and M at one index, the score as in D's stage */
+      const IrNode *dl = alpha->bin.b, *ml = alpha->bin.a->call.args[0]->bin.b;
+      Depths same_k = {db, db}, across = {da, db};
+      const IrNode *edges = ok.nloops >= 2 ? ok.loops[1] : NULL;
+      bool good = dl->acc.nidx == ml->acc.nidx && edges &&
+                  edges->loop.kind == IR_LOOP_IN_EDGES &&
+                  ok.loops[0]->loop.kind == IR_LOOP_DST_V &&
+                  edges->loop.of->kind == IR_VAR &&
+                  edges->loop.of->var == ok.loops[0]->loop.var &&
+                  same_expr(sub->bin.a, alpha_score(alpha), &across);
+      /* alpha is normalised per vertex (and head): D's index not per edge */
+      for (int i = 0; good && i < dl->acc.nidx; i++)
+        good = !ir_uses_var(dl->acc.idx[i], edges->loop.var);
+      for (int i = 0; good && i < dl->acc.nidx; i++)
+        good = same_expr(dl->acc.idx[i], ml->acc.idx[i], &same_k);
+      /* M and D read nowhere else; R free of them and of the output */
+      good = good && count_loads(op->body, m) == 2 && count_loads(op->body, d) == 1;
+      if (good && form == SM_AGG) {
+        good = count_loads(r, st->acc.tensor) == 0 && count_loads(r, m) == 0 &&
+               count_loads(r, d) == 0 &&
+               summed_edges(&ok, st->acc.idx, st->acc.nidx) != NULL &&
+               g->wr[st->acc.tensor->id].nstores == 1;
+      } else if (good) {
+        /* A on the edge of the in-edge loop (every loop inside the vertex
+         * loop indexes it) */
+        for (int i = 1; good && i < ok.nloops; i++) {
+          bool used = false;
+          for (int q = 0; q < st->acc.nidx && !used; q++)
+            used = ir_uses_var(st->acc.idx[q], ok.loops[i]->loop.var);
+          good = used;
+        }
+      }
+      if (!good) break;
+      Softmax *sm = &g->sm[g->nsm++];
+      *sm = (Softmax){.m = m, .d = d, .sk = k, .store = st, .alpha = alpha, .r = r,
+                      .form = form};
+      g->absorbed[m->id] = g->absorbed[d->id] = true;
+      break;
+    }
+  }
+}
+
 typedef struct Scope {
   const IrNode **loops; /* forward loops around the block */
   int nloops;
@@ -703,8 +998,13 @@ static void rev_stmt(Grad *g, const IrNode *s, Scope *sc, IrNode **out) {
     return;
   case IR_STORE: {
     const IrTensor *t = s->acc.tensor;
-    if (!g->active[t->id] || !active_expr(g, s->acc.value)) return;
+    if (!g->active[t->id] || g->absorbed[t->id] || !active_expr(g, s->acc.value)) return;
     IrNode *seed = load_of(g, s->loc, adj(g, t), s);
+    for (int i = 0; i < g->nsm; i++)
+      if (g->sm[i].store == s) {
+        softmax_reverse(g, &g->sm[i], seed, out);
+        return;
+      }
     Guard arg = {NULL, NULL};
     switch (s->acc.red) {
     case IR_RED_MEAN: {
@@ -909,8 +1209,9 @@ static IrNode *rev_stage(Grad *g, const IrNode *stage, StageClass cls) {
   if (cls == CLS_CSC) {
     const IrNode *in = csc_edge_loop(stage);
     const IrVar *v = stage->loop.var, *e = in->loop.var;
-    IrVar *u = new_var(g, v, strcmp(e->name, "u") && strcmp(v->name, "u") ? "u" : "u_",
-                       IR_VAR_SRC_V);
+    /* the source vertex keeps the stage's vertex loop name (v), so that the
+     * named schedules, which group and bind `v`, apply to it too */
+    IrVar *u = new_var(g, v, v->name, IR_VAR_SRC_V);
     IrVar *e2 = new_var(g, e, e->name, IR_VAR_EDGE);
     g->csc_e = e;
     g->csc_u = u;
@@ -934,6 +1235,15 @@ static IrNode *fwd_stage(Grad *g, const IrNode *stage, const Fwd *f) {
   reset_maps(g);
   IrNode *r = fwd_stmt(g, stage, f);
   return r ? dead_code(g, r) : NULL;
+}
+
+static IrNode *softmax_sum_stage(Grad *g, Softmax *sm, const IrNode *stage) {
+  if (!sm->gsum) {
+    const char *n = fresh_name(g, ir_sprintf(g->a, "G%s", sm->d->name), false);
+    sm->gsum = new_tensor(g, sm->d, n, IR_ROLE_TEMP);
+  }
+  Fwd f = {.mode = FWD_SOFTMAX, .sm = sm};
+  return fwd_stage(g, stage, &f);
 }
 
 /* ---- assembling the operator ---- */
@@ -1017,6 +1327,7 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
   g.adj = IR_NEW_ARRAY(a, IrTensor *, nt);
   g.cnt = IR_NEW_ARRAY(a, IrTensor *, nt);
   g.csc = IR_NEW_ARRAY(a, bool, nt);
+  g.absorbed = IR_NEW_ARRAY(a, bool, nt);
   g.lactive = IR_NEW_ARRAY(a, bool, nv);
   g.vmap = IR_NEW_ARRAY(a, IrNode *, nv);
   g.lmap = IR_NEW_ARRAY(a, IrVar *, nv);
@@ -1038,12 +1349,14 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
     nstages++;
   }
   for (int i = 0; i < nstages && g.ok; i++) {
-    ReadCtx rc = {&g, i};
+    ReadCtx rc = {&g, i, NULL};
     /* a stage reads what earlier stages wrote, never its own or later
      * results: a stage's reverse needs its inputs final */
     if (any1(stages[i], hit_read_late, &rc))
-      refuse(&g, stages[i]->loc, "this stage reads a tensor that it or a later "
-             "stage writes");
+      refuse(&g, rc.at->loc, "%s is read %s; a stage may read only what "
+             "earlier stages wrote", rc.at->acc.tensor->name,
+             g.wr[rc.at->acc.tensor->id].stage == i ? "by the stage that writes it"
+                                                    : "before the stage that writes it");
   }
   if (!g.ok) return NULL;
 
@@ -1054,6 +1367,7 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
     for (int i = 0; i < nstages; i++) changed |= propagate(&g, stages[i]);
     if (!changed) break;
   }
+  find_softmax(&g, stages, nstages);
   bool reaches = false;
   for (int i = 0; i < op->ntensors; i++)
     reaches |= op->tensors[i]->role == IR_ROLE_OUT && g.active[i];
@@ -1067,6 +1381,14 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
   /* the reverse sweep; counts for the max=/min= targets it meets */
   IrNode *rev = NULL;
   for (int i = nstages - 1; i >= 0 && g.ok; i--) {
+    for (int k = 0; k < g.nsm; k++) {
+      Softmax *sm = &g.sm[k];
+      if (sm->sk != i || sm->form != SM_SAVED || !g.active[sm->store->acc.tensor->id])
+        continue;
+      /* G[v..] = sum over the in-edges of A dA, before the edges need it */
+      IrNode *gs = softmax_sum_stage(&g, sm, stages[i]);
+      if (gs) ir_append(&rev, gs);
+    }
     bool by_source = mark_csc(&g, stages[i]);
     IrNode *owned = rev_stage(&g, stages[i], CLS_OWNED);
     if (owned) ir_append(&rev, owned);
