@@ -467,8 +467,38 @@ static IrNode *fwd_list(Grad *g, const IrNode *list, const Fwd *f);
 
 static IrNode *mul(Grad *g, Loc l, IrNode *x, IrNode *y);
 
+typedef struct SetsOuter {
+  const bool *decl; /* locals of the block being recomputed */
+  bool *inner;      /* locals declared inside the statement */
+  bool hit;
+} SetsOuter;
+
+static bool mark_inner(const IrNode *n, void *p) {
+  if (n->kind == IR_LET) ((SetsOuter *)p)->inner[n->let.var->id] = true;
+  return false;
+}
+
+static bool hit_outer_set(const IrNode *n, void *p) {
+  SetsOuter *so = p;
+  return n->kind == IR_SET && so->decl[n->set.var->id] && !so->inner[n->set.var->id];
+}
+
+/* FWD_LOCALS: whether loop or guard `s` reduces into a local of the block
+ * declared outside it; if not, its own locals are recomputed by its own
+ * reverse, not here. */
+static bool sets_outer(Grad *g, const IrNode *s, const bool *decl) {
+  SetsOuter so = {decl, IR_NEW_ARRAY(g->a, bool, g->fw->nvars + 1), false};
+  IrNode one = *s;
+  one.next = NULL;
+  ir_any(&one, mark_inner, &so);
+  return ir_any(&one, hit_outer_set, &so);
+}
+
 static IrNode *fwd_stmt(Grad *g, const IrNode *s, const Fwd *f) {
   Arena *a = g->a;
+  if (f->mode == FWD_LOCALS && (s->kind == IR_LOOP || s->kind == IR_IF) &&
+      !sets_outer(g, s, f->decl))
+    return NULL;
   switch (s->kind) {
   case IR_LOOP: {
     IrNode *l = clone_header(g, s);
