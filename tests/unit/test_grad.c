@@ -313,6 +313,256 @@ static void check_module(const IrModule *m, Stats *st) {
   }
 }
 
+/* Constructs the libraries do not use: every function, locals, several
+ * outputs, push-style and flat edge loops, mean= of a product, an edge
+ * softmax whose maximum is read elsewhere (not the saved-output rule). */
+static const char *extra_src =
+    "op act(X: f32[dst, F]) -> Y: f32[dst, F] {\n"
+    "  for v in dst {\n"
+    "    for f in 0..F {\n"
+    "      var x = X[v, f]\n"
+    "      Y[v, f] = sigmoid(x) * tanh(x) + abs(x) + log(abs(x) + 1.0) +\n"
+    "                sqrt(x * x + 1.0) - max(x, 0.5) + min(x, -0.5) +\n"
+    "                leaky_relu(x, 0.1) / (1.0 + x * x) - -exp(-x)\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "op two_out(X: f32[src, F], W: f32[edge]) -> (Y: f32[dst, F], Z: f32[dst, F]) {\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      for f in 0..F {\n"
+    "        Y[v, f] += X[src(e), f] * W[e]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      for f in 0..F {\n"
+    "        Z[v, f] max= X[src(e), f] * X[src(e), f]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "op sage(X: f32[src, F], Xd: f32[dst, F], a: f32[F]) -> Y: f32[dst, F] {\n"
+    "  tensor A: f32[dst, F]\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      for f in 0..F {\n"
+    "        A[v, f] mean= X[src(e), f] * a[f]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  for v in dst {\n"
+    "    var n = 0.0\n"
+    "    for f in 0..F {\n"
+    "      n += A[v, f] * A[v, f]\n"
+    "    }\n"
+    "    for f in 0..F {\n"
+    "      var t = A[v, f] + Xd[v, f]\n"
+    "      Y[v, f] = t * t / (n + 1.0)\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "op push(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {\n"
+    "  for u in src {\n"
+    "    for e in out_edges(u) {\n"
+    "      for f in 0..F {\n"
+    "        Y[dst(e), f] += X[u, f] * W[e]\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "op flat(X: f32[src, F], Y: f32[dst, F]) -> M: f32[edge, F] {\n"
+    "  for e in edges {\n"
+    "    for f in 0..F {\n"
+    "      M[e, f] = X[src(e), f] * Y[dst(e), f]\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "op softmax_and_max(S: f32[edge]) -> (A: f32[edge], B: f32[dst]) {\n"
+    "  tensor M: f32[dst]\n"
+    "  tensor D: f32[dst]\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      M[v] max= S[e]\n"
+    "    }\n"
+    "  }\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      D[v] += exp(S[e] - M[v])\n"
+    "    }\n"
+    "  }\n"
+    "  for v in dst {\n"
+    "    for e in in_edges(v) {\n"
+    "      A[e] = exp(S[e] - M[v]) / D[v]\n"
+    "    }\n"
+    "  }\n"
+    "  for v in dst {\n"
+    "    B[v] = M[v] * 2.0\n"
+    "  }\n"
+    "}\n";
+
+static IrModule *extra_module(void) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *m = lang_compile(arena, &d, "extra.gop", extra_src);
+  ck_assert_msg(m != NULL, "%s", d.buf);
+  ir_diag_free(&d);
+  return m;
+}
+
+START_TEST(test_extra_finite_differences) {
+  Stats st = {0};
+  check_module(extra_module(), &st);
+  fprintf(stderr, "extra: %d operators, %d gradient operators, %d finite-difference "
+          "checks passed\n", st.ops, st.grads, st.checks);
+  ck_assert_int_eq(st.ops, 6);
+}
+END_TEST
+
+static int count_stages(const IrOp *op) {
+  int n = 0;
+  for (const IrNode *s = op->body; s; s = s->next) n++;
+  return n;
+}
+
+static IrOp *derive(const IrModule *m, const char *op, const char *wrt, Diag *d) {
+  const IrOp *f = ir_module_find_op(m, op);
+  ck_assert_ptr_nonnull(f);
+  return grad_derive(arena, f, wrt, d);
+}
+
+/* Scatters become source-ordered gathers; stages over the same out-edges
+ * become one; GAT's attention backward is one pass over the edges with no
+ * per-edge tensor (fuseGNN). */
+START_TEST(test_structure) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrOp *g = derive(stdlib_ir, "copy_u_sum", "X", &d);
+  ck_assert_int_eq(count_stages(g), 1);
+  ck_assert_int_eq(g->body->loop.kind, IR_LOOP_SRC_V);
+  ck_assert_int_eq(g->body->loop.body->loop.kind, IR_LOOP_OUT_EDGES);
+  /* two outputs gathered from X: one pass over the out-edges */
+  g = derive(extra_module(), "two_out", "X", &d);
+  int src_stages = 0;
+  for (const IrNode *s = g->body; s; s = s->next) src_stages += s->loop.kind == IR_LOOP_SRC_V;
+  ck_assert_int_eq(src_stages, 1);
+  /* GAT: recompute M and D, then one pass over the out-edges of each
+   * source, the saved Y standing for the sum of the attention weights */
+  const char *wrts[] = {"As", "Z"};
+  for (int w = 0; w < 2; w++) {
+    g = derive(layers_ir, "gat_attention", wrts[w], &d);
+    ck_assert_msg(g != NULL, "%s", d.buf);
+    ck_assert_int_eq(count_stages(g), 3);
+    int edge_passes = 0;
+    for (const IrNode *s = g->body; s; s = s->next)
+      edge_passes += s->loop.kind == IR_LOOP_SRC_V;
+    ck_assert_int_eq(edge_passes, 1);
+    for (int i = 0; i < g->ntensors; i++)
+      ck_assert_msg(g->tensors[i]->domain != IR_DOM_EDGE, "%s has the edge tensor %s",
+                    g->name, g->tensors[i]->name);
+  }
+  /* edge softmax by its saved output: no recomputation of M and D */
+  g = derive(stdlib_ir, "edge_softmax", "S", &d);
+  ck_assert_ptr_null(ir_op_find_tensor(g, "M"));
+  ck_assert_ptr_nonnull(ir_op_find_tensor(g, "A"));
+  ck_assert_int_eq(count_stages(g), 2);
+  /* ... but not when M is read elsewhere */
+  g = derive(extra_module(), "softmax_and_max", "S", &d);
+  ck_assert_ptr_nonnull(ir_op_find_tensor(g, "M"));
+  ck_assert_int_eq(d.nerrors, 0);
+  ir_diag_free(&d);
+}
+END_TEST
+
+/* Refusals that the language cannot produce from source: an integer input,
+ * a scheduled operator. */
+START_TEST(test_refusals) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *m = extra_module();
+  IrOp *push = ir_module_find_op(m, "push");
+  push->tensors[1]->dtype = IR_DT_I32;
+  ck_assert_ptr_null(grad_derive(arena, push, "W", &d));
+  ck_assert_msg(strstr(d.buf, "input W of op push is i32, not floating point"), "%s", d.buf);
+  ck_assert_ptr_nonnull(grad_derive(arena, push, "X", &d)); /* X still works */
+  ir_diag_free(&d);
+  ir_diag_init(&d, NULL);
+  const char *ir =
+      "op s(X: f32[src, F]) -> Y: f32[dst, F] {\n"
+      "  for v in dst @warp {\n"
+      "    for e in in_edges(v) {\n"
+      "      for f in 0..F {\n"
+      "        Y[v, f] += X[src(e), f]\n"
+      "      }\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  IrModule *sm = lang_parse_ir(arena, &d, "s.ir", ir);
+  ck_assert_msg(sm != NULL, "%s", d.buf);
+  ck_assert_ptr_null(grad_derive(arena, sm->ops[0], "X", &d));
+  ck_assert_msg(strstr(d.buf, "s.ir:2:3: error: cannot differentiate op s with respect to "
+                              "X: loop `v` is scheduled"), "%s", d.buf);
+  ck_assert_ptr_null(grad_derive(arena, sm->ops[0], "Y", &d));
+  ck_assert_msg(strstr(d.buf, "has no input named Y (it is an output"), "%s", d.buf);
+  ir_diag_free(&d);
+}
+END_TEST
+
+/* The public API: gop_grad's module runs like any other. */
+START_TEST(test_api) {
+  GopContext *ctx = gop_context_new();
+  GopModule *lib = gop_stdlib(ctx);
+  GopOp *fw = gop_module_find_op(lib, "u_mul_e_sum");
+  GopModule *gm = gop_grad(fw, "W, X");
+  ck_assert_msg(gm != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_module_num_ops(gm), 2);
+  GopOp *gw = gop_module_op(gm, 0), *gx = gop_module_op(gm, 1);
+  ck_assert_str_eq(gop_op_name(gw), "u_mul_e_sum_grad_W");
+  ck_assert_str_eq(gop_op_name(gx), "u_mul_e_sum_grad_X");
+  ck_assert_str_eq(gop_op_signature(gx),
+                   "u_mul_e_sum_grad_X(W: f32[edge], dY: f32[dst, F]) -> dX: f32[src, F]");
+  ck_assert_str_eq(gop_grad_adjoint(gx, "Y"), "dY");
+  ck_assert_str_eq(gop_grad_adjoint(gx, "X"), "dX");
+  ck_assert_ptr_null(gop_grad_adjoint(gx, "W"));
+  ck_assert_ptr_null(gop_grad_adjoint(fw, "Y"));
+  ck_assert_ptr_eq(gop_grad_forward(gx), fw);
+  ck_assert_ptr_null(gop_grad_forward(fw));
+  char *text = gop_emit(gx, GOP_STAGE_IR);
+  ck_assert_ptr_nonnull(strstr(text, "for e in out_edges(v)"));
+  free(text);
+
+  /* copy_u_sum's dX on tests/data/tiny.mtx (0->1, 0->2, 1->2, 2->0,
+   * 3->2): dX[u] is the sum of dY over u's out-neighbours */
+  GopModule *gs = gop_grad(gop_module_find_op(lib, "copy_u_sum"), NULL);
+  ck_assert_ptr_nonnull(gs);
+  GopGraph *g = gop_graph_open(ctx, tu_source("tests/data/tiny.mtx"));
+  ck_assert_ptr_nonnull(g);
+  GopRun *r = gop_run_new(ctx, gop_module_op(gs, 0), g);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 1), 0);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  float dy[4] = {1, 2, 3, 4}, dx[4] = {-1, -1, -1, -1};
+  ck_assert_int_eq(gop_run_bind(r, "dY", dy, 4), 0);
+  ck_assert_int_eq(gop_run_bind(r, "dX", dx, 4), 0);
+  ck_assert_msg(gop_run_exec(r) == 0, "%s", gop_diagnostics(ctx));
+  const float want[4] = {5, 3, 1, 3};
+  for (int i = 0; i < 4; i++) ck_assert_float_eq(dx[i], want[i]);
+
+  /* every floating-point input by default; errors */
+  GopModule *layers = gop_compile_file(ctx, tu_source("examples/models/layers.gop"));
+  GopModule *gg = gop_grad(gop_module_find_op(layers, "gcn_propagate"), NULL);
+  ck_assert_int_eq(gop_module_num_ops(gg), 4);
+  ck_assert_str_eq(gop_op_name(gop_module_op(gg, 3)), "gcn_propagate_grad_S");
+  gop_clear_diagnostics(ctx);
+  ck_assert_ptr_null(gop_grad(fw, "Q"));
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named Q; its inputs are X, W"));
+  ck_assert_ptr_null(gop_grad(fw, " , "));
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named in ' , '"));
+  ck_assert_ptr_null(gop_grad(NULL, "X"));
+  gop_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_stdlib_finite_differences) {
   Stats st = {0};
   check_module(stdlib_ir, &st);
@@ -338,6 +588,10 @@ int main(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_stdlib_finite_differences);
   tcase_add_test(tc, test_layers_finite_differences);
+  tcase_add_test(tc, test_extra_finite_differences);
+  tcase_add_test(tc, test_structure);
+  tcase_add_test(tc, test_refusals);
+  tcase_add_test(tc, test_api);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
