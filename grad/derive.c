@@ -123,6 +123,8 @@ static bool name_taken(const Grad *g, const char *n) {
     if (!strcmp(g->fw->tensors[i]->name, n)) return true;
   for (int i = 0; i < g->fw->nsyms; i++)
     if (!strcmp(g->fw->syms[i]->name, n)) return true;
+  for (int i = 0; i < g->fw->nvars; i++) /* loop variables keep their names */
+    if (!strcmp(g->fw->vars[i]->name, n)) return true;
   return false;
 }
 
@@ -994,6 +996,8 @@ static void find_softmax(Grad *g, const IrNode **stages, int nstages) {
   }
 }
 
+enum { MAX_DEPTH = 64 };
+
 typedef struct Scope {
   const IrNode **loops; /* forward loops around the block */
   int nloops;
@@ -1005,6 +1009,10 @@ static void rev_stmt(Grad *g, const IrNode *s, Scope *sc, IrNode **out) {
   Arena *a = g->a;
   switch (s->kind) {
   case IR_LOOP: {
+    if (sc->nloops == MAX_DEPTH) {
+      refuse(g, s->loc, "loops nested more than %d deep", MAX_DEPTH);
+      return;
+    }
     IrNode *l = clone_header(g, s);
     sc->loops[sc->nloops++] = s;
     l->loop.body = rev_list(g, s->loop.body, sc);
@@ -1233,7 +1241,7 @@ static void reset_maps(Grad *g) {
 static IrNode *rev_stage(Grad *g, const IrNode *stage, StageClass cls) {
   reset_maps(g);
   g->cls = cls;
-  const IrNode *loops[64];
+  const IrNode *loops[MAX_DEPTH];
   Scope sc = {loops, 0};
   IrNode *r;
   if (cls == CLS_CSC) {

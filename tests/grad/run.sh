@@ -2,7 +2,8 @@
 # tests/grad/run.sh SUITE_DIR GOPC: golden tests of `gopc grad`, and the
 # derived operators through the code generator and ptxas.
 #
-# Each NAME.args holds the arguments of one `gopc grad` run, from this
+# Each NAME.args holds the arguments of one `gopc grad` run (of `gopc run`
+# for run_NAME.args: a gradient operator run with --grad), from this
 # folder; NAME.expected is its exact stdout and stderr followed by a line
 # `exit N`. Golden outputs of a few operators show the derivation's rules
 # (gather -> scatter by source, SDDMM, max= by count, mean= by degree, edge
@@ -32,7 +33,7 @@ cd "$suite" || exit 2
 
 out=$(mktemp)
 work=$(mktemp -d /tmp/gop-grad.XXXXXX)
-trap 'rm -rf "$out" "$work"' EXIT
+trap 'rm -rf "$out" "$out.raw" "$work"' EXIT
 
 pass=0
 fail=0
@@ -40,8 +41,12 @@ for argsfile in *.args; do
   name=${argsfile%.args}
   # shellcheck disable=SC2046 # the file holds a word list
   eval "set -- $(cat "$argsfile")"
-  "$gopc" grad "$@" >"$out" 2>&1
-  echo "exit $?" >>"$out"
+  cmd=grad
+  case $name in run_*) cmd=run ;; esac # `gopc run --grad X`
+  "$gopc" "$cmd" "$@" >"$out.raw" 2>&1
+  echo "exit $?" >>"$out.raw"
+  # a run's wall time is not part of its output
+  sed -E 's/(interpreter, )[0-9]+\.[0-9]+ s$/\1T s/' "$out.raw" >"$out"
   if [ "${UPDATE:-}" = 1 ]; then
     cp "$out" "$name.expected"
     echo "updated $name.expected"
@@ -51,7 +56,7 @@ for argsfile in *.args; do
     pass=$((pass + 1))
   else
     fail=$((fail + 1))
-    echo "FAIL: gopc grad $(cat "$argsfile")"
+    echo "FAIL: gopc $cmd $(cat "$argsfile")"
     diff -u "$name.expected" "$out" | head -40
   fi
 done
