@@ -80,7 +80,10 @@ typedef struct Grad {
   Diag *d;
   const IrOp *fw;
   IrOp *bw;
-  const IrTensor *wrt;
+  const IrTensor *wrt;   /* the first input differentiated against */
+  const bool *is_wrt;    /* by forward tensor id: every one of them */
+  const char *wrt_names; /* "X" or "X, W", for messages */
+  const int *wrt_order;  /* their tensor ids in the order asked, -1 after */
   bool ok;
 
   /* by forward tensor id */
@@ -199,7 +202,7 @@ static IrTensor *prim(Grad *g, const IrTensor *t) {
 
 static IrTensor *adj(Grad *g, const IrTensor *t) {
   if (!g->adj[t->id]) {
-    IrRole role = t == g->wrt                 ? IR_ROLE_OUT
+    IrRole role = g->is_wrt[t->id]            ? IR_ROLE_OUT
                   : t->role == IR_ROLE_OUT ? IR_ROLE_IN
                                            : IR_ROLE_TEMP;
     const char *n = fresh_name(g, ir_sprintf(g->a, "d%s", t->name), false);
@@ -233,7 +236,7 @@ static void refuse(Grad *g, Loc loc, const char *fmt, ...) {
   va_end(ap);
   if (g->ok)
     ir_error(g->d, loc, "cannot differentiate op %s with respect to %s: %s",
-             g->fw->name, g->wrt->name, msg);
+             g->fw->name, g->wrt_names, msg);
   g->ok = false;
 }
 
@@ -576,7 +579,7 @@ static IrNode *neg(Grad *g, Loc l, IrNode *x) { return ir_un(g->a, l, IR_UN_NEG,
 /* Whether the adjoint of forward tensor `t` is emitted in this stage. */
 static bool wanted(const Grad *g, const IrTensor *t) {
   if (!g->active[t->id] || g->absorbed[t->id]) return false;
-  if (t->role == IR_ROLE_IN && t != g->wrt) return false;
+  if (t->role == IR_ROLE_IN && !g->is_wrt[t->id]) return false;
   return (g->cls == CLS_CSC) == g->csc[t->id];
 }
 
@@ -1311,7 +1314,8 @@ static void assemble(Grad *g) {
                                                                        : NULL;
       if (t && body_uses(bw, t)) order[0][n[0]++] = t;
     }
-  order[1][n[1]++] = g->adj[g->wrt->id];
+  for (int i = 0; i < fw->ninputs; i++) /* in wrt order: see grad_derive_joint */
+    if (g->wrt_order[i] >= 0) order[1][n[1]++] = g->adj[g->wrt_order[i]];
   for (int i = 0; i < g->nbwt; i++) {
     IrTensor *t = g->bwt[i];
     if (t->role == IR_ROLE_TEMP && body_uses(bw, t)) order[2][n[2]++] = t;
@@ -1336,7 +1340,12 @@ IrOp *grad_derive(Arena *a, const IrOp *op, const char *wrt, Diag *d) {
 
 IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
                         const char **adjoints, Diag *d) {
-  const IrTensor *x = ir_op_find_tensor(op, wrt);
+  return grad_derive_joint(a, op, &wrt, 1, adjoints, d);
+}
+
+/* The input named `name`, or NULL after reporting why it cannot be one. */
+static const IrTensor *wrt_input(const IrOp *op, const char *name, Diag *d) {
+  const IrTensor *x = ir_op_find_tensor(op, name);
   if (!x || x->role != IR_ROLE_IN) {
     char list[512] = "";
     size_t len = 0;
@@ -1344,7 +1353,7 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
       len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
                               "%s%s", i ? ", " : "", op->tensors[i]->name);
     ir_error(d, op->loc, "op %s has no input named %s%s; its inputs are %s", op->name,
-             wrt, x ? " (it is an output or a temporary)" : "", op->ninputs ? list : "none");
+             name, x ? " (it is an output or a temporary)" : "", op->ninputs ? list : "none");
     return NULL;
   }
   if (!grad_differentiable(x)) {
@@ -1352,13 +1361,42 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
              "gradient", x->name, op->name, ir_dtype_name(x->dtype));
     return NULL;
   }
+  return x;
+}
+
+IrOp *grad_derive_joint(Arena *a, const IrOp *op, const char *const *wrt, int nwrt,
+                        const char **adjoints, Diag *d) {
+  if (nwrt < 1 || nwrt > op->ninputs) {
+    ir_error(d, op->loc, "op %s: %d inputs to differentiate against, it has %d", op->name,
+             nwrt, op->ninputs);
+    return NULL;
+  }
+  bool *is_wrt = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
+  int *order = IR_NEW_ARRAY(a, int, op->ninputs + 1);
+  const char *names = "", *suffix = "";
+  for (int i = 0; i < op->ninputs; i++) order[i] = -1;
+  for (int i = 0; i < nwrt; i++) {
+    const IrTensor *t = wrt_input(op, wrt[i], d);
+    if (!t) return NULL;
+    if (is_wrt[t->id]) {
+      ir_error(d, op->loc, "input %s is named twice in the inputs to differentiate "
+               "against", t->name);
+      return NULL;
+    }
+    is_wrt[t->id] = true;
+    order[i] = t->id;
+    names = ir_sprintf(a, "%s%s%s", names, i ? ", " : "", t->name);
+    suffix = ir_sprintf(a, "%s_%s", suffix, t->name);
+  }
+  const IrTensor *x = op->tensors[order[0]];
   if (op->ntensors > 64 * 3 || op->ntensors == 0) {
     ir_error(d, op->loc, "op %s has too many tensors to differentiate", op->name);
     return NULL;
   }
   size_t nt = (size_t)op->ntensors, nv = (size_t)op->nvars + 1;
-  Grad g = {.a = a, .d = d, .fw = op, .wrt = x, .ok = true};
-  g.bw = ir_op_new(a, ir_sprintf(a, "%s_grad_%s", op->name, x->name), op->loc);
+  Grad g = {.a = a, .d = d, .fw = op, .wrt = x, .is_wrt = is_wrt, .wrt_names = names,
+            .wrt_order = order, .ok = true};
+  g.bw = ir_op_new(a, ir_sprintf(a, "%s_grad%s", op->name, suffix), op->loc);
   g.wr = IR_NEW_ARRAY(a, Written, nt);
   g.active = IR_NEW_ARRAY(a, bool, nt);
   g.prim = IR_NEW_ARRAY(a, IrTensor *, nt);
@@ -1398,23 +1436,30 @@ IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
   }
   if (!g.ok) return NULL;
 
-  /* what depends on wrt */
-  g.active[x->id] = true;
-  while (true) {
-    bool changed = false;
-    for (int i = 0; i < nstages; i++) changed |= propagate(&g, stages[i]);
-    if (!changed) break;
+  /* what depends on each input asked for (each must reach an output), then
+   * on all of them */
+  for (int w = 0; w <= nwrt; w++) {
+    memset(g.active, 0, sizeof(bool) * nt);
+    memset(g.lactive, 0, sizeof(bool) * nv);
+    for (int k = 0; k < nwrt; k++)
+      if (w == nwrt || k == w) g.active[order[k]] = true;
+    while (true) {
+      bool changed = false;
+      for (int i = 0; i < nstages; i++) changed |= propagate(&g, stages[i]);
+      if (!changed) break;
+    }
+    bool reaches = false;
+    for (int i = 0; i < op->ntensors; i++)
+      reaches |= op->tensors[i]->role == IR_ROLE_OUT && g.active[i];
+    if (w < nwrt && !reaches) {
+      const IrTensor *t = op->tensors[order[w]];
+      ir_error(d, t->loc, "no output of op %s depends on input %s: its gradient is "
+               "zero", op->name, t->name);
+      return NULL;
+    }
   }
   find_softmax(&g, stages, nstages);
-  bool reaches = false;
-  for (int i = 0; i < op->ntensors; i++)
-    reaches |= op->tensors[i]->role == IR_ROLE_OUT && g.active[i];
-  if (!reaches) {
-    ir_error(d, x->loc, "no output of op %s depends on input %s: its gradient is "
-             "zero", op->name, x->name);
-    return NULL;
-  }
-  adj(&g, x);
+  for (int k = 0; k < nwrt; k++) adj(&g, op->tensors[order[k]]);
 
   /* the reverse sweep; counts for the max=/min= targets it meets */
   IrNode *rev = NULL;

@@ -51,6 +51,12 @@ IrOp *grad_derive(Arena *a, const IrOp *op, const char *wrt, Diag *d);
  * outputs it reads, dWRT for `wrt`, NULL for the others. */
 IrOp *grad_derive_named(Arena *a, const IrOp *op, const char *wrt,
                         const char **adjoints, Diag *d);
+/* One operator `OP_grad_X_W` for several inputs at once, with one output
+ * dX, dW ... per input in the order given: the recomputation of the
+ * temporaries and the adjoints of the outputs and temporaries are shared,
+ * and stages over the same edges fused across the inputs. */
+IrOp *grad_derive_joint(Arena *a, const IrOp *op, const char *const *wrt, int nwrt,
+                        const char **adjoints, Diag *d);
 
 /* Whether `t` may be differentiated against: a floating-point input. */
 bool grad_differentiable(const IrTensor *t);

@@ -226,6 +226,12 @@ int gop_run_check(GopRun *r, double *worst);
  * input, an integer one, or a construct with no derivative in the IR
  * (file:line:col of the construct). */
 GopModule *gop_grad(const GopOp *op, const char *wrt);
+/* The same inputs, as one operator OP_grad_X_W with one output per input
+ * (dX, dW, in the order given): what the gradients share (recomputed
+ * temporaries, adjoints of temporaries, passes over the same edges) is
+ * computed once. A module holding that one operator; NULL after
+ * reporting. */
+GopModule *gop_grad_joint(const GopOp *op, const char *wrt);
 /* For an operator of gop_grad's module: the name of the tensor holding the
  * adjoint of the forward operator's tensor `forward_tensor` (an output it
  * reads, or the input it differentiates against); NULL if it has none. */

@@ -7,8 +7,9 @@
 #    model's schedule), run on the GPU and checked against the interpreter
 #    (gopc run --grad X --check) on cora and pubmed; the source-ordered
 #    aggregations also under spmm_rows(2, 2).
-# 2. GAT's attention backward, fused (gat_attention's three gradients) and
-#    separate (gat_scores, edge_softmax_heads, gat_aggregate's five), timed
+# 2. GAT's attention backward, fused (gat_attention's three gradients, and
+#    the joint operator computing all three) and separate (gat_scores,
+#    edge_softmax_heads, gat_aggregate's five gradients), timed
 #    on pubmed and ogbn-arxiv with H = 8, C = 8: the sum of the median
 #    times of each side, and the bytes of the per-edge tensors the separate
 #    backward reads and writes.
@@ -62,7 +63,10 @@ ext() { # FILE OP X [F H C]: the extent flags the gradient operator has
 only_inputs() { # FILE OP X NAME=PATH...: the --in flags the gradient of X takes
   local sig file=$1 op=$2 x=$3
   shift 3
-  sig=$("$gopc" grad "$file" --op "$op" --wrt "$x" 2>/dev/null | head -1 | sed 's/->.*//')
+  local joint=()
+  case $x in *,*) joint=(--joint) ;; esac
+  sig=$("$gopc" grad "$file" --op "$op" --wrt "$x" "${joint[@]}" 2>/dev/null | head -1 |
+        sed 's/->.*//')
   for a in "$@"; do
     grep -q "[(, ]${a%%=*}:" <<<"$sig" && echo "--in $a"
   done
@@ -127,7 +131,7 @@ for g in cora pubmed; do
   gins=(--in "Z=$d/z.npy" --in "As=$d/as.npy" --in "Ad=$d/ad.npy")
   if "$gopc" run "$layers" --op gat_attention --graph "$graph" --H 4 --C 8 "${gins[@]}" \
        --out "Y=$d/y-gat.npy" --gpu >>"$log" 2>&1; then
-    for x in Z As Ad; do
+    for x in Z As Ad Z,As,Ad; do
       # shellcheck disable=SC2046
       run "gat_attention d$x on $g, saved Y" "$layers" --op gat_attention --grad "$x" \
         --graph "$graph" --H 4 --C 8 $(only_inputs "$layers" gat_attention "$x" "Z=$d/z.npy" \
@@ -155,8 +159,9 @@ add() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print "?"; else if (a == "
 for g in pubmed ogbn-arxiv; do
   graph=$carry/datasets/$g.mtx.gz
   [ -f "$graph" ] || { echo "no $graph"; continue; }
-  for side in fused separate; do
-    if [ $side = fused ]; then cases="gat_attention:Z gat_attention:As gat_attention:Ad"
+  for side in joint fused separate; do
+    if [ $side = joint ]; then cases="gat_attention:Z,As,Ad"
+    elif [ $side = fused ]; then cases="gat_attention:Z gat_attention:As gat_attention:Ad"
     else cases="gat_aggregate:Z gat_aggregate:P edge_softmax_heads:S gat_scores:As gat_scores:Ad"; fi
     tb=0
     tc=0

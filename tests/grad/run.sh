@@ -10,10 +10,10 @@
 # softmax by its saved output, GAT's fused attention in one edge pass); the
 # refuse_*.gop files and the *_error cases show the refusals.
 #
-# Then the gradient operators of the operators in PTX_OPS are compiled to
-# PTX for sm_80 under the default schedule (and under spmm_rows(2, 2) for
-# the source-ordered aggregations), and assembled with ptxas -v: they must
-# be real, schedulable operators. ptxas is found as tests/ptxas/run.sh finds
+# Then the gradient operators of PTX_CASES (joint ones where several inputs
+# are named) are compiled to PTX for sm_80 under the default schedule (and
+# under spmm_rows(2, 2) for the source-ordered aggregations), and assembled
+# with ptxas -v: they must be real, schedulable operators. ptxas is found as tests/ptxas/run.sh finds
 # it; GOP_SKIP_PTXAS=1 skips that part on a machine without the toolkit.
 #
 # UPDATE=1 rewrites every NAME.expected instead of comparing; read each one
@@ -90,6 +90,7 @@ PTX_CASES=(
   "$layers gat_attention Z" "$layers gat_attention As" "$layers gat_attention Ad"
   "$layers gcn_propagate H" "$layers gcn_propagate W" "$layers gin_aggregate eps"
   "$layers bias_elu b" "$layers gat_terms a" "$layers edge_softmax_heads S"
+  "$layers gat_attention Z,As,Ad" "stdlib: u_mul_e_sum X,W"
 )
 nptx=0
 for c in "${PTX_CASES[@]}"; do
@@ -97,6 +98,7 @@ for c in "${PTX_CASES[@]}"; do
   if [ "$file" = "stdlib:" ]; then file="stdlib:$op"; fi
   args=(grad "$file" --op "$op" --wrt "$input" --stage ptx --target sm_80)
   [ -n "${sched:-}" ] && args+=(--schedule "$sched")
+  case $input in *,*) args+=(--joint) ;; esac # several inputs: one joint operator
   if ! "$gopc" "${args[@]}" >"$work/g.ptx" 2>"$work/err"; then
     fail=$((fail + 1))
     echo "FAIL: gopc ${args[*]}"

@@ -185,11 +185,13 @@ static bool close_enough(double fd, double an) {
 }
 
 typedef struct Stats {
-  int ops, grads, checks;
+  int ops, grads, joint, checks;
 } Stats;
 
-/* The check of one gradient operator of `op` on graph `g`. */
-static void check_grad(const IrOp *op, const IrOp *bw, const char **adjoints, int wrt,
+/* The check of one gradient operator of `op` on graph `g`: each of its
+ * outputs (one, or one per input for a joint operator) against finite
+ * differences of the input it is the adjoint of. */
+static void check_grad(const IrOp *op, const IrOp *bw, const char **adjoints,
                        const Graph *g, uint64_t seed, Stats *st) {
   IrExtents ext = extents_of(op), bext = extents_like(bw, op);
   double **fb = calloc((size_t)op->ntensors, sizeof(double *));
@@ -201,14 +203,12 @@ static void check_grad(const IrOp *op, const IrOp *bw, const char **adjoints, in
   }
   loss(op, g, ext, fb, dys); /* the saved outputs */
 
-  /* dX from the gradient operator */
+  /* the gradients from the gradient operator */
   double **bb = calloc((size_t)bw->ntensors, sizeof(double *));
   bool *owned = calloc((size_t)bw->ntensors, sizeof(bool));
-  int out = -1;
   for (int i = 0; i < bw->ninputs + bw->noutputs; i++) {
     const IrTensor *t = bw->tensors[i];
     if (t->role == IR_ROLE_OUT) {
-      out = i;
       bb[i] = calloc((size_t)(numel(t, g, &bext) + 1), sizeof(double));
       owned[i] = true;
       continue;
@@ -224,49 +224,57 @@ static void check_grad(const IrOp *op, const IrOp *bw, const char **adjoints, in
     /* shaped as the forward tensor it stands for */
     ck_assert_int_eq(numel(t, g, &bext), numel(op->tensors[from], g, &ext));
   }
-  ck_assert_int_ge(out, 0);
+  ck_assert_int_ge(bw->noutputs, 1);
   run(bw, g, bext, bb);
-  const IrTensor *xt = op->tensors[wrt];
-  int64_t n = numel(xt, g, &ext);
-  ck_assert_int_eq(n, numel(bw->tensors[out], g, &bext));
-  double *x = fb[wrt], *dx = bb[out];
-  double *x0 = malloc(sizeof(double) * (size_t)(n + 1));
-  memcpy(x0, x, sizeof(double) * (size_t)n);
-  const double h = 1e-5;
 
-  /* a random direction */
-  double *dir = random_buf(n, &seed);
-  double an = 0;
-  for (int64_t k = 0; k < n; k++) an += dx[k] * dir[k];
-  for (int64_t k = 0; k < n; k++) x[k] = x0[k] + h * dir[k];
-  double lp = loss(op, g, ext, fb, dys);
-  for (int64_t k = 0; k < n; k++) x[k] = x0[k] - h * dir[k];
-  double lm = loss(op, g, ext, fb, dys);
-  memcpy(x, x0, sizeof(double) * (size_t)n);
-  double fd = (lp - lm) / (2 * h);
-  ck_assert_msg(close_enough(fd, an), "%s on %s: along a random direction the "
-                "finite difference is %.12g, the gradient gives %.12g", bw->name,
-                g->name, fd, an);
-  st->checks++;
+  for (int out = bw->ninputs; out < bw->ninputs + bw->noutputs; out++) {
+    int wrt = -1;
+    for (int k = 0; k < op->ninputs; k++)
+      if (adjoints[k] && !strcmp(adjoints[k], bw->tensors[out]->name)) wrt = k;
+    ck_assert_msg(wrt >= 0, "%s: output %s is the adjoint of no input", bw->name,
+                  bw->tensors[out]->name);
+    const IrTensor *xt = op->tensors[wrt];
+    int64_t n = numel(xt, g, &ext);
+    ck_assert_int_eq(n, numel(bw->tensors[out], g, &bext));
+    double *x = fb[wrt], *dx = bb[out];
+    double *x0 = malloc(sizeof(double) * (size_t)(n + 1));
+    memcpy(x0, x, sizeof(double) * (size_t)n);
+    const double h = 1e-5;
 
-  /* single elements */
-  int64_t el[16];
-  int nel = special(xt, g, n, el);
-  for (int i = 0; i < nel; i++) {
-    int64_t k = el[i];
-    x[k] = x0[k] + h;
-    lp = loss(op, g, ext, fb, dys);
-    x[k] = x0[k] - h;
-    lm = loss(op, g, ext, fb, dys);
-    x[k] = x0[k];
-    fd = (lp - lm) / (2 * h);
-    ck_assert_msg(close_enough(fd, dx[k]), "%s on %s: element %lld of %s: finite "
-                  "difference %.12g, gradient %.12g", bw->name, g->name, (long long)k,
-                  xt->name, fd, dx[k]);
+    /* a random direction */
+    double *dir = random_buf(n, &seed);
+    double an = 0;
+    for (int64_t k = 0; k < n; k++) an += dx[k] * dir[k];
+    for (int64_t k = 0; k < n; k++) x[k] = x0[k] + h * dir[k];
+    double lp = loss(op, g, ext, fb, dys);
+    for (int64_t k = 0; k < n; k++) x[k] = x0[k] - h * dir[k];
+    double lm = loss(op, g, ext, fb, dys);
+    memcpy(x, x0, sizeof(double) * (size_t)n);
+    double fd = (lp - lm) / (2 * h);
+    ck_assert_msg(close_enough(fd, an), "%s on %s: d%s along a random direction: the "
+                  "finite difference is %.12g, the gradient gives %.12g", bw->name,
+                  g->name, xt->name, fd, an);
     st->checks++;
+
+    /* single elements */
+    int64_t el[16];
+    int nel = special(xt, g, n, el);
+    for (int i = 0; i < nel; i++) {
+      int64_t k = el[i];
+      x[k] = x0[k] + h;
+      lp = loss(op, g, ext, fb, dys);
+      x[k] = x0[k] - h;
+      lm = loss(op, g, ext, fb, dys);
+      x[k] = x0[k];
+      fd = (lp - lm) / (2 * h);
+      ck_assert_msg(close_enough(fd, dx[k]), "%s on %s: element %lld of %s: finite "
+                    "difference %.12g, gradient %.12g", bw->name, g->name, (long long)k,
+                    xt->name, fd, dx[k]);
+      st->checks++;
+    }
+    free(dir);
+    free(x0);
   }
-  free(dir);
-  free(x0);
   for (int i = 0; i < bw->ntensors; i++)
     if (owned[i]) free(bb[i]);
   free(bb);
@@ -279,34 +287,47 @@ static void check_grad(const IrOp *op, const IrOp *bw, const char **adjoints, in
   free(dys);
 }
 
-/* Derives every gradient of every operator of `m`, checks that each
- * verifies and round-trips as IR text, and against finite differences on
- * every graph. */
+/* Verifies `bw` and that it prints, parses back and prints the same. */
+static void round_trip(const IrOp *bw) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  char *text = ir_op_to_string(bw);
+  IrModule *back = lang_parse_ir(arena, &d, "grad.ir", ir_strdup(arena, text));
+  ck_assert_msg(back && back->nops == 1, "%s does not parse back: %s\n%s", bw->name,
+                d.buf, text);
+  char *again = ir_op_to_string(back->ops[0]);
+  ck_assert_str_eq(text, again);
+  free(again);
+  free(text);
+  ir_diag_free(&d);
+}
+
+/* Derives every gradient of every operator of `m`, one input at a time
+ * and all inputs jointly, checks that each verifies and round-trips as IR
+ * text, and against finite differences on every graph. */
 static void check_module(const IrModule *m, Stats *st) {
   for (int o = 0; o < m->nops; o++) {
     const IrOp *op = m->ops[o];
     st->ops++;
-    for (int w = 0; w < op->ninputs; w++) {
-      if (!grad_differentiable(op->tensors[w])) continue;
+    const char *all[IR_MAX_IDX * 8];
+    int nall = 0;
+    for (int w = 0; w <= op->ninputs; w++) {
+      if (w < op->ninputs && !grad_differentiable(op->tensors[w])) continue;
+      if (w < op->ninputs) all[nall++] = op->tensors[w]->name;
+      if (w == op->ninputs && nall < 2) continue; /* joint: only with several */
       Diag d;
       ir_diag_init(&d, stderr);
       const char **adj = calloc((size_t)op->ntensors, sizeof(char *));
-      IrOp *bw = grad_derive_named(arena, op, op->tensors[w]->name, adj, &d);
-      ck_assert_msg(bw != NULL, "%s wrt %s: %s", op->name, op->tensors[w]->name, d.buf);
-      /* the text form parses back and prints the same */
-      char *text = ir_op_to_string(bw);
-      IrModule *back = lang_parse_ir(arena, &d, "grad.ir", ir_strdup(arena, text));
-      ck_assert_msg(back && back->nops == 1, "%s does not parse back: %s\n%s", bw->name,
-                    d.buf, text);
-      char *again = ir_op_to_string(back->ops[0]);
-      ck_assert_str_eq(text, again);
-      free(again);
-      free(text);
+      IrOp *bw = w < op->ninputs
+                     ? grad_derive_named(arena, op, op->tensors[w]->name, adj, &d)
+                     : grad_derive_joint(arena, op, all, nall, adj, &d);
+      ck_assert_msg(bw != NULL, "%s (input %d): %s", op->name, w, d.buf);
+      round_trip(bw);
       for (int gi = 0; gi < NGRAPHS; gi++)
-        check_grad(op, bw, adj, w, graphs[gi], 0x9e3779b97f4a7c15ull * (uint64_t)(o + 1) +
-                                                   (uint64_t)(w * 7 + gi),
-                   st);
-      st->grads++;
+        check_grad(op, bw, adj, graphs[gi],
+                   0x9e3779b97f4a7c15ull * (uint64_t)(o + 1) + (uint64_t)(w * 7 + gi), st);
+      if (w < op->ninputs) st->grads++;
+      else st->joint++;
       free(adj);
       ir_diag_free(&d);
     }
@@ -414,8 +435,8 @@ static IrModule *extra_module(void) {
 START_TEST(test_extra_finite_differences) {
   Stats st = {0};
   check_module(extra_module(), &st);
-  fprintf(stderr, "extra: %d operators, %d gradient operators, %d finite-difference "
-          "checks passed\n", st.ops, st.grads, st.checks);
+  fprintf(stderr, "extra: %d operators, %d gradient operators and %d joint ones, %d "
+          "finite-difference checks passed\n", st.ops, st.grads, st.joint, st.checks);
   ck_assert_int_eq(st.ops, 6);
 }
 END_TEST
@@ -462,6 +483,18 @@ START_TEST(test_structure) {
       ck_assert_msg(g->tensors[i]->domain != IR_DOM_EDGE, "%s has the edge tensor %s",
                     g->name, g->tensors[i]->name);
   }
+  /* jointly: M and D once, one pass over the in-edges (dAd), one over the
+   * out-edges (dZ and dAs) */
+  const char *all[] = {"Z", "As", "Ad"};
+  g = grad_derive_joint(arena, ir_module_find_op(layers_ir, "gat_attention"), all, 3, NULL,
+                        &d);
+  ck_assert_msg(g != NULL, "%s", d.buf);
+  ck_assert_str_eq(g->name, "gat_attention_grad_Z_As_Ad");
+  ck_assert_int_eq(g->noutputs, 3);
+  ck_assert_int_eq(count_stages(g), 4);
+  int by_src = 0;
+  for (const IrNode *s = g->body; s; s = s->next) by_src += s->loop.kind == IR_LOOP_SRC_V;
+  ck_assert_int_eq(by_src, 1);
   /* edge softmax by its saved output: no recomputation of M and D */
   g = derive(stdlib_ir, "edge_softmax", "S", &d);
   ck_assert_ptr_null(ir_op_find_tensor(g, "M"));
@@ -559,6 +592,17 @@ START_TEST(test_api) {
   ck_assert_ptr_null(gop_grad(fw, " , "));
   ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named in ' , '"));
   ck_assert_ptr_null(gop_grad(NULL, "X"));
+  /* jointly: one operator, an output per input in the order asked */
+  GopModule *jm = gop_grad_joint(fw, "W,X");
+  ck_assert_msg(jm != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_module_num_ops(jm), 1);
+  GopOp *j = gop_module_op(jm, 0);
+  ck_assert_str_eq(gop_op_signature(j), "u_mul_e_sum_grad_W_X(X: f32[src, F], W: f32[edge], "
+                                         "dY: f32[dst, F]) -> (dW: f32[edge], dX: f32[src, F])");
+  ck_assert_str_eq(gop_grad_adjoint(j, "W"), "dW");
+  ck_assert_str_eq(gop_grad_adjoint(j, "Y"), "dY");
+  ck_assert_ptr_null(gop_grad_joint(fw, "X,Q"));
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named Q"));
   gop_context_free(ctx);
 }
 END_TEST
@@ -566,8 +610,8 @@ END_TEST
 START_TEST(test_stdlib_finite_differences) {
   Stats st = {0};
   check_module(stdlib_ir, &st);
-  fprintf(stderr, "stdlib: %d operators, %d gradient operators, %d finite-difference "
-          "checks passed\n", st.ops, st.grads, st.checks);
+  fprintf(stderr, "stdlib: %d operators, %d gradient operators and %d joint ones, %d "
+          "finite-difference checks passed\n", st.ops, st.grads, st.joint, st.checks);
   ck_assert_int_ge(st.ops, 86);
 }
 END_TEST
@@ -575,8 +619,8 @@ END_TEST
 START_TEST(test_layers_finite_differences) {
   Stats st = {0};
   check_module(layers_ir, &st);
-  fprintf(stderr, "layers.gop: %d operators, %d gradient operators, %d "
-          "finite-difference checks passed\n", st.ops, st.grads, st.checks);
+  fprintf(stderr, "layers.gop: %d operators, %d gradient operators and %d joint ones, "
+          "%d finite-difference checks passed\n", st.ops, st.grads, st.joint, st.checks);
   ck_assert_int_ge(st.ops, 10);
 }
 END_TEST

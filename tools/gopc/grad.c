@@ -8,13 +8,15 @@
 #include "gopc.h"
 
 static const char *usage_grad =
-    "usage: gopc grad FILE [--op NAME] [--wrt X,W] [--stage STAGE]\n"
+    "usage: gopc grad FILE [--op NAME] [--wrt X,W] [--joint] [--stage STAGE]\n"
     "                 [--schedule S] [--target sm_XX]\n"
     "Derives the gradient operators of operator NAME (reverse mode, in the\n"
     "IR): one per input named by --wrt (default: every floating-point input),\n"
     "each an ordinary operator OP_grad_X whose output dX is the gradient of\n"
     "<dY, Y> with respect to X for the adjoints dY of the outputs. Prints them\n"
     "as IR text (the default), or any later stage of their compilation:\n"
+    "  --joint          one operator OP_grad_X_W with an output per input,\n"
+    "                   sharing what the gradients have in common\n"
     "  --stage S        ir, sched, lowered, llvm or ptx (as gopc emit)\n"
     "  --schedule S     the schedule to compile them with (default: the default)\n"
     "  --target sm_XX   sm_80, sm_86, sm_89 or sm_90\n"
@@ -24,9 +26,11 @@ static const char *usage_grad =
 int gopc_grad(int argc, char **argv) {
   const char *file = NULL, *op_name = NULL, *wrt = NULL, *stage_name = "ir";
   GopCompileOptions opts = {0};
+  bool joint = false;
   const GopcOption options[] = {
       {"--op", GOPC_STRING, .dest = &op_name},
       {"--wrt", GOPC_STRING, .dest = &wrt},
+      {"--joint", GOPC_BOOL, .dest = &joint},
       {"--stage", GOPC_STRING, .dest = &stage_name},
       {"--schedule", GOPC_STRING, .dest = &opts.schedule},
       {"--target", GOPC_STRING, .dest = &opts.target},
@@ -52,7 +56,7 @@ int gopc_grad(int argc, char **argv) {
   else if (m && gop_module_num_ops(m) == 1) op = gop_module_op(m, 0);
   else if (m)
     fprintf(stderr, "gopc: error: %s has several operators: choose one with --op\n", file);
-  GopModule *g = op ? gop_grad(op, wrt) : NULL;
+  GopModule *g = !op ? NULL : joint ? gop_grad_joint(op, wrt) : gop_grad(op, wrt);
   if (g) {
     status = 0;
     for (int i = 0; i < gop_module_num_ops(g); i++) {

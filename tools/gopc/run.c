@@ -40,7 +40,8 @@ static const char *usage_run =
     "                   within 1e-5 relative L2, max/min exactly, no NaN)\n"
     "  --grad X         run the gradient operator of NAME with respect to its\n"
     "                   input X instead (gopc grad; its tensors are named as\n"
-    "                   gopc grad prints them: dY, dX ...)\n"
+    "                   gopc grad prints them: dY, dX ...); --grad X,W runs\n"
+    "                   the joint one (gopc grad --joint)\n"
     "  --pack X.pack    run a kernel pack made by gopc pack (needs no LLVM;\n"
     "                   FILE and --op are then left out)\n"
     "  --warmup N, --reps N  GPU timing: runs before, and runs measured\n"
@@ -140,8 +141,8 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
   if (o->pack && o->grad)
     return gopc_usage_error(&args, "--grad %s: a kernel pack holds one compiled operator; "
                             "pack the gradient instead (gopc grad)", o->grad);
-  if (o->grad && (!*o->grad || strchr(o->grad, ',')))
-    return gopc_usage_error(&args, "--grad '%s': name one input", o->grad);
+  if (o->grad && !*o->grad)
+    return gopc_usage_error(&args, "--grad needs an input name, or several (X,W)");
   if (o->pack && o->device == GOP_DEVICE_INTERP)
     return gopc_usage_error(&args, "--pack %s runs on the GPU: --interp excludes it", o->pack);
   if (!o->file && !o->pack)
@@ -190,7 +191,7 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   GopOp *op = gop_module_find_op(m, op_name);
   if (!op) return NULL;
   if (o->grad) {
-    GopModule *gm = gop_grad(op, o->grad);
+    GopModule *gm = strchr(o->grad, ',') ? gop_grad_joint(op, o->grad) : gop_grad(op, o->grad);
     if (!gm) return NULL;
     op = gop_module_op(gm, 0);
   }
