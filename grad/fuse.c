@@ -100,9 +100,51 @@ static bool retarget(const IrNode *n, void *p) {
   return false;
 }
 
+/* Names of the locals declared in a tree. */
+typedef struct Names {
+  const char **name;
+  int n, cap;
+  IrVar **var; /* collect_lets: the variables themselves */
+} Names;
+
+static bool collect_lets(const IrNode *n, void *p) {
+  Names *ns = p;
+  if (n->kind != IR_LET || ns->n == ns->cap) return false;
+  ns->name[ns->n] = n->let.var->name;
+  if (ns->var) ns->var[ns->n] = n->let.var;
+  ns->n++;
+  return false;
+}
+
+static bool taken(const Names *ns, const IrOp *op, const char *name) {
+  for (int i = 0; i < ns->n; i++)
+    if (!strcmp(ns->name[i], name)) return true;
+  return ir_op_find_tensor(op, name) != NULL;
+}
+
+/* B's locals get names A's do not use: the merged edge body is one block,
+ * where a name may be declared once. */
+static void rename_locals(const IrOp *op, IrNode *ea, IrNode *eb, Arena *arena) {
+  enum { CAP = 256 };
+  const char *an[CAP], *bn[CAP];
+  IrVar *bv[CAP];
+  Names na = {an, 0, CAP, NULL}, nb = {bn, 0, CAP, bv};
+  ir_any(ea->loop.body, collect_lets, &na);
+  ir_any(eb->loop.body, collect_lets, &nb);
+  for (int i = 0; i < nb.n; i++) {
+    if (!taken(&na, op, bv[i]->name)) continue;
+    const char *fresh = bv[i]->name;
+    for (int k = 2; taken(&na, op, fresh) || taken(&nb, op, fresh); k++)
+      fresh = ir_sprintf(arena, "%s_%d", bv[i]->name, k);
+    bv[i]->name = fresh;
+    bn[i] = fresh;
+  }
+}
+
 /* Appends (or prepends) B's edge body to A's, B's variables renamed. */
-static void merge_into(IrNode *a, IrNode *b, bool b_first) {
+static void merge_into(const IrOp *op, IrNode *a, IrNode *b, bool b_first, Arena *arena) {
   IrNode *ea = edge_loop(a), *eb = edge_loop(b);
+  rename_locals(op, ea, eb, arena);
   Retarget r = {{b->loop.var, eb->loop.var}, {a->loop.var, ea->loop.var}};
   ir_any(eb->loop.body, retarget, &r);
   if (b_first) {
@@ -116,7 +158,6 @@ static void merge_into(IrNode *a, IrNode *b, bool b_first) {
 }
 
 int grad_fuse_stages(IrOp *op, Arena *a) {
-  (void)a;
   int n = 0;
   for (IrNode *s = op->body; s; s = s->next) n++;
   if (n < 2 || op->ntensors > MAXT) return 0;
@@ -139,7 +180,7 @@ int grad_fuse_stages(IrOp *op, Arena *a) {
       if (!st[c]) continue;
       if (same_shape(st[b], st[c]) && mergeable(&ef[c], nt) &&
           compatible(&ef[b], &ef[c], nt)) {
-        merge_into(st[c], st[b], true);
+        merge_into(op, st[c], st[b], true, a);
         effects(st[c], &ef[c]);
         st[b] = NULL;
         merges++;
@@ -155,7 +196,7 @@ int grad_fuse_stages(IrOp *op, Arena *a) {
       if (!st[c]) continue;
       if (same_shape(st[b], st[c]) && mergeable(&ef[c], nt) &&
           compatible(&ef[c], &ef[b], nt)) {
-        merge_into(st[c], st[b], false);
+        merge_into(op, st[c], st[b], false, a);
         effects(st[c], &ef[c]);
         st[b] = NULL;
         merges++;
