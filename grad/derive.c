@@ -29,6 +29,11 @@
  * piecewise (relu, max, leaky_relu, abs, the max= argmax).
  *
  * Unused recomputation is dropped afterwards (dead locals, empty loops).
+ *
+ * An edge softmax (find_softmax) is differentiated by its saved output
+ * instead of through its maximum and sum. Several inputs at once
+ * (grad_derive_joint) share all of this: one activity, one recomputation,
+ * one set of adjoints, an output per input.
  */
 #include <stdlib.h>
 #include <string.h>

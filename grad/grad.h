@@ -22,6 +22,9 @@
  *     reach it (a count temporary), mean= divides by the count of
  *     contributions (the degree); element-wise math follows the chain rule,
  *     piecewise functions under guards;
+ *   - an edge softmax is differentiated by its saved output (dS = A (dA -
+ *     sum A dA)), and inside an aggregation (GAT) by the saved aggregate,
+ *     with no per-edge tensor;
  *   - stages of the gradient that iterate the same edges and do not depend
  *     on each other are fused into one pass (fuse.c).
  *
