@@ -489,6 +489,11 @@ GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int
 
 typedef struct GopModel GopModel;
 
+/* The operators the models are made of (examples/models/layers.gop, built
+ * in): gcn_propagate, gin_aggregate, gat_attention, bias_relu ... NULL
+ * after reporting. */
+GopModule *gop_model_layers(GopContext *ctx);
+
 /* The models, space-separated: "gcn gin gat sage-sum sage-mean sage-max". */
 const char *gop_model_names(void);
 
