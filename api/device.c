@@ -235,6 +235,7 @@ static const CgProgram *cached_program(GopRun *r) {
     ctx->cache.compiled++;
     r->stats.compile = ctx->times;
     if (path) {
+      make_dirs(ctx->cache_dir); /* GOP_CACHE_DIR may not exist yet */
       if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
         cg_program_free(&k->prog);
         free(k);

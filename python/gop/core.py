@@ -218,6 +218,36 @@ class Graph:
             out[1] = np.ctypeslib.as_array(ctypes.cast(d, ctypes.POINTER(ctypes.c_int32)), (n,))
         return out
 
+    def gcn_norm(self):
+        """PyG's gcn_norm with add_remaining_self_loops, for gop's
+        gcn_propagate: (W, S) as float32 NumPy arrays, W[e] =
+        1/sqrt(deg(src) deg(dst)) (0 on the graph's own self-loops, which the
+        one added per vertex replaces), S[v] = 1/deg(v) (that self-loop's
+        weight), deg counting in-edges plus the self-loop. Computed once."""
+        if "gcn_norm" not in self._memo:
+            import numpy as np
+            ei = self.edge_index
+            src, dst = ei[0], ei[1]
+            loop = src == dst
+            deg = np.ones(self.num_nodes, dtype=np.float64)
+            np.add.at(deg, dst[~loop], 1.0)
+            w = np.where(loop, 0.0, 1.0 / np.sqrt(deg[src] * deg[dst])).astype(np.float32)
+            self._memo["gcn_norm"] = (w, (1.0 / deg).astype(np.float32))
+        return self._memo["gcn_norm"]
+
+    def with_self_loops(self):
+        """This graph without its self-loops and with one added per vertex
+        (PyG's remove_self_loops + add_self_loops, as GATConv does). Made once."""
+        if "self_loops" not in self._memo:
+            import numpy as np
+            ei = self.edge_index
+            keep = ei[0] != ei[1]
+            v = np.arange(self.num_nodes, dtype=np.int64)
+            self._memo["self_loops"] = Graph.from_arcs(
+                np.concatenate([ei[0][keep], v]), np.concatenate([ei[1][keep], v]),
+                self.num_nodes, f"{self.name or 'graph'} with self-loops")
+        return self._memo["self_loops"]
+
     def __repr__(self):
         return f"Graph({self.name or ''} nodes={self.num_nodes}, edges={self.num_edges})"
 

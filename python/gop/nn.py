@@ -14,7 +14,6 @@ torch.no_grad() (inference).
 """
 import math
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -47,42 +46,13 @@ def as_graph(graph, num_nodes=None):
     return g
 
 
-def _memo(graph, key, device, make):
-    k = (key, str(device))
-    v = graph._memo.get(k)
-    if v is None:
-        v = graph._memo[k] = make()
-    return v
-
-
 def gcn_norm(graph, device):
-    """PyG's gcn_norm with add_remaining_self_loops: the edge weights
-    1/sqrt(deg(src) deg(dst)) (0 on the graph's own self-loops, which the
-    one added per vertex replaces) and the added self-loops' 1/deg(v), with
-    deg counting in-edges plus that self-loop."""
-    def make():
-        ei = graph.edge_index
-        src, dst = ei[0], ei[1]
-        loop = src == dst
-        deg = np.ones(graph.num_nodes, dtype=np.float64)
-        np.add.at(deg, dst[~loop], 1.0)
-        w = np.where(loop, 0.0, 1.0 / np.sqrt(deg[src] * deg[dst])).astype(np.float32)
-        s = (1.0 / deg).astype(np.float32)
-        return (torch.from_numpy(w).to(device), torch.from_numpy(s).to(device))
-    return _memo(graph, "gcn_norm", device, make)
-
-
-def with_self_loops(graph):
-    """The graph without its self-loops and with one added per vertex (PyG's
-    remove_self_loops + add_self_loops, as GATConv does)."""
-    def make():
-        ei = graph.edge_index
-        keep = ei[0] != ei[1]
-        v = np.arange(graph.num_nodes, dtype=np.int64)
-        return Graph.from_arcs(np.concatenate([ei[0][keep], v]),
-                               np.concatenate([ei[1][keep], v]), graph.num_nodes,
-                               "with self-loops")
-    return _memo(graph, "self_loops", "any", make)
+    """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once."""
+    key = ("gcn_norm_t", str(device))
+    if key not in graph._memo:
+        w, s = graph.gcn_norm()
+        graph._memo[key] = (torch.from_numpy(w).to(device), torch.from_numpy(s).to(device))
+    return graph._memo[key]
 
 
 def _glorot(t):
@@ -220,7 +190,7 @@ class GATConv(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, x, graph):
-        g = with_self_loops(as_graph(graph, x.size(0)))
+        g = as_graph(graph, x.size(0)).with_self_loops()
         H, C = self.heads, self.out_channels
         z = self.lin(x).view(-1, H, C)
         a_src = (z * self.att_src).sum(-1).contiguous()
@@ -230,5 +200,4 @@ class GATConv(nn.Module):
         return y + self.bias if self.bias is not None else y
 
 
-__all__ = ["GCNConv", "SAGEConv", "GINConv", "GATConv", "as_graph", "gcn_norm",
-           "with_self_loops"]
+__all__ = ["GCNConv", "SAGEConv", "GINConv", "GATConv", "as_graph", "gcn_norm"]

@@ -201,6 +201,58 @@ class NumpyCalls(unittest.TestCase):
         self.assertIn("no CUDA driver", why)
 
 
+class LayerMath(unittest.TestCase):
+    """The operators gop.nn's layers are made of, with the graph-derived
+    arrays they use, against dense NumPy formulas of PyG's layers."""
+
+    def setUp(self):
+        self.g = gop.Graph.from_arcs(SRC, DST)  # has a self-loop 2 -> 2
+        self.rng = np.random.default_rng(5)
+
+    def test_gcn(self):
+        x = self.rng.random((4, 3), dtype=np.float32)
+        w, s = self.g.gcn_norm()
+        y = gop.layers.gcn_propagate(self.g, x, x, w, s)
+        a = np.zeros((4, 4))
+        for u, v in zip(SRC, DST):
+            if u != v:
+                a[v, u] += 1
+        a += np.eye(4)  # add_remaining_self_loops: one per vertex
+        dinv = a.sum(1) ** -0.5
+        np.testing.assert_allclose(y, (dinv[:, None] * a * dinv[None, :]) @ x, rtol=1e-5)
+
+    def test_gat(self):
+        gs = self.g.with_self_loops()
+        self.assertEqual(gs.num_edges, 5 + 4)  # the file's loop replaced
+        self.assertIs(gs, self.g.with_self_loops())  # made once
+        H, C = 2, 3
+        z = self.rng.standard_normal((4, H, C), dtype=np.float32)
+        a_s = self.rng.standard_normal((4, H), dtype=np.float32)
+        a_d = self.rng.standard_normal((4, H), dtype=np.float32)
+        y = gop.layers.gat_attention(gs, z, a_s, a_d)
+        src, dst = gs.edge_index
+        want = np.zeros((4, H, C))
+        for v in range(4):
+            e = np.flatnonzero(dst == v)
+            sc = a_s[src[e]] + a_d[v]
+            sc = np.where(sc > 0, sc, 0.2 * sc)
+            p = np.exp(sc - sc.max(0))
+            p /= p.sum(0)
+            want[v] = (p[:, :, None] * z[src[e]]).sum(0)
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+    def test_sage_aggregations(self):
+        g = gop.Graph.from_arcs([0, 1, 1], [1, 2, 2], num_nodes=4)  # 0 and 3 have no in-edge
+        x = self.rng.random((4, 2), dtype=np.float32)
+        mean = gop.stdlib.copy_u_mean(g, x)
+        np.testing.assert_allclose(mean[[0, 3]], 0)
+        np.testing.assert_allclose(mean[1], x[0])
+        np.testing.assert_allclose(mean[2], x[1], rtol=1e-6)
+        mx = gop.stdlib.copy_u_max(g, x)
+        np.testing.assert_allclose(mx[2], x[1])
+        np.testing.assert_allclose(mx[[0, 3]], 0)  # as PyG's scatter max
+
+
 @unittest.skipIf(torch is None, "torch is not installed")
 class TorchCpu(unittest.TestCase):
     def test_ops_and_layers(self):

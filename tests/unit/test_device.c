@@ -228,6 +228,10 @@ START_TEST(cache_dir_errors) {
   setenv("GOP_CACHE_DIR", dir, 1);
   GopContext *c2 = gop_context_new();
   ck_assert_str_eq(gop_cache_dir(c2), dir);
+  /* ... made when the first pack is written */
+  GopRun *r = spmm(c2, gop_stdlib(c2), gop_graph_open(c2, "grid:2x2"));
+  ck_assert_int_eq(gop_run_prepare(r), 0);
+  ck_assert_int_eq(count_packs(dir), 1);
   gop_context_free(c2);
   unsetenv("GOP_CACHE_DIR");
 }
