@@ -620,8 +620,11 @@ RtStatus rt_pointer_check(RtDevPtr p, size_t bytes, const char *what, Diag *d) {
                                  CU_POINTER_ATTRIBUTE_RANGE_SIZE};
   void *data[] = {&type, &ordinal, &start, &size};
   /* cuPointerGetAttributes answers an address it does not know with
-   * CUDA_SUCCESS and zeroed values, not an error: type 0 says so */
-  if ((s = RT_CU_WHAT(what, cuPointerGetAttributes, (4, attrs, data, p))) != RT_OK) return s;
+   * CUDA_SUCCESS and zeroed values (type 0); some drivers answer
+   * CUDA_ERROR_INVALID_VALUE instead: the same message for both */
+  CUresult r = rt_cuda_api()->cuPointerGetAttributes(4, attrs, data, p);
+  if (r == CUDA_ERROR_INVALID_VALUE) type = 0;
+  else if ((s = rt_cuda_check(r, "cuPointerGetAttributes", what, d)) != RT_OK) return s;
   const RtDeviceInfo *dev = rt_cuda_device();
   if (type == 0) {
     ir_error(d, (Loc){0}, "%s: address 0x%llx is not memory CUDA knows (a host "

@@ -372,8 +372,12 @@ class Operator:
 
     # -- calling --
 
-    def _run(self, graph, schedule, target, mode):
-        key = (id(graph), schedule, target, mode)
+    def _run(self, graph, schedule, target, mode, ext):
+        """The C run for these arguments, made once: one per graph, schedule,
+        target, mode and extents, so that a run's prepared launch (kernels,
+        grids, temporaries) is never redone when a model calls the same
+        operator at several widths."""
+        key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
         r = self._runs.get(key)
         if r is None or r[2] is not graph:
             h = lib.gop_run_new(_ctx, self._h, graph._h)
@@ -382,14 +386,16 @@ class Operator:
                 o = _lib.CompileOptions(_b(schedule), _b(target), None, None)
                 # checked now, on the interpreter path too: a schedule that
                 # cannot apply is an error wherever the call runs
-                key = (ctypes.c_char * 17)()
+                kb = (ctypes.c_char * 17)()
                 _check(lib.gop_run_set_compile(h, ctypes.byref(o)) == 0 and
-                       lib.gop_kernel_key(self._h, ctypes.byref(o), key) == 0,
+                       lib.gop_kernel_key(self._h, ctypes.byref(o), kb) == 0,
                        f"{self.name}: schedule {schedule!r}, target {target!r}")
             lib.gop_run_set_device(h, mode)
             lib.gop_run_set_timing(h, 0, 0)
+            for s in self.extents:
+                _check(lib.gop_run_set_extent(h, _b(s), ext[s]) == 0, f"{self.name}: extent {s}")
             n = lib.gop_run_num_tensors(h)
-            r = self._runs[key] = [h, {}, graph, (ctypes.c_uint64 * n)()]
+            r = self._runs[key] = [h, dict(ext), graph, (ctypes.c_uint64 * n)()]
         return r
 
     def _extents(self, graph, ops, outs, given):
@@ -470,13 +476,6 @@ class Operator:
             res.append(outs[i])
         return res
 
-    def _set_extents(self, r, ext):
-        if r[1] != ext:
-            for s in self.extents:
-                _check(lib.gop_run_set_extent(r[0], _b(s), ext[s]) == 0,
-                       f"{self.name}: extent {s}")
-            r[1] = dict(ext)
-
     def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
         import torch
         devs = {o.device for o in ops + [o for o in outs if o is not None]}
@@ -495,8 +494,7 @@ class Operator:
         elif hasattr(stream, "cuda_stream"):
             stream = stream.cuda_stream
         with _lock:
-            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU)
-            self._set_extents(r, ext)
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
             ptrs = r[3]
             for i, o in enumerate(ops + res):
                 ptrs[i] = o.ptr
@@ -509,8 +507,7 @@ class Operator:
         like = ops[0] if ops else next(o for o in outs if o is not None)
         res = self._finish(outs, ops, graph, ext, like)
         with _lock:
-            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_INTERP)
-            self._set_extents(r, ext)
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_INTERP, ext)
             for o in ops + res:
                 n = 1
                 for d in o.obj.shape:
@@ -526,9 +523,8 @@ class Operator:
         GPU prepares them on `graph`; without one, fills the kernel cache
         (how packs are made for a machine without LLVM)."""
         with _lock:
-            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU)
-            if extents:
-                self._set_extents(r, {**{s: 1 for s in self.extents}, **extents})
+            ext = {**{s: 1 for s in self.extents}, **extents}
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
             _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
 
 
