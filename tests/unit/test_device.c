@@ -6,11 +6,13 @@
  * (tests/gpu/python_check.py). */
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "gop.h"
+#include "runtime/runtime.h"
 #include "testutil.h"
 
 #define HAS(ctx, text)                                                         \
@@ -237,6 +239,171 @@ START_TEST(cache_dir_errors) {
 }
 END_TEST
 
+/* ---- the device path against tests/unit/fake_cuda.c (GOP_FAKE_CUDA) ---- */
+
+typedef struct FakeLaunch {
+  const char *fn;
+  unsigned grid, block, shared;
+  void *stream;
+  int nparams;
+  uint64_t params[48];
+} FakeLaunch;
+typedef struct FakeMemset {
+  uint64_t ptr;
+  unsigned value;
+  size_t count;
+  void *stream;
+} FakeMemset;
+
+static void *fake;
+static int (*fake_launches)(const FakeLaunch **);
+static int (*fake_memsets)(const FakeMemset **);
+static void (*fake_reset)(void);
+static uint64_t (*fake_alloc_on)(int, size_t);
+static int (*fake_free)(uint64_t);
+
+static void use_fake_driver(void) {
+  const char *path = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(path != NULL, "GOP_FAKE_CUDA is not set (ctest sets it)");
+  setenv("GOP_CUDA_LIBRARY", path, 1);
+  fake = dlopen(path, RTLD_NOW);
+  ck_assert_msg(fake != NULL, "%s", dlerror());
+  *(void **)&fake_launches = dlsym(fake, "fake_cuda_launches");
+  *(void **)&fake_memsets = dlsym(fake, "fake_cuda_memsets");
+  *(void **)&fake_reset = dlsym(fake, "fake_cuda_reset_log");
+  *(void **)&fake_alloc_on = dlsym(fake, "fake_cuda_alloc_on");
+  *(void **)&fake_free = dlsym(fake, "cuMemFree_v2");
+}
+
+/* Whether some launch passed `p` as one of its parameters. */
+static bool passed(uint64_t p) {
+  const FakeLaunch *l;
+  int n = fake_launches(&l);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < l[i].nparams; k++)
+      if (l[i].params[k] == p) return true;
+  return false;
+}
+
+START_TEST(device_launch) {
+  use_fake_driver();
+  char what[256];
+  ck_assert_int_eq(gop_device_status(what, sizeof what), 0);
+  ck_assert_str_eq(what, "Fake GPU 0");
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 8;
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  uint64_t x = fake_alloc_on(0, (size_t)(nv * F * 4)), w = fake_alloc_on(0, (size_t)ne * 4),
+           y = fake_alloc_on(0, (size_t)(nv * F * 4));
+  void *stream = (void *)0x1000;
+  GopDevicePtr p[3] = {x, w, y};
+  ck_assert_msg(gop_run_launch_ptrs(r, p, 3, stream) == 0, "%s", gop_diagnostics(ctx));
+  const FakeLaunch *l;
+  const FakeMemset *ms;
+  int nl = fake_launches(&l), nm = fake_memsets(&ms);
+  ck_assert_int_ge(nl, 1);
+  for (int i = 0; i < nl; i++) {
+    ck_assert_ptr_eq(l[i].stream, stream); /* the caller's stream, every kernel */
+    ck_assert_uint_ge(l[i].grid, 1);
+  }
+  for (int i = 0; i < nm; i++) {
+    ck_assert_ptr_eq(ms[i].stream, stream); /* ... and every initialisation */
+    ck_assert_msg(ms[i].ptr != x && ms[i].ptr != w, "an input was cleared");
+  }
+  ck_assert(passed(x) && passed(w) && passed(y));
+
+  /* the same again: the same launches, nothing prepared twice */
+  fake_reset();
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, (void *)0x1100), 0);
+  ck_assert_int_eq(fake_launches(&l), nl);
+  ck_assert_ptr_eq(l[0].stream, (void *)0x1100);
+  /* other buffers: their addresses are what the kernels get */
+  uint64_t y2 = fake_alloc_on(0, (size_t)(nv * F * 4));
+  fake_reset();
+  p[2] = y2;
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, stream), 0);
+  ck_assert(passed(y2) && !passed(y));
+  ck_assert_int_eq(gop_run_sync(r), 0);
+  ck_assert_int_eq(gop_run_stats(r)->gpu_status, 0);
+
+  /* bind + stream + launch: the same through the other entry */
+  fake_reset();
+  ck_assert_int_eq(gop_run_bind_device(r, "X", x, nv * F), 0);
+  ck_assert_int_eq(gop_run_bind_device(r, "W", w, ne), 0);
+  ck_assert_int_eq(gop_run_bind_device(r, "Y", y, nv * F), 0);
+  gop_run_set_stream(r, stream);
+  ck_assert_int_eq(gop_run_launch(r), 0);
+  ck_assert(passed(y));
+
+  /* wider: prepared again for F = 16, with buffers of that size */
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 16), 0);
+  uint64_t x16 = fake_alloc_on(0, (size_t)(nv * 16 * 4)), y16 = fake_alloc_on(0, (size_t)(nv * 16 * 4));
+  GopDevicePtr p16[3] = {x16, w, y16};
+  fake_reset();
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p16, 3, stream), 0);
+  ck_assert(passed(x16) && passed(y16));
+  /* the old, smaller Y is now too small, and is refused */
+  GopDevicePtr bad[3] = {x16, w, y};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, bad, 3, stream), -1);
+  HAS(ctx, "output Y of u_mul_e_sum: 768 bytes at");
+  HAS(ctx, "run past the end of its allocation (384 bytes");
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p16, 3, stream), 0);
+
+  GopCacheStats st;
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.compiled, 1); /* one compilation, for every width */
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
+START_TEST(device_refusals) {
+  use_fake_driver();
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 4;
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  uint64_t x = fake_alloc_on(0, (size_t)(nv * F * 4)), w = fake_alloc_on(0, (size_t)ne * 4),
+           y = fake_alloc_on(0, (size_t)(nv * F * 4));
+  float *host = calloc((size_t)(nv * F), sizeof(float));
+  uint64_t other = fake_alloc_on(1, (size_t)(nv * F * 4));
+  struct {
+    GopDevicePtr x;
+    void *stream;
+    const char *msg;
+  } cases[] = {
+      {(GopDevicePtr)(uintptr_t)host, (void *)0x1000,
+       "input X of u_mul_e_sum: address 0x"},
+      {(GopDevicePtr)(uintptr_t)host, (void *)0x1000, "is not memory CUDA knows"},
+      {other, (void *)0x1000, "is memory of device 1; gop runs on device 0"},
+      {x + 4, (void *)0x1000, "run past the end of its allocation"},
+      {x, (void *)0x2000, "the stream belongs to another CUDA context"},
+      {x, (void *)0x3000, "CUDA_ERROR_INVALID_HANDLE"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gop_clear_diagnostics(ctx);
+    fake_reset();
+    GopDevicePtr p[3] = {cases[i].x, w, y};
+    ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, cases[i].stream), -1);
+    HAS(ctx, cases[i].msg);
+    const FakeLaunch *l;
+    ck_assert_int_eq(fake_launches(&l), 0); /* refused before any launch */
+    /* and the context goes on working */
+    GopDevicePtr good[3] = {x, w, y};
+    ck_assert_msg(gop_run_launch_ptrs(r, good, 3, (void *)0x1000) == 0, "%s",
+                  gop_diagnostics(ctx));
+  }
+  free(host);
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("device");
   TCase *tc = tcase_create("device");
@@ -248,6 +415,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, keys);
   tcase_add_test(tc, pack_cache);
   tcase_add_test(tc, cache_dir_errors);
+  tcase_add_test(tc, device_launch);
+  tcase_add_test(tc, device_refusals);
   suite_add_tcase(s, tc);
   return s;
 }
