@@ -54,6 +54,29 @@ class GraphInfo(ctypes.Structure):
                 ("isolated", c_int64), ("self_loops", c_int64), ("aes", c_double)]
 
 
+class TuneOptions(ctypes.Structure):
+    _fields_ = [("budget_s", c_double), ("max_candidates", c_int), ("warmup", c_int),
+                ("reps", c_int), ("db_path", c_char_p), ("target", c_char_p),
+                ("check_edges", c_int64), ("stop", c_void_p), ("progress", c_void_p),
+                ("progress_ctx", c_void_p)]
+
+
+class TuneEntry(ctypes.Structure):
+    _fields_ = [("schedule", ctypes.c_char * 128), ("status", c_int),
+                ("median_ms", c_double), ("min_ms", c_double), ("gbps", c_double),
+                ("bound_fraction", c_double), ("model_us", c_double), ("model_rank", c_int),
+                ("stored", c_bool), ("why", ctypes.c_char * 400)]
+
+
+class TuneReport(ctypes.Structure):
+    _fields_ = [("gpu_status", c_int), ("device", ctypes.c_char * 128), ("candidates", c_int),
+                ("tried", c_int), ("measured", c_int), ("wrong", c_int), ("failed", c_int),
+                ("stored", c_int), ("interrupted", c_bool), ("out_of_budget", c_bool),
+                ("checked_on_interpreter", c_bool), ("anchor", ctypes.c_char * 128),
+                ("seconds", c_double), ("reference_s", c_double), ("copy_gbps", c_double),
+                ("fewest_bytes", c_uint64), ("entries", P(TuneEntry)), ("nentries", c_int)]
+
+
 # name: (restype, argtypes)
 _SIGS = {
     "gop_context_new": (c_void_p, []),
@@ -101,6 +124,7 @@ _SIGS = {
     "gop_choose_schedule": (c_int, [c_void_p, c_void_p, c_int64, c_char_p,
                                     P(ScheduleChoice)]),
     "gop_schedule_source_name": (c_char_p, [c_int]),
+    "gop_tune": (c_int, [c_void_p, P(TuneOptions), P(TuneReport)]),
 }
 
 GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU = 0, 1, 2

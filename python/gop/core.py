@@ -370,6 +370,38 @@ class Operator:
                                            ctypes.byref(c)) == 0, "choose_schedule")
         return c.schedule.decode(), lib.gop_schedule_source_name(c.source).decode()
 
+    def tune(self, graph, budget_s=30.0, db=None, max_candidates=0, **extents):
+        """gopc tune from Python: measures the legal schedules of this operator
+        on `graph` on the GPU (best cost-model estimates first, each checked
+        against the interpreter) for `budget_s` seconds, storing each
+        verified time in the tuning database `db` (default $GOP_TUNE_DB;
+        None: nothing stored). Extents by keyword (F=64). Returns the
+        verified candidates, fastest first, as dicts. Needs a GPU and a gop
+        with LLVM (it compiles every candidate)."""
+        db = db or os.environ.get("GOP_TUNE_DB")
+        missing = [s for s in self.extents if s not in extents]
+        if missing:
+            raise ValueError(f"{self.name}.tune: pass the extent {missing[0]}=N")
+        o = _lib.TuneOptions(budget_s=float(budget_s), max_candidates=int(max_candidates),
+                             db_path=_b(db) if db else None)
+        rep = _lib.TuneReport()
+        with _lock:
+            h = lib.gop_run_new(_ctx, self._h, graph._h)
+            _check(h, self.name)
+            for s in self.extents:
+                _check(lib.gop_run_set_extent(h, _b(s), int(extents[s])) == 0,
+                       f"{self.name}: extent {s}")
+            _check(lib.gop_tune(h, ctypes.byref(o), ctypes.byref(rep)) == 0,
+                   f"{self.name}: tune")
+        out = []
+        for i in range(rep.nentries):
+            e = rep.entries[i]
+            if e.status == 0:
+                out.append({"schedule": e.schedule.decode(), "median_ms": e.median_ms,
+                            "gbps": e.gbps, "bound_fraction": e.bound_fraction,
+                            "model_us": e.model_us, "stored": e.stored})
+        return out
+
     # -- calling --
 
     def _run(self, graph, schedule, target, mode, ext):
@@ -490,7 +522,9 @@ class Operator:
         like = ops[0] if ops else next(o for o in outs if o is not None)
         res = self._finish(outs, ops, graph, ext, like)
         if stream is None:
-            stream = torch.cuda.current_stream(dev).cuda_stream
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object
+            stream = (raw(dev.index if dev.index is not None else torch.cuda.current_device())
+                      if raw else torch.cuda.current_stream(dev).cuda_stream)
         elif hasattr(stream, "cuda_stream"):
             stream = stream.cuda_stream
         with _lock:

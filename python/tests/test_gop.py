@@ -196,6 +196,10 @@ class NumpyCalls(unittest.TestCase):
         sched, source = gop.stdlib.u_mul_e_sum.choose_schedule(self.g, F=32)
         self.assertIn("(", sched)
         self.assertIn(source, ("database", "predictor", "cost model"))
+        with self.assertRaisesRegex(gop.GopError, "tune:[\\s\\S]*(no CUDA driver|GPU)"):
+            gop.stdlib.u_mul_e_sum.tune(self.g, budget_s=1, F=8)
+        with self.assertRaisesRegex(ValueError, "extent F"):
+            gop.stdlib.u_mul_e_sum.tune(self.g)
         status, why = gop.device_status()
         self.assertEqual(status, 3)
         self.assertIn("no CUDA driver", why)
