@@ -163,11 +163,15 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
 CUresult cuMemHostUnregister(void *p) { return 0; }
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v) {
-  module_ptx = strdup(image); /* kept for cuModuleGetFunction; a test leaks a few */
+  module_ptx = strdup(image); /* the module: freed by cuModuleUnload */
   *mod = (void *)module_ptx;
   return 0;
 }
-CUresult cuModuleUnload(void *mod) { return 0; }
+CUresult cuModuleUnload(void *mod) {
+  if (mod == module_ptx) module_ptx = NULL;
+  free(mod);
+  return 0;
+}
 /* Counts the parameters of `.entry name(` in the module's PTX. */
 CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   const char *ptx = mod;
