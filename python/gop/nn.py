@@ -9,8 +9,9 @@ and the standard library), run on the tensors where they are: CUDA tensors
 on the GPU in the current stream, CPU tensors on the reference interpreter.
 
 forward(x, graph) takes a gop.Graph or PyG's edge_index (converted once and
-cached by its storage). gop operators have no backward yet: run these under
-torch.no_grad() (inference).
+cached by its storage). Each layer takes schedule= (a named schedule or
+directives for its graph operator; default: the operator's default). gop
+operators have no backward yet: run these under torch.no_grad() (inference).
 """
 import math
 
@@ -76,9 +77,10 @@ class GCNConv(nn.Module):
     """torch_geometric.nn.GCNConv(in_channels, out_channels): parameters
     lin.weight [out, in] and bias [out]."""
 
-    def __init__(self, in_channels, out_channels, bias=True):
+    def __init__(self, in_channels, out_channels, bias=True, schedule=None):
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
+        self.schedule = schedule
         self.lin = _Linear(in_channels, out_channels, bias=False)
         self.bias = nn.Parameter(torch.zeros(out_channels)) if bias else None
         self.reset_parameters()
@@ -92,7 +94,7 @@ class GCNConv(nn.Module):
         g = as_graph(graph, x.size(0))
         h = self.lin(x).contiguous()
         w, s = gcn_norm(g, h.device)
-        y = _layers.gcn_propagate(g, h, h, w, s)
+        y = _layers.gcn_propagate(g, h, h, w, s, schedule=self.schedule)
         return y + self.bias if self.bias is not None else y
 
 
@@ -104,8 +106,9 @@ class SAGEConv(nn.Module):
     _ops = {"mean": "copy_u_mean", "sum": "copy_u_sum", "add": "copy_u_sum",
             "max": "copy_u_max"}
 
-    def __init__(self, in_channels, out_channels, aggr="mean", bias=True):
+    def __init__(self, in_channels, out_channels, aggr="mean", bias=True, schedule=None):
         super().__init__()
+        self.schedule = schedule
         if aggr not in self._ops:
             raise ValueError(f"SAGEConv: aggr {aggr!r} is not one of {sorted(self._ops)}")
         self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
@@ -124,11 +127,11 @@ class SAGEConv(nn.Module):
         if self.aggr != "max" and self.out_channels < self.in_channels:
             # sum and mean commute with the linear map: aggregate the
             # narrower side (PyG aggregates first; equal up to rounding)
-            a = op(g, F.linear(x, self.lin_l.weight).contiguous())
+            a = op(g, F.linear(x, self.lin_l.weight).contiguous(), schedule=self.schedule)
             if self.lin_l.bias is not None:
                 a = a + self.lin_l.bias
         else:
-            a = op(g, x)
+            a = op(g, x, schedule=self.schedule)
             if self.aggr == "max":  # PyG: a vertex with no in-edges gets 0
                 a = torch.where(torch.isneginf(a), torch.zeros((), device=a.device), a)
             a = self.lin_l(a)
@@ -139,9 +142,10 @@ class GINConv(nn.Module):
     """torch_geometric.nn.GINConv(nn, eps=0., train_eps=False):
     nn((1 + eps) x + sum of the in-neighbours' x); parameters nn.* and eps."""
 
-    def __init__(self, nn_module, eps=0.0, train_eps=False):
+    def __init__(self, nn_module, eps=0.0, train_eps=False, schedule=None):
         super().__init__()
         self.nn = nn_module
+        self.schedule = schedule
         if train_eps:
             self.eps = nn.Parameter(torch.tensor([float(eps)]))
         else:
@@ -150,7 +154,7 @@ class GINConv(nn.Module):
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
         x = x.contiguous()
-        a = _layers.gin_aggregate(g, x, x, self.eps.detach().reshape(()))
+        a = _layers.gin_aggregate(g, x, x, self.eps.detach().reshape(()), schedule=self.schedule)
         return self.nn(a)
 
 
@@ -161,8 +165,9 @@ class GATConv(nn.Module):
     att_dst [1, heads, out], bias [heads * out] (concat) or [out]."""
 
     def __init__(self, in_channels, out_channels, heads=1, concat=True, negative_slope=0.2,
-                 bias=True):
+                 bias=True, schedule=None):
         super().__init__()
+        self.schedule = schedule
         if negative_slope != 0.2:
             raise ValueError("GATConv: gop's attention operator uses negative_slope 0.2")
         self.in_channels, self.out_channels = in_channels, out_channels
@@ -195,7 +200,7 @@ class GATConv(nn.Module):
         z = self.lin(x).view(-1, H, C)
         a_src = (z * self.att_src).sum(-1).contiguous()
         a_dst = (z * self.att_dst).sum(-1).contiguous()
-        y = _layers.gat_attention(g, z.contiguous(), a_src, a_dst)
+        y = _layers.gat_attention(g, z.contiguous(), a_src, a_dst, schedule=self.schedule)
         y = y.reshape(-1, H * C) if self.concat else y.mean(dim=1)
         return y + self.bias if self.bias is not None else y
 
