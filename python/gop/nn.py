@@ -75,12 +75,15 @@ class _Linear(nn.Linear):
 
 class GCNConv(nn.Module):
     """torch_geometric.nn.GCNConv(in_channels, out_channels): parameters
-    lin.weight [out, in] and bias [out]."""
+    lin.weight [out, in] and bias [out]. fused=True propagates with
+    layers.gcn_propagate (aggregation and self-loop term in one operator);
+    fused=False with the standard library's u_mul_e_sum (whose schedules
+    the tuner covers) and the self-loop term in torch."""
 
-    def __init__(self, in_channels, out_channels, bias=True, schedule=None):
+    def __init__(self, in_channels, out_channels, bias=True, schedule=None, fused=True):
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.schedule = schedule
+        self.schedule, self.fused = schedule, fused
         self.lin = _Linear(in_channels, out_channels, bias=False)
         self.bias = nn.Parameter(torch.zeros(out_channels)) if bias else None
         self.reset_parameters()
@@ -94,7 +97,11 @@ class GCNConv(nn.Module):
         g = as_graph(graph, x.size(0))
         h = self.lin(x).contiguous()
         w, s = gcn_norm(g, h.device)
-        y = _layers.gcn_propagate(g, h, h, w, s, schedule=self.schedule)
+        if self.fused:
+            y = _layers.gcn_propagate(g, h, h, w, s, schedule=self.schedule)
+        else:
+            y = _stdlib.u_mul_e_sum(g, h, w, schedule=self.schedule)
+            y = torch.addcmul(y, s.view(-1, 1), h)
         return y + self.bias if self.bias is not None else y
 
 
@@ -140,12 +147,14 @@ class SAGEConv(nn.Module):
 
 class GINConv(nn.Module):
     """torch_geometric.nn.GINConv(nn, eps=0., train_eps=False):
-    nn((1 + eps) x + sum of the in-neighbours' x); parameters nn.* and eps."""
+    nn((1 + eps) x + sum of the in-neighbours' x); parameters nn.* and eps.
+    fused=True aggregates with layers.gin_aggregate, fused=False with the
+    standard library's copy_u_sum and the (1 + eps) x term in torch."""
 
-    def __init__(self, nn_module, eps=0.0, train_eps=False, schedule=None):
+    def __init__(self, nn_module, eps=0.0, train_eps=False, schedule=None, fused=True):
         super().__init__()
         self.nn = nn_module
-        self.schedule = schedule
+        self.schedule, self.fused = schedule, fused
         if train_eps:
             self.eps = nn.Parameter(torch.tensor([float(eps)]))
         else:
@@ -154,7 +163,12 @@ class GINConv(nn.Module):
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
         x = x.contiguous()
-        a = _layers.gin_aggregate(g, x, x, self.eps.detach().reshape(()), schedule=self.schedule)
+        eps = self.eps.detach()
+        if self.fused:
+            a = _layers.gin_aggregate(g, x, x, eps.reshape(()), schedule=self.schedule)
+        else:
+            a = _stdlib.copy_u_sum(g, x, schedule=self.schedule)
+            a = torch.addcmul(a, x, 1 + eps)  # eps stays on the device: no sync
         return self.nn(a)
 
 
