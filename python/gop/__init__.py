@@ -9,7 +9,8 @@ objects.
 
 See docs/embedding.md in the repository.
 """
-from .core import (GopError, Graph, Library, Operator, TensorSpec, cache_dir, cache_stats,
+from .core import (BoundCall, GopError, Graph, Library, Operator, TensorSpec, cache_dir,
+                   cache_stats,
                    clear_cache, compile, device_status, gpu_available, layers, set_cache_dir,
                    stdlib)
 from ._lib import lib as _clib
@@ -25,6 +26,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'gop' has no attribute {name!r}")
 
 
-__all__ = ["GopError", "Graph", "Library", "Operator", "TensorSpec", "cache_dir",
+__all__ = ["BoundCall", "GopError", "Graph", "Library", "Operator", "TensorSpec", "cache_dir",
            "cache_stats", "clear_cache", "compile", "device_status", "gpu_available",
            "layers", "set_cache_dir", "stdlib", "library_path"]

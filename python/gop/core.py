@@ -508,7 +508,9 @@ class Operator:
             res.append(outs[i])
         return res
 
-    def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
+    def _cuda_plan(self, graph, ops, outs, ext, schedule, target):
+        """Checks the devices and allocates missing outputs: (run, operands
+        in tensor order, outputs, device index)."""
         import torch
         devs = {o.device for o in ops + [o for o in outs if o is not None]}
         if len(devs) > 1:
@@ -516,26 +518,51 @@ class Operator:
                              f"({', '.join(map(str, sorted(devs, key=str)))})")
         dev = next(iter(devs))
         gop_dev = _gop_device()
-        if dev.index is not None and dev.index != gop_dev:
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        if index != gop_dev:
             raise ValueError(f"{self.name}: tensors on {dev}, but gop runs on cuda:{gop_dev} "
                              f"(GOP_CUDA_DEVICE)")
         like = ops[0] if ops else next(o for o in outs if o is not None)
         res = self._finish(outs, ops, graph, ext, like)
-        if stream is None:
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object
-            stream = (raw(dev.index if dev.index is not None else torch.cuda.current_device())
-                      if raw else torch.cuda.current_stream(dev).cuda_stream)
-        elif hasattr(stream, "cuda_stream"):
-            stream = stream.cuda_stream
         with _lock:
             r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
+        return r, ops + res, res, index
+
+    def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
+        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+        stream = _stream_handle(stream, index)
+        with _lock:
             ptrs = r[3]
-            for i, o in enumerate(ops + res):
+            for i, o in enumerate(all_ops):
                 ptrs[i] = o.ptr
             _check(lib.gop_run_launch_ptrs(r[0], ptrs, len(ptrs), stream) == 0,
                    f"{self.name} on the GPU")
         outv = [o.obj for o in res]
         return outv[0] if len(outv) == 1 else tuple(outv)
+
+    def bind(self, graph, *inputs, out=None, schedule=None, target=None, **extents):
+        """Checks a call once and returns it as a callable that launches it
+        again on the same CUDA tensors (their current contents), in the
+        current stream or `stream=`: the per-call cost is then one C call.
+        It keeps the tensors alive. CUDA tensors only."""
+        if not isinstance(graph, Graph):
+            raise TypeError(f"{self.name}: the first argument must be a gop.Graph")
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"{self.name} takes {len(self.inputs)} input(s), got {len(inputs)}")
+        if out is not None and not isinstance(out, (list, tuple)):
+            out = (out,)
+        ops = [_inspect(s, x, f"{self.name}: input {s.name}")
+               for s, x in zip(self.inputs, inputs)]
+        outs = [None] * len(self.outputs) if out is None else [
+            _inspect(s, x, f"{self.name}: output {s.name}") for s, x in zip(self.outputs, out)]
+        if not all(o.cuda for o in ops + [o for o in outs if o is not None]):
+            raise ValueError(f"{self.name}.bind takes CUDA tensors only")
+        ext = self._extents(graph, ops, outs, extents)
+        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+        ptrs = (ctypes.c_uint64 * len(all_ops))(*[o.ptr for o in all_ops])
+        outv = [o.obj for o in res]
+        return BoundCall(self, r[0], ptrs, index, [o.obj for o in all_ops],
+                         outv[0] if len(outv) == 1 else tuple(outv))
 
     def _call_host(self, graph, ops, outs, ext, schedule, target):
         like = ops[0] if ops else next(o for o in outs if o is not None)
@@ -560,6 +587,32 @@ class Operator:
             ext = {**{s: 1 for s in self.extents}, **extents}
             r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
             _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
+
+
+class BoundCall:
+    """An operator call checked once (Operator.bind): calling it launches the
+    kernels again on the same tensors and returns the outputs."""
+
+    def __init__(self, op, run, ptrs, index, keep, result):
+        self.op, self._run, self._ptrs, self._index = op, run, ptrs, index
+        self._keep, self.result = keep, result
+
+    def __call__(self, stream=None):
+        s = _stream_handle(stream, self._index)
+        if lib.gop_run_launch_ptrs(self._run, self._ptrs, len(self._ptrs), s) != 0:
+            with _lock:
+                raise GopError(f"{self.op.name} on the GPU:\n{_diag()}")
+        return self.result
+
+
+def _stream_handle(stream, index):
+    """The CUstream to launch in: `stream` (a torch.cuda.Stream or a raw
+    handle), else torch's current stream on device `index`."""
+    if stream is None:
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object
+        return raw(index) if raw else torch.cuda.current_stream(index).cuda_stream
+    return stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
 
 
 _device_ordinal = None

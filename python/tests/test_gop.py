@@ -159,6 +159,8 @@ class NumpyCalls(unittest.TestCase):
             op(self.g, self.x, self.w, out=ro)
         with self.assertRaisesRegex(TypeError, "not an array"):
             op(self.g, [[1.0]], self.w)
+        with self.assertRaisesRegex(ValueError, "bind takes CUDA tensors only"):
+            op.bind(self.g, self.x, self.w)
         with self.assertRaisesRegex(ValueError, "stream= is for CUDA"):
             op(self.g, self.x, self.w, stream=1)
         with self.assertRaisesRegex(gop.GopError, "schedule"):

@@ -338,11 +338,19 @@ def check_overhead(torch):
 
     c_host, c_total = loop(lambda: launch(h, ptrs, 2, stream))
     py_host, py_total = loop(lambda: op(g, x, out=y))
+    bound = op.bind(g, x, out=y)
+    b_host, b_total = loop(bound)
+    y.zero_()
+    bound()
+    torch.cuda.synchronize()
+    record("overhead", "a bound call computes the operator",
+           rel_l2(y, op(g, x)) < 1e-6, "")
     t_host, t_total = loop(lambda: torch.add(x, 1.0, out=y))
     over_c = max(0.0, c_total - dev_us)
     results["overhead"] = {
         "kernel_us": dev_us, "c_host_us": c_host, "c_back_to_back_us": c_total,
         "python_host_us": py_host, "python_back_to_back_us": py_total,
+        "python_bound_host_us": b_host, "python_bound_back_to_back_us": b_total,
         "torch_add_host_us": t_host, "torch_add_back_to_back_us": t_total,
         "c_overhead_over_kernel_us": over_c,
         "python_overhead_over_kernel_us": max(0.0, py_total - dev_us)}
@@ -352,6 +360,8 @@ def check_overhead(torch):
     record("overhead", "Python path per call (op(g, x, out=y))", True,
            f"host {py_host:.2f} us a call, back-to-back {py_total:.2f} us (torch.add: host "
            f"{t_host:.2f} us); informational")
+    record("overhead", "Python bound call (op.bind(g, x, out=y)())", b_host < 10,
+           f"host {b_host:.2f} us a call, back-to-back {b_total:.2f} us")
 
 
 # ---- models ----
