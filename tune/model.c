@@ -63,9 +63,109 @@ static const double LAUNCH_US = 3.0;
 
 static double ceil_div(double a, double b) { return ceil(a / b); }
 
+/* ---- the lane model ----
+ *
+ * Named schedules whose warps own destination rows or neighbour groups
+ * with their lanes on features (spmm_vec4, spmm_rows, spmm_groups,
+ * gnnadvisor and any user schedule of that shape: tune/space.c reads the
+ * shape off the lowered IR) are costed by what their warps do:
+ *
+ *   a warp step   one edge of each of its rows, fpp features of each
+ *                 (a pass); ceil(F / fpp) passes per edge
+ *   a warp        c0 steps to start (offsets, the group table), then its
+ *                 rows' edges: for R rows the longest of R in-degrees
+ *                 (mean + c(R) x std, at most the max; c(R) the expected
+ *                 largest of R normal draws), for a group at most G
+ *   issue         (steps / U + warps x c0) x L / resident warps, U the
+ *                 edges in flight per lane (the unroll, at most 4: more
+ *                 buys nothing measured; a plain loop counts as 3.5), x
+ *                 (1 + (1 - lane use)) when F < fpp leaves lanes idle
+ *   critical      the longest warp: max in-degree (rows) or G (groups)
+ *                 steps, / U (at most 4), + c0, x L
+ *   memory        the fewest bytes (each edge reads its source row, its
+ *                 index and weight; each row written once) / bandwidth
+ *                 (L2's when the gathered rows fit in it), plus the
+ *                 partial sums of heavy rows' groups (or of every group,
+ *                 where no group owns its row) as atomics, the fill of
+ *                 rows added into, and a finalising pass over the rows
+ *
+ * The constants were fitted on the H100 run of 2026-11-25
+ * (bench/results/2026-11-25-H100-session5-run1: 4 aggregation operators x
+ * 14 graphs x 5 widths x 14 named schedules): the model's choice among the
+ * measured schedules is within 1.04-1.07x of the best in geometric mean
+ * (bench/NOTES.md). tests/unit/test_tune_model.c keeps it there. */
+static const double LANE_L = 0.8;        /* us per dependent warp step */
+static const double LANE_C0 = 3.0;       /* steps to start a warp */
+static const double LANE_UMAX = 4.0;     /* edges in flight that pay off */
+static const double LANE_U_PLAIN = 3.5;  /* a loop the schedule does not unroll
+                                            (LLVM unrolls it; an explicit
+                                            unroll of 4 still wins ties) */
+static const double LANE_SKEW = 3.0;     /* x c(R) x std: heavy-tailed degrees */
+static const double LANE_GROUPS_V = 1.0; /* groups = E / G + this x |V| */
+static const double LANE_BW_L2 = 1.0e7;  /* bytes per us, gathers from L2 */
+static const double LANE_R_ATOMIC = 1.0e5; /* atomic floats per us */
+
+/* The expected largest of r standard normal draws (r = 1, 2, 4, ...). */
+static double expected_max_normal(int r) {
+  static const double c[] = {0, 0.564, 1.029, 1.424, 1.766, 2.070, 2.345};
+  int k = 0;
+  while (k < 6 && (1 << (k + 1)) <= r) k++;
+  return r <= 1 ? 0 : c[k];
+}
+
+static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGraphSig *g,
+                      double Fe, TuneCost *out) {
+  double V = (double)g->nv, E = (double)g->ne, dmax = (double)g->deg_max;
+  double mean = g->deg_mean, std = g->deg_std;
+  double fpp = p->fpp, passes = ceil_div(Fe, fpp);
+  double use = fmin(Fe, fpp) / fpp;
+  double warps, steps, per, longest, atomics = 0;
+  if (p->rows > 0) {
+    double R = p->rows;
+    double deg = fmin(dmax, mean + expected_max_normal(p->rows) * LANE_SKEW * std);
+    warps = ceil_div(V, R);
+    steps = warps * deg * passes;
+    per = deg;
+    longest = dmax * passes;
+  } else {
+    double G = p->egroup;
+    warps = E / G + LANE_GROUPS_V * V;
+    steps = E * passes;
+    per = warps > 0 ? E / warps : 0;
+    longest = fmin(G, dmax) * passes;
+    /* heavy rows' partial sums, or every group's */
+    atomics = (p->all_atomic ? warps : fmax(0.0, E / G - 0.5 * V)) * Fe;
+  }
+  double U = fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
+  double inflight = fmax(1.0, fmin(U, fmin(per, LANE_UMAX)));
+  double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
+  out->occupancy = resident / ((double)SMS * WARPS_PER_SM);
+  out->issue_us = (steps / inflight + warps * LANE_C0) * LANE_L / resident * (2.0 - use);
+  out->critical_us = (longest / fmin(U, fmax(1.0, dmax)) + LANE_C0) * LANE_L;
+  double row = Fe * 4;
+  out->bytes = E * (shape->edge_rows * row + shape->edge_scalars * 4 + 4) +
+               V * (shape->vertex_rows + shape->edge_red_rows) * row;
+  out->bytes_reuse = out->bytes;
+  if (p->atomic_rows > 0) out->bytes += V * row; /* the fill of the rows added into */
+  if (p->finalise) out->bytes += 2 * V * row;    /* read and written again */
+  out->atomics = atomics;
+  double gathered = V * row * (shape->edge_rows > 0 ? shape->edge_rows : 1);
+  out->memory_us = out->bytes / (gathered <= L2_BYTES ? LANE_BW_L2 : BW_DRAM) +
+                   atomics / LANE_R_ATOMIC;
+  out->launch_us = LAUNCH_US * (p->finalise ? 2 : 1);
+  out->time_us = out->launch_us + fmax(out->memory_us, fmax(out->issue_us, out->critical_us));
+  /* Ties (a schedule's knobs that change nothing the model sees) go to an
+   * unroll of 4, the setting measured best. */
+  out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);
+}
+
 void tune_model_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGraphSig *g,
                      int64_t F, TuneCost *out) {
   memset(out, 0, sizeof *out);
+  if (p->strategy == TUNE_NAMED && p->lanes && shape->feature_loop) {
+    lane_cost(shape, p, g, (double)(F > 0 ? F : 1), out);
+    return;
+  }
   double V = (double)g->nv, E = (double)g->ne, dmax = (double)g->deg_max;
   double Fe = shape->feature_loop ? (double)(F > 0 ? F : 1) : 1.0;
   double G = p->G, T = p->T;

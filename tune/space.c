@@ -170,6 +170,119 @@ static int outer_bound_kind(const IrNode *n) {
   return -1;
 }
 
+/* ---- the lane model's reading of lowered IR ----
+ *
+ * A named schedule's kernel is costed by the lane model (tune/model.c)
+ * when its lowered IR has this shape, whatever directives made it:
+ *
+ *   for W @warp                 W: `v in dst` (rows = 1), a range of
+ *     ...                          (num_vertices() + R - 1) / R (rows = R),
+ *     for fo in 0..(F + K - 1) / K    or `g in groups(G)` (egroup = G)
+ *       for l in 0..n @lane     fpp = K (else n x vec)
+ *         for fv @vec(w) ...    vec = w
+ *           for e in in_edges(..) / group_edges(g) @unroll(U)
+ *
+ * with no atomic store unless the warp holds a neighbour group (the
+ * partial sums of heavy rows), and at most a second stage that passes over
+ * the rows once (a warp per vertex, no edges: mean's division). */
+
+/* K of `(A + (K - 1)) / K` when `A` satisfies `is_a`, else 0. */
+static int ceil_div_by(const IrNode *n, bool (*is_a)(const IrNode *)) {
+  if (!n || n->kind != IR_BIN || n->bin.op != IR_OP_DIV || n->bin.b->kind != IR_ICONST) return 0;
+  const IrNode *num = n->bin.a;
+  int64_t k = n->bin.b->i;
+  if (k < 1 || k > 1 << 16 || num->kind != IR_BIN || num->bin.op != IR_OP_ADD ||
+      num->bin.b->kind != IR_ICONST || num->bin.b->i != k - 1 || !is_a(num->bin.a))
+    return 0;
+  return (int)k;
+}
+
+static bool is_nv(const IrNode *n) { return n->kind == IR_NV; }
+static bool is_sym(const IrNode *n) { return n->kind == IR_SYM; }
+
+static void lane_walk(const IrNode *n, TunePoint *p) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_IF) lane_walk(n->ifs.then, p);
+    if (n->kind != IR_LOOP) continue;
+    const IrNode *l = n;
+    int k = l->loop.kind == IR_LOOP_RANGE ? ceil_div_by(l->loop.extent, is_sym) : 0;
+    if (k && l->loop.bind == IR_BIND_NONE && !p->fpp) p->fpp = k;
+    if (l->loop.bind == IR_BIND_LANE && l->loop.extent && l->loop.extent->kind == IR_ICONST)
+      p->lanes = true, p->unroll = p->unroll ? p->unroll : 1;
+    if (l->loop.vec > 1) p->vec = l->loop.vec;
+    if ((l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_GROUP_EDGES) &&
+        l->loop.unroll > 1)
+      p->unroll = l->loop.unroll;
+    lane_walk(l->loop.body, p);
+  }
+}
+
+static int lane_extent(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP && n->loop.bind == IR_BIND_LANE && n->loop.extent &&
+        n->loop.extent->kind == IR_ICONST)
+      return (int)n->loop.extent->i;
+    const IrNode *in = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    int e = in ? lane_extent(in) : 0;
+    if (e) return e;
+  }
+  return 0;
+}
+
+/* Whether `n` (statements) holds an edge loop; whether it stores a row of
+ * a tensor other than atomically. */
+static bool has_edge_loop(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP && (is_edge_loop(n) || n->loop.kind == IR_LOOP_GROUP_EDGES ||
+                               has_edge_loop(n->loop.body)))
+      return true;
+    if (n->kind == IR_IF && has_edge_loop(n->ifs.then)) return true;
+  }
+  return false;
+}
+
+static bool owned_row_store(const IrNode *n) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_STORE && n->acc.how != IR_HOW_ATOMIC && n->acc.tensor->ndims > 0)
+      return true;
+    const IrNode *in = n->kind == IR_LOOP ? n->loop.body : n->kind == IR_IF ? n->ifs.then : NULL;
+    if (in && owned_row_store(in)) return true;
+  }
+  return false;
+}
+
+static void read_lanes(const IrNode *body, TunePoint *p) {
+  p->lanes = false;
+  /* Shared-memory accumulators (promote(g, shared)) are not modelled. */
+  if (!body || body->kind != IR_LOOP || body->loop.bind != IR_BIND_WARP || body->loop.shared)
+    return;
+  /* A second stage may only finalise rows: a warp per vertex, no edges. */
+  const IrNode *fin = body->next;
+  if (fin && (fin->next || fin->kind != IR_LOOP || fin->loop.bind != IR_BIND_WARP ||
+              fin->loop.kind != IR_LOOP_DST_V || has_edge_loop(fin->loop.body)))
+    return;
+  const IrNode *w = body;
+  int rows = 0, egroup = 0;
+  if (w->loop.kind == IR_LOOP_DST_V) rows = 1;
+  else if (w->loop.kind == IR_LOOP_GROUPS && w->loop.group > 0) egroup = w->loop.group;
+  else if (w->loop.kind == IR_LOOP_RANGE) rows = ceil_div_by(w->loop.extent, is_nv);
+  if (!rows && !egroup) return;
+  if (rows && p->atomic_rows + p->atomic_scalars > 0) return;
+  TunePoint q = *p;
+  q.lanes = false;
+  q.fpp = q.vec = q.unroll = 0;
+  lane_walk(w->loop.body, &q);
+  if (!q.lanes) return;
+  q.vec = q.vec > 1 ? q.vec : 1;
+  if (!q.fpp) q.fpp = lane_extent(w->loop.body) * q.vec;
+  if (q.fpp < 1) return;
+  q.rows = rows;
+  q.egroup = egroup;
+  q.finalise = fin != NULL;
+  q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);
+  *p = q;
+}
+
 /* Reads "name(G, T)" or "name()"; false if the text is not one of the
  * named strategies in that form. */
 static bool parse_point(const char *text, TunePoint *p) {
@@ -225,6 +338,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
     int k = outer_bound_kind(c->body);
     out->warp = any_warp(c->body);
     out->vertex = k == IR_LOOP_DST_V || k == IR_LOOP_SRC_V;
+    read_lanes(c->body, out);
   } else {
     TuneStrategy s = out->strategy;
     out->warp = s == TUNE_WARP_VERTEX || s == TUNE_WARP_EDGE || s == TUNE_GAR;

@@ -72,6 +72,19 @@ typedef struct TunePoint {
   int kernels;           /* top-level stages of the lowered IR */
   bool warp, vertex;     /* a warp per worker; vertex-parallel (for
                             TUNE_NAMED read off the lowered IR) */
+  /* The lane model's reading of a named schedule's lowered IR (one kernel
+   * whose warps own destination rows or neighbour groups, their lanes on
+   * features; tune/model.c): `lanes` when it applies. */
+  bool lanes;
+  int rows;   /* destinations per warp (0: a neighbour group per warp) */
+  int egroup; /* the neighbour-group size G (0: whole rows) */
+  int fpp;    /* features of a row a warp covers per pass */
+  int vec;    /* features per lane per load (1 or the vector width) */
+  int unroll; /* edges in flight per lane (the edge loop's unroll) */
+  bool all_atomic; /* every group's partial row is added atomically (no
+                      owned store for a row whose group is its only one) */
+  bool finalise;   /* a second kernel passes over Y once (mean's division,
+                      max's empty rows) */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Builds tests/gpu/test_driver with gcc alone, for the GPU machines (they have
 # gcc but no LLVM, flex or bison, so the whole library does not build there).
-# It compiles only what the driver layer needs: runtime/'s driver, loader,
-# memory, device-graph and module files, graph/groups.c (the device graphs'
-# group tables) and ir/diag.c; no CUDA toolkit header is used.
+# It compiles only what the driver layer needs: runtime/'s driver files and
+# ir/diag.c; no CUDA toolkit header is used.
 #
 #   tests/gpu/build_driver_test.sh [OUTDIR] [--run]
 #
@@ -22,8 +21,9 @@ done
 mkdir -p "$out"
 ${CC:-gcc} -std=gnu17 -O2 -g -Wall -Wextra -Werror ${CFLAGS:-} \
   -I"$root" -I"$root/include" \
-  "$root"/runtime/cuda.c "$root"/runtime/dl.c "$root"/runtime/memory.c "$root"/runtime/devgraph.c "$root"/runtime/module.c \
-  "$root"/runtime/timing.c "$root"/graph/groups.c "$root"/ir/diag.c "$root"/tests/gpu/test_driver.c \
+  "$root"/runtime/cuda.c "$root"/runtime/dl.c "$root"/runtime/memory.c "$root"/runtime/devgraph.c \
+  "$root"/runtime/module.c "$root"/graph/graph.c "$root"/graph/groups.c \
+  "$root"/runtime/timing.c "$root"/ir/diag.c "$root"/tests/gpu/test_driver.c \
   -ldl -lpthread -lm -o "$out/test_driver"
 echo "built $out/test_driver"
 if [ "$run" = 1 ]; then

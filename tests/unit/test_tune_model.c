@@ -370,6 +370,114 @@ START_TEST(model_ranks_like_the_h100) {
 }
 END_TEST
 
+/* The lane model (named schedules whose warps own rows or neighbour
+ * groups) against the aggregation benchmark's H100 run: within each
+ * (graph, operator, F), the model's choice among the measured named
+ * schedules it costs is within 1.10x of the best of them in geometric
+ * mean, over the 14 graphs x 4 operators x 5 widths. Also printed: the
+ * choice over the whole space (what gop_choose_schedule returns), with its
+ * measured time where the run measured it. */
+START_TEST(lane_model_picks_like_the_h100) {
+  const char *path = tu_source("bench/results/2026-11-25-H100-session5-run1/gop/gop_bench.csv");
+  size_t len;
+  char *text = tu_read_file(path, &len);
+  ck_assert_msg(text != NULL, "cannot read %s", path);
+  enum { MAXR = 8192 };
+  typedef struct {
+    char graph[64], op[32], sched[64];
+    int F;
+    double ms;
+  } Meas;
+  Meas *rows = calloc(MAXR, sizeof *rows);
+  int n = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line && n < MAXR;
+       line = strtok_r(NULL, "\n", &save)) {
+    Meas r = {0};
+    char *q1 = strchr(line, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
+    if (!q1 || !q2 || q2 - q1 - 1 >= (long)sizeof r.sched) continue;
+    memcpy(r.sched, q1 + 1, (size_t)(q2 - q1 - 1));
+    int ok;
+    if (sscanf(line, "%63[^,],%*d,%*d,%31[^,],%d,", r.graph, r.op, &r.F) != 3) continue;
+    if (sscanf(q2 + 1, ",%d,%*[^,],%*[^,],%lf", &ok, &r.ms) != 2 || !ok) continue;
+    rows[n++] = r;
+  }
+  free(text);
+  ck_assert_int_gt(n, 4000);
+  double log_sum = 0, log_full = 0;
+  int cases = 0, full_known = 0;
+  char cur[64] = "";
+  TuneGraphSig sig = {0};
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (j < n && strcmp(rows[j].graph, rows[i].graph) == 0 &&
+           strcmp(rows[j].op, rows[i].op) == 0 && rows[j].F == rows[i].F)
+      j++;
+    if (strcmp(cur, rows[i].graph) != 0) {
+      char file[96];
+      snprintf(file, sizeof file, "%s.mtx.gz", rows[i].graph);
+      Graph *g = graph_read(tu_dataset(file), &diag);
+      ck_assert_msg(g != NULL, "%s", diag.buf);
+      tune_graph_sig(g, &sig);
+      graph_free(g);
+      snprintf(cur, sizeof cur, "%s", rows[i].graph);
+    }
+    const IrOp *op = stdlib_op(rows[i].op);
+    TuneOpShape shape;
+    tune_op_shape(op, &shape);
+    double best = INFINITY, pick_model = INFINITY, pick_ms = 0, any_best = INFINITY;
+    const char *pick = NULL;
+    for (int k = i; k < j; k++) {
+      if (rows[k].ms < any_best) any_best = rows[k].ms;
+      TunePoint p;
+      if (tune_point_make(op, lib, rows[k].sched, arena, &p, NULL) != 0 || !p.lanes) continue;
+      TuneCost c;
+      tune_model_cost(&shape, &p, &sig, rows[i].F, &c);
+      if (rows[k].ms < best) best = rows[k].ms;
+      if (c.time_us < pick_model) {
+        pick_model = c.time_us;
+        pick_ms = rows[k].ms;
+        pick = rows[k].sched;
+      }
+    }
+    if (pick) {
+      log_sum += log(pick_ms / best);
+      cases++;
+      /* The whole space, as gop_choose_schedule ranks it. */
+      TunePoint *pts, *named;
+      int np = tune_space_enumerate(op, lib, arena, &pts, &diag);
+      int nn = tune_space_named(op, lib, arena, &named, &diag);
+      ck_assert(np > 0 && nn >= 0);
+      pts = realloc(pts, sizeof *pts * (size_t)(np + nn));
+      for (int k = 0; k < nn; k++)
+        if (named[k].lanes) pts[np++] = named[k];
+      free(named);
+      tune_model_rank(&shape, pts, np, &sig, rows[i].F);
+      double full_ms = 0;
+      for (int k = i; k < j; k++)
+        if (strcmp(rows[k].sched, pts[0].text) == 0 && (full_ms == 0 || rows[k].ms < full_ms))
+          full_ms = rows[k].ms;
+      if (full_ms > 0) {
+        log_full += log(full_ms / any_best);
+        full_known++;
+      }
+      fprintf(stderr, "lanes: %-16s %-11s F=%-3d pick %-20s %.2fx  space: %-22s %s%.2fx\n",
+              rows[i].graph, rows[i].op, rows[i].F, pick, pick_ms / best, pts[0].text,
+              full_ms > 0 ? "" : "(not measured) ", full_ms > 0 ? full_ms / any_best : 0.0);
+      free(pts);
+    }
+    i = j;
+  }
+  double gm = exp(log_sum / cases);
+  fprintf(stderr, "lanes: %d cases, choice among the measured named schedules %.3fx the best; "
+                  "the whole space's choice %.3fx the tuned best where measured (%d cases)\n",
+          cases, gm, full_known ? exp(log_full / full_known) : 0.0, full_known);
+  ck_assert_int_ge(cases, 250);
+  ck_assert_msg(gm <= 1.10, "the lane model's choice is %.3fx the best", gm);
+  free(rows);
+}
+END_TEST
+
 START_TEST(rank_orders_by_model) {
   TunePoint *p;
   const IrOp *op = stdlib_op("copy_u_sum");
@@ -408,6 +516,7 @@ int main(void) {
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, every_point_computes_the_same);
   tcase_add_test(tc, model_ranks_like_the_h100);
+  tcase_add_test(tc, lane_model_picks_like_the_h100);
   tcase_add_test(tc, rank_orders_by_model);
   suite_add_tcase(s, tc);
   return tu_run(s);
