@@ -23,6 +23,11 @@ struct GopContext {
   GopGraph *graphs;
   GopRun *runs; /* to free their compiled programs */
   GopCompileTimes times;
+  /* the kernel cache (api/device.c): compiled programs by key, in memory,
+   * and as kernel packs in cache_dir when set */
+  struct ApiKernel *kernels;
+  char *cache_dir; /* malloc'ed; NULL: memory only */
+  GopCacheStats cache;
 };
 
 struct GopModule {
@@ -45,6 +50,8 @@ struct GopOp {
 
 struct GopGraph {
   Graph *rt;
+  RtDevGraph *dev; /* its device copy for device-resident runs, uploaded at
+                      the first one and kept until the context goes */
   GopGraph *next;
 };
 
@@ -64,6 +71,14 @@ struct GopRun {
   bool have_prog, from_pack;
   GopRunStats stats;
   RtExecResult exec;
+  /* device-resident runs (api/device.c) */
+  RtDevPtr *dptr;         /* bound device pointers, by tensor id */
+  RtDevPtr *dptr_checked; /* the pointer last checked in each slot */
+  int64_t *dnumel;        /* elements checked with it */
+  void *stream, *stream_checked;
+  bool stream_ok;
+  const CgProgram *cached; /* the context's kernel cache's, not owned */
+  RtDevExec dx;
   GopRun *next; /* in the context's list */
 };
 
@@ -85,5 +100,10 @@ IrModule *api_schedule_library(GopContext *ctx, const GopModule *m);
 IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);
 /* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
 int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
+
+/* ---- device.c ---- */
+/* Frees the kernel cache, the runs' device state and the graphs' device
+ * copies (gop_context_free). */
+void api_device_free(GopContext *ctx);
 
 #endif

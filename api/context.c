@@ -25,11 +25,14 @@ GopContext *gop_context_new(void) {
   if (!ctx) return NULL;
   ctx->arena = ir_arena_new();
   ir_diag_init(&ctx->diag, NULL);
+  const char *dir = getenv("GOP_CACHE_DIR");
+  if (dir && *dir) ctx->cache_dir = strdup(dir);
   return ctx;
 }
 
 void gop_context_free(GopContext *ctx) {
   if (!ctx) return;
+  api_device_free(ctx);
   for (GopRun *r = ctx->runs; r; r = r->next) cg_program_free(&r->prog);
   for (GopGraph *g = ctx->graphs, *next; g; g = next) {
     next = g->next;

@@ -79,6 +79,9 @@ GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
   r->ext_set = IR_NEW_ARRAY(ctx->arena, bool, ir->nsyms + 1);
   r->data = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
   r->numel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
+  r->dptr = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
+  r->dptr_checked = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
+  r->dnumel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
   r->device = GOP_DEVICE_AUTO;
   r->warmup = 3;
   r->reps = 20;
@@ -102,6 +105,7 @@ int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
   r->target = o && o->target ? ir_strdup(r->ctx->arena, o->target) : NULL;
   if (r->have_prog) cg_program_free(&r->prog);
   r->have_prog = false;
+  r->cached = NULL; /* a device run looks its kernels up again */
   return 0;
 }
 

@@ -20,6 +20,10 @@
 #           GOP_BENCH_BUDGET_S, default 150 s), then bench/report.py
 #   models  GCN, GIN, GAT, GraphSAGE in gop and in PyG (bench/models.sh),
 #           when present
+#   python  the Python package on torch CUDA tensors: every stdlib operator,
+#           streams, errors, the kernel cache, per-call overhead, GCN/GAT/
+#           SAGE/GIN forward vs PyG on pubmed and ogbn-arxiv
+#           (tests/gpu/python_check.sh; not in the default list: name it)
 #   tune    gopc tune on one case (GOP_TUNE_BUDGET_S, default 30 s)
 #   repl    a REPL session with run, compare and tune, kept as a transcript
 # Writes OUT/<phase>/..., OUT/report/ and prints a short summary last.
@@ -96,6 +100,11 @@ run_models() {
   bash bench/models.sh "$carry" "$out/models"
 }
 
+run_python() {
+  bash tests/gpu/python_check.sh "$carry" "$out/python" | grep -E '^(FAIL|==)|geometric'
+  return "${PIPESTATUS[0]}"
+}
+
 run_tune() {
   "$carry/gopc" tune stdlib:u_mul_e_sum --graph "$carry/datasets/ogbn-arxiv.mtx.gz" --F 128 \
     --budget-s "${GOP_TUNE_BUDGET_S:-30}" --db "$out/tune/tune.db" 2>&1 | tee "$out/tune/tune.log"
@@ -116,8 +125,8 @@ schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$ou
 for p in "${phases[@]}"; do
   mkdir -p "$out/$p"
   case $p in
-    suite | ops | peers | gop | models | tune | repl) phase "$p" "run_$p" ;;
-    *) echo "unknown phase $p (suite ops peers gop models tune repl)" >&2; exit 2 ;;
+    suite | ops | peers | gop | models | python | tune | repl) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite ops peers gop models python tune repl)" >&2; exit 2 ;;
   esac
 done
 

@@ -240,6 +240,87 @@ const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor);
  * other operator. */
 const GopOp *gop_grad_forward(const GopOp *grad);
 
+/* ---- runs on device memory (api/device.c) ----
+ *
+ * For frameworks whose tensors already live on the GPU (PyTorch, CuPy, a
+ * runtime-API program): bind the caller's device pointers and stream, then
+ * launch. Nothing is copied and nothing waits: the kernels are queued in
+ * the stream and the call returns. gop uses the device's primary context
+ * (the one the CUDA runtime uses), so runtime-API pointers and streams are
+ * valid as they are. The graph goes to the device at the first launch on
+ * it and stays there (with its group tables) until the context is freed;
+ * the kernels come from the context's kernel cache (below), so a second
+ * launch costs only the launch. Device pointers are checked once per
+ * pointer (cuPointerGetAttributes): host memory, memory of another device
+ * or an allocation too small for the tensor are refused with a message.
+ *
+ *   gop_run_set_extent(r, "F", 64);
+ *   gop_run_bind_device(r, "X", x_dev, nv * 64);
+ *   gop_run_bind_device(r, "Y", y_dev, nv * 64);
+ *   gop_run_set_stream(r, stream);        // a CUstream / cudaStream_t
+ *   gop_run_launch(r);                    // asynchronous
+ */
+typedef uint64_t GopDevicePtr; /* a CUdeviceptr; (GopDevicePtr)(uintptr_t)p
+                                  for a runtime-API void* */
+
+/* Binds device memory to the tensor called `name` (float32, row-major,
+ * `numel` elements, which must equal its size). -1 on a mismatch or a NULL
+ * pointer (checked against the device at the next launch). */
+int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t numel);
+/* The stream later launches queue in (NULL: the legacy default stream).
+ * Checked against gop's context at the next launch. */
+void gop_run_set_stream(GopRun *r, void *stream);
+/* Finds or compiles the run's kernels (the kernel cache, in memory then on
+ * disk) and, with a GPU, prepares the launch on its graph (uploading the
+ * graph formats and tables it needs). Without a GPU it only fills the
+ * cache: with a cache folder set, this is how kernel packs are made for a
+ * machine without LLVM. 0, or -1 after reporting. */
+int gop_run_prepare(GopRun *r);
+/* Launches the run on its bound device pointers in its stream, without
+ * waiting. 0, or -1 after reporting (with no GPU, gop_run_stats says why
+ * in gpu_status). */
+int gop_run_launch(GopRun *r);
+/* The per-call path for bindings: binds `ptrs[i]` to tensor i (the order
+ * of gop_run_tensor_name; `n` must be gop_run_num_tensors), sets `stream`,
+ * and launches, all in one call. */
+int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream);
+/* Waits for everything queued in the run's stream; reports a kernel that
+ * failed. 0 or -1. */
+int gop_run_sync(GopRun *r);
+
+/* ---- the kernel cache ----
+ * Compiled kernels are kept in the context, keyed by the operator's IR, its
+ * scheduled and lowered IR (so the schedule and its directives), the
+ * target and gop's version. Extents are not part of the key: the kernels
+ * take them as parameters, so one compilation serves every width. With a
+ * cache folder (gop_set_cache_dir, or the GOP_CACHE_DIR variable) each
+ * compilation is also written there as a kernel pack (OPNAME-KEY.gopk)
+ * and read back by later processes, including gop built without LLVM. */
+
+/* Sets the cache folder (created when needed; NULL: memory only). 0 or -1. */
+int gop_set_cache_dir(GopContext *ctx, const char *dir);
+/* The cache folder, or NULL. */
+const char *gop_cache_dir(const GopContext *ctx);
+/* Removes every kernel pack gop wrote to the cache folder (*.gopk); the
+ * context's in-memory cache stays. Returns the number removed, or -1. */
+int gop_cache_clear(GopContext *ctx);
+/* The cache key of `op` compiled with `o` (may be NULL) as 16 hex digits;
+ * the target is o->target, else the GPU's, else sm_90. 0 or -1. */
+int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]);
+
+typedef struct GopCacheStats {
+  int64_t memory_hits; /* kernels found in the context */
+  int64_t disk_hits;   /* read from a pack in the cache folder */
+  int64_t compiled;    /* compiled with LLVM */
+  int64_t disk_writes; /* packs written to the cache folder */
+  int entries;         /* kernels held in memory */
+} GopCacheStats;
+void gop_cache_stats(const GopContext *ctx, GopCacheStats *out);
+
+/* Whether the GPU can be used: 0, or 3 (no CUDA driver) / 4 (no CUDA
+ * device), with the device's name or the reason in `what` (may be NULL). */
+int gop_device_status(char *what, size_t size);
+
 /* ---- REPL support ---- */
 
 /* The named schedules an operator can use: its own file's first, then the
@@ -434,6 +515,11 @@ GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int
                               const int64_t *dst, const char *name);
 
 typedef struct GopModel GopModel;
+
+/* The operators the models are made of (examples/models/layers.gop, built
+ * in): gcn_propagate, gin_aggregate, gat_attention, bias_relu ... NULL
+ * after reporting. */
+GopModule *gop_model_layers(GopContext *ctx);
 
 /* The models, space-separated: "gcn gin gat sage-sum sage-mean sage-max". */
 const char *gop_model_names(void);

@@ -77,6 +77,10 @@ struct GopModel {
 /* Errors go to the context's diagnostics, like the library's own. */
 #define ERR(m, ...) gop_report((m)->ctx, __VA_ARGS__)
 
+GopModule *gop_model_layers(GopContext *ctx) {
+  return gop_compile_string(ctx, "examples/models/layers.gop", rt_model_layers_gop);
+}
+
 const char *gop_model_names(void) { return "gcn gin gat sage-sum sage-mean sage-max"; }
 
 /* ---- parameters ---- */

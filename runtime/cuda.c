@@ -165,6 +165,8 @@ const char *rt_cuda_device_name(void) {
   return rt_cuda_available() ? S.info.name : "no CUDA device";
 }
 
+void *rt_cuda_context(void) { return rt_cuda_available() ? (void *)S.ctx : NULL; }
+
 int rt_cuda_cc(void) { return rt_cuda_available() ? S.info.cc : 0; }
 
 /* Undoes whatever a (possibly partial) open did. Caller holds the lock. */
@@ -323,6 +325,7 @@ static RtStatus open_locked(Diag *d) {
     goto fail;
   }
   if ((s = RT_CU(cuDeviceGet, (&S.dev, ordinal)))) goto fail;
+  S.info.ordinal = ordinal;
   if ((s = RT_CU(cuDevicePrimaryCtxRetain, (&S.ctx, S.dev)))) {
     S.ctx = NULL;
     goto fail;

@@ -167,6 +167,7 @@ static void devgroups_free(struct RtDevGroups *x) {
 void rt_devgraph_groups_free(RtDevGraph *dg) {
   for (int i = 0; i < dg->ngroups; i++) devgroups_free(&dg->groups[i]);
   dg->ngroups = 0;
+  dg->groups_gen++;
 }
 
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
@@ -178,6 +179,7 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
   enum { MAX = sizeof dg->groups / sizeof dg->groups[0] };
   if (dg->ngroups == MAX) {
     devgroups_free(&dg->groups[0]);
+    dg->groups_gen++; /* prepared launches holding its addresses redo theirs */
     memmove(&dg->groups[0], &dg->groups[1], sizeof dg->groups[0] * (MAX - 1));
     memset(&dg->groups[MAX - 1], 0, sizeof dg->groups[0]);
     dg->ngroups--;

@@ -457,3 +457,222 @@ void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
   fprintf(out, " (held at the peak, with other graphs cached: %s)\n",
           rt_format_bytes(res->peak_bytes, buf));
 }
+
+/* ---- device-resident runs ----
+ *
+ * rt_exec_program above owns its buffers and copies through the host; the
+ * functions below run the same program on the caller's device memory, in
+ * the caller's stream, with everything that does not change between calls
+ * (kernel lookups, grids, group tables, temporaries) done once in
+ * rt_devexec_prepare, so a call costs a few memsets and launches. */
+
+#include "cuda.def"
+
+struct RtDevLaunch {
+  RtKernel *kernel;
+  RtLaunchConfig cfg;
+  uint64_t *values; /* one slot per kernel parameter */
+  void **args;      /* args[i] = &values[i] */
+};
+
+void rt_devexec_free(RtDevExec *x) {
+  if (x->p) {
+    for (int k = 0; x->launches && k < x->p->nkernels; k++) {
+      free(x->launches[k].values);
+      free(x->launches[k].args);
+    }
+    for (int i = 0; x->temps && i < x->p->ntensors; i++) rt_tensor_free(&x->temps[i]);
+  }
+  free(x->launches);
+  free(x->temps);
+  free(x->numel);
+  memset(x, 0, sizeof *x);
+}
+
+int64_t rt_devexec_numel(const RtDevExec *x, int id) {
+  return x->prepared && id >= 0 && id < x->p->ntensors ? x->numel[id] : -1;
+}
+
+RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
+                            RtDevGraph *dg, const int64_t *syms, Diag *d) {
+  if (p->nsyms > (int)(sizeof x->syms / sizeof x->syms[0])) {
+    ir_error(d, (Loc){0}, "%s has too many extents (%d)", p->op, p->nsyms);
+    return RT_ERR;
+  }
+  if (x->prepared && x->p == p && x->g == g && x->dg == dg && x->epoch == rt_cuda_epoch() &&
+      x->groups_gen == dg->groups_gen &&
+      memcmp(x->syms, syms, sizeof(int64_t) * (size_t)p->nsyms) == 0)
+    return RT_OK;
+  rt_devexec_free(x);
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+  x->p = p;
+  x->g = g;
+  x->dg = dg;
+  memcpy(x->syms, syms, sizeof(int64_t) * (size_t)p->nsyms);
+  x->epoch = rt_cuda_epoch();
+  x->numel = calloc((size_t)p->ntensors + 1, sizeof *x->numel);
+  x->temps = calloc((size_t)p->ntensors + 1, sizeof *x->temps);
+  x->launches = calloc((size_t)p->nkernels + 1, sizeof *x->launches);
+  if (!x->numel || !x->temps || !x->launches) {
+    ir_error(d, (Loc){0}, "out of host memory preparing %s", p->op);
+    s = RT_ERR;
+    goto fail;
+  }
+  unsigned formats = 0;
+  for (int i = 0; i < p->ntensors; i++) {
+    x->numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    if (x->numel[i] < 0 || (uint64_t)x->numel[i] > (UINT64_MAX / 4)) {
+      ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
+               p->tensors[i].name);
+      s = RT_ERR;
+      goto fail;
+    }
+  }
+  for (int k = 0; k < p->nkernels; k++)
+    for (int i = 0; i < p->kernels[k].nparams; i++) {
+      int f = param_format(p->kernels[k].params[i].kind);
+      if (f >= 0) formats |= RT_FMT_BIT(f);
+    }
+  if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto fail;
+  /* temporaries live with the prepared run; the caller's tensors do not */
+  for (int i = 0; i < p->ntensors; i++) {
+    if (p->tensors[i].role != IR_ROLE_TEMP) continue;
+    char what[64];
+    snprintf(what, sizeof what, "%.40s", p->tensors[i].name);
+    if ((s = rt_tensor_alloc(&x->temps[i], (size_t)x->numel[i] * sizeof(float), what, d)) !=
+        RT_OK)
+      goto fail;
+  }
+  RtModule *m = rt_module_load(p->ptx, p->op, d);
+  if (!m) {
+    s = RT_ERR;
+    goto fail;
+  }
+  for (int k = 0; k < p->nkernels; k++) {
+    struct RtDevLaunch *l = &x->launches[k];
+    int n = p->kernels[k].nparams;
+    l->values = calloc((size_t)n + 1, sizeof *l->values);
+    l->args = calloc((size_t)n + 1, sizeof *l->args);
+    if (!l->values || !l->args) {
+      ir_error(d, (Loc){0}, "out of host memory preparing %s", p->op);
+      s = RT_ERR;
+      goto fail;
+    }
+    Launch tmp = {.args = l->args};
+    /* the caller's tensors are patched in at each launch: 0 for now */
+    if ((s = prepare_launch(p, &p->kernels[k], m, g, dg, x->temps, syms, l->values, &tmp, d)) !=
+        RT_OK)
+      goto fail;
+    if ((s = rt_launch_validate(&tmp.cfg, &rt_cuda_device()->limits, &tmp.kernel->info,
+                                tmp.kernel->name, d)) != RT_OK)
+      goto fail;
+    l->kernel = tmp.kernel;
+    l->cfg = tmp.cfg;
+  }
+  x->groups_gen = dg->groups_gen; /* after prepare_launch uploaded its tables */
+  x->prepared = true;
+  return RT_OK;
+fail:
+  rt_devexec_free(x);
+  return s;
+}
+
+RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Diag *d) {
+  if (!x->prepared) {
+    ir_error(d, (Loc){0}, "internal: a device run launched before it was prepared");
+    return RT_ERR;
+  }
+  RtStatus s = rt_cuda_open(d); /* a no-op unless this thread is new */
+  if (s != RT_OK) return s;
+  const CgProgram *p = x->p;
+  for (int i = 0; i < p->ntensors; i++) {
+    const CgTensorInfo *t = &p->tensors[i];
+    if (t->role == IR_ROLE_IN || (t->red == IR_RED_ASSIGN && t->role == IR_ROLE_OUT)) continue;
+    RtDevPtr ptr = t->role == IR_ROLE_TEMP ? x->temps[i].ptr : ptrs[i];
+    if (!x->numel[i]) continue;
+    if ((s = RT_CU_WHAT("while initialising an output in the caller's stream",
+                        cuMemsetD32Async,
+                        (ptr, initial_word(t), (size_t)x->numel[i], (CUstream)stream))) != RT_OK)
+      return s;
+  }
+  for (int k = 0; k < p->nkernels; k++) {
+    struct RtDevLaunch *l = &x->launches[k];
+    const CgKernel *kk = &p->kernels[k];
+    for (int i = 0; i < kk->nparams; i++)
+      if (kk->params[i].kind == CG_PARAM_TENSOR && p->tensors[kk->params[i].id].role != IR_ROLE_TEMP)
+        l->values[i] = ptrs[kk->params[i].id];
+    if ((s = rt_launch_stream(l->kernel, &l->cfg, l->args, stream, d)) != RT_OK) return s;
+  }
+  return RT_OK;
+}
+
+RtStatus rt_pointer_check(RtDevPtr p, size_t bytes, const char *what, Diag *d) {
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+  unsigned int type = 0;
+  int ordinal = -1;
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void *data[] = {&type, &ordinal, &start, &size};
+  /* cuPointerGetAttributes answers an address it does not know with
+   * CUDA_SUCCESS and zeroed values (type 0); some drivers answer
+   * CUDA_ERROR_INVALID_VALUE instead: the same message for both */
+  CUresult r = rt_cuda_api()->cuPointerGetAttributes(4, attrs, data, p);
+  if (r == CUDA_ERROR_INVALID_VALUE) type = 0;
+  else if ((s = rt_cuda_check(r, "cuPointerGetAttributes", what, d)) != RT_OK) return s;
+  const RtDeviceInfo *dev = rt_cuda_device();
+  if (type == 0) {
+    ir_error(d, (Loc){0}, "%s: address 0x%llx is not memory CUDA knows (a host "
+             "pointer, or freed memory): gop's device runs take device memory",
+             what, (unsigned long long)p);
+    return RT_ERR;
+  }
+  if (type == CU_MEMORYTYPE_HOST) {
+    ir_error(d, (Loc){0}, "%s: address 0x%llx is page-locked host memory, not "
+             "device memory", what, (unsigned long long)p);
+    return RT_ERR;
+  }
+  if (type == CU_MEMORYTYPE_DEVICE && ordinal != dev->ordinal) {
+    ir_error(d, (Loc){0}, "%s: address 0x%llx is memory of device %d; gop runs on "
+             "device %d (GOP_CUDA_DEVICE)", what, (unsigned long long)p, ordinal,
+             dev->ordinal);
+    return RT_ERR;
+  }
+  if (size && (p < start || p - start + bytes > size)) {
+    ir_error(d, (Loc){0}, "%s: %zu bytes at 0x%llx run past the end of its "
+             "allocation (%zu bytes from 0x%llx)", what, bytes, (unsigned long long)p,
+             size, (unsigned long long)start);
+    return RT_ERR;
+  }
+  return RT_OK;
+}
+
+RtStatus rt_stream_check(void *stream, Diag *d) {
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+  if (!stream || stream == RT_STREAM_LEGACY || stream == RT_STREAM_PER_THREAD) return RT_OK;
+  CUcontext c = NULL;
+  if ((s = RT_CU_WHAT("while asking which context the given stream belongs to (is it a "
+                      "CUstream / cudaStream_t?)",
+                      cuStreamGetCtx, ((CUstream)stream, &c))) != RT_OK)
+    return s;
+  if (c != (CUcontext)rt_cuda_context()) {
+    ir_error(d, (Loc){0}, "the stream belongs to another CUDA context than the primary "
+             "context of device %d that gop uses (create it with the runtime API, "
+             "or on that device's primary context)", rt_cuda_device()->ordinal);
+    return RT_ERR;
+  }
+  return RT_OK;
+}
+
+RtStatus rt_stream_sync(void *stream, Diag *d) {
+  RtStatus s = rt_cuda_open(d);
+  if (s != RT_OK) return s;
+  return RT_CU_WHAT("while waiting for the stream (a kernel queued before failed)",
+                    cuStreamSynchronize, ((CUstream)stream));
+}

@@ -409,6 +409,29 @@ RtStatus rt_launch_validate(const RtLaunchConfig *c,
   return d->nerrors > before ? RT_ERR : RT_OK;
 }
 
+RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,
+                          void *stream, Diag *d) {
+  if ((int64_t)c->shared_bytes > k->dyn_shared_max) { /* the rare path */
+    RtStatus s;
+    if ((s = RT_CU_WHAT("while allowing a kernel more dynamic shared memory", cuFuncSetAttribute,
+                        ((CUfunction)k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         (int)c->shared_bytes))))
+      return s;
+    k->dyn_shared_max = (int)c->shared_bytes;
+  }
+  CUresult r = rt_cuda_api()->cuLaunchKernel((CUfunction)k->fn, c->grid.x, c->grid.y,
+                                             c->grid.z, c->block.x, c->block.y, c->block.z,
+                                             c->shared_bytes, (CUstream)stream, args, NULL);
+  if (r == CUDA_SUCCESS) return RT_OK;
+  /* the message is built only when something went wrong: this is the
+   * per-call path */
+  char what[200];
+  snprintf(what, sizeof what, "while launching kernel '%s' on grid (%u, %u, %u), block "
+           "(%u, %u, %u) in the caller's stream", k->name, c->grid.x, c->grid.y, c->grid.z,
+           c->block.x, c->block.y, c->block.z);
+  return rt_cuda_check(r, "cuLaunchKernel", what, d);
+}
+
 RtStatus rt_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
                    Diag *d) {
   RtStatus s = rt_cuda_open(d);

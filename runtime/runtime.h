@@ -108,6 +108,7 @@ typedef struct RtDeviceInfo {
   int l2_bytes;
   int driver_version; /* as cuDriverGetVersion: 13000 for 13.0 */
   size_t mem_total;   /* bytes of device memory */
+  int ordinal;        /* the device's number (GOP_CUDA_DEVICE, else 0) */
   RtDeviceLimits limits;
 } RtDeviceInfo;
 
@@ -115,6 +116,9 @@ typedef struct RtDeviceInfo {
 const RtDeviceInfo *rt_cuda_device(void);
 /* The device's name, or "no CUDA device" when not open. */
 const char *rt_cuda_device_name(void);
+/* The retained primary context (a CUcontext), or NULL when not open: the
+ * one PyTorch and every runtime-API program use on the same device. */
+void *rt_cuda_context(void);
 /* Compute capability as 10 * major + minor (90 for an H100), or 0 when not
  * open. */
 int rt_cuda_cc(void);
@@ -225,6 +229,8 @@ typedef struct RtDevGraph {
     RtDevTensor vptr, vrow; /* uploaded by rt_devgraph_group_rows */
   } groups[4];
   int ngroups;
+  int groups_gen; /* counts tables dropped: a prepared launch (RtDevExec)
+                     that read addresses before a drop prepares again */
 } RtDevGraph;
 /* graph/groups.c: the device copy of `g`'s table for (G, ilv, ncls, thr),
  * uploaded once (the least recent of four is dropped for a fifth); NULL
@@ -320,6 +326,12 @@ RtStatus rt_launch_validate(const RtLaunchConfig *c,
 RtStatus rt_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
                    Diag *d);
 
+/* rt_launch in `stream` (a CUstream; NULL: the legacy default stream). The
+ * configuration is not validated again (the caller did, once): this is the
+ * per-call path of the device-resident runs. */
+RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,
+                          void *stream, Diag *d);
+
 /* ---------------------------------------------------------------------------
  * timing.c: measuring with CUDA events.
  */
@@ -402,6 +414,53 @@ struct CgKernel;
 int64_t rt_kernel_shared_bytes(const struct CgProgram *p,
                                const struct CgKernel *k, const Graph *g,
                                const int64_t *syms, int64_t limit, Diag *d);
+/* ---- device-resident runs: the caller's device memory, in its stream ----
+ *
+ * A program prepared once for a graph and extents (kernels looked up, grids
+ * sized, group tables and graph formats on the device, temporaries
+ * allocated) and then launched many times on device pointers the caller
+ * owns, asynchronously in the caller's stream: nothing is copied and
+ * nothing waits. Outputs that are reduction targets are set to their
+ * identity in the same stream first; outputs of plain stores are written
+ * whole by the kernels. */
+typedef struct RtDevExec {
+  const struct CgProgram *p; /* not owned */
+  const Graph *g;            /* not owned */
+  RtDevGraph *dg;            /* not owned: the caller keeps it for the graph */
+  int64_t syms[16];          /* the extents it was prepared for */
+  uint32_t epoch;            /* the driver session it was prepared in */
+  int groups_gen;            /* dg's group tables when prepared */
+  struct RtDevLaunch *launches; /* by kernel */
+  RtDevTensor *temps;        /* by tensor id: the temporaries (owned) */
+  int64_t *numel;            /* by tensor id */
+  bool prepared;
+} RtDevExec;
+
+/* Prepares `x` to run `p` on `g` (whose device copy is `dg`) with extents
+ * `syms` (p->nsyms of them); does nothing when it already is, for the same
+ * program, graph, extents and driver session. RT_OK or the failure's status
+ * after reporting (then `x` holds nothing). */
+RtStatus rt_devexec_prepare(RtDevExec *x, const struct CgProgram *p, const Graph *g,
+                            RtDevGraph *dg, const int64_t *syms, Diag *d);
+/* Elements of tensor `id` of a prepared `x` (outputs and inputs). */
+int64_t rt_devexec_numel(const RtDevExec *x, int id);
+/* Launches a prepared `x` with the device pointers `ptrs` (by tensor id;
+ * inputs and outputs only, temporaries ignored) in `stream`. Returns as soon
+ * as the work is queued; kernel faults surface at the next synchronisation. */
+RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Diag *d);
+/* Frees what `x` holds (its temporaries) and zeroes it. */
+void rt_devexec_free(RtDevExec *x);
+
+/* Checks that [p, p + bytes) is device memory of the open device: refuses
+ * (RT_ERR, with a message naming `what`) host memory, memory of another
+ * device, an unknown address, or an allocation that ends before p + bytes. */
+RtStatus rt_pointer_check(RtDevPtr p, size_t bytes, const char *what, Diag *d);
+/* Checks that `stream` (a CUstream; NULL and the legacy and per-thread
+ * handles are always fine) belongs to the primary context gop uses. */
+RtStatus rt_stream_check(void *stream, Diag *d);
+/* Waits for the work queued in `stream`; reports a kernel's fault. */
+RtStatus rt_stream_sync(void *stream, Diag *d);
+
 /* Prints the device memory report of a run: each graph format and the
  * tensors, and the peak. */
 void rt_exec_print_memory(FILE *out, const RtExecResult *res);

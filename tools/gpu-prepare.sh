@@ -10,16 +10,46 @@
 #                    kernel packs (docs/operators.md names the subset)
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
+#   python/          the Python package's GPU check (tests/gpu/python_check.sh):
+#                    libgop.so without LLVM, libsqlite3.so.0 beside it, and
+#                    kernels/, every kernel the check runs as a pack
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
 # GOP_BENCH_TOP (default 3) is the number of the cost model's best points
 # the benchmark measures per case, besides each strategy's best;
 # GOP_BENCH_OPS (default: gop_bench's seven) the operators it plans;
-# GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call).
+# GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call);
+# GOP_PREPARE_ONLY=python prepares only python/ and the graphs (a few MB:
+#   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
 graphs=("$@")
+
+# The Python package's check: a libgop.so without LLVM (the GPU machine has
+# none) and the kernels it needs, compiled here into a cache folder of packs
+# by a libgop.so with LLVM (both load them: the keys are the same).
+prepare_python() {
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gop_shared >/dev/null
+  cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-python --target gop_shared >/dev/null
+  mkdir -p "$out/python"
+  strip -o "$out/python/libgop.so" build-nollvm/libgop.so
+  cp -L "$(ldd build-nollvm/libgop.so | awk '/libsqlite3/ {print $3}')" "$out/python/"
+  GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
+    GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
+    python3 tests/gpu/python_check.py --prepare
+}
+if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
+  rm -rf "$out" && mkdir -p "$out/datasets"
+  prepare_python
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  du -sh "$out"
+  exit 0
+fi
 [ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed wiki-Vote ca-HepPh musae-facebook
   deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902 ogbn-arxiv cnr-2000 molhiv)
 rm -rf "$out" && mkdir -p "$out/datasets"
@@ -38,6 +68,7 @@ if [ "${GOP_PREPARE_SUITE:-1}" != 0 ]; then
   build-static/tests/gop_gpu_suite prepare "$out/packs-all" --all
   tar -C "$out" -cJf "$out/packs-all.tar.xz" packs-all && rm -rf "$out/packs-all"
 fi
+prepare_python
 for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
 # The largest graphs first: if the GPU run's budget runs out, it runs out
 # on the small graphs, whose cases take least time to redo.

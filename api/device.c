@@ -1,0 +1,426 @@
+/* api/device.c: runs on the caller's device memory, and the kernel cache.
+ *
+ * A framework that embeds gop holds its tensors on the GPU already; copying
+ * them through the host for every operator (gop_run_exec's way) would cost
+ * more than the kernels. The functions here bind device pointers and a
+ * stream to a run and queue its kernels there without waiting. Everything
+ * that does not change between calls is done once: the kernels come from
+ * the context's cache, the graph is uploaded once per GopGraph, and the
+ * launch is prepared once per extents (runtime/exec.c: RtDevExec), so a
+ * call checks its arguments, sets a few memsets and launches.
+ *
+ * The cache keys a compiled program by everything that decides its code:
+ * the operator as written, the scheduled and lowered IR, the target and
+ * gop's version. On disk it is a folder of kernel packs, which is also how
+ * a gop built without LLVM (a GPU machine's) gets its kernels.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "graph/graph.h"
+
+#include "api/api.h"
+
+enum { MAX_BOUND = 64 }; /* inputs and outputs of a device run */
+
+typedef struct ApiKernel {
+  char key[17];
+  CgProgram prog;
+  struct ApiKernel *next;
+} ApiKernel;
+
+void api_device_free(GopContext *ctx) {
+  for (GopRun *r = ctx->runs; r; r = r->next) rt_devexec_free(&r->dx);
+  for (GopGraph *g = ctx->graphs; g; g = g->next)
+    if (g->dev) {
+      rt_devgraph_groups_free(g->dev);
+      rt_devgraph_free(g->dev);
+      free(g->dev);
+      g->dev = NULL;
+    }
+  for (ApiKernel *k = ctx->kernels, *next; k; k = next) {
+    next = k->next;
+    cg_program_free(&k->prog);
+    free(k);
+  }
+  ctx->kernels = NULL;
+  free(ctx->cache_dir);
+  ctx->cache_dir = NULL;
+}
+
+/* ---- the cache folder ---- */
+
+/* mkdir -p; 0 or -1 with errno set. */
+static int make_dirs(const char *dir) {
+  char *p = strdup(dir);
+  if (!p) return -1;
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *s = '/';
+  }
+  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+  free(p);
+  return rc;
+}
+
+int gop_set_cache_dir(GopContext *ctx, const char *dir) {
+  if (!dir || !*dir) {
+    free(ctx->cache_dir);
+    ctx->cache_dir = NULL;
+    return 0;
+  }
+  struct stat st;
+  if (make_dirs(dir) != 0 || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    ir_error(&ctx->diag, (Loc){dir, 0, 0}, "cannot use this as the kernel cache folder: %s",
+             errno ? strerror(errno) : "not a directory");
+    return -1;
+  }
+  char *copy = strdup(dir);
+  if (!copy) return -1;
+  free(ctx->cache_dir);
+  ctx->cache_dir = copy;
+  return 0;
+}
+
+const char *gop_cache_dir(const GopContext *ctx) { return ctx->cache_dir; }
+
+/* Whether `name` is a pack gop writes: NAME-<16 hex>.gopk. */
+static bool is_cache_pack(const char *name) {
+  size_t n = strlen(name);
+  if (n < 23 || strcmp(name + n - 5, ".gopk") != 0 || name[n - 22] != '-') return false;
+  for (size_t i = n - 21; i < n - 5; i++)
+    if (!strchr("0123456789abcdef", name[i])) return false;
+  return true;
+}
+
+int gop_cache_clear(GopContext *ctx) {
+  if (!ctx->cache_dir) return 0;
+  DIR *d = opendir(ctx->cache_dir);
+  if (!d) {
+    ir_error(&ctx->diag, (Loc){ctx->cache_dir, 0, 0}, "cannot read the kernel cache folder: %s",
+             strerror(errno));
+    return -1;
+  }
+  int removed = 0, rc = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!is_cache_pack(e->d_name)) continue; /* never anything gop did not write */
+    char *path = ir_sprintf(ctx->arena, "%s/%s", ctx->cache_dir, e->d_name);
+    if (unlink(path) == 0) {
+      removed++;
+    } else {
+      ir_error(&ctx->diag, (Loc){path, 0, 0}, "cannot remove: %s", strerror(errno));
+      rc = -1;
+    }
+  }
+  closedir(d);
+  return rc ? rc : removed;
+}
+
+void gop_cache_stats(const GopContext *ctx, GopCacheStats *out) {
+  *out = ctx->cache;
+  out->entries = 0;
+  for (const ApiKernel *k = ctx->kernels; k; k = k->next) out->entries++;
+}
+
+/* ---- keys ---- */
+
+/* The target a compilation with `asked` gets (compile.c's rule), or NULL. */
+static const char *key_target(GopContext *ctx, const char *asked) {
+  if (asked) return cg_target_check(asked, &ctx->diag) == 0 ? asked : NULL;
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  const char *t = CG_DEFAULT_TARGET;
+  if (rt_cuda_open(&quiet) == RT_OK) {
+    char *found = ir_sprintf(ctx->arena, "sm_%d", rt_cuda_cc());
+    if (cg_target_known(found)) t = found;
+  }
+  ir_diag_free(&quiet);
+  return t;
+}
+
+/* The key, and the operator's IR text a pack must carry (malloc'ed). */
+static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], char **ir_out,
+                    const char **target_out) {
+  GopContext *ctx = op->module->ctx;
+  const char *target = key_target(ctx, o ? o->target : NULL);
+  if (!target) return -1;
+  IrOp *lowered = api_schedule_op(op, o, true);
+  if (!lowered) return -1;
+  char *written = ir_op_to_string(op->ir);
+  char *low = ir_op_to_string(lowered);
+  char *text = NULL;
+  if (written && low &&
+      asprintf(&text, "%s\n--lowered\n%s\n--target %s\n--gop %s\n", written, low, target,
+               GOP_VERSION) < 0)
+    text = NULL;
+  free(low);
+  if (!text) {
+    free(written);
+    ir_error(&ctx->diag, api_loc, "out of memory making a kernel cache key");
+    return -1;
+  }
+  snprintf(key, 17, "%016llx", (unsigned long long)rt_fnv1a64(text, strlen(text)));
+  free(text);
+  if (ir_out)
+    *ir_out = written;
+  else
+    free(written);
+  if (target_out) *target_out = target;
+  return 0;
+}
+
+int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
+  if (!op) return -1;
+  return make_key(op, o, key, NULL, NULL);
+}
+
+/* The run's program from the cache: memory, then the folder, else compiled
+ * (and written to the folder). NULL after reporting. */
+static const CgProgram *cached_program(GopRun *r) {
+  GopContext *ctx = r->ctx;
+  GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
+  char key[17], *ir = NULL;
+  const char *target;
+  if (make_key(r->op, &o, key, &ir, &target) != 0) return NULL;
+  for (ApiKernel *k = ctx->kernels; k; k = k->next)
+    if (strcmp(k->key, key) == 0) {
+      ctx->cache.memory_hits++;
+      free(ir);
+      return &k->prog;
+    }
+  ApiKernel *k = calloc(1, sizeof *k);
+  if (!k) {
+    free(ir);
+    ir_error(&ctx->diag, api_loc, "out of memory in the kernel cache");
+    return NULL;
+  }
+  memcpy(k->key, key, sizeof k->key);
+  char *path = ctx->cache_dir ? ir_sprintf(ctx->arena, "%s/%s-%s.gopk", ctx->cache_dir,
+                                           r->op->ir->name, key)
+                              : NULL;
+  bool found = false;
+  if (path && access(path, R_OK) == 0) {
+    Diag quiet;
+    ir_diag_init(&quiet, NULL);
+    /* a pack that cannot be read, or that (by a hash collision) holds
+     * another operator, is compiled again and overwritten */
+    found = cg_pack_read(path, &k->prog, &quiet) == 0 && k->prog.ir && ir &&
+            strcmp(k->prog.ir, ir) == 0 && strcmp(k->prog.target, target) == 0;
+    ir_diag_free(&quiet);
+    if (found) {
+      ctx->cache.disk_hits++;
+    } else {
+      cg_program_free(&k->prog);
+    }
+  }
+  free(ir);
+  if (!found) {
+    if (api_compile_op(r->op, &o, &k->prog) != 0) {
+      if (path)
+        ir_note(&ctx->diag, api_loc, "no kernel pack %s in the cache folder either", path);
+      free(k);
+      return NULL;
+    }
+    ctx->cache.compiled++;
+    r->stats.compile = ctx->times;
+    if (path) {
+      make_dirs(ctx->cache_dir); /* GOP_CACHE_DIR may not exist yet */
+      if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
+        cg_program_free(&k->prog);
+        free(k);
+        return NULL;
+      }
+      ctx->cache.disk_writes++;
+    }
+  }
+  k->next = ctx->kernels;
+  ctx->kernels = k;
+  return &k->prog;
+}
+
+/* ---- binding ---- */
+
+static int tensor_index(const GopRun *r, const char *name) {
+  const IrOp *ir = r->op->ir;
+  for (int i = 0; i < gop_run_num_tensors(r); i++)
+    if (strcmp(ir->tensors[i]->name, name) == 0) return i;
+  return -1;
+}
+
+/* Every extent set, and the size of each bindable tensor in `numel`. */
+static int sizes(GopRun *r, int64_t *numel) {
+  const IrOp *ir = r->op->ir;
+  for (int i = 0; i < ir->nsyms; i++)
+    if (!r->ext_set[i]) {
+      ir_error(&r->ctx->diag, api_loc, "extent %s of %s is not set (gop_run_set_extent)",
+               ir->syms[i]->name, ir->name);
+      return -1;
+    }
+  for (int i = 0; i < gop_run_num_tensors(r); i++)
+    numel[i] = graph_tensor_numel(ir->tensors[i], r->graph->rt, &r->ext);
+  return 0;
+}
+
+int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t numel) {
+  const IrOp *ir = r->op->ir;
+  int i = name ? tensor_index(r, name) : -1;
+  if (i < 0) {
+    ir_error(&r->ctx->diag, api_loc, "operator %s has no input or output named '%s'",
+             ir->name, name ? name : "(null)");
+    return -1;
+  }
+  const IrTensor *t = ir->tensors[i];
+  for (int d = 0; d < t->ndims; d++)
+    if (t->dims[d].sym && !r->ext_set[t->dims[d].sym->id]) {
+      ir_error(&r->ctx->diag, api_loc, "extent %s of tensor %s is not set (gop_run_set_extent)",
+               t->dims[d].sym->name, name);
+      return -1;
+    }
+  int64_t want = graph_tensor_numel(t, r->graph->rt, &r->ext);
+  if (!ptr || numel != want) {
+    ir_error(&r->ctx->diag, api_loc, "tensor %s needs %lld elements on this graph, got %lld%s",
+             name, (long long)want, (long long)numel, ptr ? "" : " (NULL device pointer)");
+    return -1;
+  }
+  r->dptr[i] = ptr;
+  return 0;
+}
+
+void gop_run_set_stream(GopRun *r, void *stream) { r->stream = stream; }
+
+/* Opens the GPU for a device run; reports why not (gpu_status too). */
+static int open_device(GopRun *r) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_cuda_open(&quiet);
+  if (s != RT_OK) {
+    const char *msg = quiet.buf ? quiet.buf : rt_status_name(s);
+    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    ir_error(&r->ctx->diag, api_loc, "cannot run %s on the GPU: %.*s", r->op->ir->name,
+             (int)strcspn(msg, "\n"), msg);
+    r->stats.gpu_status = s;
+  }
+  ir_diag_free(&quiet);
+  return s == RT_OK ? 0 : -1;
+}
+
+/* Prepares the device launch: the graph on the device, the kernels ready. */
+static int prepare_device(GopRun *r) {
+  GopGraph *g = (GopGraph *)r->graph;
+  if (!g->dev) {
+    g->dev = calloc(1, sizeof *g->dev);
+    if (!g->dev) {
+      ir_error(&r->ctx->diag, api_loc, "out of memory");
+      return -1;
+    }
+    rt_devgraph_init(g->dev, g->rt);
+  }
+  if (rt_devexec_prepare(&r->dx, r->cached, g->rt, g->dev, r->ext.value, &r->ctx->diag) != RT_OK)
+    return -1;
+  return 0;
+}
+
+int gop_run_prepare(GopRun *r) {
+  if (r->from_pack) {
+    r->cached = &r->prog;
+  } else if (!r->cached && !(r->cached = cached_program(r))) {
+    return -1;
+  }
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  bool gpu = rt_cuda_open(&quiet) == RT_OK;
+  ir_diag_free(&quiet);
+  if (!gpu) return 0; /* the cache is filled: that is all there is to do */
+  for (int i = 0; i < r->op->ir->nsyms; i++)
+    if (!r->ext_set[i]) return 0; /* prepared at the launch, when they are */
+  return prepare_device(r);
+}
+
+int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream) {
+  GopContext *ctx = r->ctx;
+  const IrOp *ir = r->op->ir;
+  int nt = gop_run_num_tensors(r);
+  if (n != nt || !ptrs) {
+    ir_error(&ctx->diag, api_loc, "%s takes %d tensors (%s first), got %d", ir->name, nt,
+             nt ? ir->tensors[0]->name : "none", ptrs ? n : 0);
+    return -1;
+  }
+  for (int i = 0; i < nt; i++)
+    if (!ptrs[i]) {
+      ir_error(&ctx->diag, api_loc, "%s of %s: NULL device pointer",
+               ir->tensors[i]->name, ir->name);
+      return -1;
+    }
+  int64_t numel[MAX_BOUND];
+  if (nt > MAX_BOUND) {
+    ir_error(&ctx->diag, api_loc, "%s has too many tensors for a device run", ir->name);
+    return -1;
+  }
+  if (sizes(r, numel) != 0) return -1;
+  if (open_device(r) != 0) return -1;
+  if (!r->cached && gop_run_prepare(r) != 0) return -1;
+  if (prepare_device(r) != 0) return -1;
+  if (stream != r->stream_checked || !r->stream_ok) {
+    r->stream_ok = false;
+    if (rt_stream_check(stream, &ctx->diag) != RT_OK) return -1;
+    r->stream_checked = stream;
+    r->stream_ok = true;
+  }
+  r->stream = stream;
+  /* a pointer is checked once in its slot: a framework's allocator hands
+   * the same addresses back, and the check is a driver call */
+  for (int i = 0; i < nt; i++) {
+    if (ptrs[i] == r->dptr_checked[i] && numel[i] == r->dnumel[i]) continue;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s of %s", gop_run_tensor_is_output(r, i) ? "output" : "input",
+             ir->tensors[i]->name, ir->name);
+    if (rt_pointer_check(ptrs[i], (size_t)numel[i] * sizeof(float), what, &ctx->diag) != RT_OK)
+      return -1;
+    r->dptr_checked[i] = ptrs[i];
+    r->dnumel[i] = numel[i];
+  }
+  for (int i = 0; i < nt; i++) r->dptr[i] = ptrs[i];
+  /* the program may hold temporaries after the caller's tensors: by id */
+  if (rt_devexec_launch(&r->dx, ptrs, stream, &ctx->diag) != RT_OK) return -1;
+  return 0;
+}
+
+int gop_run_launch(GopRun *r) {
+  int nt = gop_run_num_tensors(r);
+  for (int i = 0; i < nt; i++)
+    if (!r->dptr[i]) {
+      ir_error(&r->ctx->diag, api_loc, "%s %s is not bound to device memory (gop_run_bind_device)",
+               gop_run_tensor_is_output(r, i) ? "output" : "input", r->op->ir->tensors[i]->name);
+      return -1;
+    }
+  return gop_run_launch_ptrs(r, r->dptr, nt, r->stream);
+}
+
+int gop_run_sync(GopRun *r) {
+  if (open_device(r) != 0) return -1;
+  return rt_stream_sync(r->stream, &r->ctx->diag) == RT_OK ? 0 : -1;
+}
+
+int gop_device_status(char *what, size_t size) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_cuda_open(&quiet);
+  if (what && size) {
+    const char *msg = s == RT_OK ? rt_cuda_device_name() : quiet.buf ? quiet.buf : rt_status_name(s);
+    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    snprintf(what, size, "%.*s", (int)strcspn(msg, "\n"), msg);
+  }
+  ir_diag_free(&quiet);
+  return (int)s;
+}

@@ -1,0 +1,31 @@
+"""gop: GNN graph operators compiled for the GPU, callable on PyTorch
+tensors (zero copy, in the current CUDA stream), NumPy arrays and DLPack
+objects.
+
+    import gop, torch
+    g = gop.Graph.from_edge_index(edge_index)           # PyG's convention
+    y = gop.stdlib.copy_u_sum(g, x)                     # x: [N, F] CUDA tensor
+    conv = gop.nn.GCNConv(64, 16).cuda()                # PyG's GCNConv parameters
+
+See docs/embedding.md in the repository.
+"""
+from .core import (BoundCall, GopError, Graph, Library, Operator, TensorSpec, cache_dir,
+                   cache_stats,
+                   clear_cache, compile, device_status, gpu_available, layers, set_cache_dir,
+                   stdlib)
+from ._lib import lib as _clib
+
+__version__ = "0.1.0"
+library_path = _clib.path
+
+
+def __getattr__(name):
+    if name == "nn":  # needs torch: imported on first use
+        from . import nn
+        return nn
+    raise AttributeError(f"module 'gop' has no attribute {name!r}")
+
+
+__all__ = ["BoundCall", "GopError", "Graph", "Library", "Operator", "TensorSpec", "cache_dir",
+           "cache_stats", "clear_cache", "compile", "device_status", "gpu_available",
+           "layers", "set_cache_dir", "stdlib", "library_path"]

@@ -1,0 +1,691 @@
+"""gop from Python: operators, graphs, and calling an operator on arrays.
+
+An Operator is called as `op(graph, *inputs, out=None, schedule=None,
+stream=None, **extents)`. Where the operands live decides where it runs:
+
+* torch CUDA tensors: on the GPU, on the tensors' memory, queued in the
+  current stream (torch.cuda.current_stream().cuda_stream) without waiting;
+  nothing is copied. Outputs not given are allocated with torch.empty.
+* NumPy arrays, CPU torch tensors: the reference interpreter, reading and
+  writing the arrays' memory. Outputs not given are allocated by the same
+  framework (numpy.empty, torch.empty).
+* anything else with __dlpack__: taken through DLPack (CPU: as NumPy arrays,
+  CUDA: as torch tensors), zero copy.
+
+Every operand is checked before anything runs: float32, C-contiguous (gop
+never copies a non-contiguous tensor behind the caller's back: it raises),
+one device for all, the shape the operator's signature gives on the graph.
+Errors raise GopError (the C library's diagnostics) or TypeError/ValueError
+naming the tensor; nothing crashes the process.
+"""
+import ctypes
+import os
+import re
+import threading
+
+from . import _lib
+from ._lib import lib
+
+
+class GopError(RuntimeError):
+    """An error reported by libgop (its diagnostics, `file:line:col: error:`)."""
+
+
+_lock = threading.RLock()
+_ctx = lib.gop_context_new()
+if not _ctx:
+    raise MemoryError("gop: cannot create a context")
+
+
+def _diag(default="failed"):
+    text = lib.gop_diagnostics(_ctx).decode(errors="replace").strip()
+    lib.gop_clear_diagnostics(_ctx)
+    return text or default
+
+
+def _check(ok, what):
+    if not ok:
+        raise GopError(f"{what}:\n{_diag()}")
+
+
+def _b(s):
+    return s.encode() if isinstance(s, str) else s
+
+
+# ---- devices, the kernel cache ----
+
+def device_status():
+    """(status, text): 0 and the GPU's name, or 3 (no CUDA driver) / 4 (no
+    CUDA device) and why."""
+    buf = ctypes.create_string_buffer(256)
+    s = lib.gop_device_status(buf, 256)
+    return s, buf.value.decode(errors="replace")
+
+
+def gpu_available():
+    return device_status()[0] == 0
+
+
+def set_cache_dir(path):
+    """The folder where compiled kernels are kept as kernel packs (None:
+    memory only). Default: $GOP_CACHE_DIR, else ~/.cache/gop/kernels."""
+    with _lock:
+        _check(lib.gop_set_cache_dir(_ctx, _b(os.fspath(path)) if path else None) == 0,
+               "set_cache_dir")
+
+
+def cache_dir():
+    d = lib.gop_cache_dir(_ctx)
+    return d.decode() if d else None
+
+
+def clear_cache():
+    """Removes the kernel packs gop wrote to the cache folder; returns how many."""
+    with _lock:
+        n = lib.gop_cache_clear(_ctx)
+        _check(n >= 0, "clear_cache")
+        return n
+
+
+def cache_stats():
+    """{'memory_hits', 'disk_hits', 'compiled', 'disk_writes', 'entries'}."""
+    s = _lib.CacheStats()
+    lib.gop_cache_stats(_ctx, ctypes.byref(s))
+    return {f: getattr(s, f) for f, _ in s._fields_}
+
+
+if not os.environ.get("GOP_CACHE_DIR"):
+    try:
+        set_cache_dir(os.path.join(os.path.expanduser("~"), ".cache", "gop", "kernels"))
+    except GopError:
+        pass  # an unwritable home: memory only
+
+
+# ---- signatures ----
+
+_DOMAINS = ("src", "dst", "edge", "vertex")
+_TENSOR = re.compile(r"(\w+)\s*:\s*(\w+)\[([^\]]*)\]")
+
+
+class TensorSpec:
+    """A tensor of an operator: name, dtype, dims (domain first when it has
+    one: 'src', 'dst', 'edge'; then extents by name, or ints)."""
+
+    def __init__(self, name, dtype, dims, index, output):
+        self.name, self.dtype, self.dims = name, dtype, dims
+        self.index, self.output = index, output
+
+    def shape(self, graph, ext):
+        out = []
+        for d in self.dims:
+            if d in ("src", "dst", "vertex"):
+                out.append(graph.num_nodes)
+            elif d == "edge":
+                out.append(graph.num_edges)
+            elif isinstance(d, int):
+                out.append(d)
+            else:
+                out.append(ext[d])
+        return tuple(out)
+
+    def __repr__(self):
+        return f"{self.name}: {self.dtype}[{', '.join(map(str, self.dims))}]"
+
+
+def _parse_signature(sig):
+    head, _, tail = sig.partition("->")
+    specs = []
+    for part, output in ((head, False), (tail, True)):
+        for name, dtype, dims in _TENSOR.findall(part):
+            ds = [int(x) if x.strip().isdigit() else x.strip() for x in dims.split(",")
+                  if x.strip()]
+            specs.append(TensorSpec(name, dtype, ds, len(specs), output))
+    return specs
+
+
+# ---- graphs ----
+
+class Graph:
+    """A graph: vertices 0..num_nodes-1 and arcs src -> dst, edge ids in the
+    order given. Operators aggregate over the in-edges of each destination
+    (PyG's source-to-target flow). Held by gop once; its device copy is made
+    at the first GPU call and kept with it."""
+
+    def __init__(self, handle, name=None):
+        if not handle:
+            raise GopError(f"graph: {_diag()}")
+        self._h = handle
+        info = _lib.GraphInfo()
+        lib.gop_graph_info(handle, ctypes.byref(info))
+        self.num_nodes, self.num_edges = info.num_vertices, info.num_edges
+        self.info = {f: getattr(info, f) for f, _ in info._fields_}
+        self.name = name
+        self._memo = {}  # derived arrays (GCN weights, self-loop graph ...)
+
+    @classmethod
+    def open(cls, spec):
+        """A Matrix Market or SNAP file (plain or .gz), or a generator:
+        'rmat:SCALE:EDGEFACTOR[:SEED]', 'grid:WxH'."""
+        with _lock:
+            return cls(lib.gop_graph_open(_ctx, _b(os.fspath(spec))), str(spec))
+
+    @classmethod
+    def from_arcs(cls, src, dst, num_nodes=None, name=None):
+        import numpy as np
+        src = np.ascontiguousarray(np.asarray(src), dtype=np.int64)
+        dst = np.ascontiguousarray(np.asarray(dst), dtype=np.int64)
+        if src.ndim != 1 or src.shape != dst.shape:
+            raise ValueError(f"graph: src and dst must be 1-D and of one length, got "
+                             f"{src.shape} and {dst.shape}")
+        if num_nodes is None:
+            num_nodes = int(max(src.max(initial=-1), dst.max(initial=-1)) + 1)
+        with _lock:
+            h = lib.gop_graph_from_arcs(_ctx, num_nodes, src.size, src.ctypes.data,
+                                        dst.ctypes.data, _b(name) if name else None)
+            return cls(h, name)
+
+    @classmethod
+    def from_edge_index(cls, edge_index, num_nodes=None):
+        """PyG's edge_index [2, E] (row 0 sources, row 1 targets; torch or
+        NumPy, any integer dtype); edge ids follow its columns."""
+        ei = edge_index
+        if hasattr(ei, "detach"):
+            ei = ei.detach().cpu().numpy()
+        import numpy as np
+        ei = np.asarray(ei)
+        if ei.ndim != 2 or ei.shape[0] != 2:
+            raise ValueError(f"edge_index must have shape [2, E], got {list(ei.shape)}")
+        return cls.from_arcs(ei[0], ei[1], num_nodes, "edge_index")
+
+    @classmethod
+    def from_scipy(cls, matrix):
+        """A SciPy sparse matrix: an arc row -> col for each stored entry
+        (PyG's from_scipy_sparse_matrix convention), in COO order."""
+        coo = matrix.tocoo()
+        if coo.shape[0] != coo.shape[1]:
+            raise ValueError(f"the matrix must be square, got {coo.shape}")
+        return cls.from_arcs(coo.row, coo.col, coo.shape[0], "scipy")
+
+    @property
+    def edge_index(self):
+        """[2, E] int64 NumPy array (a copy)."""
+        import numpy as np
+        s, d = ctypes.c_void_p(), ctypes.c_void_p()
+        n = lib.gop_graph_arcs(self._h, ctypes.byref(s), ctypes.byref(d))
+        out = np.empty((2, n), dtype=np.int64)
+        if n:
+            out[0] = np.ctypeslib.as_array(ctypes.cast(s, ctypes.POINTER(ctypes.c_int32)), (n,))
+            out[1] = np.ctypeslib.as_array(ctypes.cast(d, ctypes.POINTER(ctypes.c_int32)), (n,))
+        return out
+
+    def gcn_norm(self):
+        """PyG's gcn_norm with add_remaining_self_loops, for gop's
+        gcn_propagate: (W, S) as float32 NumPy arrays, W[e] =
+        1/sqrt(deg(src) deg(dst)) (0 on the graph's own self-loops, which the
+        one added per vertex replaces), S[v] = 1/deg(v) (that self-loop's
+        weight), deg counting in-edges plus the self-loop. Computed once."""
+        if "gcn_norm" not in self._memo:
+            import numpy as np
+            ei = self.edge_index
+            src, dst = ei[0], ei[1]
+            loop = src == dst
+            deg = np.ones(self.num_nodes, dtype=np.float64)
+            np.add.at(deg, dst[~loop], 1.0)
+            w = np.where(loop, 0.0, 1.0 / np.sqrt(deg[src] * deg[dst])).astype(np.float32)
+            self._memo["gcn_norm"] = (w, (1.0 / deg).astype(np.float32))
+        return self._memo["gcn_norm"]
+
+    def with_self_loops(self):
+        """This graph without its self-loops and with one added per vertex
+        (PyG's remove_self_loops + add_self_loops, as GATConv does). Made once."""
+        if "self_loops" not in self._memo:
+            import numpy as np
+            ei = self.edge_index
+            keep = ei[0] != ei[1]
+            v = np.arange(self.num_nodes, dtype=np.int64)
+            self._memo["self_loops"] = Graph.from_arcs(
+                np.concatenate([ei[0][keep], v]), np.concatenate([ei[1][keep], v]),
+                self.num_nodes, f"{self.name or 'graph'} with self-loops")
+        return self._memo["self_loops"]
+
+    def __repr__(self):
+        return f"Graph({self.name or ''} nodes={self.num_nodes}, edges={self.num_edges})"
+
+
+# ---- operands ----
+
+_F32 = "float32"
+
+
+def _kind(x):
+    """'torch', 'numpy' or 'dlpack'; TypeError for anything else."""
+    mod = type(x).__module__
+    if mod.startswith("torch"):
+        return "torch"
+    if mod.startswith("numpy"):
+        return "numpy"
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        return "dlpack"
+    raise TypeError(f"{type(x).__name__} is not an array gop can take (torch tensors, "
+                    f"NumPy arrays, or objects with __dlpack__)")
+
+
+def _from_dlpack(x):
+    dev, _ = x.__dlpack_device__()
+    if int(dev) == 1:  # kDLCPU
+        import numpy as np
+        return np.from_dlpack(x)
+    if int(dev) == 2:  # kDLCUDA
+        import torch
+        return torch.utils.dlpack.from_dlpack(x)
+    raise TypeError(f"DLPack device type {int(dev)} is not supported (CPU or CUDA only)")
+
+
+class _Operand:
+    __slots__ = ("spec", "obj", "ptr", "cuda", "device", "framework")
+
+
+def _inspect(spec, x, what):
+    """Checks one operand's dtype, layout and location; returns an _Operand."""
+    o = _Operand()
+    o.spec, o.obj = spec, x
+    k = _kind(x)
+    if k == "dlpack":
+        x = o.obj = _from_dlpack(x)
+        k = _kind(x)
+    o.framework = k
+    if k == "torch":
+        import torch
+        if x.dtype != torch.float32:
+            raise TypeError(f"{what} must be float32, got {x.dtype}")
+        if not x.is_contiguous():
+            raise ValueError(f"{what} is not contiguous (strides {tuple(x.stride())}): gop "
+                             f"reads row-major memory as it is and never copies behind your "
+                             f"back; pass {spec.name}.contiguous()")
+        if x.requires_grad and torch.is_grad_enabled():
+            raise ValueError(f"{what} requires grad: gop operators have no backward yet; "
+                             f"call under torch.no_grad() or pass .detach()")
+        o.cuda = x.is_cuda
+        o.device = x.device
+        o.ptr = x.data_ptr()
+    else:
+        import numpy as np
+        if x.dtype != np.float32:
+            raise TypeError(f"{what} must be float32, got {x.dtype}")
+        if not x.flags["C_CONTIGUOUS"]:
+            raise ValueError(f"{what} is not C-contiguous (strides {x.strides}): gop never "
+                             f"copies behind your back; pass numpy.ascontiguousarray(...)")
+        if spec.output and not x.flags["WRITEABLE"]:
+            raise ValueError(f"{what} is read-only")
+        o.cuda, o.device = False, "cpu"
+        o.ptr = x.ctypes.data
+    return o
+
+
+# ---- operators ----
+
+class Operator:
+    """A gop operator, callable on arrays: see the module's doc. Attributes:
+    name, signature, doc, dgl_name, inputs and outputs (TensorSpec)."""
+
+    def __init__(self, handle, library):
+        self._h = handle
+        self.library = library
+        self.name = lib.gop_op_name(handle).decode()
+        self.signature = lib.gop_op_signature(handle).decode()
+        self.doc = lib.gop_op_doc(handle).decode()
+        m = re.match(r"DGL\s+([\w.]+)\s*:", self.doc)
+        self.dgl_name = m.group(1) if m else None
+        specs = _parse_signature(self.signature)
+        self.inputs = [s for s in specs if not s.output]
+        self.outputs = [s for s in specs if s.output]
+        self.extents = sorted({d for s in specs for d in s.dims
+                               if isinstance(d, str) and d not in _DOMAINS})
+        self.__doc__ = f"{self.signature}\n\n{self.doc}"
+        self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
+
+    def __repr__(self):
+        return f"<gop operator {self.signature}>"
+
+    def schedules(self):
+        """The named schedules this operator can use, as 'name(P, Q)'."""
+        return [lib.gop_op_schedule_signature(self._h, i).decode()
+                for i in range(lib.gop_op_num_schedules(self._h))]
+
+    def kernel_key(self, schedule=None, target=None):
+        o = _lib.CompileOptions(_b(schedule), _b(target), None, None)
+        key = (ctypes.c_char * 17)()
+        with _lock:
+            _check(lib.gop_kernel_key(self._h, ctypes.byref(o), key) == 0, "kernel_key")
+        return key.value.decode()
+
+    def choose_schedule(self, graph, F=0, db=None):
+        """The schedule the tuning database (else the predictor, else the cost
+        model) picks for this operator on `graph` at width F: (schedule,
+        source). db: a gopc tune database (default $GOP_TUNE_DB)."""
+        db = db or os.environ.get("GOP_TUNE_DB")
+        c = _lib.ScheduleChoice()
+        with _lock:
+            _check(lib.gop_choose_schedule(self._h, graph._h, F, _b(db) if db else None,
+                                           ctypes.byref(c)) == 0, "choose_schedule")
+        return c.schedule.decode(), lib.gop_schedule_source_name(c.source).decode()
+
+    def tune(self, graph, budget_s=30.0, db=None, max_candidates=0, **extents):
+        """gopc tune from Python: measures the legal schedules of this operator
+        on `graph` on the GPU (best cost-model estimates first, each checked
+        against the interpreter) for `budget_s` seconds, storing each
+        verified time in the tuning database `db` (default $GOP_TUNE_DB;
+        None: nothing stored). Extents by keyword (F=64). Returns the
+        verified candidates, fastest first, as dicts. Needs a GPU and a gop
+        with LLVM (it compiles every candidate)."""
+        db = db or os.environ.get("GOP_TUNE_DB")
+        missing = [s for s in self.extents if s not in extents]
+        if missing:
+            raise ValueError(f"{self.name}.tune: pass the extent {missing[0]}=N")
+        o = _lib.TuneOptions(budget_s=float(budget_s), max_candidates=int(max_candidates),
+                             db_path=_b(db) if db else None)
+        rep = _lib.TuneReport()
+        with _lock:
+            h = lib.gop_run_new(_ctx, self._h, graph._h)
+            _check(h, self.name)
+            for s in self.extents:
+                _check(lib.gop_run_set_extent(h, _b(s), int(extents[s])) == 0,
+                       f"{self.name}: extent {s}")
+            _check(lib.gop_tune(h, ctypes.byref(o), ctypes.byref(rep)) == 0,
+                   f"{self.name}: tune")
+        out = []
+        for i in range(rep.nentries):
+            e = rep.entries[i]
+            if e.status == 0:
+                out.append({"schedule": e.schedule.decode(), "median_ms": e.median_ms,
+                            "gbps": e.gbps, "bound_fraction": e.bound_fraction,
+                            "model_us": e.model_us, "stored": e.stored})
+        return out
+
+    # -- calling --
+
+    def _run(self, graph, schedule, target, mode, ext):
+        """The C run for these arguments, made once: one per graph, schedule,
+        target, mode and extents, so that a run's prepared launch (kernels,
+        grids, temporaries) is never redone when a model calls the same
+        operator at several widths."""
+        key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
+        r = self._runs.get(key)
+        if r is None or r[2] is not graph:
+            h = lib.gop_run_new(_ctx, self._h, graph._h)
+            _check(h, f"{self.name}")
+            if schedule or target:
+                o = _lib.CompileOptions(_b(schedule), _b(target), None, None)
+                # checked now, on the interpreter path too: a schedule that
+                # cannot apply is an error wherever the call runs
+                kb = (ctypes.c_char * 17)()
+                _check(lib.gop_run_set_compile(h, ctypes.byref(o)) == 0 and
+                       lib.gop_kernel_key(self._h, ctypes.byref(o), kb) == 0,
+                       f"{self.name}: schedule {schedule!r}, target {target!r}")
+            lib.gop_run_set_device(h, mode)
+            lib.gop_run_set_timing(h, 0, 0)
+            for s in self.extents:
+                _check(lib.gop_run_set_extent(h, _b(s), ext[s]) == 0, f"{self.name}: extent {s}")
+            n = lib.gop_run_num_tensors(h)
+            r = self._runs[key] = [h, dict(ext), graph, (ctypes.c_uint64 * n)()]
+        return r
+
+    def _extents(self, graph, ops, outs, given):
+        ext = dict(given)
+        for s in self.extents:
+            if s in ext and (not isinstance(ext[s], int) or ext[s] <= 0):
+                raise ValueError(f"{self.name}: extent {s}={ext[s]!r} must be a positive int")
+        for o in list(ops) + [x for x in outs if x is not None]:
+            shape = tuple(o.obj.shape)
+            spec = o.spec
+            if len(shape) != len(spec.dims):
+                raise ValueError(f"{self.name}: {spec.name} must have {len(spec.dims)} "
+                                 f"dimension(s) {spec!r}, got shape {list(shape)}")
+            for d, n in zip(spec.dims, shape):
+                if isinstance(d, str) and d not in _DOMAINS:
+                    if ext.setdefault(d, n) != n:
+                        raise ValueError(f"{self.name}: extent {d} is {ext[d]} by an earlier "
+                                         f"tensor but {spec.name} has shape {list(shape)}")
+        missing = [s for s in self.extents if s not in ext]
+        if missing:
+            raise ValueError(f"{self.name}: extent {missing[0]} is not known from the inputs: "
+                             f"pass {missing[0]}=N or an out= tensor")
+        for o in list(ops) + [x for x in outs if x is not None]:
+            want = o.spec.shape(graph, ext)
+            if tuple(o.obj.shape) != want:
+                raise ValueError(f"{self.name}: {o.spec.name} {o.spec!r} must have shape "
+                                 f"{list(want)} on this graph, got {list(o.obj.shape)}")
+        return ext
+
+    def __call__(self, graph, *inputs, out=None, schedule=None, target=None, stream=None,
+                 **extents):
+        if not isinstance(graph, Graph):
+            raise TypeError(f"{self.name}: the first argument must be a gop.Graph, got "
+                            f"{type(graph).__name__}")
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"{self.name} takes {len(self.inputs)} input(s) "
+                            f"({', '.join(s.name for s in self.inputs)}), got {len(inputs)}")
+        unknown = [k for k in extents if k not in self.extents]
+        if unknown:
+            raise TypeError(f"{self.name} has no extent {unknown[0]!r} "
+                            f"(its extents: {', '.join(self.extents) or 'none'})")
+        if out is not None and not isinstance(out, (list, tuple)):
+            out = (out,)
+        if out is not None and len(out) != len(self.outputs):
+            raise TypeError(f"{self.name} has {len(self.outputs)} output(s), got "
+                            f"{len(out)} in out=")
+        ops = [_inspect(s, x, f"{self.name}: input {s.name}")
+               for s, x in zip(self.inputs, inputs)]
+        outs = [None] * len(self.outputs) if out is None else [
+            _inspect(s, x, f"{self.name}: output {s.name}") for s, x in zip(self.outputs, out)]
+        given = ops + [o for o in outs if o is not None]
+        cuda = {o.cuda for o in given}
+        if len(cuda) > 1:
+            where = ", ".join(f"{o.spec.name} on {o.device}" for o in given)
+            raise ValueError(f"{self.name}: operands on the CPU and on the GPU ({where}): "
+                             f"gop moves nothing; put them on one device")
+        ext = self._extents(graph, ops, outs, extents)
+        if cuda == {True}:
+            return self._call_cuda(graph, ops, outs, ext, schedule, target, stream)
+        if stream is not None:
+            raise ValueError(f"{self.name}: stream= is for CUDA tensors")
+        return self._call_host(graph, ops, outs, ext, schedule, target)
+
+    def _alloc(self, spec, shape, like):
+        if like.framework == "torch":
+            import torch
+            return torch.empty(shape, dtype=torch.float32, device=like.device)
+        import numpy as np
+        return np.empty(shape, dtype=np.float32)
+
+    def _finish(self, outs, ops, graph, ext, inputs_like):
+        res = []
+        for i, s in enumerate(self.outputs):
+            if outs[i] is None:
+                like = inputs_like
+                x = self._alloc(s, s.shape(graph, ext), like)
+                outs[i] = _inspect(s, x, f"{self.name}: output {s.name}")
+            res.append(outs[i])
+        return res
+
+    def _cuda_plan(self, graph, ops, outs, ext, schedule, target):
+        """Checks the devices and allocates missing outputs: (run, operands
+        in tensor order, outputs, device index)."""
+        import torch
+        devs = {o.device for o in ops + [o for o in outs if o is not None]}
+        if len(devs) > 1:
+            raise ValueError(f"{self.name}: tensors on several GPUs "
+                             f"({', '.join(map(str, sorted(devs, key=str)))})")
+        dev = next(iter(devs))
+        gop_dev = _gop_device()
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        if index != gop_dev:
+            raise ValueError(f"{self.name}: tensors on {dev}, but gop runs on cuda:{gop_dev} "
+                             f"(GOP_CUDA_DEVICE)")
+        like = ops[0] if ops else next(o for o in outs if o is not None)
+        res = self._finish(outs, ops, graph, ext, like)
+        with _lock:
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
+        return r, ops + res, res, index
+
+    def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
+        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+        stream = _stream_handle(stream, index)
+        with _lock:
+            ptrs = r[3]
+            for i, o in enumerate(all_ops):
+                ptrs[i] = o.ptr
+            _check(lib.gop_run_launch_ptrs(r[0], ptrs, len(ptrs), stream) == 0,
+                   f"{self.name} on the GPU")
+        outv = [o.obj for o in res]
+        return outv[0] if len(outv) == 1 else tuple(outv)
+
+    def bind(self, graph, *inputs, out=None, schedule=None, target=None, **extents):
+        """Checks a call once and returns it as a callable that launches it
+        again on the same CUDA tensors (their current contents), in the
+        current stream or `stream=`: the per-call cost is then one C call.
+        It keeps the tensors alive. CUDA tensors only."""
+        if not isinstance(graph, Graph):
+            raise TypeError(f"{self.name}: the first argument must be a gop.Graph")
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"{self.name} takes {len(self.inputs)} input(s), got {len(inputs)}")
+        if out is not None and not isinstance(out, (list, tuple)):
+            out = (out,)
+        ops = [_inspect(s, x, f"{self.name}: input {s.name}")
+               for s, x in zip(self.inputs, inputs)]
+        outs = [None] * len(self.outputs) if out is None else [
+            _inspect(s, x, f"{self.name}: output {s.name}") for s, x in zip(self.outputs, out)]
+        if not all(o.cuda for o in ops + [o for o in outs if o is not None]):
+            raise ValueError(f"{self.name}.bind takes CUDA tensors only")
+        ext = self._extents(graph, ops, outs, extents)
+        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+        ptrs = (ctypes.c_uint64 * len(all_ops))(*[o.ptr for o in all_ops])
+        outv = [o.obj for o in res]
+        return BoundCall(self, r[0], ptrs, index, [o.obj for o in all_ops],
+                         outv[0] if len(outv) == 1 else tuple(outv))
+
+    def _call_host(self, graph, ops, outs, ext, schedule, target):
+        like = ops[0] if ops else next(o for o in outs if o is not None)
+        res = self._finish(outs, ops, graph, ext, like)
+        with _lock:
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_INTERP, ext)
+            for o in ops + res:
+                n = 1
+                for d in o.obj.shape:
+                    n *= d
+                _check(lib.gop_run_bind(r[0], _b(o.spec.name), o.ptr, n) == 0,
+                       f"{self.name}: {o.spec.name}")
+            _check(lib.gop_run_exec(r[0]) == 0, f"{self.name} on the interpreter")
+        outv = [o.obj for o in res]
+        return outv[0] if len(outv) == 1 else tuple(outv)
+
+    def prepare(self, graph, schedule=None, target=None, **extents):
+        """Compiles (or finds in the cache) this operator's kernels, and with a
+        GPU prepares them on `graph`; without one, fills the kernel cache
+        (how packs are made for a machine without LLVM)."""
+        with _lock:
+            ext = {**{s: 1 for s in self.extents}, **extents}
+            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
+            _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
+
+
+class BoundCall:
+    """An operator call checked once (Operator.bind): calling it launches the
+    kernels again on the same tensors and returns the outputs."""
+
+    def __init__(self, op, run, ptrs, index, keep, result):
+        self.op, self._run, self._ptrs, self._index = op, run, ptrs, index
+        self._keep, self.result = keep, result
+
+    def __call__(self, stream=None):
+        s = _stream_handle(stream, self._index)
+        if lib.gop_run_launch_ptrs(self._run, self._ptrs, len(self._ptrs), s) != 0:
+            with _lock:
+                raise GopError(f"{self.op.name} on the GPU:\n{_diag()}")
+        return self.result
+
+
+def _stream_handle(stream, index):
+    """The CUstream to launch in: `stream` (a torch.cuda.Stream or a raw
+    handle), else torch's current stream on device `index`."""
+    if stream is None:
+        import torch
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object
+        return raw(index) if raw else torch.cuda.current_stream(index).cuda_stream
+    return stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
+
+
+_device_ordinal = None
+
+
+def _gop_device():
+    global _device_ordinal
+    if _device_ordinal is None:
+        try:
+            _device_ordinal = int(os.environ.get("GOP_CUDA_DEVICE") or 0)
+        except ValueError:
+            _device_ordinal = 0
+    return _device_ordinal
+
+
+# ---- libraries of operators ----
+
+class Library:
+    """The operators of a .gop file (or the standard library), by name:
+    lib.copy_u_sum, lib['copy_u_sum'], iter(lib), len(lib)."""
+
+    def __init__(self, handle, name):
+        _check(handle, name)
+        self._h, self.name = handle, name
+        self._ops = {}
+        for i in range(lib.gop_module_num_ops(handle)):
+            op = Operator(lib.gop_module_op(handle, i), self)
+            self._ops[op.name] = op
+
+    def __getitem__(self, name):
+        try:
+            return self._ops[name]
+        except KeyError:
+            raise KeyError(f"{self.name} has no operator {name!r}") from None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._ops[name]
+        except KeyError:
+            raise AttributeError(f"{self.name} has no operator {name!r}") from None
+
+    def __iter__(self):
+        return iter(self._ops.values())
+
+    def __len__(self):
+        return len(self._ops)
+
+    def __contains__(self, name):
+        return name in self._ops
+
+    def names(self):
+        return list(self._ops)
+
+    def __dir__(self):
+        return list(self._ops) + ["names"]
+
+    def __repr__(self):
+        return f"<gop library {self.name}: {len(self)} operators>"
+
+
+def compile(source, name=None):
+    """Compiles .gop source text, or the .gop file at a path; returns its
+    Library. Raises GopError with the diagnostics on errors."""
+    with _lock:
+        if isinstance(source, os.PathLike) or (
+                isinstance(source, str) and "\n" not in source and source.endswith(".gop")):
+            path = os.fspath(source)
+            return Library(lib.gop_compile_file(_ctx, _b(path)), path)
+        nm = name or "<string>"
+        return Library(lib.gop_compile_string(_ctx, _b(nm), _b(source)), nm)
+
+
+stdlib = Library(lib.gop_stdlib(_ctx), "stdlib")
+layers = Library(lib.gop_model_layers(_ctx), "layers")

@@ -1,0 +1,222 @@
+"""GNN layers as torch.nn.Modules whose graph work is gop's operators.
+
+GCNConv, GINConv, GATConv and SAGEConv compute what PyTorch Geometric's
+convolutions of the same names compute (with their defaults), and hold the
+same parameters under the same names and shapes, so a PyG model's
+state_dict loads into these (and back). The dense updates are torch's (cuBLAS
+on the GPU); the aggregations are gop operators (examples/models/layers.gop
+and the standard library), run on the tensors where they are: CUDA tensors
+on the GPU in the current stream, CPU tensors on the reference interpreter.
+
+forward(x, graph) takes a gop.Graph or PyG's edge_index (converted once and
+cached by its storage). Each layer takes schedule= (a named schedule or
+directives for its graph operator; default: the operator's default). gop
+operators have no backward yet: run these under torch.no_grad() (inference).
+"""
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from . import core
+from .core import Graph
+
+_layers = core.layers
+_stdlib = core.stdlib
+
+
+# ---- graphs and what the layers derive from them ----
+
+_edge_index_cache = {}
+
+
+def as_graph(graph, num_nodes=None):
+    """A gop.Graph for `graph`: itself, or PyG's edge_index (cached by its
+    storage, shape and version, so a model's layers convert it once)."""
+    if isinstance(graph, Graph):
+        return graph
+    if not torch.is_tensor(graph):
+        return Graph.from_edge_index(graph, num_nodes)
+    key = (graph.data_ptr(), tuple(graph.shape), graph._version, num_nodes, str(graph.device))
+    g = _edge_index_cache.get(key)
+    if g is None:
+        if len(_edge_index_cache) > 16:
+            _edge_index_cache.clear()
+        g = _edge_index_cache[key] = Graph.from_edge_index(graph, num_nodes)
+    return g
+
+
+def gcn_norm(graph, device):
+    """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once."""
+    key = ("gcn_norm_t", str(device))
+    if key not in graph._memo:
+        w, s = graph.gcn_norm()
+        graph._memo[key] = (torch.from_numpy(w).to(device), torch.from_numpy(s).to(device))
+    return graph._memo[key]
+
+
+def _glorot(t):
+    a = math.sqrt(6.0 / (t.size(-2) + t.size(-1)))
+    with torch.no_grad():
+        t.uniform_(-a, a)
+
+
+class _Linear(nn.Linear):
+    """torch.nn.Linear with PyG's initialisation (glorot weight, zero bias)."""
+
+    def reset_parameters(self):
+        _glorot(self.weight)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+
+# ---- the layers ----
+
+class GCNConv(nn.Module):
+    """torch_geometric.nn.GCNConv(in_channels, out_channels): parameters
+    lin.weight [out, in] and bias [out]. fused=True propagates with
+    layers.gcn_propagate (aggregation and self-loop term in one operator);
+    fused=False with the standard library's u_mul_e_sum (whose schedules
+    the tuner covers) and the self-loop term in torch."""
+
+    def __init__(self, in_channels, out_channels, bias=True, schedule=None, fused=True):
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.schedule, self.fused = schedule, fused
+        self.lin = _Linear(in_channels, out_channels, bias=False)
+        self.bias = nn.Parameter(torch.zeros(out_channels)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        self.lin.reset_parameters()
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+    def forward(self, x, graph):
+        g = as_graph(graph, x.size(0))
+        h = self.lin(x).contiguous()
+        w, s = gcn_norm(g, h.device)
+        if self.fused:
+            y = _layers.gcn_propagate(g, h, h, w, s, schedule=self.schedule)
+        else:
+            y = _stdlib.u_mul_e_sum(g, h, w, schedule=self.schedule)
+            y = torch.addcmul(y, s.view(-1, 1), h)
+        return y + self.bias if self.bias is not None else y
+
+
+class SAGEConv(nn.Module):
+    """torch_geometric.nn.SAGEConv(in_channels, out_channels, aggr='mean'):
+    lin_l (weight, bias) on the aggregated neighbours, lin_r (weight) on the
+    vertex itself. aggr: 'mean', 'sum' (or 'add') or 'max'."""
+
+    _ops = {"mean": "copy_u_mean", "sum": "copy_u_sum", "add": "copy_u_sum",
+            "max": "copy_u_max"}
+
+    def __init__(self, in_channels, out_channels, aggr="mean", bias=True, schedule=None):
+        super().__init__()
+        self.schedule = schedule
+        if aggr not in self._ops:
+            raise ValueError(f"SAGEConv: aggr {aggr!r} is not one of {sorted(self._ops)}")
+        self.in_channels, self.out_channels, self.aggr = in_channels, out_channels, aggr
+        self.lin_l = _Linear(in_channels, out_channels, bias=bias)
+        self.lin_r = _Linear(in_channels, out_channels, bias=False)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        self.lin_l.reset_parameters()
+        self.lin_r.reset_parameters()
+
+    def forward(self, x, graph):
+        g = as_graph(graph, x.size(0))
+        op = _stdlib[self._ops[self.aggr]]
+        x = x.contiguous()
+        if self.aggr != "max" and self.out_channels < self.in_channels:
+            # sum and mean commute with the linear map: aggregate the
+            # narrower side (PyG aggregates first; equal up to rounding)
+            a = op(g, F.linear(x, self.lin_l.weight).contiguous(), schedule=self.schedule)
+            if self.lin_l.bias is not None:
+                a = a + self.lin_l.bias
+        else:
+            a = op(g, x, schedule=self.schedule)
+            if self.aggr == "max":  # PyG: a vertex with no in-edges gets 0
+                a = torch.where(torch.isneginf(a), torch.zeros((), device=a.device), a)
+            a = self.lin_l(a)
+        return a + self.lin_r(x)
+
+
+class GINConv(nn.Module):
+    """torch_geometric.nn.GINConv(nn, eps=0., train_eps=False):
+    nn((1 + eps) x + sum of the in-neighbours' x); parameters nn.* and eps.
+    fused=True aggregates with layers.gin_aggregate, fused=False with the
+    standard library's copy_u_sum and the (1 + eps) x term in torch."""
+
+    def __init__(self, nn_module, eps=0.0, train_eps=False, schedule=None, fused=True):
+        super().__init__()
+        self.nn = nn_module
+        self.schedule, self.fused = schedule, fused
+        if train_eps:
+            self.eps = nn.Parameter(torch.tensor([float(eps)]))
+        else:
+            self.register_buffer("eps", torch.tensor([float(eps)]))
+
+    def forward(self, x, graph):
+        g = as_graph(graph, x.size(0))
+        x = x.contiguous()
+        eps = self.eps.detach()
+        if self.fused:
+            a = _layers.gin_aggregate(g, x, x, eps.reshape(()), schedule=self.schedule)
+        else:
+            a = _stdlib.copy_u_sum(g, x, schedule=self.schedule)
+            a = torch.addcmul(a, x, 1 + eps)  # eps stays on the device: no sync
+        return self.nn(a)
+
+
+class GATConv(nn.Module):
+    """torch_geometric.nn.GATConv(in_channels, out_channels, heads=1,
+    concat=True, negative_slope=0.2): parameters lin.weight [heads * out,
+    in] (older PyG: lin_src.weight, accepted when loading), att_src and
+    att_dst [1, heads, out], bias [heads * out] (concat) or [out]."""
+
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, negative_slope=0.2,
+                 bias=True, schedule=None):
+        super().__init__()
+        self.schedule = schedule
+        if negative_slope != 0.2:
+            raise ValueError("GATConv: gop's attention operator uses negative_slope 0.2")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.heads, self.concat = heads, concat
+        self.lin = _Linear(in_channels, heads * out_channels, bias=False)
+        self.att_src = nn.Parameter(torch.empty(1, heads, out_channels))
+        self.att_dst = nn.Parameter(torch.empty(1, heads, out_channels))
+        n = heads * out_channels if concat else out_channels
+        self.bias = nn.Parameter(torch.zeros(n)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        self.lin.reset_parameters()
+        _glorot(self.att_src)
+        _glorot(self.att_dst)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # PyG before 2.5 calls the projection lin_src (and lin_dst, the same)
+        old = prefix + "lin_src.weight"
+        if old in state_dict and prefix + "lin.weight" not in state_dict:
+            state_dict[prefix + "lin.weight"] = state_dict.pop(old)
+        state_dict.pop(prefix + "lin_dst.weight", None)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def forward(self, x, graph):
+        g = as_graph(graph, x.size(0)).with_self_loops()
+        H, C = self.heads, self.out_channels
+        z = self.lin(x).view(-1, H, C)
+        a_src = (z * self.att_src).sum(-1).contiguous()
+        a_dst = (z * self.att_dst).sum(-1).contiguous()
+        y = _layers.gat_attention(g, z.contiguous(), a_src, a_dst, schedule=self.schedule)
+        y = y.reshape(-1, H * C) if self.concat else y.mean(dim=1)
+        return y + self.bias if self.bias is not None else y
+
+
+__all__ = ["GCNConv", "SAGEConv", "GINConv", "GATConv", "as_graph", "gcn_norm"]

@@ -1,0 +1,440 @@
+/* tests/unit/test_device.c: the device-resident C API (api/device.c) where
+ * it runs without a GPU: argument checks before the driver, the no-driver
+ * path (GOP_CUDA_LIBRARY names a library that does not exist, so this holds
+ * on any machine), the kernel cache's keys, and its folder of kernel packs.
+ * The launches themselves are checked on the GPU machine
+ * (tests/gpu/python_check.py). */
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gop.h"
+#include "runtime/runtime.h"
+#include "testutil.h"
+
+#define HAS(ctx, text)                                                         \
+  ck_assert_msg(strstr(gop_diagnostics(ctx), (text)) != NULL,                  \
+                "expected '%s' in:\n%s", (text), gop_diagnostics(ctx))
+
+static GopContext *ctx;
+static GopModule *std_;
+static GopGraph *grid;
+
+static void setup(void) {
+  setenv("GOP_CUDA_LIBRARY", "/nonexistent/libcuda.so", 1);
+  unsetenv("GOP_CACHE_DIR");
+  ctx = gop_context_new();
+  std_ = gop_stdlib(ctx);
+  grid = gop_graph_open(ctx, "grid:4x3");
+  ck_assert_ptr_nonnull(std_);
+  ck_assert_ptr_nonnull(grid);
+}
+
+static void teardown(void) { gop_context_free(ctx); }
+
+static GopRun *spmm(GopContext *c, GopModule *m, GopGraph *g) {
+  GopRun *r = gop_run_new(c, gop_module_find_op(m, "u_mul_e_sum"), g);
+  ck_assert_ptr_nonnull(r);
+  return r;
+}
+
+START_TEST(bind_checks) {
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_bind_device(r, "X", 0x1000, 12 * 8), -1);
+  HAS(ctx, "extent F of tensor X is not set");
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 8), 0);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_bind_device(r, "Q", 0x1000, 1), -1);
+  HAS(ctx, "operator u_mul_e_sum has no input or output named 'Q'");
+  ck_assert_int_eq(gop_run_bind_device(r, "X", 0x1000, 12 * 8 + 1), -1);
+  HAS(ctx, "tensor X needs 96 elements on this graph, got 97");
+  ck_assert_int_eq(gop_run_bind_device(r, "X", 0, 96), -1);
+  HAS(ctx, "(NULL device pointer)");
+  ck_assert_int_eq(gop_run_bind_device(r, NULL, 0x1000, 96), -1);
+  ck_assert_int_eq(gop_run_bind_device(r, "X", 0x1000, 96), 0);
+  gop_clear_diagnostics(ctx);
+  /* W (one weight per edge) and Y are still unbound */
+  ck_assert_int_eq(gop_run_launch(r), -1);
+  HAS(ctx, "input W is not bound to device memory");
+}
+END_TEST
+
+START_TEST(launch_ptrs_checks) {
+  GopRun *r = spmm(ctx, std_, grid);
+  GopDevicePtr p[3] = {0x1000, 0x2000, 0x3000};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 2, NULL), -1);
+  HAS(ctx, "u_mul_e_sum takes 3 tensors (X first), got 2");
+  ck_assert_int_eq(gop_run_launch_ptrs(r, NULL, 3, NULL), -1);
+  gop_clear_diagnostics(ctx);
+  p[1] = 0;
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, NULL), -1);
+  HAS(ctx, "W of u_mul_e_sum: NULL device pointer");
+  p[1] = 0x2000;
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, NULL), -1);
+  HAS(ctx, "extent F of u_mul_e_sum is not set");
+}
+END_TEST
+
+/* With no driver a launch says why, and the context goes on working: the
+ * same operator then runs on the interpreter. */
+START_TEST(no_driver) {
+  char what[256];
+  ck_assert_int_eq(gop_device_status(what, sizeof what), 3);
+  ck_assert_msg(strstr(what, "no CUDA driver") != NULL, "%s", what);
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  GopDevicePtr p[3] = {0x1000, 0x2000, 0x3000};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, NULL), -1);
+  HAS(ctx, "cannot run u_mul_e_sum on the GPU: no CUDA driver");
+  ck_assert_int_eq(gop_run_stats(r)->gpu_status, 3);
+  ck_assert_int_eq(gop_run_sync(r), -1);
+
+  gop_clear_diagnostics(ctx);
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  float x[12 * 2], w[64], y[12 * 2];
+  for (int i = 0; i < 24; i++) x[i] = (float)i;
+  for (int i = 0; i < gi.num_edges; i++) w[i] = 1.0f;
+  ck_assert_int_eq(gop_run_bind(r, "X", x, 24), 0);
+  ck_assert_int_eq(gop_run_bind(r, "W", w, gi.num_edges), 0);
+  ck_assert_int_eq(gop_run_bind(r, "Y", y, 24), 0);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_exec(r), 0);
+  ck_assert_int_eq(gop_error_count(ctx), 0);
+}
+END_TEST
+
+START_TEST(keys) {
+  GopOp *a = gop_module_find_op(std_, "u_mul_e_sum"), *b = gop_module_find_op(std_, "copy_u_sum");
+  char k1[17], k2[17], k3[17], k4[17], k5[17];
+  ck_assert_int_eq(gop_kernel_key(a, NULL, k1), 0);
+  ck_assert_int_eq(strlen(k1), 16);
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.target = "sm_90"}, k2), 0);
+  ck_assert_str_eq(k1, k2); /* no GPU: the default target is sm_90 */
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.target = "sm_80"}, k3), 0);
+  ck_assert_str_ne(k1, k3);
+  ck_assert_int_eq(gop_kernel_key(b, NULL, k4), 0);
+  ck_assert_str_ne(k1, k4);
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.schedule = "thread_edge(2, 1)"}, k5),
+                   0);
+  ck_assert_str_ne(k1, k5);
+  /* the key is the code's: spelling out the default schedule changes nothing */
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.schedule = "warp_edge(1, 1)"}, k4), 0);
+  ck_assert_str_eq(k1, k4);
+  /* the same in another context: keys are stable across processes */
+  GopContext *c2 = gop_context_new();
+  char k6[17];
+  ck_assert_int_eq(gop_kernel_key(gop_module_find_op(gop_stdlib(c2), "u_mul_e_sum"),
+                                  &(GopCompileOptions){.schedule = "thread_edge(2, 1)"}, k6),
+                   0);
+  ck_assert_str_eq(k5, k6);
+  gop_context_free(c2);
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.target = "sm_75"}, k3), -1);
+  HAS(ctx, "unknown target sm_75");
+  ck_assert_int_eq(gop_kernel_key(a, &(GopCompileOptions){.schedule = "nonsense(1)"}, k3), -1);
+}
+END_TEST
+
+static int count_packs(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += strstr(e->d_name, ".gopk") != NULL;
+  closedir(d);
+  return n;
+}
+
+START_TEST(pack_cache) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/kernels/deeper", tu_tmpdir());
+  ck_assert_int_eq(gop_set_cache_dir(ctx, dir), 0);
+  ck_assert_str_eq(gop_cache_dir(ctx), dir);
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_prepare(r), 0); /* no GPU: compiles into the cache */
+  GopCacheStats st;
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.compiled, 1);
+  ck_assert_int_eq(st.disk_writes, 1);
+  ck_assert_int_eq(st.entries, 1);
+  ck_assert_int_eq(count_packs(dir), 1);
+  char key[17], path[640];
+  ck_assert_int_eq(gop_kernel_key(gop_run_op(r), NULL, key), 0);
+  snprintf(path, sizeof path, "%s/u_mul_e_sum-%s.gopk", dir, key);
+  struct stat sb;
+  ck_assert_int_eq(stat(path, &sb), 0);
+
+  /* a second run of the same operator in the same context: memory */
+  GopRun *r2 = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_prepare(r2), 0);
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.memory_hits, 1);
+  ck_assert_int_eq(st.compiled, 1);
+
+  /* another process (context) reads the pack instead of compiling */
+  GopContext *c2 = gop_context_new();
+  ck_assert_int_eq(gop_set_cache_dir(c2, dir), 0);
+  GopModule *m2 = gop_stdlib(c2);
+  GopGraph *g2 = gop_graph_open(c2, "rmat:6:4");
+  GopRun *r3 = spmm(c2, m2, g2);
+  ck_assert_int_eq(gop_run_prepare(r3), 0);
+  gop_cache_stats(c2, &st);
+  ck_assert_int_eq(st.disk_hits, 1);
+  ck_assert_int_eq(st.compiled, 0);
+  gop_context_free(c2);
+
+  /* a damaged pack is compiled again and replaced */
+  FILE *f = fopen(path, "w");
+  fputs("not a pack\n", f);
+  fclose(f);
+  c2 = gop_context_new();
+  ck_assert_int_eq(gop_set_cache_dir(c2, dir), 0);
+  r3 = spmm(c2, gop_stdlib(c2), gop_graph_open(c2, "grid:2x2"));
+  ck_assert_int_eq(gop_run_prepare(r3), 0);
+  gop_cache_stats(c2, &st);
+  ck_assert_int_eq(st.disk_hits, 0);
+  ck_assert_int_eq(st.compiled, 1);
+  gop_context_free(c2);
+
+  /* clearing removes gop's packs and nothing else */
+  char other[640];
+  snprintf(other, sizeof other, "%s/notes.txt", dir);
+  f = fopen(other, "w");
+  fputs("mine\n", f);
+  fclose(f);
+  ck_assert_int_eq(gop_cache_clear(ctx), 1);
+  ck_assert_int_eq(count_packs(dir), 0);
+  ck_assert_int_eq(stat(other, &sb), 0);
+  /* the memory cache stays */
+  GopRun *r4 = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_prepare(r4), 0);
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.compiled, 1);
+  ck_assert_int_eq(st.memory_hits, 2);
+}
+END_TEST
+
+START_TEST(cache_dir_errors) {
+  const char *file = tu_write("plain-file", "x\n");
+  ck_assert_int_eq(gop_set_cache_dir(ctx, file), -1);
+  HAS(ctx, "cannot use this as the kernel cache folder");
+  ck_assert_ptr_null(gop_cache_dir(ctx));
+  ck_assert_int_eq(gop_set_cache_dir(ctx, NULL), 0);
+  ck_assert_int_eq(gop_cache_clear(ctx), 0); /* no folder: nothing to do */
+  /* GOP_CACHE_DIR sets a new context's folder */
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/from-env", tu_tmpdir());
+  setenv("GOP_CACHE_DIR", dir, 1);
+  GopContext *c2 = gop_context_new();
+  ck_assert_str_eq(gop_cache_dir(c2), dir);
+  /* ... made when the first pack is written */
+  GopRun *r = spmm(c2, gop_stdlib(c2), gop_graph_open(c2, "grid:2x2"));
+  ck_assert_int_eq(gop_run_prepare(r), 0);
+  ck_assert_int_eq(count_packs(dir), 1);
+  gop_context_free(c2);
+  unsetenv("GOP_CACHE_DIR");
+}
+END_TEST
+
+/* ---- the device path against tests/unit/fake_cuda.c (GOP_FAKE_CUDA) ---- */
+
+typedef struct FakeLaunch {
+  const char *fn;
+  unsigned grid, block, shared;
+  void *stream;
+  int nparams;
+  uint64_t params[48];
+} FakeLaunch;
+typedef struct FakeMemset {
+  uint64_t ptr;
+  unsigned value;
+  size_t count;
+  void *stream;
+} FakeMemset;
+
+static void *fake;
+static int (*fake_launches)(const FakeLaunch **);
+static int (*fake_memsets)(const FakeMemset **);
+static void (*fake_reset)(void);
+static uint64_t (*fake_alloc_on)(int, size_t);
+static int (*fake_free)(uint64_t);
+
+static void use_fake_driver(void) {
+  const char *path = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(path != NULL, "GOP_FAKE_CUDA is not set (ctest sets it)");
+  setenv("GOP_CUDA_LIBRARY", path, 1);
+  fake = dlopen(path, RTLD_NOW);
+  ck_assert_msg(fake != NULL, "%s", dlerror());
+  *(void **)&fake_launches = dlsym(fake, "fake_cuda_launches");
+  *(void **)&fake_memsets = dlsym(fake, "fake_cuda_memsets");
+  *(void **)&fake_reset = dlsym(fake, "fake_cuda_reset_log");
+  *(void **)&fake_alloc_on = dlsym(fake, "fake_cuda_alloc_on");
+  *(void **)&fake_free = dlsym(fake, "cuMemFree_v2");
+}
+
+/* Whether some launch passed `p` as one of its parameters. */
+static bool passed(uint64_t p) {
+  const FakeLaunch *l;
+  int n = fake_launches(&l);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < l[i].nparams; k++)
+      if (l[i].params[k] == p) return true;
+  return false;
+}
+
+START_TEST(device_launch) {
+  use_fake_driver();
+  char what[256];
+  ck_assert_int_eq(gop_device_status(what, sizeof what), 0);
+  ck_assert_str_eq(what, "Fake GPU 0");
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 8;
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  uint64_t x = fake_alloc_on(0, (size_t)(nv * F * 4)), w = fake_alloc_on(0, (size_t)ne * 4),
+           y = fake_alloc_on(0, (size_t)(nv * F * 4));
+  void *stream = (void *)0x1000;
+  GopDevicePtr p[3] = {x, w, y};
+  ck_assert_msg(gop_run_launch_ptrs(r, p, 3, stream) == 0, "%s", gop_diagnostics(ctx));
+  const FakeLaunch *l;
+  const FakeMemset *ms;
+  int nl = fake_launches(&l), nm = fake_memsets(&ms);
+  ck_assert_int_ge(nl, 1);
+  for (int i = 0; i < nl; i++) {
+    ck_assert_ptr_eq(l[i].stream, stream); /* the caller's stream, every kernel */
+    ck_assert_uint_ge(l[i].grid, 1);
+  }
+  for (int i = 0; i < nm; i++) {
+    ck_assert_ptr_eq(ms[i].stream, stream); /* ... and every initialisation */
+    ck_assert_msg(ms[i].ptr != x && ms[i].ptr != w, "an input was cleared");
+  }
+  ck_assert(passed(x) && passed(w) && passed(y));
+
+  /* the same again: the same launches, nothing prepared twice */
+  fake_reset();
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, (void *)0x1100), 0);
+  ck_assert_int_eq(fake_launches(&l), nl);
+  ck_assert_ptr_eq(l[0].stream, (void *)0x1100);
+  /* other buffers: their addresses are what the kernels get */
+  uint64_t y2 = fake_alloc_on(0, (size_t)(nv * F * 4));
+  fake_reset();
+  p[2] = y2;
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, stream), 0);
+  ck_assert(passed(y2) && !passed(y));
+  ck_assert_int_eq(gop_run_sync(r), 0);
+  ck_assert_int_eq(gop_run_stats(r)->gpu_status, 0);
+
+  /* bind + stream + launch: the same through the other entry */
+  fake_reset();
+  ck_assert_int_eq(gop_run_bind_device(r, "X", x, nv * F), 0);
+  ck_assert_int_eq(gop_run_bind_device(r, "W", w, ne), 0);
+  ck_assert_int_eq(gop_run_bind_device(r, "Y", y, nv * F), 0);
+  gop_run_set_stream(r, stream);
+  ck_assert_int_eq(gop_run_launch(r), 0);
+  ck_assert(passed(y));
+
+  /* wider: prepared again for F = 16, with buffers of that size */
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 16), 0);
+  uint64_t x16 = fake_alloc_on(0, (size_t)(nv * 16 * 4)), y16 = fake_alloc_on(0, (size_t)(nv * 16 * 4));
+  GopDevicePtr p16[3] = {x16, w, y16};
+  fake_reset();
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p16, 3, stream), 0);
+  ck_assert(passed(x16) && passed(y16));
+  /* the old, smaller Y is now too small, and is refused */
+  GopDevicePtr bad[3] = {x16, w, y};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, bad, 3, stream), -1);
+  HAS(ctx, "output Y of u_mul_e_sum: 768 bytes at");
+  HAS(ctx, "run past the end of its allocation (384 bytes");
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p16, 3, stream), 0);
+
+  GopCacheStats st;
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.compiled, 1); /* one compilation, for every width */
+
+  /* a cached call costs gop a microsecond or so (the driver's launch
+   * comes on top): the bound is loose for loaded or sanitized machines,
+   * and catches a call that prepares or compiles again */
+  enum { CALLS = 2000 };
+  int failed = 0;
+  fake_reset();
+  double t0 = rt_wall_seconds();
+  for (int i = 0; i < CALLS; i++) failed += gop_run_launch_ptrs(r, p16, 3, stream) != 0;
+  double us = (rt_wall_seconds() - t0) / CALLS * 1e6;
+  ck_assert_int_eq(failed, 0);
+  ck_assert_int_eq(fake_launches(&l), 64); /* the log's capacity: it filled */
+  printf("device_launch: %.2f us of gop's own work per cached call (stand-in driver)\n", us);
+  ck_assert_msg(us < 200, "a cached call took %.1f us", us);
+  gop_cache_stats(ctx, &st);
+  ck_assert_int_eq(st.compiled, 1);
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
+START_TEST(device_refusals) {
+  use_fake_driver();
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 4;
+  GopRun *r = spmm(ctx, std_, grid);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  uint64_t x = fake_alloc_on(0, (size_t)(nv * F * 4)), w = fake_alloc_on(0, (size_t)ne * 4),
+           y = fake_alloc_on(0, (size_t)(nv * F * 4));
+  float *host = calloc((size_t)(nv * F), sizeof(float));
+  uint64_t other = fake_alloc_on(1, (size_t)(nv * F * 4));
+  struct {
+    GopDevicePtr x;
+    void *stream;
+    const char *msg;
+  } cases[] = {
+      {(GopDevicePtr)(uintptr_t)host, (void *)0x1000,
+       "input X of u_mul_e_sum: address 0x"},
+      {(GopDevicePtr)(uintptr_t)host, (void *)0x1000, "is not memory CUDA knows"},
+      {other, (void *)0x1000, "is memory of device 1; gop runs on device 0"},
+      {x + 4, (void *)0x1000, "run past the end of its allocation"},
+      {x, (void *)0x2000, "the stream belongs to another CUDA context"},
+      {x, (void *)0x3000, "CUDA_ERROR_INVALID_HANDLE"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gop_clear_diagnostics(ctx);
+    fake_reset();
+    GopDevicePtr p[3] = {cases[i].x, w, y};
+    ck_assert_int_eq(gop_run_launch_ptrs(r, p, 3, cases[i].stream), -1);
+    HAS(ctx, cases[i].msg);
+    const FakeLaunch *l;
+    ck_assert_int_eq(fake_launches(&l), 0); /* refused before any launch */
+    /* and the context goes on working */
+    GopDevicePtr good[3] = {x, w, y};
+    ck_assert_msg(gop_run_launch_ptrs(r, good, 3, (void *)0x1000) == 0, "%s",
+                  gop_diagnostics(ctx));
+  }
+  free(host);
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("device");
+  TCase *tc = tcase_create("device");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, bind_checks);
+  tcase_add_test(tc, launch_ptrs_checks);
+  tcase_add_test(tc, no_driver);
+  tcase_add_test(tc, keys);
+  tcase_add_test(tc, pack_cache);
+  tcase_add_test(tc, cache_dir_errors);
+  tcase_add_test(tc, device_launch);
+  tcase_add_test(tc, device_refusals);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tu_run(suite()); }
