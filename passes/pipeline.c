@@ -24,6 +24,9 @@ static const PassInfo table[] = {
                  "dead code", pass_simplify},
     {"conflicts", "decide plain or atomic for every reduction store; refuse "
                   "races and repeated reductions", pass_conflicts},
+    {"prefetch", "check each @prefetch edge loop: in a warp, lanes on a loop "
+                 "around it, edges the same for every lane",
+     pass_prefetch_check},
 };
 enum { NPASSES = sizeof table / sizeof table[0] };
 
