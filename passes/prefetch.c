@@ -16,7 +16,7 @@
  * weight, so a warp issues one coalesced load per 32 edges where it issued
  * 32 identical ones per edge.
  *
- * The check (pass_prefetch_check, run by lowering after the conflict
+ * The check (pass_prefetch_check, run by lowering before the conflict
  * analysis, on scheduled IR and on IR text alike) refuses, naming the loop:
  *   - a @prefetch loop that is not an unbound edge loop of one vertex or
  *     group;
