@@ -376,7 +376,9 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   LLVMValueRef more = LLVMBuildICmp(b, LLVMIntSLT, jn, cnt ? cnt : cg_i32(cg, 32), "");
   LLVMValueRef br = LLVMBuildCondBr(b, more, body, pc->next_chunk);
-  if (!cnt && l->loop.unroll > 1) unroll_hint(cg, br, l->loop.unroll);
+  /* as for other loops: beyond 16 trips of a vector body ptxas spills */
+  int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
+  if (!cnt && unroll > 1) unroll_hint(cg, br, unroll);
   LLVMValueRef jin[2] = {cg_i32(cg, 0), jn};
   LLVMBasicBlockRef bbs[2] = {chunk, latch};
   LLVMAddIncoming(j, jin, bbs, 2);
