@@ -64,7 +64,7 @@ static float *run(const IrModule *lib, const char *opname, const char *sched, co
 }
 
 START_TEST(test_semantics) {
-  static const char *graphs[] = {"rmat:10:16:7", "grid:12x9"};
+  static const char *graphs[] = {"rmat:9:16:7", "grid:12x9"};
   static const char *ops[] = {"u_mul_e_sum", "copy_u_sum", "copy_u_mean", "copy_u_max"};
   static const char *scheds[] = {"spmm_vec4p(4)",     "spmm_vec4p(1)", "spmm_groupsp(32, 4)",
                                  "spmm_groupsp(7, 2)", "gnnadvisorp(16, 32)",
