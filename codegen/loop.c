@@ -376,9 +376,11 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   LLVMValueRef more = LLVMBuildICmp(b, LLVMIntSLT, jn, cnt ? cnt : cg_i32(cg, 32), "");
   LLVMValueRef br = LLVMBuildCondBr(b, more, body, pc->next_chunk);
-  /* as for other loops: beyond 16 trips of a vector body ptxas spills */
+  /* as for other loops: beyond 16 trips of a vector body ptxas spills;
+   * with no @unroll the loop of 32 trips gets a count of 1, since LLVM
+   * would unroll all 32 (and ptxas spill) */
   int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
-  if (!cnt && unroll > 1) unroll_hint(cg, br, unroll);
+  if (!cnt) unroll_hint(cg, br, unroll > 1 ? unroll : 1);
   LLVMValueRef jin[2] = {cg_i32(cg, 0), jn};
   LLVMBasicBlockRef bbs[2] = {chunk, latch};
   LLVMAddIncoming(j, jin, bbs, 2);
