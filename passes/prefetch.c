@@ -112,7 +112,7 @@ static void check_loop(Check *c, IrNode *l) {
   const char *e = l->loop.var->name;
   if (!pass_find_node(c->op, l, &site)) unreachable("prefetch loop not found");
   c->loop = l;
-  c->stage = site.path[0] ? site.path[0] : l;
+  c->stage = site.depth > 0 ? site.path[0] : l;
   if (!is_edge_list(l->loop.kind) || l->loop.bind != IR_BIND_NONE) {
     ir_error(c->d, l->loc, "prefetch: loop '%s' is a %s%s loop; @prefetch "
              "belongs on an unbound in_edges, out_edges or group_edges loop",
