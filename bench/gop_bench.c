@@ -206,7 +206,12 @@ static int plan(int argc, char **argv) {
             "gnnadvisor(16, 32)",   "gnnadvisor_mgg(32, 32, 4)", "gnnadvisor_shared(16, 32, 4)",
             "spmm_vec4(4)",         "spmm_rows(2, 4)",        "spmm_rows(4, 4)",
             "spmm_rows(8, 4)",      "spmm_groups(16, 4)",     "spmm_groups(32, 4)",
-            "spmm_groups(64, 4)",   "spmm_groups(128, 8)"};
+            "spmm_groups(64, 4)",   "spmm_groups(128, 8)",
+            /* prefetch(e): indices and weights loaded 32 edges at a time
+             * and broadcast by warp shuffles (issue 13) */
+            "spmm_vec4p(4)",        "spmm_vec4p(8)",          "spmm_groupsp(16, 4)",
+            "spmm_groupsp(32, 4)",  "spmm_groupsp(64, 4)",    "spmm_groupsp(128, 8)",
+            "gnnadvisorp(16, 32)",  "gnnadvisorp(32, 32)"};
         for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
           TunePoint np;
           if (tune_point_make(ir, m, named[k], a, &np, NULL) != 0) continue;

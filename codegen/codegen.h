@@ -219,6 +219,8 @@ char *cg_emit_llvm(const IrOp *op, const char *target, bool optimize,
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+#define CG_MAX_PREFETCH 8 /* edge tensors broadcast by one @prefetch loop */
+
 /* What codegen knows about an IR variable while emitting its scope. */
 typedef struct CgVar {
   LLVMValueRef value; /* loop variables: the i32 value in the body (for
@@ -271,6 +273,14 @@ typedef struct CgCtx {
                                  staged input in shared memory, or NULL */
   LLVMValueRef staged_floats; /* the floats those copies take (i32), where
                                  the accumulator rows start; NULL: 0 */
+  /* loop.c: inside a @prefetch edge loop, T[e] as broadcast by a shuffle
+   * from the lane that loaded it (expr.c answers such loads with it) */
+  struct {
+    const IrVar *var;
+    const IrTensor *tensor;
+    LLVMValueRef value;
+  } pf[CG_MAX_PREFETCH];
+  int npf;
 } CgCtx;
 
 /* context.c: the context, and small helpers shared by the emitters. */

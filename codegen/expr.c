@@ -350,6 +350,11 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   case IR_SYM: return cg_param(cg, CG_PARAM_SYM, e->sym->id);
   case IR_LOAD: {
     const IrTensor *t = e->acc.tensor;
+    /* T[e] in a @prefetch loop: the value a lane loaded for the warp */
+    if (e->acc.nidx == 1 && e->acc.idx[0]->kind == IR_VAR)
+      for (int j = cg->npf - 1; j >= 0; j--)
+        if (cg->pf[j].tensor == t && cg->pf[j].var == e->acc.idx[0]->var)
+          return cg->pf[j].value;
     LLVMValueRef p = cg_address(cg, t, e->acc.nidx, e->acc.idx, e->loc);
     if (cg_vec_access(cg, e)) { /* n floats at once: ld.global.nc.v4.f32 */
       LLVMValueRef v = cg_load(cg, LLVMVectorType(cg->t_f32, (unsigned)cg->vec), p,

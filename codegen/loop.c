@@ -22,6 +22,28 @@
  * out_dst[k]; flat edges: src[e], dst[e]); loads the body does not use are
  * dropped, so a loop that only needs src(e) never takes in_eid.
  *
+ * A @prefetch edge loop (passes/prefetch.c) is emitted in two levels:
+ *
+ *     mask = activemask; n = popc(mask); r = popc(mask & lanes below mine)
+ *     for (c = base; c < end; c += n) {          chunks of n edges
+ *       k = c + r < end ? c + r : c               my edge of the chunk
+ *       eid_l = in_eid[k]; src_l = in_src[k]; w_l = W[eid_l] ...
+ *       left = mask
+ *       for (j = 0; j < min(n, end - c); j++) {   its edges, in order
+ *         s = ctz(left); left &= left - 1         the lane of rank j
+ *         e = shfl.sync.idx(mask, eid_l, s); src(e) = shfl(src_l, s) ...
+ *         body                                    (W[e] is shfl(w_l, s))
+ *       }
+ *     }
+ *
+ * so the lanes that reach the loop together (all 32 for a warp over
+ * features; those past a feature tail or a vector entry test are not
+ * among them) make one coalesced load per scalar per n edges. The edge
+ * list is the same for every lane (the check refuses it otherwise), so
+ * each lane's view of the loop is unchanged: same edges, same order.
+ * Shuffles the body does not use, and the loads only they used, are
+ * dropped. The inner loop carries the @unroll hint.
+ *
  * The first bound loop with no bound loop around it sets the kernel's
  * launch rule: its extent and workers per block.
  */
@@ -238,6 +260,213 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
   unreachable("bad loop kind");
 }
 
+/* The edge tensors the body of `l` reads at exactly [e], not written by
+ * this kernel (passes/prefetch.c refuses anything else). */
+static bool collect_pf(const IrNode *n, void *ctx) {
+  void **c = ctx;
+  CgCtx *cg = c[0];
+  const IrNode *l = c[1];
+  int *count = c[2];
+  const IrTensor **ts = c[3];
+  if (n->kind != IR_LOAD || n->acc.tensor->domain != IR_DOM_EDGE || n->acc.nidx != 1 ||
+      n->acc.idx[0]->kind != IR_VAR || n->acc.idx[0]->var != l->loop.var ||
+      n->acc.tensor->dtype != IR_DT_F32 || cg->written[n->acc.tensor->id])
+    return false;
+  for (int j = 0; j < *count; j++)
+    if (ts[j] == n->acc.tensor) return false;
+  if (*count < CG_MAX_PREFETCH) ts[(*count)++] = n->acc.tensor;
+  return false;
+}
+
+static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
+                             LLVMValueRef lane, bool is_float) {
+  LLVMValueRef args[4] = {mask, v, lane, cg_i32(cg, 31)};
+  return cg_intrinsic(cg, is_float ? "llvm.nvvm.shfl.sync.idx.f32"
+                                   : "llvm.nvvm.shfl.sync.idx.i32",
+                      NULL, 0, args, 4);
+}
+
+/* Removes `v` if nothing uses it, and then its address if that was its
+ * only use. */
+static void drop_unused(LLVMValueRef v) {
+  if (!v || LLVMGetFirstUse(v)) return;
+  LLVMValueRef addr = LLVMIsALoadInst(v) ? LLVMGetOperand(v, 0) : NULL;
+  LLVMInstructionEraseFromParent(v);
+  if (addr && LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
+    LLVMInstructionEraseFromParent(addr);
+}
+
+/* The lanes executing here together: PTX activemask.b32 (LLVM 16 has no
+ * intrinsic for it), a convergent call with side effects so that LLVM
+ * neither moves it across the branches around it nor merges it. */
+static LLVMValueRef active_mask(CgCtx *cg) {
+  static const char text[] = "activemask.b32 $0;", cons[] = "=r";
+  LLVMTypeRef fty = LLVMFunctionType(cg->t_i32, NULL, 0, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)text, sizeof text - 1,
+                                       (char *)cons, sizeof cons - 1, 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef call = LLVMBuildCall2(cg->b, fty, asm_, NULL, 0, "mask");
+  unsigned kind = LLVMGetEnumAttributeKindForName("convergent", 10);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                           LLVMCreateEnumAttribute(cg->ctx, kind, 0));
+  return call;
+}
+
+typedef struct PfChunk {
+  const IrNode *l;
+  LLVMValueRef mask, of, eid_l, end_l;
+  int nts;
+  const IrTensor **ts;
+  LLVMValueRef *w_l;
+  LLVMBasicBlockRef chunk, next_chunk;
+} PfChunk;
+
+/* The edges of a chunk, from block `body` (entered from the chunk's block)
+ * to the next chunk: `cnt` of them, from the lanes of the active mask in
+ * order; cnt NULL: 32, from lane j (the warp is whole). */
+static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
+                        LLVMValueRef cnt) {
+  LLVMBuilderRef b = cg->b;
+  LLVMTypeRef i32 = cg->t_i32;
+  const IrNode *l = pc->l;
+  LLVMValueRef mask = pc->mask, of = pc->of;
+  int nts = pc->nts;
+  const IrTensor **ts = pc->ts;
+  LLVMBasicBlockRef chunk = pc->chunk;
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef j = LLVMBuildPhi(b, i32, "j");
+  LLVMValueRef left = NULL, from = j;
+  if (cnt) {
+    left = LLVMBuildPhi(b, i32, "left");
+    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
+    from = cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2);
+  }
+  CgVar *v = &cg->vars[l->loop.var->id];
+  CgVar saved_var = *v;
+  memset(v, 0, sizeof *v);
+  v->bound = true;
+  LLVMValueRef sh_eid = shfl_idx(cg, mask, pc->eid_l, from, false);
+  LLVMValueRef sh_end = shfl_idx(cg, mask, pc->end_l, from, false);
+  v->value = sh_eid;
+  if (l->loop.kind == IR_LOOP_OUT_EDGES) {
+    v->src = of;
+    v->dst = sh_end;
+  } else {
+    v->src = sh_end;
+    v->dst = l->loop.kind == IR_LOOP_IN_EDGES
+                 ? of
+                 : cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
+  }
+  LLVMValueRef dst_load = l->loop.kind == IR_LOOP_GROUP_EDGES ? v->dst : NULL;
+  int saved_npf = cg->npf;
+  LLVMValueRef sh_w[CG_MAX_PREFETCH];
+  for (int t = 0; t < nts; t++) {
+    sh_w[t] = shfl_idx(cg, mask, pc->w_l[t], from, true);
+    cg->pf[cg->npf].var = l->loop.var;
+    cg->pf[cg->npf].tensor = ts[t];
+    cg->pf[cg->npf].value = sh_w[t];
+    cg->npf++;
+  }
+  cg->seq_depth++;
+  cg_stmts(cg, l->loop.body);
+  cg->seq_depth--;
+  cg->npf = saved_npf;
+  *v = saved_var;
+  LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMValueRef more = LLVMBuildICmp(b, LLVMIntSLT, jn, cnt ? cnt : cg_i32(cg, 32), "");
+  LLVMValueRef br = LLVMBuildCondBr(b, more, body, pc->next_chunk);
+  /* as for other loops: beyond 16 trips of a vector body ptxas spills;
+   * with no @unroll the loop of 32 trips gets a count of 1, since LLVM
+   * would unroll all 32 (and ptxas spill) */
+  int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
+  if (!cnt) unroll_hint(cg, br, unroll > 1 ? unroll : 1);
+  LLVMValueRef jin[2] = {cg_i32(cg, 0), jn};
+  LLVMBasicBlockRef bbs[2] = {chunk, latch};
+  LLVMAddIncoming(j, jin, bbs, 2);
+  if (cnt) {
+    LLVMPositionBuilderBefore(b, br);
+    LLVMValueRef leftn = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
+    LLVMValueRef lin[2] = {mask, leftn};
+    LLVMAddIncoming(left, lin, bbs, 2);
+  }
+  /* shuffles the body did not need */
+  drop_unused(dst_load);
+  for (int t = 0; t < nts; t++) drop_unused(sh_w[t]);
+  drop_unused(sh_end);
+  drop_unused(sh_eid);
+}
+
+/* A @prefetch edge loop over CSR positions [base, end): the header above. */
+static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
+                          LLVMValueRef end, LLVMValueRef of) {
+  LLVMBuilderRef b = cg->b;
+  LLVMTypeRef i32 = cg->t_i32;
+  LLVMValueRef mask = active_mask(cg);
+  LLVMValueRef n = cg_intrinsic(cg, "llvm.ctpop", &i32, 1, &mask, 1);
+  LLVMValueRef lane = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
+  LLVMValueRef below = LLVMBuildSub(b, LLVMBuildShl(b, cg_i32(cg, 1), lane, ""),
+                                    cg_i32(cg, 1), "");
+  LLVMValueRef below_m = LLVMBuildAnd(b, mask, below, "");
+  LLVMValueRef rank = cg_intrinsic(cg, "llvm.ctpop", &i32, 1, &below_m, 1);
+
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef chunk = cg_block(cg, "chunk");
+  LLVMBasicBlockRef next_chunk = cg_block(cg, "nextchunk");
+  LLVMBasicBlockRef exit = cg_block(cg, "endfor");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, base, end, ""), chunk, exit);
+
+  /* the chunk: each lane loads the scalars of its edge */
+  LLVMPositionBuilderAtEnd(b, chunk);
+  LLVMValueRef c = LLVMBuildPhi(b, i32, "chunk");
+  LLVMValueRef mine = LLVMBuildNSWAdd(b, c, rank, "");
+  LLVMValueRef k = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, mine, end, ""),
+                                   mine, c, "k");
+  CgParamKind eid_kind = l->loop.kind == IR_LOOP_OUT_EDGES ? CG_PARAM_OUT_EID
+                                                           : CG_PARAM_IN_EID;
+  CgParamKind end_kind = l->loop.kind == IR_LOOP_OUT_EDGES ? CG_PARAM_OUT_DST
+                                                           : CG_PARAM_IN_SRC;
+  LLVMValueRef eid_l = cg_graph_at(cg, eid_kind, k, "eid_l");
+  LLVMValueRef end_l = cg_graph_at(cg, end_kind, k, "nbr_l");
+  const IrTensor *ts[CG_MAX_PREFETCH];
+  int nts = 0;
+  void *ctx[4] = {cg, (void *)l, &nts, ts};
+  ir_any(l->loop.body, collect_pf, ctx);
+  LLVMValueRef w_l[CG_MAX_PREFETCH];
+  for (int j = 0; j < nts; j++) {
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cg->t_f32,
+                                           cg_param(cg, CG_PARAM_TENSOR, ts[j]->id),
+                                           &eid_l, 1, "");
+    w_l[j] = cg_load(cg, cg->t_f32, p, true, ts[j]->name);
+  }
+  LLVMValueRef left_n = LLVMBuildSub(b, end, c, "");
+  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n, left_n, ""),
+                                     n, left_n, "cnt");
+
+  /* a whole chunk of a whole warp takes the loop of 32 trips, which LLVM
+   * unrolls (a shuffle is convergent: LLVM unrolls no loop holding one
+   * with a remainder); the rest takes the general loop */
+  LLVMBasicBlockRef whole = cg_block(cg, l->loop.var->name);
+  LLVMBasicBlockRef part = cg_block(cg, l->loop.var->name);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, cnt, cg_i32(cg, 32), ""), whole,
+                  part);
+  PfChunk pc = {l, mask, of, eid_l, end_l, nts, ts, w_l,
+                LLVMGetInsertBlock(b), next_chunk};
+  chunk_edges(cg, &pc, whole, NULL);
+  chunk_edges(cg, &pc, part, cnt);
+  for (int t = 0; t < nts; t++) drop_unused(w_l[t]);
+  drop_unused(end_l);
+  drop_unused(eid_l);
+
+  LLVMPositionBuilderAtEnd(b, next_chunk);
+  LLVMValueRef cn = LLVMBuildNSWAdd(b, c, n, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cn, end, ""), chunk, exit);
+  LLVMValueRef cin[2] = {base, cn};
+  LLVMBasicBlockRef cbbs[2] = {pre, next_chunk};
+  LLVMAddIncoming(c, cin, cbbs, 2);
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
@@ -296,6 +525,17 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     break;
   }
   case IR_LOOP_COUNT: unreachable("bad loop kind");
+  }
+  if (l->loop.prefetch && bind == IR_BIND_NONE && cg->in_lane &&
+      (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES ||
+       l->loop.kind == IR_LOOP_GROUP_EDGES)) {
+    prefetch_loop(cg, l, base, end, of);
+    return;
+  }
+  if (l->loop.prefetch) {
+    cg_error(cg, l->loc, "prefetch: loop '%s' is not an unbound edge loop of "
+             "one vertex or group inside a @lane loop", l->loop.var->name);
+    return;
   }
 
   LLVMValueRef id, count;

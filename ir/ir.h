@@ -227,6 +227,11 @@ struct IrNode {
       int group, ilv, ilv_cls, ilv_thr;
       bool shared; /* GROUPS: `shared` stores accumulate per warp in shared
                       memory (promote(g, shared), docs/gpu-ir.md) */
+      bool prefetch; /* IN_EDGES, OUT_EDGES, GROUP_EDGES inside a @lane loop:
+                        the warp loads the per-edge scalars (endpoint, edge
+                        id, T[e]) 32 edges at a time, lane l edge base + l,
+                        and broadcasts them with warp shuffles
+                        (prefetch(e), passes/prefetch.c, docs/gpu-ir.md) */
       IrNode *body;
     } loop;
     struct { /* STORE and LOAD */

@@ -169,6 +169,7 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   if (s->loop.bind != IR_BIND_NONE) fprintf(out, " @%s", ir_bind_name(s->loop.bind));
   if (s->loop.unroll > 0) fprintf(out, " @unroll(%d)", s->loop.unroll);
   if (s->loop.vec > 0) fprintf(out, " @vec(%d)", s->loop.vec);
+  if (s->loop.prefetch) fputs(" @prefetch", out);
   if (s->loop.ilv > 0) fprintf(out, " @interleave(%d)", s->loop.ilv);
   /* two classes are the default: existing IR text stays as it was */
   if (s->loop.ilv_cls > 2) fprintf(out, " @classes(%d)", s->loop.ilv_cls);

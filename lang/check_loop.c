@@ -22,11 +22,12 @@ const char *check_loop_word(IrLoopKind k) {
 }
 
 /* Loop annotations (IR text): @warp @block @lane @thread, @unroll(N),
- * @vec(N), @threads(N) on a stage's loop, and on a groups loop @shared and
+ * @vec(N), @prefetch on an edge loop, @threads(N) on a stage's loop, and on
+ * a groups loop @shared and
  * @interleave(D) @classes(K) @threshold(N), into ilv[0..2] (docs/gpu-ir.md). */
 static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
                          int *unroll, int *vec, int *threads, int ilv[3],
-                         bool *shared) {
+                         bool *shared, bool *prefetch) {
   const LangNode *annots = loop->loop.annots;
   if (!annots) return true;
   if (!c->ir) {
@@ -58,6 +59,13 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
         ok = false;
       }
       *shared = true;
+    } else if (!strcmp(name, "prefetch")) {
+      /* IR text: prefetch(e); passes/prefetch.c checks where it may be */
+      if (a->annot.has_value || *prefetch) {
+        check_error(c, a->loc, "`@prefetch` takes no argument and is given once");
+        ok = false;
+      }
+      *prefetch = true;
     } else if (!strcmp(name, "threads")) {
       int64_t n = a->annot.has_value ? a->annot.value : 0;
       if (c->depth > 0) {
@@ -249,8 +257,9 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   if (header_ok) header_ok = check_nesting(c, n, kind);
   IrBind b = IR_BIND_NONE;
   int unroll = 0, vec = 0, threads = 0, ilv[3] = {0, 0, 0};
-  bool shared = false;
-  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared);
+  bool shared = false, prefetch = false;
+  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared,
+                         &prefetch);
   bool table = kind == IR_LOOP_GROUPS || (kind == IR_LOOP_GROUP_ROWS && !shared);
   if (ok && (ilv[0] | ilv[1] | ilv[2] || shared) &&
       (!table || ((ilv[1] | ilv[2]) && !ilv[0]) || (!ilv[0] && !shared))) {
@@ -297,5 +306,6 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   loop->loop.ilv_cls = ilv[0] ? (ilv[2] ? ilv[2] : 2) : 0;
   loop->loop.ilv_thr = ilv[1];
   loop->loop.shared = shared;
+  loop->loop.prefetch = prefetch;
   return loop;
 }

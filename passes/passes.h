@@ -88,6 +88,15 @@ int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
 /* unroll.c: marks a sequential loop @unroll(n). */
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);
+/* prefetch.c: marks an unbound in_edges / out_edges / group_edges loop
+ * @prefetch: the lanes of its warp load its per-edge scalars (edge id,
+ * endpoint, T[e]) 32 edges at a time, one edge per lane, and broadcast
+ * them with warp shuffles (codegen/loop.c). pass_prefetch_check, a
+ * lowering pass, refuses a @prefetch loop that is not in a warp with its
+ * lanes on a loop around it, whose edges depend on the lane, or whose body
+ * reads an edge tensor at more than the edge. */
+int pass_prefetch(IrOp *op, const char *loop, Loc loc, Arena *a, Diag *d);
+int pass_prefetch_check(IrOp *op, Arena *a, Diag *d);
 /* vectorize.c: marks an innermost loop of 2 or 4 iterations, stepping the
  * last index of every access by one, @vec(n): 8- or 16-byte accesses. */
 int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc,

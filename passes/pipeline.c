@@ -22,6 +22,9 @@ static const PassInfo table[] = {
                 "table order", pass_segment},
     {"simplify", "fold index arithmetic, drop unit loops, true guards and "
                  "dead code", pass_simplify},
+    {"prefetch", "check each @prefetch edge loop: in a warp, lanes on a loop "
+                 "around it, edges the same for every lane",
+     pass_prefetch_check},
     {"conflicts", "decide plain or atomic for every reduction store; refuse "
                   "races and repeated reductions", pass_conflicts},
 };

@@ -90,6 +90,10 @@ static int do_unroll(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_unroll(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
 
+static int do_prefetch(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_prefetch(op, x->name[0], x->dir->loc, a, d);
+}
+
 static int do_vectorize(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_vectorize(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
@@ -112,6 +116,7 @@ static const Prim prims[] = {
     {"group", "group(LOOP, G) -> (GROUPS, INNER)", "li", 2, 2, 2, do_group},
     {"tile", "tile(LOOP, T) -> (WORKERS, INNER)", "li", 2, 2, 2, do_tile},
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
+    {"prefetch", "prefetch(EDGE_LOOP)", "l", 1, 1, 0, do_prefetch},
     {"vectorize", "vectorize(LOOP, 2|4)", "li", 2, 2, 0, do_vectorize},
     {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},
     {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
@@ -293,7 +298,7 @@ int pass_apply_directive(IrOp *op, const IrDirective *dir,
                "directives after it), not alone", dir->prim);
     else
       ir_error(d, dir->loc, "unknown primitive '%s' (primitives: split, "
-               "reorder, fuse, bind, group, tile, unroll, vectorize, promote)", dir->prim);
+               "reorder, fuse, bind, group, tile, unroll, prefetch, vectorize, promote)", dir->prim);
     return -1;
   }
   Args x;

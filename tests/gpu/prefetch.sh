@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tests/gpu/prefetch.sh CARRY: prefetch(e) on the GPU (issue 13). Each
+# prefetching schedule, and the schedule it extends, runs u_mul_e_sum,
+# copy_u_sum and copy_u_mean with `gopc run --gpu --check` (outputs against
+# the reference interpreter: f32 sums within 1e-5 relative L2) on a skewed
+# R-MAT graph (in-degrees far above 32, isolated vertices), a grid (degrees
+# 2..4) and the carried skewed graphs, at F = 40 (a feature tail: ten
+# lanes of the warp take the edge loop) and F = 128; prints each median
+# time next to the baseline's. Exits 1 when any check fails.
+# Prepare CARRY here with tools/gpu-prepare.sh; on the GPU machine:
+#   bash tests/gpu/prefetch.sh .carry/gpu
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+carry=${1:?usage: tests/gpu/prefetch.sh CARRY_DIR}
+bash tools/gpu-unpack.sh "$carry"
+gopc=$carry/gopc
+graphs=(rmat:16:16 grid:300x300)
+for g in cnr-2000 soc-Slashdot0902 ogbn-arxiv; do
+  [ -f "$carry/datasets/$g.mtx.gz" ] && graphs+=("$carry/datasets/$g.mtx.gz")
+done
+# prefetching schedule = baseline
+pairs=("spmm_vec4p(4)=spmm_vec4(4)" "spmm_vec4p(8)=spmm_vec4(8)"
+       "spmm_groupsp(32, 4)=spmm_groups(32, 4)" "spmm_groupsp(7, 2)=spmm_groups(7, 2)"
+       "gnnadvisorp(16, 32)=gnnadvisor(16, 32)" "gnnadvisorp(5, 3)=gnnadvisor(5, 3)")
+fail=0
+time_of() { sed -n 's/^  time \([0-9.]*\) ms.*/\1/p' | head -1; }
+printf '%-18s %-12s %-4s %-22s %10s %10s\n' graph op F schedule ms base_ms
+for g in "${graphs[@]}"; do
+  for op in u_mul_e_sum copy_u_sum copy_u_mean; do
+    for F in 40 128; do
+      for pair in "${pairs[@]}"; do
+        s=${pair%%=*} base=${pair#*=}
+        out=$("$gopc" run "stdlib:$op" --graph "$g" --F "$F" --schedule "$s" --gpu --check 2>&1)
+        rc=$?
+        if [ $rc -ne 0 ]; then
+          echo "FAIL $(basename "$g") $op F=$F $s:"; echo "$out" | tail -5 | sed 's/^/    /'
+          fail=1
+          continue
+        fi
+        t=$(echo "$out" | time_of)
+        tb=$("$gopc" run "stdlib:$op" --graph "$g" --F "$F" --schedule "$base" --gpu 2>&1 | time_of)
+        printf '%-18s %-12s %-4s %-22s %10s %10s\n' "$(basename "$g" .mtx.gz)" "$op" "$F" "$s" "$t" "$tb"
+      done
+    done
+  done
+done
+[ $fail -eq 0 ] && echo "prefetch: every check passed" || echo "prefetch: FAILURES above"
+exit $fail
