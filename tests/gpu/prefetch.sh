@@ -14,9 +14,12 @@ cd "$(dirname "$0")/../.."
 carry=${1:?usage: tests/gpu/prefetch.sh CARRY_DIR}
 bash tools/gpu-unpack.sh "$carry"
 gopc=$carry/gopc
-graphs=(rmat:16:16 grid:300x300)
-for g in cnr-2000 soc-Slashdot0902 ogbn-arxiv; do
-  [ -f "$carry/datasets/$g.mtx.gz" ] && graphs+=("$carry/datasets/$g.mtx.gz")
+# PREFETCH_GRAPHS, PREFETCH_OPS and PREFETCH_F narrow the matrix (each
+# `gopc run` reads its graph and, with --check, interprets the operator:
+# on the large graphs that is seconds per run).
+graphs=(${PREFETCH_GRAPHS:-rmat:16:16 grid:300x300 cnr-2000 soc-Slashdot0902 ogbn-arxiv})
+for i in "${!graphs[@]}"; do
+  [ -f "$carry/datasets/${graphs[$i]}.mtx.gz" ] && graphs[$i]=$carry/datasets/${graphs[$i]}.mtx.gz
 done
 # prefetching schedule = baseline
 pairs=("spmm_vec4p(4)=spmm_vec4(4)" "spmm_vec4p(8)=spmm_vec4(8)"
@@ -26,8 +29,8 @@ fail=0
 time_of() { sed -n 's/^  time \([0-9.]*\) ms.*/\1/p' | head -1; }
 printf '%-18s %-12s %-4s %-22s %10s %10s\n' graph op F schedule ms base_ms
 for g in "${graphs[@]}"; do
-  for op in u_mul_e_sum copy_u_sum copy_u_mean; do
-    for F in 40 128; do
+  for op in ${PREFETCH_OPS:-u_mul_e_sum copy_u_sum copy_u_mean}; do
+    for F in ${PREFETCH_F:-40 128}; do
       for pair in "${pairs[@]}"; do
         s=${pair%%=*} base=${pair#*=}
         out=$("$gopc" run "stdlib:$op" --graph "$g" --F "$F" --schedule "$s" --gpu --check 2>&1)
