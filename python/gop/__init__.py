@@ -21,8 +21,10 @@ library_path = _clib.path
 
 def __getattr__(name):
     if name == "nn":  # needs torch: imported on first use
-        from . import nn
-        return nn
+        # import_module, not `from . import nn`: the latter asks hasattr(gop,
+        # "nn") first, which comes back here (endless recursion)
+        import importlib
+        return importlib.import_module(__name__ + ".nn")
     raise AttributeError(f"module 'gop' has no attribute {name!r}")
 
 

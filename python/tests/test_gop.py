@@ -49,6 +49,15 @@ class Basics(unittest.TestCase):
         self.assertTrue(any(s.startswith("warp_edge(") for s in op.schedules()))
         self.assertIn("gcn_propagate", gop.layers)
 
+    def test_nn_import(self):
+        # gop.nn loads on first use; it once recursed without end (the GPU
+        # check found it): without torch it must be a plain ImportError
+        if torch is None:
+            with self.assertRaises(ImportError):
+                gop.nn
+        else:
+            self.assertTrue(hasattr(gop.nn, "GCNConv"))
+
     def test_compile(self):
         lib = gop.compile("op twice(X: f32[dst, F]) -> Y: f32[dst, F] {\n"
                           "  for v in dst {\n    for f in 0..F {\n"
