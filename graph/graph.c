@@ -27,6 +27,7 @@ void graph_free(Graph *g) {
    * outlive it */
   if (g->on_free) g->on_free(g);
   graph_groups_free(g);
+  graph_perm_free(g->perm);
   free(g->name);
   free(g->src);
   free(g->dst);
@@ -114,6 +115,7 @@ static void compute_stats(Graph *g) {
     if (diff == 0) s->self_loops++;
   }
   if (g->ne > 0) s->aes = (double)span / g->ne;
+  s->locality = graph_block_locality(g);
 }
 
 Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
