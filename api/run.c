@@ -81,8 +81,17 @@ GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *meth
     ir_error(&ctx->diag, api_loc, "gop_graph_reorder: the graph is NULL");
     return NULL;
   }
+  const char *why = graph_order_problem(method, NULL);
+  if (why) { /* with the API's location */
+    ir_error(&ctx->diag, api_loc, "gop_graph_reorder: '%s': %s", method ? method : "", why);
+    return NULL;
+  }
   Graph *rt = graph_reorder(g->rt, method, &ctx->diag);
   return rt ? adopt_graph(ctx, rt) : NULL;
+}
+
+const char *gop_reorder_method_problem(const char *method) {
+  return graph_order_problem(method, NULL);
 }
 
 const char *gop_graph_order(const GopGraph *g) {

@@ -170,9 +170,9 @@ typedef struct GraphOrderSpec {
   int32_t parts; /* metis:PARTS; 0: the default */
 } GraphOrderSpec;
 
-/* Parses a method; -1 after reporting (no location: the caller's message
- * names the option) an unknown one or a bad argument. */
-int graph_order_parse(const char *spec, GraphOrderSpec *out, Diag *d);
+/* Parses a method into *out (may be NULL): NULL, or what is wrong with it
+ * (a constant string: "unknown method: choose ..."). */
+const char *graph_order_problem(const char *spec, GraphOrderSpec *out);
 /* Whether this build has METIS (the metis order reports "gop was built
  * without METIS" otherwise). */
 bool graph_have_metis(void);
@@ -182,7 +182,8 @@ int32_t graph_metis_default_parts(int32_t nv);
 bool graph_aes_rule(const Graph *g);
 /* The graph renumbered by `method`: a new graph (statistics recomputed)
  * whose perm maps back to g's numbering (or g's original, if g was itself
- * reordered). NULL after reporting. */
+ * reordered). NULL after reporting (`reordering 'M': problem`, no
+ * location: the caller's words name the option or call). */
 Graph *graph_reorder(const Graph *g, const char *method, Diag *d);
 /* Applies new_of_old (checked to be a permutation): edges become the CSR
  * by new destination, each vertex's in-edges in their old order; `method`

@@ -66,14 +66,12 @@ void graph_perm_free(GraphPerm *p) {
 
 /* ---- the method spec ---- */
 
-static const char *method_list = "none, degree, rcm, metis[:PARTS], community or auto";
-
-int graph_order_parse(const char *spec, GraphOrderSpec *out, Diag *d) {
+const char *graph_order_problem(const char *spec, GraphOrderSpec *out) {
+  GraphOrderSpec dummy;
+  if (!out) out = &dummy;
   memset(out, 0, sizeof *out);
-  if (!spec || !*spec) {
-    ir_error(d, no_loc, "empty reordering method: choose %s", method_list);
-    return -1;
-  }
+  if (!spec || !*spec) return "empty method: choose none, degree, rcm, metis[:PARTS], "
+                              "community or auto";
   static const struct { const char *name; GraphOrderKind kind; } names[] = {
       {"none", GRAPH_ORDER_NONE},   {"degree", GRAPH_ORDER_DEGREE},
       {"rcm", GRAPH_ORDER_RCM},     {"metis", GRAPH_ORDER_METIS},
@@ -84,24 +82,16 @@ int graph_order_parse(const char *spec, GraphOrderSpec *out, Diag *d) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (strlen(names[i].name) != len || strncmp(spec, names[i].name, len) != 0) continue;
     out->kind = names[i].kind;
-    if (!colon) return 0;
-    if (out->kind != GRAPH_ORDER_METIS) {
-      ir_error(d, no_loc, "reordering '%s': %s takes no argument (only metis:PARTS does)",
-               spec, names[i].name);
-      return -1;
-    }
+    if (!colon) return NULL;
+    if (out->kind != GRAPH_ORDER_METIS) return "only metis takes an argument (metis:PARTS)";
     char *end;
     long long k = strtoll(colon + 1, &end, 10);
-    if (!colon[1] || *end || k < 2 || k > 1000000) {
-      ir_error(d, no_loc, "reordering '%s': PARTS must be an integer from 2 to 1000000",
-               spec);
-      return -1;
-    }
+    if (!colon[1] || *end || k < 2 || k > 1000000)
+      return "PARTS must be an integer from 2 to 1000000";
     out->parts = (int32_t)k;
-    return 0;
+    return NULL;
   }
-  ir_error(d, no_loc, "unknown reordering method '%s': choose %s", spec, method_list);
-  return -1;
+  return "unknown method: choose none, degree, rcm, metis[:PARTS], community or auto";
 }
 
 bool graph_have_metis(void) {
@@ -526,7 +516,11 @@ bool graph_aes_rule(const Graph *g) {
 
 Graph *graph_reorder(const Graph *g, const char *method, Diag *d) {
   GraphOrderSpec spec;
-  if (graph_order_parse(method, &spec, d) != 0) return NULL;
+  const char *why = graph_order_problem(method, &spec);
+  if (why) {
+    ir_error(d, no_loc, "reordering '%s': %s", method ? method : "", why);
+    return NULL;
+  }
   if (2 * (int64_t)g->ne > INT32_MAX) {
     ir_error(d, no_loc, "%s: reordering graphs with more than 2^30 edges is not supported",
              g->name);

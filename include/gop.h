@@ -156,6 +156,9 @@ void gop_graph_print(const GopGraph *g, FILE *out);
  * gop_graph_arcs and gop_graph_info describe the reordered graph). NULL
  * after reporting an unknown method or, for metis, a build without METIS. */
 GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *method);
+/* NULL if `method` is a reordering method gop_graph_reorder takes, else
+ * what is wrong with it (a constant string), for a caller's usage error. */
+const char *gop_reorder_method_problem(const char *method);
 /* The method a reordered graph was made with ("rcm", "metis:166",
  * "auto=community" ...), or NULL for a graph in its own order. */
 const char *gop_graph_order(const GopGraph *g);

@@ -261,14 +261,14 @@ END_TEST
 
 START_TEST(bad_methods_are_refused) {
   const char *bad[][2] = {
-      {"bogus", "unknown reordering method 'bogus': choose none, degree, rcm, "
+      {"bogus", "reordering 'bogus': unknown method: choose none, degree, rcm, "
                 "metis[:PARTS], community or auto"},
-      {"", "empty reordering method"},
+      {"", "reordering '': empty method"},
       {"metis:1", "reordering 'metis:1': PARTS must be an integer from 2 to 1000000"},
       {"metis:x", "reordering 'metis:x': PARTS must be"},
       {"metis:", "reordering 'metis:': PARTS must be"},
-      {"rcm:4", "reordering 'rcm:4': rcm takes no argument"},
-      {"RCM", "unknown reordering method 'RCM'"},
+      {"rcm:4", "reordering 'rcm:4': only metis takes an argument"},
+      {"RCM", "reordering 'RCM': unknown method"},
   };
   Graph *g = two_cliques();
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -425,10 +425,55 @@ START_TEST(api_maps_and_errors) {
   gop_graph_info(r, &info);
   ck_assert_double_ge(info.locality, 0);
   ck_assert_ptr_null(gop_graph_reorder(ctx, g, "sideways"));
-  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "unknown reordering method 'sideways'"));
+  ck_assert_ptr_nonnull(
+      strstr(gop_diagnostics(ctx), "gop: error: gop_graph_reorder: 'sideways': unknown method"));
+  ck_assert_str_eq(gop_reorder_method_problem("metis:0"),
+                   "PARTS must be an integer from 2 to 1000000");
+  ck_assert_ptr_null(gop_reorder_method_problem("metis:64"));
   ck_assert_ptr_null(gop_graph_reorder(ctx, NULL, "rcm"));
   ck_assert_int_eq(gop_graph_write_mtx(ctx, r, "/nonexistent-dir/x.mtx"), -1);
   gop_context_free(ctx);
+}
+END_TEST
+
+/* gopc: the same outputs with --reorder; graph -o writes what it prints */
+START_TEST(gopc_end_to_end) {
+  static char out[1 << 15];
+  char args[1024];
+  const char *cora = tu_dataset("cora.mtx.gz");
+  const char *order[] = {"", "--reorder community", "--reorder degree"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(args, sizeof args,
+             "run stdlib:u_mul_e_sum --graph %s --F 5 --interp --out Y=y%d.npy %s", cora, i,
+             order[i]);
+    ck_assert_msg(tu_gopc("", args, out, sizeof out) == 0, "%s", out);
+    if (i) ck_assert_ptr_nonnull(strstr(out, "reordered by"));
+  }
+  char p0[512], p[512];
+  snprintf(p0, sizeof p0, "%s/y0.npy", tu_tmpdir());
+  size_t n0, n;
+  char *want = tu_read_file(p0, &n0);
+  for (int i = 1; i < 3; i++) {
+    snprintf(p, sizeof p, "%s/y%d.npy", tu_tmpdir(), i);
+    char *got = tu_read_file(p, &n);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_int_eq(n, n0);
+    /* the header is the same; values agree up to summation order */
+    const float *a = (const float *)(want + 128), *b = (const float *)(got + 128);
+    ck_assert_int_eq(memcmp(want, got, 128), 0);
+    for (size_t k = 0; k < (n - 128) / 4; k++)
+      ck_assert_msg(fabsf(a[k] - b[k]) <= 1e-4f * (1 + fabsf(a[k])), "Y[%zu]: %g vs %g", k,
+                    b[k], a[k]);
+    free(got);
+  }
+  free(want);
+  snprintf(args, sizeof args, "graph %s --reorder rcm -o r.mtx", cora);
+  ck_assert_int_eq(tu_gopc("", args, out, sizeof out), 0);
+  ck_assert_ptr_nonnull(strstr(out, "reordered by rcm in"));
+  ck_assert_ptr_nonnull(strstr(out, "[rcm]: |V| 2708, |E| 10556"));
+  ck_assert_ptr_nonnull(strstr(out, "written to r.mtx"));
+  ck_assert_int_eq(tu_gopc("", "graph r.mtx", out, sizeof out), 0);
+  ck_assert_ptr_nonnull(strstr(out, "|V| 2708, |E| 10556"));
 }
 END_TEST
 
@@ -449,6 +494,7 @@ static Suite *suite(void) {
   tcase_add_test(tr, same_results_on_grid);
   tcase_add_test(tr, same_results_on_cora);
   tcase_add_test(tr, api_maps_and_errors);
+  tcase_add_test(tr, gopc_end_to_end);
   suite_add_tcase(s, tr);
   return s;
 }
