@@ -154,7 +154,8 @@ void graph_groups_free(Graph *g);
  * Methods, as text: none, degree (in-degree descending), rcm (reverse
  * Cuthill-McKee), metis[:PARTS] (METIS k-way parts, default
  * graph_metis_default_parts), community (one level of Louvain, communities
- * by size, BFS within) and auto (GNNAdvisor's AES rule: community or none).
+ * by size, BFS within) and auto (GNNAdvisor's AES rule, then community if
+ * it gains locality, else none).
  */
 typedef enum GraphOrderKind {
   GRAPH_ORDER_NONE,
@@ -180,6 +181,10 @@ bool graph_have_metis(void);
 int32_t graph_metis_default_parts(int32_t nv);
 /* GNNAdvisor's test: sqrt(AES) > sqrt(|V|) / 100, i.e. AES > |V| / 10^4. */
 bool graph_aes_rule(const Graph *g);
+/* Whether `after` (a reordering of `before`) is worth keeping: a higher
+ * block locality, or the same and a lower AES (what auto asks of the
+ * community order). */
+bool graph_order_gains(const Graph *before, const Graph *after);
 /* The graph renumbered by `method`: a new graph (statistics recomputed)
  * whose perm maps back to g's numbering (or g's original, if g was itself
  * reordered). NULL after reporting (`reordering 'M': problem`, no

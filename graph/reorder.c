@@ -21,7 +21,8 @@
  *              BFS from its highest-degree member
  *   auto       GNNAdvisor's rule: reorder (community) only when
  *              sqrt(AES) > sqrt(|V|) / 100, and keep the community order
- *              only if it lowers the AES; else the original order
+ *              only if it raises the block locality (at equal locality:
+ *              lowers the AES); else the original order
  *
  * graph_permute applies a permutation: the new graph's edges are its CSR
  * by (new) destination, in-edges of a vertex in their original order, and
@@ -54,14 +55,6 @@ static const Loc no_loc = {0};
 
 static void oom(Diag *d, const char *what) {
   ir_error(d, no_loc, "out of memory computing the %s order", what);
-}
-
-void graph_perm_free(GraphPerm *p) {
-  if (!p) return;
-  free(p->new_of_old);
-  free(p->old_of_new);
-  free(p->edge_old);
-  free(p);
 }
 
 /* ---- the method spec ---- */
@@ -514,6 +507,12 @@ bool graph_aes_rule(const Graph *g) {
   return g->ne > 0 && g->stats.aes * 10000.0 > (double)g->nv;
 }
 
+bool graph_order_gains(const Graph *before, const Graph *after) {
+  double a = before->stats.locality, b = after->stats.locality;
+  if (b != a) return b > a;
+  return after->stats.aes < before->stats.aes;
+}
+
 Graph *graph_reorder(const Graph *g, const char *method, Diag *d) {
   GraphOrderSpec spec;
   const char *why = graph_order_problem(method, &spec);
@@ -567,8 +566,8 @@ Graph *graph_reorder(const Graph *g, const char *method, Diag *d) {
     out = graph_permute(g, new_of_old, name, d);
   }
   if (out && spec.kind == GRAPH_ORDER_AUTO && strcmp(name, "auto=community") == 0 &&
-      !(out->stats.aes < g->stats.aes)) {
-    /* the community order did not shorten the edges: keep the original */
+      !graph_order_gains(g, out)) {
+    /* the community order did not improve locality: keep the original */
     graph_free(out);
     for (int32_t v = 0; v < g->nv; v++) new_of_old[v] = v;
     out = graph_permute(g, new_of_old, "auto=none", d);
@@ -576,28 +575,6 @@ Graph *graph_reorder(const Graph *g, const char *method, Diag *d) {
   free(order), free(new_of_old);
   if (out) out->perm->seconds = now_seconds() - t0;
   return out;
-}
-
-/* ---- locality ---- */
-
-double graph_block_locality(const Graph *g) {
-  /* Walks the in-edges in CSR order (the order a vertex-parallel kernel
-   * gathers them): an edge hits when its source's 32-vertex block was
-   * gathered by an edge of one of the last 32 destinations. */
-  if (g->ne == 0) return 0;
-  int32_t nb = (g->nv + 31) / 32;
-  int32_t *last = alloc_i32(nb);
-  if (!last) return -1;
-  for (int32_t b = 0; b < nb; b++) last[b] = INT32_MIN;
-  int64_t hits = 0;
-  for (int32_t v = 0; v < g->nv; v++)
-    for (int32_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
-      int32_t b = g->in_src[k] >> 5;
-      if (last[b] != INT32_MIN && v - last[b] < 32) hits++;
-      last[b] = v;
-    }
-  free(last);
-  return (double)hits / g->ne;
 }
 
 /* ---- writing Matrix Market ---- */
