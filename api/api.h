@@ -37,6 +37,10 @@ struct GopOp {
   IrOp *ir;
   const char *signature;
   const char *doc; /* the comment above its definition, "" if none */
+  /* gradient operators (api/grad.c): the forward operator, and the name
+   * of each forward tensor's adjoint here, by forward tensor id */
+  const GopOp *grad_of;
+  const char **adjoints;
 };
 
 struct GopGraph {

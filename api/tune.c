@@ -68,34 +68,9 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
-  int n = tune_space_enumerate(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
-                               &ctx->diag);
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
+                            &ctx->diag);
   if (n < 0) return -1;
-  /* The named schedules the lane model can cost (spmm_rows, spmm_groups,
-   * gnnadvisor, ...: tune/model.c) compete with the strategies. */
-  TunePoint *named = NULL;
-  int m = tune_space_named(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &named,
-                           &ctx->diag);
-  if (m < 0) {
-    free(pts);
-    return -1;
-  }
-  int lanes = 0;
-  for (int i = 0; i < m; i++) lanes += named[i].lanes && shape.feature_loop;
-  if (lanes > 0) {
-    TunePoint *all = realloc(pts, sizeof *pts * (size_t)(n + lanes));
-    if (!all) {
-      free(pts);
-      free(named);
-      ir_error(&ctx->diag, op->ir->loc, "out of memory for the search space of %s",
-               op->ir->name);
-      return -1;
-    }
-    pts = all;
-    for (int i = 0; i < m; i++)
-      if (named[i].lanes && shape.feature_loop) pts[n++] = named[i];
-  }
-  free(named);
   if (n == 0) {
     free(pts);
     ir_error(&ctx->diag, op->ir->loc, "no named schedule applies to operator %s",

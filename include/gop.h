@@ -242,6 +242,33 @@ void gop_run_print_memory(const GopRun *r, FILE *out);
  * L2 error seen (may be NULL). */
 int gop_run_check(GopRun *r, double *worst);
 
+/* ---- gradients (docs/autodiff.md) ---- */
+
+/* Derives the gradient operators of `op` in the IR: one per input named in
+ * `wrt` (comma-separated, e.g. "X,W"; NULL or "" for every floating-point
+ * input), in that order, each named OP_grad_X and returned in a new module
+ * usable like any other (gop_module_op, gop_emit, gop_run_new, tuning).
+ * A gradient operator's inputs are the forward inputs it reads, the
+ * forward outputs it reads (saved results: max=, edge softmax) under their
+ * own names, and the adjoints of the outputs (gop_grad_adjoint); its one
+ * output is the adjoint of the input. NULL after reporting: an unknown
+ * input, an integer one, or a construct with no derivative in the IR
+ * (file:line:col of the construct). */
+GopModule *gop_grad(const GopOp *op, const char *wrt);
+/* The same inputs, as one operator OP_grad_X_W with one output per input
+ * (dX, dW, in the order given): what the gradients share (recomputed
+ * temporaries, adjoints of temporaries, passes over the same edges) is
+ * computed once. A module holding that one operator; NULL after
+ * reporting. */
+GopModule *gop_grad_joint(const GopOp *op, const char *wrt);
+/* For an operator of gop_grad's module: the name of the tensor holding the
+ * adjoint of the forward operator's tensor `forward_tensor` (an output it
+ * reads, or the input it differentiates against); NULL if it has none. */
+const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor);
+/* For an operator of gop_grad's module: the forward operator; NULL for any
+ * other operator. */
+const GopOp *gop_grad_forward(const GopOp *grad);
+
 /* ---- REPL support ---- */
 
 /* The named schedules an operator can use: its own file's first, then the

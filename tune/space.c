@@ -434,3 +434,20 @@ uint64_t tune_op_hash(const IrOp *op) {
   free(text);
   return h;
 }
+
+int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
+  TuneOpShape shape;
+  tune_op_shape(op, &shape);
+  TunePoint *named = NULL;
+  int m = shape.feature_loop ? tune_space_named(op, lib, a, &named, d) : 0;
+  if (m < 0) return -1;
+  int lanes = 0;
+  for (int i = 0; i < m; i++)
+    if (named[i].lanes) named[lanes++] = named[i];
+  if (lanes > 0) {
+    *out = named;
+    return lanes;
+  }
+  free(named);
+  return tune_space_enumerate(op, lib, a, out, d);
+}

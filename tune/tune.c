@@ -253,17 +253,28 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     return RT_ERR;
   }
   tune_model_rank(&shape, pts, n, &sig, job->F);
-  /* The other named schedules, ranked among themselves, take every other
-   * place: the model costs them too roughly to rank them against the
-   * strategies, and they should be measured within the budget. */
+  /* The other named schedules: the lane model's (tune/model.c), ranked
+   * by it, and then the rest, ranked among themselves. The lane model's
+   * best eight come first (the default choice is its first: the tuner
+   * starts from what gop would run untuned); then the others take every
+   * other place with the strategies, which the model costs on another
+   * scale. */
   TunePoint *named = NULL;
   int nn = tune_space_named(op, job->lib, arena, &named, d);
   if (nn > 0) {
     tune_model_rank(&shape, named, nn, &sig, job->F);
+    int nl = 0; /* stable partition: lane-model points first */
+    for (int i = 0; i < nn; i++)
+      if (named[i].lanes && shape.feature_loop) {
+        TunePoint t = named[i];
+        memmove(&named[nl + 1], &named[nl], sizeof *named * (size_t)(i - nl));
+        named[nl++] = t;
+      }
     TunePoint *all = malloc(sizeof *all * (size_t)(n + nn));
     if (all) {
-      int k = 0;
-      for (int i = 0, j = 0; i < n || j < nn;) {
+      int k = 0, j = 0;
+      while (j < nl && j < 8) all[k++] = named[j++];
+      for (int i = 0; i < n || j < nn;) {
         if (i < n) all[k++] = pts[i++];
         if (j < nn) all[k++] = named[j++];
       }

@@ -3,6 +3,7 @@
  *
  *   gopc check FILE.gop...              parse and check, print diagnostics
  *   gopc emit FILE --op NAME --stage S  print a stage (ast, ir, ..., ptx)
+ *   gopc grad FILE --op NAME [--wrt X]  the derived gradient operators
  *   gopc run FILE --op NAME --graph G --F 64 [--in N=x.npy] [--out N=y.npy]
  *   gopc pack FILE --op NAME -o X.pack  compile to a kernel pack
  *   gopc ops [FILE] [NAME]              list operators
@@ -131,6 +132,12 @@ int gopc_check(int argc, char **argv);
 int gopc_emit(int argc, char **argv);
 int gopc_pack(int argc, char **argv);
 int gopc_passes(int argc, char **argv);
+
+/* ---------------------------------------------------------------------------
+ * grad.c: grad, the derived gradient operators.
+ */
+
+int gopc_grad(int argc, char **argv);
 
 /* ---------------------------------------------------------------------------
  * run.c: run and graph.

@@ -16,6 +16,7 @@ static const char *usage_main =
     "commands:\n"
     "  check FILE.gop...   parse and check operators, print diagnostics\n"
     "  emit FILE ...       print a compilation stage of an operator\n"
+    "  grad FILE ...       derive an operator's gradient operators (reverse mode)\n"
     "  run FILE ...        run an operator on a graph (GPU or interpreter)\n"
     "  pack FILE ...       compile an operator to a kernel pack\n"
     "  ops [FILE] [NAME]   list operators (default: the standard library)\n"
@@ -35,6 +36,7 @@ static const struct {
     {"check", gopc_check},   {"emit", gopc_emit},   {"run", gopc_run},
     {"pack", gopc_pack},     {"ops", gopc_ops},     {"graph", gopc_graph},
     {"passes", gopc_passes}, {"model", gopc_model}, {"tune", gopc_tune},
+    {"grad", gopc_grad},
 };
 
 int main(int argc, char **argv) {

@@ -38,6 +38,10 @@ static const char *usage_run =
     "  --gpu            require the GPU (exit 3 or 4 when there is none)\n"
     "  --check          compare the outputs with the interpreter (f32 sums\n"
     "                   within 1e-5 relative L2, max/min exactly, no NaN)\n"
+    "  --grad X         run the gradient operator of NAME with respect to its\n"
+    "                   input X instead (gopc grad; its tensors are named as\n"
+    "                   gopc grad prints them: dY, dX ...); --grad X,W runs\n"
+    "                   the joint one (gopc grad --joint)\n"
     "  --pack X.pack    run a kernel pack made by gopc pack (needs no LLVM;\n"
     "                   FILE and --op are then left out)\n"
     "  --warmup N, --reps N  GPU timing: runs before, and runs measured\n"
@@ -90,7 +94,7 @@ static void format_shape(char *buf, size_t size, int rank, const int64_t *shape)
 }
 
 typedef struct RunOpts {
-  const char *file, *op_name, *graph, *pack, *db, *reorder;
+  const char *file, *op_name, *graph, *pack, *db, *grad, *reorder;
   GopcAssigns dims, ins, outs; /* --dim and --NAME, --in, --out */
   uint64_t seed;
   GopCompileOptions compile;
@@ -122,6 +126,7 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
       {"--target", GOPC_STRING, .dest = &o->compile.target},
       {"--db", GOPC_STRING, .dest = &o->db},
       {"--pack", GOPC_STRING, .dest = &o->pack},
+      {"--grad", GOPC_STRING, .dest = &o->grad},
       {"--graph", GOPC_STRING, .dest = &o->graph},
       {"--reorder", GOPC_STRING, .dest = &o->reorder},
       {"--warmup", GOPC_INT, .dest = &o->warmup, .min = 0, .max = 100000,
@@ -147,6 +152,11 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
     return gopc_usage_error(&args,
                             "--pack %s: a kernel pack is already compiled: give no FILE, "
                             "--op, --schedule or --target with it", o->pack);
+  if (o->pack && o->grad)
+    return gopc_usage_error(&args, "--grad %s: a kernel pack holds one compiled operator; "
+                            "pack the gradient instead (gopc grad)", o->grad);
+  if (o->grad && !*o->grad)
+    return gopc_usage_error(&args, "--grad needs an input name, or several (X,W)");
   if (o->pack && o->device == GOP_DEVICE_INTERP)
     return gopc_usage_error(&args, "--pack %s runs on the GPU: --interp excludes it", o->pack);
   if (!o->file && !o->pack)
@@ -212,6 +222,11 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   }
   GopOp *op = gop_module_find_op(m, op_name);
   if (!op) return NULL;
+  if (o->grad) {
+    GopModule *gm = strchr(o->grad, ',') ? gop_grad_joint(op, o->grad) : gop_grad(op, o->grad);
+    if (!gm) return NULL;
+    op = gop_module_op(gm, 0);
+  }
   GopGraph *g = open_graph(ctx, o);
   if (!g) return NULL;
   GopRun *r = gop_run_new(ctx, op, g);

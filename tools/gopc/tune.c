@@ -28,7 +28,7 @@ enum { EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
 static const char *usage_tune =
     "usage: gopc tune FILE [--op NAME] --graph G --F N [--dim NAME=N]... [--budget-s S]\n"
     "                 [--top K] [--max N] [--db FILE] [--warmup N] [--reps N]\n"
-    "                 [--target sm_XX] [--check-edges N]\n"
+    "                 [--target sm_XX] [--check-edges N] [--grad X[,W]]\n"
     "       gopc tune --train [--db FILE]\n"
     "       gopc tune --evaluate [--db FILE]\n"
     "       gopc tune --import-csv CSV... --gpu NAME --cc N [--datasets DIR] [--db FILE]\n"
@@ -38,6 +38,8 @@ static const char *usage_tune =
     "output before it may win, stores each verified measurement in the tuning\n"
     "database, and prints the top schedules. Ctrl-C stops after the candidate\n"
     "being measured, keeping what was found (exit 130).\n"
+    "  --grad X         tune the gradient operator of NAME with respect to input X\n"
+    "                   instead (gopc grad); X,W: the joint one (gopc grad --joint)\n"
     "  --budget-s S     stop measuring after S seconds (default 30)\n"
     "  --top K          schedules printed (default 5)\n"
     "  --max N          measure at most N candidates (default: every legal point)\n"
@@ -58,7 +60,7 @@ static const char *usage_tune =
     "4 no CUDA device, 130 interrupted.\n";
 
 typedef struct TuneArgs {
-  const char *file, *op, *graph, *db, *target, *gpu, *datasets;
+  const char *file, *op, *graph, *db, *target, *gpu, *datasets, *grad;
   GopcAssigns dims; /* --dim NAME=N and --NAME N */
   const char *csv[MAX_CSV];
   int ncsv;
@@ -100,6 +102,7 @@ static int parse(int argc, char **argv, TuneArgs *a) {
       {"--evaluate", GOPC_BOOL, .dest = &a->evaluate},
       {"--import-csv", GOPC_HOOK, .hook = import_csv},
       {"--op", GOPC_STRING, .dest = &a->op},
+      {"--grad", GOPC_STRING, .dest = &a->grad},
       {"--graph", GOPC_STRING, .dest = &a->graph},
       {"--db", GOPC_STRING, .dest = &a->db},
       {"--target", GOPC_STRING, .dest = &a->target},
@@ -130,7 +133,7 @@ static int parse(int argc, char **argv, TuneArgs *a) {
     if (env && *env) a->db = env;
   }
   if (modes == 1) {
-    if (a->file || a->graph || a->dims.n || a->op)
+    if (a->file || a->graph || a->dims.n || a->op || a->grad)
       return gopc_usage_error(&args, "--train, --evaluate and --import-csv take no FILE, "
                                      "--op, --graph or extents");
     if (!a->db)
@@ -248,6 +251,11 @@ static int tune(const TuneArgs *a) {
   }
   GopOp *op = op_name ? gop_module_find_op(m, op_name) : gop_module_op(m, 0);
   if (!op) goto done;
+  if (a->grad) {
+    GopModule *gm = strchr(a->grad, ',') ? gop_grad_joint(op, a->grad) : gop_grad(op, a->grad);
+    if (!gm) goto done;
+    op = gop_module_op(gm, 0);
+  }
   GopGraph *g = gop_graph_open(ctx, a->graph);
   if (!g) goto done;
   GopRun *r = gop_run_new(ctx, op, g);

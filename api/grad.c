@@ -1,0 +1,116 @@
+/* api/grad.c: gradient operators derived in the IR (grad/), as modules of
+ * the public API.
+ *
+ * Each requested input gets its own derivation in the context's arena;
+ * the operators are wrapped like a compiled file's, so every other API
+ * function (emit, run, pack, tune) takes them unchanged.
+ */
+#include <string.h>
+
+#include "grad/grad.h"
+
+#include "api/api.h"
+
+/* The next name of the comma-separated list at *p, copied into the arena;
+ * NULL at the end. */
+static const char *next_name(GopContext *ctx, const char **p) {
+  const char *s = *p;
+  while (*s == ' ' || *s == ',') s++;
+  if (!*s) return NULL;
+  const char *e = s;
+  while (*e && *e != ',') e++;
+  const char *end = e;
+  while (end > s && end[-1] == ' ') end--;
+  *p = e;
+  return ir_strndup(ctx->arena, s, (size_t)(end - s));
+}
+
+/* The inputs to differentiate against: those named in `wrt`, else every
+ * floating-point input. Their count, or -1 after reporting. */
+static int wrt_names(const GopOp *op, const char *wrt, const char **names, int cap) {
+  GopContext *ctx = op->module->ctx;
+  const IrOp *fw = op->ir;
+  int n = 0;
+  if (wrt && *wrt) {
+    const char *p = wrt;
+    for (const char *x; (x = next_name(ctx, &p));) {
+      if (n == cap) {
+        ir_error(&ctx->diag, api_loc, "gop_grad: more than %d inputs named", cap);
+        return -1;
+      }
+      for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], x)) {
+          ir_error(&ctx->diag, fw->loc, "input %s is named twice in the inputs to "
+                   "differentiate against", x);
+          return -1;
+        }
+      names[n++] = x;
+    }
+    if (n == 0) ir_error(&ctx->diag, api_loc, "gop_grad: no input named in '%s'", wrt);
+    return n ? n : -1;
+  }
+  for (int i = 0; i < fw->ninputs && n < cap; i++)
+    if (grad_differentiable(fw->tensors[i])) names[n++] = fw->tensors[i]->name;
+  if (n == 0)
+    ir_error(&ctx->diag, fw->loc, "op %s has no floating-point input to differentiate "
+             "against", fw->name);
+  return n ? n : -1;
+}
+
+/* Wraps the derived operators as a module of `op`'s context. */
+static GopModule *wrap(const GopOp *op, IrModule *ir, const char ***adj) {
+  GopContext *ctx = op->module->ctx;
+  GopModule *m = api_wrap_module(ctx, ir, op->module->file, op->module->text);
+  if (!m) return NULL;
+  for (int i = 0; i < ir->nops; i++) {
+    m->ops[i]->grad_of = op;
+    m->ops[i]->adjoints = adj[i];
+    m->ops[i]->doc = ir_sprintf(ctx->arena, "The gradient of %s (%s, derived by gop_grad).",
+                                op->ir->name, ir->ops[i]->name);
+  }
+  return m;
+}
+
+GopModule *gop_grad(const GopOp *op, const char *wrt) {
+  if (!op) return NULL;
+  GopContext *ctx = op->module->ctx;
+  const IrOp *fw = op->ir;
+  const char *names[64];
+  int n = wrt_names(op, wrt, names, 64);
+  if (n < 0) return NULL;
+  IrModule *ir = ir_module_new(ctx->arena);
+  const char ***adj = IR_NEW_ARRAY(ctx->arena, const char **, n);
+  for (int i = 0; i < n; i++) {
+    adj[i] = IR_NEW_ARRAY(ctx->arena, const char *, fw->ntensors + 1);
+    IrOp *g = grad_derive_named(ctx->arena, fw, names[i], adj[i], &ctx->diag);
+    if (!g) return NULL;
+    ir_module_add_op(ir, g);
+  }
+  return wrap(op, ir, adj);
+}
+
+GopModule *gop_grad_joint(const GopOp *op, const char *wrt) {
+  if (!op) return NULL;
+  GopContext *ctx = op->module->ctx;
+  const IrOp *fw = op->ir;
+  const char *names[64];
+  int n = wrt_names(op, wrt, names, 64);
+  if (n < 0) return NULL;
+  IrModule *ir = ir_module_new(ctx->arena);
+  const char ***adj = IR_NEW_ARRAY(ctx->arena, const char **, 1);
+  adj[0] = IR_NEW_ARRAY(ctx->arena, const char *, fw->ntensors + 1);
+  IrOp *g = grad_derive_joint(ctx->arena, fw, names, n, adj[0], &ctx->diag);
+  if (!g) return NULL;
+  ir_module_add_op(ir, g);
+  return wrap(op, ir, adj);
+}
+
+const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor) {
+  if (!grad || !grad->grad_of || !forward_tensor) return NULL;
+  const IrOp *fw = grad->grad_of->ir;
+  for (int i = 0; i < fw->ntensors; i++)
+    if (!strcmp(fw->tensors[i]->name, forward_tensor)) return grad->adjoints[i];
+  return NULL;
+}
+
+const GopOp *gop_grad_forward(const GopOp *grad) { return grad ? grad->grad_of : NULL; }

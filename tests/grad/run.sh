@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# tests/grad/run.sh SUITE_DIR GOPC: golden tests of `gopc grad`, and the
+# derived operators through the code generator and ptxas.
+#
+# Each NAME.args holds the arguments of one `gopc grad` run (of `gopc run`
+# for run_NAME.args: a gradient operator run with --grad), from this
+# folder; NAME.expected is its exact stdout and stderr followed by a line
+# `exit N`. Golden outputs of a few operators show the derivation's rules
+# (gather -> scatter by source, SDDMM, max= by count, mean= by degree, edge
+# softmax by its saved output, GAT's fused attention in one edge pass); the
+# refuse_*.gop files and the *_error cases show the refusals.
+#
+# Then the gradient operators of PTX_CASES (joint ones where several inputs
+# are named) are compiled to PTX for sm_80 under the default schedule (and
+# under spmm_rows(2, 2) for the source-ordered aggregations), and assembled
+# with ptxas -v: they must be real, schedulable operators. ptxas is found as tests/ptxas/run.sh finds
+# it; GOP_SKIP_PTXAS=1 skips that part on a machine without the toolkit.
+#
+# UPDATE=1 rewrites every NAME.expected instead of comparing; read each one
+# before committing it.
+set -u
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 SUITE_DIR GOPC" >&2
+  exit 2
+fi
+suite=$1
+gopc=$2
+case $gopc in
+  */*) gopc="$(cd "$(dirname "$gopc")" && pwd)/$(basename "$gopc")" ;;
+esac
+cd "$suite" || exit 2
+
+out=$(mktemp)
+work=$(mktemp -d /tmp/gop-grad.XXXXXX)
+trap 'rm -rf "$out" "$out.raw" "$work"' EXIT
+
+pass=0
+fail=0
+for argsfile in *.args; do
+  name=${argsfile%.args}
+  # shellcheck disable=SC2046 # the file holds a word list
+  eval "set -- $(cat "$argsfile")"
+  cmd=grad
+  case $name in run_*) cmd=run ;; esac # `gopc run --grad X`
+  "$gopc" "$cmd" "$@" >"$out.raw" 2>&1
+  echo "exit $?" >>"$out.raw"
+  # a run's wall time is not part of its output
+  sed -E 's/(interpreter, )[0-9]+\.[0-9]+ s$/\1T s/' "$out.raw" >"$out"
+  if [ "${UPDATE:-}" = 1 ]; then
+    cp "$out" "$name.expected"
+    echo "updated $name.expected"
+    continue
+  fi
+  if cmp -s "$out" "$name.expected"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: gopc $cmd $(cat "$argsfile")"
+    diff -u "$name.expected" "$out" | head -40
+  fi
+done
+echo "golden: $pass passed, $fail failed"
+
+# ---- the derived operators through codegen and ptxas ----
+ptxas=${GOP_PTXAS:-}
+if [[ -z $ptxas ]]; then
+  if [[ -x /usr/local/cuda/bin/ptxas ]]; then
+    ptxas=/usr/local/cuda/bin/ptxas
+  else
+    ptxas=$(command -v ptxas || true)
+  fi
+fi
+if [[ -z $ptxas || ! -x $ptxas ]]; then
+  if [[ ${GOP_SKIP_PTXAS:-} == 1 ]]; then
+    echo "ptxas: not found; skipped because GOP_SKIP_PTXAS=1"
+    [ $fail -eq 0 ]
+    exit
+  fi
+  echo "FAIL: ptxas not found (\$GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH); set GOP_SKIP_PTXAS=1 to skip" >&2
+  exit 1
+fi
+layers=../../examples/models/layers.gop
+# FILE OP INPUT [SCHEDULE]
+PTX_CASES=(
+  "stdlib: copy_u_sum X" "stdlib: copy_u_sum X spmm_rows(2, 2)"
+  "stdlib: u_mul_e_sum X" "stdlib: u_mul_e_sum X spmm_rows(2, 2)" "stdlib: u_mul_e_sum W"
+  "stdlib: copy_u_max X" "stdlib: copy_u_mean X" "stdlib: u_dot_v X" "stdlib: u_dot_v Y"
+  "stdlib: edge_softmax S" "stdlib: u_div_e_min_heads W" "stdlib: e_mul_u W"
+  "$layers gat_attention Z" "$layers gat_attention As" "$layers gat_attention Ad"
+  "$layers gcn_propagate H" "$layers gcn_propagate W" "$layers gin_aggregate eps"
+  "$layers bias_elu b" "$layers gat_terms a" "$layers edge_softmax_heads S"
+  "$layers gat_attention Z,As,Ad" "stdlib: u_mul_e_sum X,W"
+)
+nptx=0
+for c in "${PTX_CASES[@]}"; do
+  read -r file op input sched <<<"$c"
+  if [ "$file" = "stdlib:" ]; then file="stdlib:$op"; fi
+  args=(grad "$file" --op "$op" --wrt "$input" --stage ptx --target sm_80)
+  [ -n "${sched:-}" ] && args+=(--schedule "$sched")
+  case $input in *,*) args+=(--joint) ;; esac # several inputs: one joint operator
+  if ! "$gopc" "${args[@]}" >"$work/g.ptx" 2>"$work/err"; then
+    fail=$((fail + 1))
+    echo "FAIL: gopc ${args[*]}"
+    head -5 "$work/err"
+    continue
+  fi
+  if ! "$ptxas" -arch=sm_80 -v "$work/g.ptx" -o "$work/g.cubin" >"$work/ptxas" 2>&1; then
+    fail=$((fail + 1))
+    echo "FAIL: ptxas on the PTX of gopc ${args[*]}"
+    head -5 "$work/ptxas"
+    continue
+  fi
+  if grep -q "bytes spill" "$work/ptxas" && grep "bytes spill" "$work/ptxas" | grep -vq " 0 bytes spill stores, 0 bytes spill loads"; then
+    echo "note: spills in $op d$input ${sched:-}"
+  fi
+  nptx=$((nptx + 1))
+done
+echo "ptx: $nptx gradient operators compiled and assembled for sm_80"
+[ $fail -eq 0 ]
