@@ -2,7 +2,10 @@
  *
  * A run binds an operator to a graph, extents and caller buffers, and
  * executes it on the GPU (runtime/exec.c) or on the reference interpreter;
- * gop_run_check recomputes on the interpreter and compares.
+ * gop_run_check recomputes on the interpreter and compares. On a reordered
+ * graph (gop_graph_reorder) the caller's buffers stay in the original
+ * numbering: vertex and edge tensors are permuted into scratch buffers
+ * before the kernels and the outputs permuted back after them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,10 +56,67 @@ void gop_graph_info(const GopGraph *g, GopGraphInfo *info) {
       .isolated = r->stats.isolated,
       .self_loops = r->stats.self_loops,
       .aes = r->stats.aes,
+      .locality = r->stats.locality,
   };
 }
 
 void gop_graph_print(const GopGraph *g, FILE *out) { graph_print_stats(out, g->rt); }
+
+/* Wraps a host graph in the API's and hands it to the context. */
+static GopGraph *adopt_graph(GopContext *ctx, Graph *rt) {
+  GopGraph *g = calloc(1, sizeof *g);
+  if (!g) {
+    graph_free(rt);
+    ir_error(&ctx->diag, api_loc, "out of memory");
+    return NULL;
+  }
+  g->rt = rt;
+  g->next = ctx->graphs;
+  ctx->graphs = g;
+  return g;
+}
+
+GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *method) {
+  if (!g) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_reorder: the graph is NULL");
+    return NULL;
+  }
+  const char *why = graph_order_problem(method, NULL);
+  if (why) { /* with the API's location */
+    ir_error(&ctx->diag, api_loc, "gop_graph_reorder: '%s': %s", method ? method : "", why);
+    return NULL;
+  }
+  Graph *rt = graph_reorder(g->rt, method, &ctx->diag);
+  return rt ? adopt_graph(ctx, rt) : NULL;
+}
+
+const char *gop_reorder_method_problem(const char *method) {
+  return graph_order_problem(method, NULL);
+}
+
+const char *gop_graph_order(const GopGraph *g) {
+  return g->rt->perm ? g->rt->perm->method : NULL;
+}
+
+long gop_graph_permutation(const GopGraph *g, const int32_t **new_of_old,
+                           const int32_t **edge_old) {
+  const GraphPerm *p = g->rt->perm;
+  if (new_of_old) *new_of_old = p ? p->new_of_old : NULL;
+  if (edge_old) *edge_old = p ? p->edge_old : NULL;
+  return p ? g->rt->nv : -1;
+}
+
+double gop_graph_reorder_seconds(const GopGraph *g) {
+  return g->rt->perm ? g->rt->perm->seconds : 0;
+}
+
+int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
+  if (!path || !*path) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_write_mtx: empty path");
+    return -1;
+  }
+  return graph_write_mtx(g->rt, path, &ctx->diag);
+}
 
 /* ---- runs ---- */
 
@@ -255,6 +315,99 @@ static int check_bound(GopRun *r) {
   return 0;
 }
 
+/* ---- reordered graphs: the caller's numbering in, and back out ---- */
+
+/* How tensor `t` moves between numberings: 'v' by vertex rows, 'e' by edge
+ * rows, 0 not at all (dense tensors); -1 after reporting one that cannot
+ * (a tensor on neighbour groups: its rows are the reordered graph's). */
+static int permuted_by(GopRun *r, const IrTensor *t) {
+  switch (t->domain) {
+  case IR_DOM_SRC:
+  case IR_DOM_DST: return 'v';
+  case IR_DOM_EDGE: return 'e';
+  case IR_DOM_DENSE:
+  case IR_DOM_COUNT: return 0;
+  case IR_DOM_GROUPS: break;
+  }
+  ir_error(&r->ctx->diag, api_loc,
+           "tensor %s lives on neighbour groups, whose rows follow the graph's own "
+           "numbering: it cannot be bound on a reordered graph", t->name);
+  return -1;
+}
+
+/* Copies rows: to[map ? map[i] : i] = from[i], or (gather) to[i] =
+ * from[map[i]], each row `w` floats. */
+static void move_rows(float *to, const float *from, const int32_t *map, int64_t rows,
+                      int64_t w, bool gather) {
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t a = gather ? i : map[i], b = gather ? map[i] : i;
+    memcpy(to + a * w, from + b * w, sizeof(float) * (size_t)w);
+  }
+}
+
+/* The buffers a run on the reordered graph sees: inputs permuted in,
+ * outputs fresh; `user` itself when the graph is not reordered. NULL after
+ * reporting. Free with unpermute. */
+static float **permute_in(GopRun *r, float **user) {
+  const Graph *g = r->graph->rt;
+  if (!g->perm) return user;
+  const IrOp *ir = r->op->ir;
+  int n = gop_run_num_tensors(r);
+  /* by tensor id, temporaries NULL, as r->data */
+  float **in = calloc((size_t)ir->ntensors + 1, sizeof *in);
+  if (!in) goto oom;
+  for (int i = 0; i < n; i++) {
+    const IrTensor *t = ir->tensors[i];
+    int how = permuted_by(r, t);
+    if (how < 0) goto fail;
+    if (how == 0) {
+      in[i] = user[i];
+      continue;
+    }
+    int64_t rows = how == 'v' ? g->nv : g->ne;
+    int64_t numel = graph_tensor_numel(t, g, &r->ext);
+    in[i] = malloc(sizeof(float) * (size_t)(numel > 0 ? numel : 1));
+    if (!in[i]) goto oom;
+    if (t->role == IR_ROLE_OUT || rows == 0) continue;
+    /* vertex v's row goes to new_of_old[v]; edge e here takes edge_old[e] */
+    if (how == 'v') move_rows(in[i], user[i], g->perm->new_of_old, rows, numel / rows, false);
+    else move_rows(in[i], user[i], g->perm->edge_old, rows, numel / rows, true);
+  }
+  return in;
+oom:
+  ir_error(&r->ctx->diag, api_loc, "out of memory permuting tensors for the reordered graph");
+fail:
+  if (in)
+    for (int i = 0; i < n; i++)
+      if (in[i] != user[i]) free(in[i]);
+  free(in);
+  return NULL;
+}
+
+/* Permutes the outputs of `in` back into `user` (if `ok`) and frees it. */
+static void unpermute(GopRun *r, float **user, float **in, bool ok) {
+  const Graph *g = r->graph->rt;
+  if (in == user) return;
+  const IrOp *ir = r->op->ir;
+  int n = gop_run_num_tensors(r);
+  for (int i = 0; i < n; i++) {
+    if (in[i] == user[i]) continue;
+    const IrTensor *t = ir->tensors[i];
+    if (ok && t->role == IR_ROLE_OUT) {
+      int how = t->domain == IR_DOM_EDGE ? 'e' : 'v';
+      int64_t rows = how == 'v' ? g->nv : g->ne;
+      int64_t numel = graph_tensor_numel(t, g, &r->ext);
+      /* the row of vertex v is at new_of_old[v]; edge e here is edge_old[e] */
+      if (rows > 0 && how == 'v')
+        move_rows(user[i], in[i], g->perm->new_of_old, rows, numel / rows, true);
+      else if (rows > 0)
+        move_rows(user[i], in[i], g->perm->edge_old, rows, numel / rows, false);
+    }
+    free(in[i]);
+  }
+  free(in);
+}
+
 static int interpret(GopRun *r, float **data) {
   InterpArgs args = {
       .graph = r->graph->rt,
@@ -286,7 +439,7 @@ static RtStatus open_gpu(GopRun *r) {
   return s;
 }
 
-static int run_gpu(GopRun *r) {
+static int run_gpu(GopRun *r, float **data) {
   GopContext *ctx = r->ctx;
   if (!r->have_prog) {
     GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
@@ -296,7 +449,7 @@ static int run_gpu(GopRun *r) {
   }
   /* The program may hold temporaries the lowering added: bind by id. */
   float **host = IR_NEW_ARRAY(ctx->arena, float *, r->prog.ntensors + 1);
-  for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = r->data[i];
+  for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = data[i];
   RtExecOptions opt = {.warmup = r->warmup, .reps = r->reps};
   RtStatus s = rt_exec_program(&r->prog, r->graph->rt, r->ext.value, host, &opt, &r->exec,
                                &ctx->diag);
@@ -327,16 +480,19 @@ int gop_run_exec(GopRun *r) {
   memset(&r->exec, 0, sizeof r->exec);
   double t0 = rt_wall_seconds();
   int rc;
+  float **data = permute_in(r, r->data);
+  if (!data) return -1;
   RtStatus gpu = r->device == GOP_DEVICE_INTERP ? RT_ERR : open_gpu(r);
   if (r->device != GOP_DEVICE_INTERP && gpu == RT_OK) {
-    rc = run_gpu(r);
+    rc = run_gpu(r, data);
   } else if (r->device == GOP_DEVICE_GPU) {
     r->stats.gpu_status = gpu;
     rc = -1;
   } else {
     snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
-    rc = interpret(r, r->data);
+    rc = interpret(r, data);
   }
+  unpermute(r, r->data, data, rc == 0);
   r->seconds = rt_wall_seconds() - t0;
   return rc;
 }
@@ -365,7 +521,7 @@ int gop_run_check(GopRun *r, double *worst) {
   if (worst) *worst = 0;
   if (check_bound(r) != 0) return -1;
   int n = gop_run_num_tensors(r);
-  float **ref = IR_NEW_ARRAY(ctx->arena, float *, n + 1);
+  float **ref = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1); /* by id: temporaries NULL */
   int status = 0;
   for (int i = 0; i < n; i++) {
     if (ir->tensors[i]->role != IR_ROLE_OUT) {
@@ -378,7 +534,11 @@ int gop_run_check(GopRun *r, double *worst) {
       status = -1;
     }
   }
-  if (status == 0 && interpret(r, ref) != 0) status = -1;
+  if (status == 0) {
+    float **data = permute_in(r, ref);
+    if (!data || interpret(r, data) != 0) status = -1;
+    if (data) unpermute(r, ref, data, status == 0);
+  }
   for (int i = 0; status >= 0 && i < n; i++) {
     const IrTensor *t = ir->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
@@ -471,14 +631,5 @@ long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst)
 GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int64_t *src,
                               const int64_t *dst, const char *name) {
   Graph *rt = graph_from_coo(nv, ne, src, dst, name, &ctx->diag, api_loc);
-  if (!rt) return NULL;
-  GopGraph *g = calloc(1, sizeof *g);
-  if (!g) {
-    graph_free(rt);
-    return NULL;
-  }
-  g->rt = rt;
-  g->next = ctx->graphs;
-  ctx->graphs = g;
-  return g;
+  return rt ? adopt_graph(ctx, rt) : NULL;
 }

@@ -26,6 +26,9 @@
 #           (tests/gpu/python_check.sh; not in the default list: name it)
 #   tune    gopc tune on one case (GOP_TUNE_BUDGET_S, default 30 s)
 #   repl    a REPL session with run, compare and tune, kept as a transcript
+#   reorder (optional, not in the default list) vertex reorderings x
+#           aggregation schedules on the carried graphs (bench/reorder.sh;
+#           GOP_REORDER_BUDGET_S, default 300 s)
 # Writes OUT/<phase>/..., OUT/report/ and prints a short summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -116,6 +119,10 @@ run_tune() {
   return "${PIPESTATUS[0]}"
 }
 
+run_reorder() {
+  bash bench/reorder.sh "$carry" "$out/reorder"
+}
+
 run_repl() {
   "$carry/gop" -e "set timing on; use u_mul_e_sum; graph $carry/datasets/blogcatalog.mtx.gz; set F 64; \
 schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$out/repl/session.txt"
@@ -125,8 +132,8 @@ schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$ou
 for p in "${phases[@]}"; do
   mkdir -p "$out/$p"
   case $p in
-    suite | ops | peers | gop | models | python | tune | repl) phase "$p" "run_$p" ;;
-    *) echo "unknown phase $p (suite ops peers gop models python tune repl)" >&2; exit 2 ;;
+    suite | ops | peers | gop | models | python | tune | repl | reorder) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite ops peers gop models python tune repl reorder)" >&2; exit 2 ;;
   esac
 done
 

@@ -27,6 +27,7 @@ void graph_free(Graph *g) {
    * outlive it */
   if (g->on_free) g->on_free(g);
   graph_groups_free(g);
+  graph_perm_free(g->perm);
   free(g->name);
   free(g->src);
   free(g->dst);
@@ -92,6 +93,34 @@ static void build_index(int32_t nv, int32_t ne, const int32_t *key,
   ptr[0] = 0;
 }
 
+void graph_perm_free(GraphPerm *p) {
+  if (!p) return;
+  free(p->new_of_old);
+  free(p->old_of_new);
+  free(p->edge_old);
+  free(p);
+}
+
+double graph_block_locality(const Graph *g) {
+  /* Walks the in-edges in CSR order (the order a vertex-parallel kernel
+   * gathers them): an edge hits when its source's 32-vertex block was
+   * gathered by an edge of one of the last 32 destinations. */
+  if (g->ne == 0) return 0;
+  int32_t nb = (g->nv + 31) / 32;
+  int32_t *last = alloc_i32(nb);
+  if (!last) return -1;
+  for (int32_t b = 0; b < nb; b++) last[b] = INT32_MIN;
+  int64_t hits = 0;
+  for (int32_t v = 0; v < g->nv; v++)
+    for (int32_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
+      int32_t b = g->in_src[k] >> 5;
+      if (last[b] != INT32_MIN && v - last[b] < 32) hits++;
+      last[b] = v;
+    }
+  free(last);
+  return (double)hits / g->ne;
+}
+
 static void compute_stats(Graph *g) {
   GraphStats *s = &g->stats;
   memset(s, 0, sizeof *s);
@@ -114,6 +143,7 @@ static void compute_stats(Graph *g) {
     if (diff == 0) s->self_loops++;
   }
   if (g->ne > 0) s->aes = (double)span / g->ne;
+  s->locality = graph_block_locality(g);
 }
 
 Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,

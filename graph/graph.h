@@ -36,6 +36,8 @@
  *                  order; in_eid[k] is the edge id, in_src[k] its source
  *   CSC by src     out_ptr[u]..out_ptr[u+1]: the out-edges of u, in edge-id
  *                  order; out_eid[k], out_dst[k] likewise
+ * A reordered graph (reorder.c) also keeps the maps back to the numbering
+ * it was made from (Graph.perm).
  * Indices are int32: graphs with more than INT32_MAX vertices or edges are
  * refused with a clear message.
  */
@@ -46,7 +48,18 @@ typedef struct GraphStats {
   int32_t isolated;    /* vertices with neither in- nor out-edges */
   int64_t self_loops;
   double aes;          /* GNNAdvisor's average edge span: mean |src - dst| */
+  double locality;     /* graph_block_locality (reorder.c) */
 } GraphStats;
+
+/* How a reordered graph relates to the graph it came from (the first one,
+ * when a reordered graph is reordered again). */
+typedef struct GraphPerm {
+  char method[40];     /* "rcm", "metis:166", "auto=community" ... */
+  int32_t *new_of_old; /* |V|: vertex v of the original is new_of_old[v] */
+  int32_t *old_of_new; /* |V|: its inverse */
+  int32_t *edge_old;   /* |E|: edge e here is edge edge_old[e] there */
+  double seconds;      /* computing the order and rebuilding the graph */
+} GraphPerm;
 
 typedef struct Graph {
   char *name; /* the file or generator spec it came from */
@@ -62,6 +75,7 @@ typedef struct Graph {
    * (runtime/exec.c: its device copy); graph_free calls it first. Like
    * `groups`, set through a const pointer: a memo, not the graph's value. */
   void (*on_free)(const struct Graph *g);
+  GraphPerm *perm; /* NULL: the graph in its own numbering */
 } Graph;
 
 /* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
@@ -133,6 +147,65 @@ int32_t graph_groups_threshold(const Graph *g, int thr);
 int graph_groups_class(const GraphGroups *t, int64_t deg);
 /* Frees every cached table (graph_free calls it). */
 void graph_groups_free(Graph *g);
+
+/* ---------------------------------------------------------------------------
+ * reorder.c: vertex orders (docs/reordering.md).
+ *
+ * Methods, as text: none, degree (in-degree descending), rcm (reverse
+ * Cuthill-McKee), metis[:PARTS] (METIS k-way parts, default
+ * graph_metis_default_parts), community (one level of Louvain, communities
+ * by size, BFS within) and auto (GNNAdvisor's AES rule, then community if
+ * it gains locality, else none).
+ */
+typedef enum GraphOrderKind {
+  GRAPH_ORDER_NONE,
+  GRAPH_ORDER_DEGREE,
+  GRAPH_ORDER_RCM,
+  GRAPH_ORDER_METIS,
+  GRAPH_ORDER_COMMUNITY,
+  GRAPH_ORDER_AUTO
+} GraphOrderKind;
+
+typedef struct GraphOrderSpec {
+  GraphOrderKind kind;
+  int32_t parts; /* metis:PARTS; 0: the default */
+} GraphOrderSpec;
+
+/* Parses a method into *out (may be NULL): NULL, or what is wrong with it
+ * (a constant string: "unknown method: choose ..."). */
+const char *graph_order_problem(const char *spec, GraphOrderSpec *out);
+/* Whether this build has METIS (the metis order reports "gop was built
+ * without METIS" otherwise). */
+bool graph_have_metis(void);
+/* ceil(|V| / 1024) parts, between 2 and 4096. */
+int32_t graph_metis_default_parts(int32_t nv);
+/* GNNAdvisor's test: sqrt(AES) > sqrt(|V|) / 100, i.e. AES > |V| / 10^4. */
+bool graph_aes_rule(const Graph *g);
+/* Whether `after` (a reordering of `before`) is worth keeping: a higher
+ * block locality, or the same and a lower AES (what auto asks of the
+ * community order). */
+bool graph_order_gains(const Graph *before, const Graph *after);
+/* The graph renumbered by `method`: a new graph (statistics recomputed)
+ * whose perm maps back to g's numbering (or g's original, if g was itself
+ * reordered). NULL after reporting (`reordering 'M': problem`, no
+ * location: the caller's words name the option or call). */
+Graph *graph_reorder(const Graph *g, const char *method, Diag *d);
+/* Applies new_of_old (checked to be a permutation): edges become the CSR
+ * by new destination, each vertex's in-edges in their old order; `method`
+ * names it in the new graph's name and perm. NULL after reporting. */
+Graph *graph_permute(const Graph *g, const int32_t *new_of_old, const char *method,
+                     Diag *d);
+void graph_perm_free(GraphPerm *p); /* graph_free calls it */
+/* The fraction of in-edges, walked in CSR order, whose source lies in a
+ * 32-vertex block that an in-edge of one of the 32 previous destinations
+ * (or of the same one) already gathered: a proxy for L1/L2 reuse of the
+ * gathered rows of X (docs/reordering.md). 0 for no edges, -1 on no
+ * memory. */
+double graph_block_locality(const Graph *g);
+/* Writes g's arcs, in edge-id order, as a `coordinate pattern general`
+ * Matrix Market file (row = source, column = destination: what graph_read
+ * reads back as the same arcs) through a temporary file. 0 or -1. */
+int graph_write_mtx(const Graph *g, const char *path, Diag *d);
 
 /* ---------------------------------------------------------------------------
  * npy.c: NumPy .npy files (format 1.0/2.0/3.0, little-endian, C order).

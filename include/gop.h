@@ -137,6 +137,8 @@ typedef struct GopGraphInfo {
   double degree_mean, in_degree_std;
   int64_t in_degree_max, out_degree_max, isolated, self_loops;
   double aes; /* average edge span (GNNAdvisor) */
+  double locality; /* gathered rows whose 32-vertex block was gathered for
+                      one of the 32 previous destinations (docs/reordering.md) */
 } GopGraphInfo;
 
 /* A graph from a Matrix Market or SNAP file (plain or .gz) or a generator
@@ -145,6 +147,33 @@ GopGraph *gop_graph_open(GopContext *ctx, const char *spec);
 void gop_graph_info(const GopGraph *g, GopGraphInfo *info);
 /* Writes a human-readable summary line of the graph to `out`. */
 void gop_graph_print(const GopGraph *g, FILE *out);
+/* The graph with its vertices renumbered for locality (docs/reordering.md):
+ * `method` is none, degree, rcm, metis[:PARTS], community or auto
+ * (GNNAdvisor's AES rule). The new graph remembers the permutation: a run
+ * on it takes and gives vertex tensors in the ORIGINAL vertex order and
+ * edge tensors in the original edge order, permuting them in and out
+ * around the kernels, so a caller never sees the new numbering (only
+ * gop_graph_arcs and gop_graph_info describe the reordered graph). NULL
+ * after reporting an unknown method or, for metis, a build without METIS. */
+GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *method);
+/* NULL if `method` is a reordering method gop_graph_reorder takes, else
+ * what is wrong with it (a constant string), for a caller's usage error. */
+const char *gop_reorder_method_problem(const char *method);
+/* The method a reordered graph was made with ("rcm", "metis:166",
+ * "auto=community" ...), or NULL for a graph in its own order. */
+const char *gop_graph_order(const GopGraph *g);
+/* The maps of a reordered graph: vertex v of the original is
+ * (*new_of_old)[v] here, edge e here is edge (*edge_old)[e] there (arrays
+ * belong to the graph; either pointer may be NULL). -1 if g is not
+ * reordered, else |V|. */
+long gop_graph_permutation(const GopGraph *g, const int32_t **new_of_old,
+                           const int32_t **edge_old);
+/* Seconds computing the order and rebuilding the graph took (0 if not
+ * reordered). */
+double gop_graph_reorder_seconds(const GopGraph *g);
+/* Writes the graph's arcs as a Matrix Market `coordinate pattern general`
+ * file (1-based, edge-id order) through a temporary file. 0 or -1. */
+int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path);
 
 /* ---- running an operator ---- */
 

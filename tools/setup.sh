@@ -6,7 +6,8 @@ pkgs=(build-essential cmake ninja-build pkg-config flex bison check
       llvm-16-dev zlib1g-dev libsqlite3-dev libreadline-dev libzstd-dev
       libxml2-dev libedit-dev libffi-dev libncurses-dev libsubunit-dev python3
       python3-numpy python3-scipy # the Python package's tests (tests/python)
-      libxgboost-dev) # the tuner's learned predictor (dlopen'ed: optional at run time)
+      libxgboost-dev  # the tuner's learned predictor (dlopen'ed: optional at run time)
+      libmetis-dev)   # the metis vertex order (graph/reorder.c)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

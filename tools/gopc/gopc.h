@@ -7,7 +7,7 @@
  *   gopc run FILE --op NAME --graph G --F 64 [--in N=x.npy] [--out N=y.npy]
  *   gopc pack FILE --op NAME -o X.pack  compile to a kernel pack
  *   gopc ops [FILE] [NAME]              list operators
- *   gopc graph G                        print a graph's statistics
+ *   gopc graph G [--reorder M] [-o F]   a graph's statistics (reordered)
  *   gopc passes                         list the lowering passes
  *   gopc model NAME --graph G           a GNN model's forward
  *   gopc tune FILE --graph G --F 64     autotune; --train, --evaluate
