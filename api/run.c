@@ -102,6 +102,7 @@ int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
   r->target = o && o->target ? ir_strdup(r->ctx->arena, o->target) : NULL;
   if (r->have_prog) cg_program_free(&r->prog);
   r->have_prog = false;
+  r->lowered = NULL;
   return 0;
 }
 
@@ -261,6 +262,37 @@ static int interpret(GopRun *r, float **data) {
   return interp_run(r->op->ir, &args, &r->ctx->diag);
 }
 
+/* Runs the operator as scheduled on the interpreter: the schedule is
+ * applied and lowered exactly as for the GPU (so a schedule that `gopc
+ * emit` refuses is refused here too), and the lowered IR is interpreted.
+ * A pack's run interprets the operator it carries, as written. */
+static int interpret_scheduled(GopRun *r) {
+  GopRunStats *st = &r->stats;
+  snprintf(st->device, sizeof st->device, "interpreter");
+  if (r->from_pack) {
+    snprintf(st->schedule, sizeof st->schedule, "none (the pack's operator as written)");
+    return interpret(r, r->data);
+  }
+  snprintf(st->schedule, sizeof st->schedule, "%s", r->schedule ? r->schedule : "default");
+  if (!r->lowered) {
+    GopCompileOptions o = {.schedule = r->schedule};
+    r->lowered = api_schedule_op(r->op, &o, true);
+    if (!r->lowered) return -1;
+    r->stats.compile = r->ctx->times;
+  }
+  /* Lowering may add temporaries after the bound tensors: the interpreter
+   * allocates those (NULL here). */
+  float **buf = IR_NEW_ARRAY(r->ctx->arena, float *, r->lowered->ntensors + 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) buf[i] = r->data[i];
+  InterpArgs args = {
+      .graph = r->graph->rt,
+      .extents = r->ext,
+      .mode = INTERP_F32,
+      .buffers = (void **)buf,
+  };
+  return interp_run(r->lowered, &args, &r->ctx->diag);
+}
+
 /* Opens the GPU for a run. On failure AUTO runs fall back to the
  * interpreter with a note; GPU runs report the driver's message. */
 static RtStatus open_gpu(GopRun *r) {
@@ -330,8 +362,7 @@ int gop_run_exec(GopRun *r) {
     r->stats.gpu_status = gpu;
     rc = -1;
   } else {
-    snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
-    rc = interpret(r, r->data);
+    rc = interpret_scheduled(r);
   }
   r->seconds = rt_wall_seconds() - t0;
   return rc;

@@ -171,6 +171,44 @@ START_TEST(run_errors) {
 }
 END_TEST
 
+/* Issue 17: the interpreter runs the operator as scheduled. A schedule
+ * that gopc emit refuses is refused by gopc run --interp with the same
+ * message and status; one that applies runs, is named, and gives the
+ * worked-out result. */
+START_TEST(run_interp_applies_the_schedule) {
+  static const char *const bad[] = {"bogus_sched(1)", "gnnadvisor(0, 0)", "warp_edge(1)",
+                                    "warp_edge(1, 2, 3)", "split(nope, 2) -> (a, b)"};
+  char args[1024];
+  static char emitted[sizeof output];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(args, sizeof args, "emit stdlib:copy_u_sum --stage lowered --schedule '%s'",
+             bad[i]);
+    int emit_rc = gopc(args);
+    ck_assert_msg(emit_rc == 1, "emit %s: %d\n%s", bad[i], emit_rc, output);
+    snprintf(emitted, sizeof emitted, "%s", output);
+    snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --interp --schedule '%s'",
+             tiny(), bad[i]);
+    ck_assert_msg(gopc(args) == emit_rc, "run %s:\n%s", bad[i], output);
+    ck_assert_msg(strcmp(output, emitted) == 0, "run %s says:\n%s\nemit says:\n%s", bad[i],
+                  output, emitted);
+  }
+  write_npy("x.npy", 2, shape_v2, X);
+  static const char *const good[] = {"warp_edge(2, 2)", "gnnadvisor(2, 1)", "thread_vertex(1, 1)"};
+  const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    snprintf(args, sizeof args,
+             "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy --interp "
+             "--schedule '%s' --check", tiny(), good[i]);
+    ck_assert_msg(gopc(args) == 0, "%s:\n%s", good[i], output);
+    char says[128];
+    snprintf(says, sizeof says, "interpreter, schedule %s,", good[i]);
+    ASSERT_OUTPUT_HAS(says);
+    ASSERT_OUTPUT_HAS("check: every output agrees");
+    check_npy("y.npy", 2, shape_v2, want);
+  }
+}
+END_TEST
+
 START_TEST(output_file_survives_a_failed_run) {
   char *keep = strdup(tu_write("keep.npy", "precious"));
   char args[1024];
@@ -315,6 +353,7 @@ int main(void) {
   tcase_add_test(tc, run_max_and_mean_empty_neighbourhood);
   tcase_add_test(tc, run_random_inputs_on_generators);
   tcase_add_test(tc, run_errors);
+  tcase_add_test(tc, run_interp_applies_the_schedule);
   tcase_add_test(tc, output_file_survives_a_failed_run);
   tcase_add_test(tc, check_emit_ops_graph);
   tcase_add_test(tc, run_schedule_source);
