@@ -60,6 +60,8 @@ void gop_graph_print(const GopGraph *g, FILE *out) { graph_print_stats(out, g->r
 
 /* ---- runs ---- */
 
+static bool extents_set(const GopRun *r, const IrTensor *t, bool report);
+
 GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
   if (!op || !g) {
     ir_error(&ctx->diag, api_loc, "gop_run_new: %s is NULL", op ? "graph" : "operator");
@@ -157,8 +159,33 @@ int gop_run_set_extent(GopRun *r, const char *sym, int64_t value) {
                (long long)value);
       return -1;
     }
+    int64_t was = r->ext.value[i];
+    bool was_set = r->ext_set[i];
     r->ext.value[i] = value;
     r->ext_set[i] = true;
+    /* every tensor the extents now size must fit in host memory, checked
+     * before any caller allocates it */
+    for (int k = 0; k < ir->ntensors; k++) {
+      const IrTensor *t = ir->tensors[k];
+      if (!extents_set(r, t, false)) continue;
+      int64_t shape[IR_MAX_IDX], n = 1;
+      int rank = graph_tensor_shape(t, r->graph->rt, &r->ext, shape);
+      bool known = true;
+      for (int j = 0; j < rank; j++) {
+        known &= shape[j] >= 0;
+        if (n >= 0 && shape[j] >= 0 && __builtin_mul_overflow(n, shape[j], &n)) n = -1;
+      }
+      if (!known) continue; /* a domain the graph has no table for yet */
+      char what[200];
+      snprintf(what, sizeof what, "extent %s = %lld makes tensor %s need", sym,
+               (long long)value, t->name);
+      if (!ir_limit_check(IR_LIMIT_HOST_BYTES, n < 0 ? -1 : ir_bytes_of(n, sizeof(float)),
+                          &r->ctx->diag, api_loc, what)) {
+        r->ext.value[i] = was;
+        r->ext_set[i] = was_set;
+        return -1;
+      }
+    }
     return 0;
   }
   ir_error(&r->ctx->diag, api_loc, "operator %s has no extent named '%s'",

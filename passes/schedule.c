@@ -447,9 +447,56 @@ static const char *arg_list(Arena *a, const int64_t *args, int n) {
   return s;
 }
 
+/* ---- how far a schedule may grow the operator ---- */
+
+static int nest_depth(const IrNode *list) {
+  int best = 0;
+  for (const IrNode *s = list; s; s = s->next) {
+    const IrNode *inner = s->kind == IR_LOOP ? s->loop.body : s->kind == IR_IF ? s->ifs.then : NULL;
+    if (inner) {
+      int d = 1 + nest_depth(inner);
+      if (d > best) best = d;
+    }
+  }
+  return best;
+}
+
+static bool count_node(const IrNode *n, void *ctx) {
+  (void)n;
+  int64_t *left = ctx;
+  return --*left < 0; /* stop the walk once over */
+}
+
+/* Refuses the directive just applied if it made the nest deeper than the
+ * primitives and the lowering can see (PASS_MAX_DEPTH loops and guards,
+ * which lowering would refuse anyway) or the operator larger than
+ * GOP_MAX_IR_NODES, and the schedule if it applies more directives than
+ * GOP_MAX_DIRECTIVES. Each directive works on a copy of the whole
+ * operator, and a split adds a guard holding the whole index relation, so
+ * without these bounds 2,000 `split(f, 2) -> (f, qN)` cost cubic time and
+ * memory (issue 17), and split/fuse pairs double every index expression. */
+static int check_growth(const IrOp *op, const IrDirective *dir, int *applied, Arena *a,
+                        Diag *d) {
+  if (!ir_limit_check(IR_LIMIT_DIRECTIVES, ++*applied, d, dir->loc,
+                      "the schedule applies too many directives"))
+    return -1;
+  int depth = nest_depth(op->body);
+  if (depth > PASS_MAX_DEPTH) {
+    ir_error(d, dir->loc, "%s: the loop nest becomes %d loops and guards deep, more than the "
+             "%d a schedule may make", dir->prim, depth, PASS_MAX_DEPTH);
+    return -1;
+  }
+  int64_t limit = ir_limit(IR_LIMIT_IR_NODES), left = limit;
+  bool over = ir_any(op->body, count_node, &left);
+  if (!ir_limit_check(IR_LIMIT_IR_NODES, over ? -1 : limit - left, d, dir->loc,
+                      ir_sprintf(a, "%s: the scheduled operator grows too large", dir->prim)))
+    return -1;
+  return 0;
+}
+
 /* Applies `s` to `op` in place (the caller holds a copy). */
 static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
-                        int nargs, Loc call, Arena *a, Diag *d) {
+                        int nargs, Loc call, int *applied, Arena *a, Diag *d) {
   if (nargs != s->nparams) {
     const char *ps = "";
     for (int i = 0; i < s->nparams; i++)
@@ -460,7 +507,8 @@ static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
   }
   State st = {0};
   for (const IrDirective *dir = s->directives; dir; dir = dir->next)
-    if (run_directive(op, dir, args, nargs, &st, a, d) != 0) {
+    if (run_directive(op, dir, args, nargs, &st, a, d) != 0 ||
+        check_growth(op, dir, applied, a, d) != 0) {
       ir_note(d, call, "in schedule %s(%s) applied to operator %s", s->name,
               arg_list(a, args, nargs), op->name);
       return -1;
@@ -482,7 +530,8 @@ static int check_lowers(const IrOp *op, Loc call, const char *what, Arena *a,
 int pass_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
                   int nargs, Arena *a, Diag *d) {
   IrOp *c = pass_op_copy(op, a);
-  if (run_schedule(c, s, args, nargs, s->loc, a, d) != 0) return -1;
+  int applied = 0;
+  if (run_schedule(c, s, args, nargs, s->loc, &applied, a, d) != 0) return -1;
   const char *what = ir_sprintf(a, "%s(%s)", s->name, arg_list(a, args, nargs));
   if (check_lowers(c, s->loc, what, a, d) != 0) return -1;
   *op = *c;
@@ -516,13 +565,16 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
   }
   IrOp *c = pass_op_copy(op, a);
   State st = {0};
+  int applied = 0;
   for (const IrDirective *dir = s->directives; dir; dir = dir->next) {
     const IrSchedDef *named = lib && !find_prim(dir->prim) &&
                                       !is_sched_directive(dir->prim)
                                   ? ir_module_find_sched(lib, dir->prim)
                                   : NULL;
     if (!named) {
-      if (run_directive(c, dir, NULL, 0, &st, a, d) != 0) return -1;
+      if (run_directive(c, dir, NULL, 0, &st, a, d) != 0 ||
+          check_growth(c, dir, &applied, a, d) != 0)
+        return -1;
       continue;
     }
     int64_t args[MAX_ARGS];
@@ -545,7 +597,7 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
       if (!eval(dir->args[i].expr, NULL, 0, &args[i], dir->args[i].loc, d))
         return -1;
     }
-    if (run_schedule(c, named, args, dir->nargs, dir->loc, a, d) != 0) return -1;
+    if (run_schedule(c, named, args, dir->nargs, dir->loc, &applied, a, d) != 0) return -1;
   }
   if (check_lowers(c, s->directives ? s->directives->loc : (Loc){file, 1, 1},
                    ir_sprintf(a, "'%s'", text), a, d) != 0)
