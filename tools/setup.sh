@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config flex bison check
       llvm-16-dev zlib1g-dev libsqlite3-dev libreadline-dev libzstd-dev
       libxml2-dev libedit-dev libffi-dev libncurses-dev libsubunit-dev python3
-      libxgboost-dev) # the tuner's learned predictor (dlopen'ed: optional at run time)
+      libxgboost-dev  # the tuner's learned predictor (dlopen'ed: optional at run time)
+      clang-14 libclang-rt-14-dev) # the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
