@@ -397,6 +397,7 @@ typedef enum IrLimit {
   IR_LIMIT_NESTING,      /* GOP_MAX_NESTING: brackets nested in a source */
   IR_LIMIT_DIRECTIVES,   /* GOP_MAX_DIRECTIVES: directives one schedule applies */
   IR_LIMIT_IR_NODES,     /* GOP_MAX_IR_NODES: the size of a scheduled operator */
+  IR_LIMIT_LOOP_TRIPS,   /* GOP_MAX_LOOP_TRIPS: nested constant-extent loops' iterations */
   IR_LIMIT_HOST_BYTES,   /* GOP_MAX_HOST_BYTES: one allocation an input asks for */
   IR_LIMIT_COUNT
 } IrLimit;

@@ -30,6 +30,7 @@ static const LimitInfo limits[IR_LIMIT_COUNT] = {
     [IR_LIMIT_NESTING] = {"GOP_MAX_NESTING", 256, "levels"},
     [IR_LIMIT_DIRECTIVES] = {"GOP_MAX_DIRECTIVES", 1000, "directives"},
     [IR_LIMIT_IR_NODES] = {"GOP_MAX_IR_NODES", 50000, "nodes"},
+    [IR_LIMIT_LOOP_TRIPS] = {"GOP_MAX_LOOP_TRIPS", 1 << 24, "iterations"},
     [IR_LIMIT_HOST_BYTES] = {"GOP_MAX_HOST_BYTES", 0, "bytes"},
 };
 

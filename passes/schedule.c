@@ -152,22 +152,23 @@ static bool eval(const IrNode *e, const int64_t *params, int nparams,
     return true;
   case IR_UN:
     if (!eval(e->un.a, params, nparams, &x, loc, d)) return false;
-    *out = -x;
+    if (__builtin_sub_overflow((int64_t)0, x, out)) goto overflow;
     return true;
   case IR_BIN:
     if (!eval(e->bin.a, params, nparams, &x, loc, d) ||
         !eval(e->bin.b, params, nparams, &y, loc, d))
       return false;
     switch (e->bin.op) {
-    case IR_OP_ADD: *out = x + y; return true;
-    case IR_OP_SUB: *out = x - y; return true;
-    case IR_OP_MUL: *out = x * y; return true;
+    case IR_OP_ADD: if (__builtin_add_overflow(x, y, out)) goto overflow; return true;
+    case IR_OP_SUB: if (__builtin_sub_overflow(x, y, out)) goto overflow; return true;
+    case IR_OP_MUL: if (__builtin_mul_overflow(x, y, out)) goto overflow; return true;
     case IR_OP_DIV:
     case IR_OP_MOD:
       if (y == 0) {
         ir_error(d, loc, "division by zero in a directive's argument");
         return false;
       }
+      if (x == INT64_MIN && y == -1) goto overflow;
       *out = e->bin.op == IR_OP_DIV ? x / y : x % y;
       return true;
     default: break;
@@ -176,6 +177,9 @@ static bool eval(const IrNode *e, const int64_t *params, int nparams,
   default: break;
   }
   ir_error(d, loc, "a directive's argument must be an integer expression");
+  return false;
+overflow: /* found by tests/fuzz/fuzz_schedule (issue 17) */
+  ir_error(d, loc, "a directive's argument overflows 64-bit integers");
   return false;
 }
 
@@ -461,6 +465,25 @@ static int nest_depth(const IrNode *list) {
   return best;
 }
 
+/* The most iterations any path through `list` makes of loops with constant
+ * extents (a split's inner loop, a group's lanes ...), saturating. */
+static int64_t const_trips(const IrNode *list) {
+  int64_t best = 1;
+  for (const IrNode *s = list; s; s = s->next) {
+    int64_t t = 1;
+    if (s->kind == IR_LOOP) {
+      t = const_trips(s->loop.body);
+      if (s->loop.extent && s->loop.extent->kind == IR_ICONST && s->loop.extent->i > 1 &&
+          __builtin_mul_overflow(t, s->loop.extent->i, &t))
+        t = INT64_MAX;
+    } else if (s->kind == IR_IF) {
+      t = const_trips(s->ifs.then);
+    }
+    if (t > best) best = t;
+  }
+  return best;
+}
+
 static bool count_node(const IrNode *n, void *ctx) {
   (void)n;
   int64_t *left = ctx;
@@ -486,6 +509,14 @@ static int check_growth(const IrOp *op, const IrDirective *dir, int *applied, Ar
              "%d a schedule may make", dir->prim, depth, PASS_MAX_DEPTH);
     return -1;
   }
+  /* Loops of constant extent multiply: a split by 2^63-1 made extents
+   * that overflow and loops that never end, silently (found by
+   * tests/fuzz/fuzz_schedule, issue 17). The default, 2^24, the largest
+   * extent, is far above what a mapping needs (lanes x vector x unroll). */
+  if (!ir_limit_check(IR_LIMIT_LOOP_TRIPS, const_trips(op->body), d, dir->loc,
+                      ir_sprintf(a, "%s: loops of constant extent would run over and over "
+                                 "for each iteration of the loops around them", dir->prim)))
+    return -1;
   int64_t limit = ir_limit(IR_LIMIT_IR_NODES), left = limit;
   bool over = ir_any(op->body, count_node, &left);
   if (!ir_limit_check(IR_LIMIT_IR_NODES, over ? -1 : limit - left, d, dir->loc,

@@ -22,6 +22,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 static inline void fuzz_limits(void) {
   setenv("GOP_MAX_HOST_BYTES", "67108864", 0);
   setenv("GOP_MAX_SOURCE_BYTES", "1048576", 0);
+  /* schedules whose inner loops run 2^16 times over: enough to find the
+   * bugs, few enough that the interpreter answers in time */
+  setenv("GOP_MAX_LOOP_TRIPS", "65536", 0);
   unsetenv("GOP_TUNE_DB");
 }
 

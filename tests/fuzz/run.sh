@@ -49,7 +49,7 @@ for name in "${names[@]}"; do
   log=$scratch/$short.log
   nice -n "${FUZZ_NICE:-0}" "$bin/$name" -max_total_time="$secs" -timeout=20 \
     -rss_limit_mb=2048 -max_len=$maxlen -dict="$here/gop.dict" -close_fd_mask=3 \
-    -print_final_stats=1 -artifact_prefix="$artifacts/$short-" "$new" "$corpus" >"$log" 2>&1
+    -print_final_stats=1 -artifact_prefix="$artifacts/$short-" "$new" "$corpus" >"$log" 2>&1 </dev/null
   rc=$?
   # libFuzzer's last status line: #N DONE cov: C ft: F corp: ...
   last=$(grep -E '^#[0-9]+' "$log" | tail -1)

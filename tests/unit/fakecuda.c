@@ -84,20 +84,27 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
 EXPORT CUresult cuCtxSetCurrent(void *ctx) { return 0; }
 EXPORT CUresult cuCtxSynchronize(void) { return 0; }
+static size_t used;
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
-  *free_bytes = (size_t)1 << 30;
+  *free_bytes = ((size_t)1 << 30) - used;
   *total = (size_t)1 << 30;
   return 0;
 }
+/* 1 GiB of "device memory": each block carries its size in front */
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
-  if (bytes > ((size_t)1 << 30)) return 2;
-  void *m = calloc(1, bytes ? bytes : 1);
+  if (bytes > ((size_t)1 << 30) - used) return 2;
+  size_t *m = calloc(1, bytes + 16);
   if (!m) return 2;
-  *p = (CUdeviceptr)(uintptr_t)m;
+  m[0] = bytes;
+  used += bytes;
+  *p = (CUdeviceptr)(uintptr_t)(m + 2);
   return 0;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
-  free((void *)(uintptr_t)p);
+  if (!p) return 0;
+  size_t *m = (size_t *)(uintptr_t)p - 2;
+  used -= m[0];
+  free(m);
   return 0;
 }
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {

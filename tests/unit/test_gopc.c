@@ -213,6 +213,10 @@ END_TEST
  * limit (GOP_MAX_HOST_BYTES, default the machine's memory) before
  * anything is allocated, with a message naming the limit. */
 START_TEST(limits_refused_before_allocating) {
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph grid:2x2 --F 1e9"), 2);
+  ASSERT_OUTPUT_HAS("--F 1e9: not an integer");
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph grid:2x2 --F 1000000000"), 2);
+  ASSERT_OUTPUT_HAS("extent F = 1000000000 is out of range (1 to 16777216)");
   setenv("GOP_MAX_HOST_BYTES", "1000000", 1);
   ck_assert_int_eq(gopc("graph rmat:16:16"), 1);
   ASSERT_OUTPUT_HAS("rmat:16:16: error: a graph of 65536 vertices and 1048576 edges needs: "

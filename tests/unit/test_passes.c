@@ -911,6 +911,19 @@ START_TEST(test_schedule_growth_bounded) {
     ir_diag_free(&d);
     ir_diag_init(&d, NULL);
   }
+  /* found by tests/fuzz/fuzz_schedule: arguments that overflow, and a
+   * factor so large that the lowered loops overflowed and the interpreter
+   * silently computed nothing */
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 9223372036854775807 * 2)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "a directive's argument overflows 64-bit integers"), "%s", d.buf);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, (0 - 9223372036854775807 - 1) / (0 - 1))",
+                                      a, &d), -1);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 9223372036854775807)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "loops of constant extent would run over and over for each "
+                              "iteration of the loops around them: 9223372036854775807 "
+                              "iterations, over the limit of 16777216 (set GOP_MAX_LOOP_TRIPS"),
+                "%s", d.buf);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 4096); split(fo, 8192)", a, &d), -1);
   /* the limits are settable */
   setenv("GOP_MAX_DIRECTIVES", "3", 1);
   ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 2); split(fo, 2); reorder(e, foo); "
