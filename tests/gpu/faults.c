@@ -9,8 +9,9 @@
  *             operator runs: cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY;
  *             once the memory is given back, the same run succeeds and
  *             agrees with the interpreter
- *   launch    a kernel pack edited to launch 2048 threads a block: refused
- *             (by gop's launch check or the driver), then a good run works
+ *   launch    a kernel pack edited to launch 1024 threads a block, its
+ *             kernels compiled for 256: refused (by gop's launch check or
+ *             the driver, naming the call), then a good run works
  *   inject    GOP_CUDA_FAIL makes a copy to the device fail mid-run, then a
  *             good run works
  *   fault     a graph whose edge table is corrupted (a source far out of
@@ -134,7 +135,9 @@ static void case_oom(GopContext *ctx, GopGraph *g) {
 }
 
 /* Copies pack `from` to `to` with the threads a block of every kernel and
- * launch line (their fourth field) set to 2048. */
+ * launch line (their fourth field) set to 1024: more than the 256 its
+ * kernels were compiled for (.maxntid), so the device refuses the launch
+ * unless gop's launch check refuses it first. */
 static bool edit_pack(const char *from, const char *to) {
   FILE *f = fopen(from, "rb"), *out = fopen(to, "wb");
   if (!f || !out) {
@@ -158,7 +161,7 @@ static bool edit_pack(const char *from, const char *to) {
       for (int i = 0; i < 3 && p; i++) p = strchr(p + 1, ' ');
       char *end = p ? p + 1 + strcspn(p + 1, " \n") : NULL;
       if (p) {
-        fprintf(out, "%.*s 2048%s", (int)(p - line), line, end);
+        fprintf(out, "%.*s 1024%s", (int)(p - line), line, end);
         edits++;
         continue;
       }
@@ -173,14 +176,14 @@ static bool edit_pack(const char *from, const char *to) {
 
 static void case_launch(GopContext *ctx, GopGraph *g) {
   const char *path = "/tmp/gop-faults-launch.pack";
-  if (!check(edit_pack(pack_path, path), "launch: a pack with 2048 threads a block",
+  if (!check(edit_pack(pack_path, path), "launch: a pack with 1024 threads a block, compiled for 256",
              "cannot write %s", path))
     return;
   gop_clear_diagnostics(ctx);
   Run k = make_run(ctx, g, GOP_DEVICE_GPU, path);
   int rc = k.r ? gop_run_exec(k.r) : -1;
   show(ctx);
-  check(rc != 0 && (has(ctx, "2048") || has(ctx, "cuLaunchKernel")),
+  check(rc != 0 && (has(ctx, "1024") || has(ctx, "cuLaunchKernel")),
         "launch: refused with the reason", "exec %d: %s", rc, gop_diagnostics(ctx));
   free_run(&k);
   good_run(ctx, g, "launch");

@@ -139,7 +139,7 @@ EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
 }
 EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
   switch (attr) {
-  case 0: *v = 1024; break; /* max threads per block */
+  case 0: *v = 256; break; /* max threads per block: as .maxntid 256 */
   case 4: *v = 32; break;   /* registers */
   case 5: case 6: *v = 90; break;
   default: *v = 0;
