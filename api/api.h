@@ -68,6 +68,7 @@ struct GopRun {
   const char *schedule, *target; /* copies in the arena; NULL: defaults */
   int warmup, reps;
   CgProgram prog; /* compiled once, or read from a pack */
+  IrOp *lowered;  /* the scheduled, lowered op the interpreter runs; NULL: not yet */
   bool have_prog, from_pack;
   GopRunStats stats;
   RtExecResult exec;

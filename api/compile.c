@@ -103,8 +103,16 @@ char *api_read_text(GopContext *ctx, const char *path) {
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   size_t got;
+  int64_t limit = ir_limit(IR_LIMIT_SOURCE_BYTES);
   while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
     len += got;
+    if ((int64_t)len > limit) { /* e.g. /dev/zero: refuse before reading it all */
+      fclose(f);
+      free(buf);
+      ir_limit_check(IR_LIMIT_SOURCE_BYTES, (int64_t)len, &ctx->diag, (Loc){path, 0, 0},
+                     "the file is too long for a source (at least)");
+      return NULL;
+    }
     if (cap - len < 2) {
       char *bigger = realloc(buf, cap *= 2);
       if (!bigger) free(buf);

@@ -120,6 +120,8 @@ int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
 
 /* ---- runs ---- */
 
+static bool extents_set(const GopRun *r, const IrTensor *t, bool report);
+
 GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
   if (!op || !g) {
     ir_error(&ctx->diag, api_loc, "gop_run_new: %s is NULL", op ? "graph" : "operator");
@@ -166,6 +168,7 @@ int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
   if (r->have_prog) cg_program_free(&r->prog);
   r->have_prog = false;
   r->cached = NULL; /* a device run looks its kernels up again */
+  r->lowered = NULL;
   return 0;
 }
 
@@ -220,8 +223,33 @@ int gop_run_set_extent(GopRun *r, const char *sym, int64_t value) {
                (long long)value);
       return -1;
     }
+    int64_t was = r->ext.value[i];
+    bool was_set = r->ext_set[i];
     r->ext.value[i] = value;
     r->ext_set[i] = true;
+    /* every tensor the extents now size must fit in host memory, checked
+     * before any caller allocates it */
+    for (int k = 0; k < ir->ntensors; k++) {
+      const IrTensor *t = ir->tensors[k];
+      if (!extents_set(r, t, false)) continue;
+      int64_t shape[IR_MAX_IDX], n = 1;
+      int rank = graph_tensor_shape(t, r->graph->rt, &r->ext, shape);
+      bool known = true;
+      for (int j = 0; j < rank; j++) {
+        known &= shape[j] >= 0;
+        if (n >= 0 && shape[j] >= 0 && __builtin_mul_overflow(n, shape[j], &n)) n = -1;
+      }
+      if (!known) continue; /* a domain the graph has no table for yet */
+      char what[200];
+      snprintf(what, sizeof what, "extent %s = %lld makes tensor %s need", sym,
+               (long long)value, t->name);
+      if (!ir_limit_check(IR_LIMIT_HOST_BYTES, n < 0 ? -1 : ir_bytes_of(n, sizeof(float)),
+                          &r->ctx->diag, api_loc, what)) {
+        r->ext.value[i] = was;
+        r->ext_set[i] = was_set;
+        return -1;
+      }
+    }
     return 0;
   }
   ir_error(&r->ctx->diag, api_loc, "operator %s has no extent named '%s'",
@@ -418,6 +446,37 @@ static int interpret(GopRun *r, float **data) {
   return interp_run(r->op->ir, &args, &r->ctx->diag);
 }
 
+/* Runs the operator as scheduled on the interpreter: the schedule is
+ * applied and lowered exactly as for the GPU (so a schedule that `gopc
+ * emit` refuses is refused here too), and the lowered IR is interpreted.
+ * A pack's run interprets the operator it carries, as written. */
+static int interpret_scheduled(GopRun *r, float **data) {
+  GopRunStats *st = &r->stats;
+  snprintf(st->device, sizeof st->device, "interpreter");
+  if (r->from_pack) {
+    snprintf(st->schedule, sizeof st->schedule, "none (the pack's operator as written)");
+    return interpret(r, data);
+  }
+  snprintf(st->schedule, sizeof st->schedule, "%s", r->schedule ? r->schedule : "default");
+  if (!r->lowered) {
+    GopCompileOptions o = {.schedule = r->schedule};
+    r->lowered = api_schedule_op(r->op, &o, true);
+    if (!r->lowered) return -1;
+    r->stats.compile = r->ctx->times;
+  }
+  /* Lowering may add temporaries after the bound tensors: the interpreter
+   * allocates those (NULL here). */
+  float **buf = IR_NEW_ARRAY(r->ctx->arena, float *, r->lowered->ntensors + 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) buf[i] = data[i];
+  InterpArgs args = {
+      .graph = r->graph->rt,
+      .extents = r->ext,
+      .mode = INTERP_F32,
+      .buffers = (void **)buf,
+  };
+  return interp_run(r->lowered, &args, &r->ctx->diag);
+}
+
 /* Opens the GPU for a run. On failure AUTO runs fall back to the
  * interpreter with a note; GPU runs report the driver's message. */
 static RtStatus open_gpu(GopRun *r) {
@@ -489,8 +548,7 @@ int gop_run_exec(GopRun *r) {
     r->stats.gpu_status = gpu;
     rc = -1;
   } else {
-    snprintf(r->stats.device, sizeof r->stats.device, "interpreter");
-    rc = interpret(r, data);
+    rc = interpret_scheduled(r, data);
   }
   unpermute(r, r->data, data, rc == 0);
   r->seconds = rt_wall_seconds() - t0;

@@ -372,7 +372,7 @@ static int read_block(PackReader *r, char **out, size_t *len) {
     return fail(r, "expected `%s BYTES`", r->words[0]);
   if (parse_int(r, r->words[1], 0, INT64_MAX, "byte count", &n)) return -1;
   if (*out) return fail(r, "a second `%s` block", r->words[0]);
-  if ((int64_t)(r->end - r->p) < n + 1)
+  if ((int64_t)(r->end - r->p) <= n) /* n + 1 could overflow */
     return fail(r, "the %s block is truncated: %" PRId64
                    " bytes announced, %td left",
                 r->words[0], n, r->end - r->p);
@@ -683,8 +683,16 @@ int cg_pack_read(const char *path, CgProgram *out, Diag *d) {
   }
   size_t cap = 1 << 16, n = 0, got;
   char *text = malloc(cap);
+  int64_t limit = ir_limit(IR_LIMIT_HOST_BYTES);
   while (text && (got = fread(text + n, 1, cap - n, f)) > 0) {
     n += got;
+    if ((int64_t)n > limit) { /* a pack is read whole: refuse one too big */
+      fclose(f);
+      free(text);
+      ir_limit_check(IR_LIMIT_HOST_BYTES, (int64_t)n, d, (Loc){path, 0, 0},
+                     "the kernel pack is larger than");
+      return -1;
+    }
     if (n == cap) {
       char *bigger = realloc(text, cap *= 2);
       if (!bigger) free(text);

@@ -180,6 +180,10 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
     return NULL;
   }
 
+  /* the generator's own arrays: 8 bytes a vertex, 32 an arc sampled */
+  if (!graph_size_ok((int64_t)nv, (int64_t)nsamples, (int64_t)(8 * nv + 32 * nsamples), d,
+                     (Loc){spec, 0, 0}))
+    return NULL;
   Rng r = rng_seed(seed);
   uint64_t *perm = malloc(sizeof(uint64_t) * nv);
   uint64_t *key = malloc(sizeof(uint64_t) * nsamples);
@@ -235,6 +239,7 @@ static Graph *gen_grid(const char *spec, Diag *d) {
     return NULL;
   }
   int64_t nv = (int64_t)(w * h), ne = 2 * (int64_t)(h * (w - 1) + w * (h - 1));
+  if (!graph_size_ok(nv, ne, 16 * ne, d, (Loc){spec, 0, 0})) return NULL;
   int64_t *src = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
   int64_t *dst = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
   Graph *g = NULL;

@@ -10,6 +10,7 @@
  * use it, and graph_free releases all of it.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,17 @@ void graph_free(Graph *g) {
   free(g);
 }
 
+bool graph_size_ok(int64_t nv, int64_t ne, int64_t extra, Diag *d, Loc loc) {
+  /* the graph's own arrays: six of |E| and two of |V| + 1 int32s */
+  int64_t bytes = nv < 0 || ne < 0 || nv > INT32_MAX || ne > INT32_MAX
+                      ? -1
+                      : 4 * (6 * ne + 2 * (nv + 1)) + (extra > 0 ? extra : 0);
+  char what[160];
+  snprintf(what, sizeof what, "a graph of %" PRId64 " vertices and %" PRId64 " edges needs",
+           nv, ne);
+  return ir_limit_check(IR_LIMIT_HOST_BYTES, bytes, d, loc, what);
+}
+
 /* Refuses sizes that int32 indices cannot hold, and arcs that point outside
  * 0..nv-1. */
 static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
@@ -61,6 +73,7 @@ static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
              "indices, not supported yet", ne);
     return false;
   }
+  if (!graph_size_ok(nv, ne, 0, d, loc)) return false;
   for (int64_t e = 0; e < ne; e++) {
     if (src[e] < 0 || src[e] >= nv || dst[e] < 0 || dst[e] >= nv) {
       ir_error(d, loc,

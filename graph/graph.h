@@ -81,6 +81,11 @@ typedef struct Graph {
 /* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
  * when ne is 0; name NULL gives "<graph>"). Returns NULL and reports through
  * `d` (at `loc`) if an index is out of range or a size exceeds int32. */
+/* Whether a graph of nv vertices and ne edges (plus `extra` bytes of work
+ * space) fits the host-memory limit (GOP_MAX_HOST_BYTES, default the
+ * machine's memory); reports at `loc` otherwise. Checked before anything
+ * is allocated for a graph a header or generator spec declares. */
+bool graph_size_ok(int64_t nv, int64_t ne, int64_t extra, Diag *d, Loc loc);
 Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc);

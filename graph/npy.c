@@ -306,6 +306,8 @@ static int64_t check_size(const NpyHeader *hd, int64_t have, const char *path,
   int64_t bytes = array_bytes(hd->ndim, hd->shape, npy_types[hd->type].bytes);
   if (bytes < 0)
     ir_error(d, loc, "the shape's size overflows");
+  else if (!ir_limit_check(IR_LIMIT_HOST_BYTES, bytes, d, loc, "the array's data needs"))
+    return -1;
   else if (have < bytes)
     ir_error(d, loc, "data truncated: the shape needs %" PRId64 " bytes, "
              "the file holds %" PRId64, bytes, have);

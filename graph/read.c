@@ -282,6 +282,11 @@ static bool parse_mm_size(Reader *r, const MmHeader *h, int64_t size[3]) {
              "i64 indices, not supported yet", size[2]);
     return false;
   }
+  /* what the declared size will need, before reading a line of it (a
+   * symmetric matrix may store each off-diagonal entry once) */
+  int64_t nv = size[0] > size[1] ? size[0] : size[1];
+  if (!graph_size_ok(nv, h->symmetric ? 2 * size[2] : size[2], 0, r->d, here(r)))
+    return false;
   if (h->symmetric && size[0] != size[1]) {
     ir_error(r->d, here(r),
              "a symmetric matrix must be square, this one is %" PRId64

@@ -392,6 +392,33 @@ char *ir_op_to_string(const IrOp *op);
  */
 bool ir_verify_op(const IrOp *op, Diag *d, const char *after);
 
+/* ---------------------------------------------------------------------------
+ * limits.c: how much an input may ask for. Each limit has a default and an
+ * environment variable that sets it (README.md, "Limits"); readers check
+ * what an input asks for before allocating.
+ */
+typedef enum IrLimit {
+  IR_LIMIT_SOURCE_BYTES, /* GOP_MAX_SOURCE_BYTES: a .gop source, schedule or IR text */
+  IR_LIMIT_NESTING,      /* GOP_MAX_NESTING: brackets nested in a source */
+  IR_LIMIT_DIRECTIVES,   /* GOP_MAX_DIRECTIVES: directives one schedule applies */
+  IR_LIMIT_IR_NODES,     /* GOP_MAX_IR_NODES: the size of a scheduled operator */
+  IR_LIMIT_LOOP_TRIPS,   /* GOP_MAX_LOOP_TRIPS: nested constant-extent loops' iterations */
+  IR_LIMIT_HOST_BYTES,   /* GOP_MAX_HOST_BYTES: one allocation an input asks for */
+  IR_LIMIT_COUNT
+} IrLimit;
+
+/* The current value of limit `l` (its default when the variable is unset
+ * or invalid). */
+int64_t ir_limit(IrLimit l);
+/* The environment variable that sets `l`. */
+const char *ir_limit_env(IrLimit l);
+/* Whether `asked` (negative: more than can be counted) is within `l`;
+ * otherwise reports "WHAT: N UNIT, over the limit of M (set VAR ...)" at
+ * `loc` and returns false. An invalid variable is reported too. */
+bool ir_limit_check(IrLimit l, int64_t asked, Diag *d, Loc loc, const char *what);
+/* count * size, or -1 if it overflows (or either is negative). */
+int64_t ir_bytes_of(int64_t count, int64_t size);
+
 /* The values of an operator's symbolic extents, by IrSym.id. */
 typedef struct IrExtents {
   int n;

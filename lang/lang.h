@@ -209,6 +209,11 @@ typedef struct LangParser {
   Loc open_brace[64];
   int depth;
   bool at_eof;
+  /* brackets of every kind open now, where the outermost opened, and the
+   * limit (GOP_MAX_NESTING); past it the lexer reports and ends the parse */
+  int nest, max_nest;
+  Loc nest_start;
+  bool too_deep;
   /* whether the last token, and the one before it, was a stray character:
    * a syntax error right after one is its consequence, not news */
   bool cur_bad, prev_bad;

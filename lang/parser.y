@@ -450,7 +450,16 @@ static LangNode *relabel(LangNode *list, LangKind k) {
 static void lang_yyerror(const YYLTYPE *loc, yyscan_t scanner, LangParser *ps,
                          const char *msg) {
   (void)scanner;
+  if (ps->too_deep) return; /* reported by the lexer, which ended the parse */
   ps->nerrors++;
+  if (strcmp(msg, "memory exhausted") == 0) {
+    /* bison's stack (YYMAXDEPTH entries) is full: something nests that
+     * the bracket limit does not count, such as a long run of unary `-` */
+    ir_error(ps->diag, at(ps, *loc),
+             "the source nests too deeply for the parser here (more than %d "
+             "constructs open at once)", YYMAXDEPTH);
+    return;
+  }
   if (ps->at_eof && ps->depth > 0) {
     int cap = (int)(sizeof ps->open_brace / sizeof ps->open_brace[0]);
     Loc open = ps->open_brace[(ps->depth <= cap ? ps->depth : cap) - 1];
@@ -471,6 +480,17 @@ bool lang_parse(LangParser *ps, const char *text) {
   ps->line = ps->col = 1;
   ps->depth = 0;
   ps->at_eof = false;
+  ps->nest = 0;
+  ps->too_deep = false;
+  ps->max_nest = (int)(ir_limit(IR_LIMIT_NESTING) < 1000000 ? ir_limit(IR_LIMIT_NESTING) : 1000000);
+  Loc whole = {ps->file, 1, 1};
+  if (!ir_limit_check(IR_LIMIT_NESTING, 0, ps->diag, whole, "nesting") ||
+      !ir_limit_check(IR_LIMIT_SOURCE_BYTES, (int64_t)strlen(text), ps->diag, whole,
+                      "the source is too long")) {
+    lang_yylex_destroy(scanner);
+    ps->nerrors++;
+    return false;
+  }
   YY_BUFFER_STATE buf = lang_yy_scan_string(text, scanner);
   int rc = lang_yyparse(scanner, ps);
   lang_yy_delete_buffer(buf, scanner);

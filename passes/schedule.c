@@ -157,22 +157,23 @@ static bool eval(const IrNode *e, const int64_t *params, int nparams,
     return true;
   case IR_UN:
     if (!eval(e->un.a, params, nparams, &x, loc, d)) return false;
-    *out = -x;
+    if (__builtin_sub_overflow((int64_t)0, x, out)) goto overflow;
     return true;
   case IR_BIN:
     if (!eval(e->bin.a, params, nparams, &x, loc, d) ||
         !eval(e->bin.b, params, nparams, &y, loc, d))
       return false;
     switch (e->bin.op) {
-    case IR_OP_ADD: *out = x + y; return true;
-    case IR_OP_SUB: *out = x - y; return true;
-    case IR_OP_MUL: *out = x * y; return true;
+    case IR_OP_ADD: if (__builtin_add_overflow(x, y, out)) goto overflow; return true;
+    case IR_OP_SUB: if (__builtin_sub_overflow(x, y, out)) goto overflow; return true;
+    case IR_OP_MUL: if (__builtin_mul_overflow(x, y, out)) goto overflow; return true;
     case IR_OP_DIV:
     case IR_OP_MOD:
       if (y == 0) {
         ir_error(d, loc, "division by zero in a directive's argument");
         return false;
       }
+      if (x == INT64_MIN && y == -1) goto overflow;
       *out = e->bin.op == IR_OP_DIV ? x / y : x % y;
       return true;
     default: break;
@@ -181,6 +182,9 @@ static bool eval(const IrNode *e, const int64_t *params, int nparams,
   default: break;
   }
   ir_error(d, loc, "a directive's argument must be an integer expression");
+  return false;
+overflow: /* found by tests/fuzz/fuzz_schedule (issue 17) */
+  ir_error(d, loc, "a directive's argument overflows 64-bit integers");
   return false;
 }
 
@@ -452,9 +456,83 @@ static const char *arg_list(Arena *a, const int64_t *args, int n) {
   return s;
 }
 
+/* ---- how far a schedule may grow the operator ---- */
+
+static int nest_depth(const IrNode *list) {
+  int best = 0;
+  for (const IrNode *s = list; s; s = s->next) {
+    const IrNode *inner = s->kind == IR_LOOP ? s->loop.body : s->kind == IR_IF ? s->ifs.then : NULL;
+    if (inner) {
+      int d = 1 + nest_depth(inner);
+      if (d > best) best = d;
+    }
+  }
+  return best;
+}
+
+/* The most iterations any path through `list` makes of loops with constant
+ * extents (a split's inner loop, a group's lanes ...), saturating. */
+static int64_t const_trips(const IrNode *list) {
+  int64_t best = 1;
+  for (const IrNode *s = list; s; s = s->next) {
+    int64_t t = 1;
+    if (s->kind == IR_LOOP) {
+      t = const_trips(s->loop.body);
+      if (s->loop.extent && s->loop.extent->kind == IR_ICONST && s->loop.extent->i > 1 &&
+          __builtin_mul_overflow(t, s->loop.extent->i, &t))
+        t = INT64_MAX;
+    } else if (s->kind == IR_IF) {
+      t = const_trips(s->ifs.then);
+    }
+    if (t > best) best = t;
+  }
+  return best;
+}
+
+static bool count_node(const IrNode *n, void *ctx) {
+  (void)n;
+  int64_t *left = ctx;
+  return --*left < 0; /* stop the walk once over */
+}
+
+/* Refuses the directive just applied if it made the nest deeper than the
+ * primitives and the lowering can see (PASS_MAX_DEPTH loops and guards,
+ * which lowering would refuse anyway) or the operator larger than
+ * GOP_MAX_IR_NODES, and the schedule if it applies more directives than
+ * GOP_MAX_DIRECTIVES. Each directive works on a copy of the whole
+ * operator, and a split adds a guard holding the whole index relation, so
+ * without these bounds 2,000 `split(f, 2) -> (f, qN)` cost cubic time and
+ * memory (issue 17), and split/fuse pairs double every index expression. */
+static int check_growth(const IrOp *op, const IrDirective *dir, int *applied, Arena *a,
+                        Diag *d) {
+  if (!ir_limit_check(IR_LIMIT_DIRECTIVES, ++*applied, d, dir->loc,
+                      "the schedule applies too many directives"))
+    return -1;
+  int depth = nest_depth(op->body);
+  if (depth > PASS_MAX_DEPTH) {
+    ir_error(d, dir->loc, "%s: the loop nest becomes %d loops and guards deep, more than the "
+             "%d a schedule may make", dir->prim, depth, PASS_MAX_DEPTH);
+    return -1;
+  }
+  /* Loops of constant extent multiply: a split by 2^63-1 made extents
+   * that overflow and loops that never end, silently (found by
+   * tests/fuzz/fuzz_schedule, issue 17). The default, 2^24, the largest
+   * extent, is far above what a mapping needs (lanes x vector x unroll). */
+  if (!ir_limit_check(IR_LIMIT_LOOP_TRIPS, const_trips(op->body), d, dir->loc,
+                      ir_sprintf(a, "%s: loops of constant extent would run over and over "
+                                 "for each iteration of the loops around them", dir->prim)))
+    return -1;
+  int64_t limit = ir_limit(IR_LIMIT_IR_NODES), left = limit;
+  bool over = ir_any(op->body, count_node, &left);
+  if (!ir_limit_check(IR_LIMIT_IR_NODES, over ? -1 : limit - left, d, dir->loc,
+                      ir_sprintf(a, "%s: the scheduled operator grows too large", dir->prim)))
+    return -1;
+  return 0;
+}
+
 /* Applies `s` to `op` in place (the caller holds a copy). */
 static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
-                        int nargs, Loc call, Arena *a, Diag *d) {
+                        int nargs, Loc call, int *applied, Arena *a, Diag *d) {
   if (nargs != s->nparams) {
     const char *ps = "";
     for (int i = 0; i < s->nparams; i++)
@@ -465,7 +543,8 @@ static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
   }
   State st = {0};
   for (const IrDirective *dir = s->directives; dir; dir = dir->next)
-    if (run_directive(op, dir, args, nargs, &st, a, d) != 0) {
+    if (run_directive(op, dir, args, nargs, &st, a, d) != 0 ||
+        check_growth(op, dir, applied, a, d) != 0) {
       ir_note(d, call, "in schedule %s(%s) applied to operator %s", s->name,
               arg_list(a, args, nargs), op->name);
       return -1;
@@ -487,7 +566,8 @@ static int check_lowers(const IrOp *op, Loc call, const char *what, Arena *a,
 int pass_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
                   int nargs, Arena *a, Diag *d) {
   IrOp *c = pass_op_copy(op, a);
-  if (run_schedule(c, s, args, nargs, s->loc, a, d) != 0) return -1;
+  int applied = 0;
+  if (run_schedule(c, s, args, nargs, s->loc, &applied, a, d) != 0) return -1;
   const char *what = ir_sprintf(a, "%s(%s)", s->name, arg_list(a, args, nargs));
   if (check_lowers(c, s->loc, what, a, d) != 0) return -1;
   *op = *c;
@@ -521,13 +601,16 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
   }
   IrOp *c = pass_op_copy(op, a);
   State st = {0};
+  int applied = 0;
   for (const IrDirective *dir = s->directives; dir; dir = dir->next) {
     const IrSchedDef *named = lib && !find_prim(dir->prim) &&
                                       !is_sched_directive(dir->prim)
                                   ? ir_module_find_sched(lib, dir->prim)
                                   : NULL;
     if (!named) {
-      if (run_directive(c, dir, NULL, 0, &st, a, d) != 0) return -1;
+      if (run_directive(c, dir, NULL, 0, &st, a, d) != 0 ||
+          check_growth(c, dir, &applied, a, d) != 0)
+        return -1;
       continue;
     }
     int64_t args[MAX_ARGS];
@@ -550,7 +633,7 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
       if (!eval(dir->args[i].expr, NULL, 0, &args[i], dir->args[i].loc, d))
         return -1;
     }
-    if (run_schedule(c, named, args, dir->nargs, dir->loc, a, d) != 0) return -1;
+    if (run_schedule(c, named, args, dir->nargs, dir->loc, &applied, a, d) != 0) return -1;
   }
   if (check_lowers(c, s->directives ? s->directives->loc : (Loc){file, 1, 1},
                    ir_sprintf(a, "'%s'", text), a, d) != 0)

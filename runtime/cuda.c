@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,12 @@ static struct {
    * registered; called last first */
   void (*at_close[RT_AT_CLOSE_MAX])(void);
   int nat_close;
+  /* A sticky error corrupted the context: the error and the call that met
+   * it. Kept for the life of the process (closing does not clear it: the
+   * primary context would come back corrupt), so that gop refuses GPU
+   * work with this reason instead of failing call after call. */
+  _Atomic int lost;
+  char lost_call[64];
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Epochs are never reused within a process, so a stale one never matches. */
@@ -121,6 +128,46 @@ static bool is_sticky(CUresult r) {
   return r == 700 || r == 702 || (r >= 714 && r <= 719);
 }
 
+/* ---- injected failures (GOP_CUDA_FAIL) ----
+ *
+ * GOP_CUDA_FAIL=NAME[:CODE[:N]] makes the N-th call (default the first) of
+ * driver entry point NAME fail with CUresult CODE (default 999,
+ * CUDA_ERROR_UNKNOWN) without reaching the driver, so that the paths of a
+ * driver call failing mid-run (and of a sticky error, CODE 700) can be
+ * tested on any GPU, and on CPU machines against a fake driver. The count
+ * is per process. The message of the failure says it was injected. */
+static _Atomic long inject_seen;
+static _Thread_local bool injected_here;
+
+int rt_cuda_inject(const char *call) {
+  const char *env = getenv("GOP_CUDA_FAIL");
+  if (!env || !*env) return 0;
+  size_t n = strcspn(env, ":");
+  if (strlen(call) != n || strncmp(env, call, n) != 0) return 0;
+  long code = 999, nth = 1;
+  if (env[n] == ':') {
+    char *end;
+    code = strtol(env + n + 1, &end, 10);
+    if (*end == ':') nth = strtol(end + 1, &end, 10);
+    if (*end || code <= 0) return 0; /* malformed: inject nothing */
+  }
+  if (atomic_fetch_add(&inject_seen, 1) + 1 != nth) return 0;
+  injected_here = true;
+  return (int)code;
+}
+
+bool rt_cuda_lost(Diag *d) {
+  int lost = atomic_load(&S.lost);
+  if (!lost) return false;
+  const char *name = fallback_error_name(lost);
+  if (d)
+    ir_error(d, no_loc,
+             "the GPU is unusable in this process: %s (CUDA error %d) in %s corrupted "
+             "the CUDA context earlier; gop refuses further GPU work (start a new "
+             "process)", name ? name : "an error", lost, S.lost_call);
+  return true;
+}
+
 RtStatus rt_cuda_check(int result, const char *call, const char *what,
                        Diag *d) {
   if (result == CUDA_SUCCESS) return RT_OK;
@@ -135,13 +182,19 @@ RtStatus rt_cuda_check(int result, const char *call, const char *what,
     snprintf(num, sizeof num, "error %d", result);
     name = num;
   }
-  ir_error(d, no_loc, "CUDA error in %s: %s%s%s%s%s%s", call, name,
+  ir_error(d, no_loc, "CUDA error in %s: %s%s%s%s%s%s%s", call, name,
            desc ? " (" : "", desc ? desc : "", desc ? ")" : "",
-           what ? " " : "", what ? what : "");
-  if (is_sticky(result))
+           what ? " " : "", what ? what : "",
+           injected_here ? " (injected by GOP_CUDA_FAIL)" : "");
+  injected_here = false;
+  if (is_sticky(result)) {
+    int none = 0;
+    if (atomic_compare_exchange_strong(&S.lost, &none, result))
+      snprintf(S.lost_call, sizeof S.lost_call, "%s", call);
     ir_note(d, no_loc,
-            "the CUDA context is now unusable: every later GPU call of this "
-            "process will fail");
+            "the CUDA context is now unusable: gop refuses further GPU work in "
+            "this process (a new process gets a fresh context)");
+  }
   switch (result) {
   case CUDA_ERROR_OUT_OF_MEMORY: return RT_OOM;
   case CUDA_ERROR_NO_DEVICE:
@@ -343,6 +396,7 @@ fail:
 }
 
 RtStatus rt_cuda_open(Diag *d) {
+  if (rt_cuda_lost(d)) return RT_ERR;
   uint32_t epoch = atomic_load(&S.epoch);
   if (epoch != 0 && epoch == bound_epoch) return RT_OK;
   pthread_mutex_lock(&S.lock);

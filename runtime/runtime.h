@@ -151,6 +151,15 @@ void rt_cuda_at_close(void (*fn)(void));
  * not NULL, and returns RT_OOM, RT_NO_DEVICE or RT_ERR. */
 RtStatus rt_cuda_check(int result, const char *call, const char *what,
                        Diag *d);
+/* The failure GOP_CUDA_FAIL=NAME[:CODE[:N]] injects into this call of entry
+ * point `call` (the N-th of the process), or 0: call the driver. For
+ * testing the paths of a driver call that fails mid-run. */
+int rt_cuda_inject(const char *call);
+/* True when a sticky error (an illegal address in a kernel, a launch
+ * failure ...) has corrupted the CUDA context of this process; then
+ * reports, through `d` when not NULL, that GPU work is refused and why.
+ * rt_cuda_open refuses from then on. */
+bool rt_cuda_lost(Diag *d);
 
 /* ---------------------------------------------------------------------------
  * memory.c, devgraph.c: device memory, with accounting, and graphs on the

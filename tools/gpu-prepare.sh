@@ -6,6 +6,8 @@
 #                    statically (xz'ed when the graphs take much room;
 #                    tools/gpu-unpack.sh unpacks them on the GPU machine)
 #   suite, gop_bench the GPU suite and benchmark runners, built without LLVM
+#   faults           the GPU fault tests' runner (tests/gpu/faults.sh), and
+#   faults.pack      copy_u_sum's kernel pack, which it breaks
 #   packs/           the representative ops x named schedules x settings as
 #                    kernel packs (docs/operators.md names the subset)
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
@@ -58,11 +60,15 @@ cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >
 cmake --build build-static --target gopc gop_repl gop_gpu_suite gop_bench >/dev/null
 cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
       -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-nollvm --target gop_gpu_suite gop_bench >/dev/null
+cmake --build build-nollvm --target gop_gpu_suite gop_bench gop_gpu_faults >/dev/null
 strip -o "$out/gopc" build-static/gopc
 strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
 strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
+# the GPU fault tests (tests/gpu/faults.sh): their runner and a pack to break
+strip -o "$out/faults" build-nollvm/tests/gop_gpu_faults
+build-static/gopc pack stdlib:copy_u_sum --schedule 'thread_edge(1, 1)' \
+  -o "$out/faults.pack" >/dev/null
 if [ "${GOP_PREPARE_SUITE:-1}" != 0 ]; then
   build-static/tests/gop_gpu_suite prepare "$out/packs"
   build-static/tests/gop_gpu_suite prepare "$out/packs-all" --all

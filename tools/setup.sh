@@ -7,7 +7,8 @@ pkgs=(build-essential cmake ninja-build pkg-config flex bison check
       libxml2-dev libedit-dev libffi-dev libncurses-dev libsubunit-dev python3
       python3-numpy python3-scipy # the Python package's tests (tests/python)
       libxgboost-dev  # the tuner's learned predictor (dlopen'ed: optional at run time)
-      libmetis-dev)   # the metis vertex order (graph/reorder.c)
+      libmetis-dev    # the metis vertex order (graph/reorder.c)
+      clang-14 libclang-rt-14-dev) # the libFuzzer harnesses (tests/fuzz, docs/fuzzing.md)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

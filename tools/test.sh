@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what gop needs, build with
 # warnings as errors and run every test; then build again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and run every test again.
+# AddressSanitizer + UndefinedBehaviorSanitizer and run every test again;
+# then run each libFuzzer harness for a short time (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -19,3 +20,12 @@ cmake --build build-asan -j "$jobs"
 # Sanitized code runs a few times slower: so may each test.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   CK_TIMEOUT_MULTIPLIER=4 ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 3600
+
+echo "== fuzz: every libFuzzer harness for a short fixed time (docs/fuzzing.md)"
+# A separate clang configure (the project builds with gcc); no LLVM needed:
+# the harnesses read, check, schedule, lower and interpret, but emit no PTX.
+CC=clang-14 cmake -S . -B build-fuzz -G Ninja -DGOP_FUZZ=ON -DGOP_WITH_LLVM=OFF \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j "$jobs" --target fuzz
+GOP_FUZZ_ARTIFACTS=$PWD/build-fuzz/artifacts bash tests/fuzz/run.sh build-fuzz "${GOP_FUZZ_SECONDS:-20}"
+

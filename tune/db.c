@@ -121,6 +121,10 @@ static int inspect(const char *path, Diag *d) {
              "tuning database: schema version %" PRId64 " is newer than this gop's (%d); "
              "left unchanged",
              version, SCHEMA_VERSION);
+  } else if (version < 0) { /* found by tests/fuzz/fuzz_tunedb */
+    ir_error(d, (Loc){path, 0, 0},
+             "tuning database: schema version %" PRId64 " is not one gop writes; left "
+             "unchanged", version);
   } else {
     rc = 0;
   }
@@ -142,6 +146,13 @@ static int migrate(TuneDb *t, Diag *d) {
   int64_t version = 0;
   if (pragma_int(t->db, "PRAGMA user_version", &version) != 0) {
     db_error(d, t->path, "cannot read the schema version", t->db);
+    exec(t, "ROLLBACK", d);
+    return -1;
+  }
+  if (version < 0) { /* found by tests/fuzz/fuzz_tunedb: it indexed migrations[] */
+    ir_error(d, (Loc){t->path, 0, 0},
+             "tuning database: schema version %" PRId64 " is not one gop writes; left "
+             "unchanged", version);
     exec(t, "ROLLBACK", d);
     return -1;
   }

@@ -342,6 +342,67 @@ START_TEST(validate_kernel_register_limit) {
 }
 END_TEST
 
+/* ---- failures mid-run, against the fake driver (issue 17) ---- */
+
+static void fake_driver(void) {
+  const char *fake = getenv("GOP_FAKE_CUDA_FAULTS");
+  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA_FAULTS is not set (run through ctest)");
+  setenv("GOP_CUDA_LIBRARY", fake, 1);
+}
+
+START_TEST(fake_driver_opens) {
+  fake_driver();
+  ck_assert_int_eq(rt_cuda_open(&d), RT_OK);
+  ck_assert_str_eq(rt_cuda_device_name(), "gop fake GPU");
+  ck_assert_int_eq(rt_cuda_cc(), 90);
+}
+END_TEST
+
+/* The second allocation fails as if the device were full: the message
+ * names the call, the error and the tensor; the next allocation works. */
+START_TEST(injected_failure_names_call_and_passes) {
+  fake_driver();
+  setenv("GOP_CUDA_FAIL", "cuMemAlloc_v2:2:2", 1);
+  ck_assert_int_eq(rt_cuda_open(&d), RT_OK);
+  RtDevTensor a = {0}, b = {0}, c = {0};
+  ck_assert_int_eq(rt_tensor_alloc(&a, 4096, "A", &d), RT_OK);
+  ck_assert_int_eq(rt_tensor_alloc(&b, 4096, "B", &d), RT_OOM);
+  ASSERT_MSG("CUDA error in cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  ASSERT_MSG("(injected by GOP_CUDA_FAIL)");
+  ck_assert_int_eq(rt_tensor_alloc(&c, 4096, "C", &d), RT_OK);
+  ck_assert(!rt_cuda_lost(NULL));
+  rt_tensor_free(&a);
+  rt_tensor_free(&c);
+  unsetenv("GOP_CUDA_FAIL");
+}
+END_TEST
+
+/* A sticky error (an illegal address, surfacing at a synchronisation):
+ * said once, and every later request for the GPU is refused with the
+ * reason, even after closing, without calling the driver again. */
+START_TEST(sticky_error_refuses_further_gpu_work) {
+  fake_driver();
+  setenv("GOP_CUDA_FAIL", "cuCtxSynchronize:700", 1);
+  ck_assert_int_eq(rt_cuda_open(&d), RT_OK);
+  ck_assert_int_eq(rt_cuda_sync(&d), RT_ERR);
+  ASSERT_MSG("CUDA error in cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS");
+  ASSERT_MSG("the CUDA context is now unusable: gop refuses further GPU work");
+  ck_assert(rt_cuda_lost(NULL));
+  unsetenv("GOP_CUDA_FAIL");
+  ir_diag_free(&d);
+  ir_diag_init(&d, NULL);
+  ck_assert_int_eq(rt_cuda_sync(&d), RT_ERR);
+  ck_assert_str_eq(msgs(), "error: the GPU is unusable in this process: "
+                           "CUDA_ERROR_ILLEGAL_ADDRESS (CUDA error 700) in cuCtxSynchronize "
+                           "corrupted the CUDA context earlier; gop refuses further GPU work "
+                           "(start a new process)\n");
+  rt_cuda_close();
+  ck_assert_int_eq(rt_cuda_open(&d), RT_ERR);
+  RtDevTensor t = {0};
+  ck_assert_int_ne(rt_tensor_alloc(&t, 16, "T", &d), RT_OK);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("cuda");
   TCase *t = tcase_create("driver");
@@ -369,6 +430,9 @@ static Suite *suite(void) {
   tcase_add_test(t, validate_zero_and_axis_limits);
   tcase_add_test(t, validate_shared_memory);
   tcase_add_test(t, validate_kernel_register_limit);
+  tcase_add_test(t, fake_driver_opens);
+  tcase_add_test(t, injected_failure_names_call_and_passes);
+  tcase_add_test(t, sticky_error_refuses_further_gpu_work);
   suite_add_tcase(s, t);
   return s;
 }

@@ -171,6 +171,103 @@ START_TEST(run_errors) {
 }
 END_TEST
 
+/* Issue 17: the interpreter runs the operator as scheduled. A schedule
+ * that gopc emit refuses is refused by gopc run --interp with the same
+ * message and status; one that applies runs, is named, and gives the
+ * worked-out result. */
+START_TEST(run_interp_applies_the_schedule) {
+  static const char *const bad[] = {"bogus_sched(1)", "gnnadvisor(0, 0)", "warp_edge(1)",
+                                    "warp_edge(1, 2, 3)", "split(nope, 2) -> (a, b)"};
+  char args[1024];
+  static char emitted[sizeof output];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(args, sizeof args, "emit stdlib:copy_u_sum --stage lowered --schedule '%s'",
+             bad[i]);
+    int emit_rc = gopc(args);
+    ck_assert_msg(emit_rc == 1, "emit %s: %d\n%s", bad[i], emit_rc, output);
+    snprintf(emitted, sizeof emitted, "%s", output);
+    snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --interp --schedule '%s'",
+             tiny(), bad[i]);
+    ck_assert_msg(gopc(args) == emit_rc, "run %s:\n%s", bad[i], output);
+    ck_assert_msg(strcmp(output, emitted) == 0, "run %s says:\n%s\nemit says:\n%s", bad[i],
+                  output, emitted);
+  }
+  write_npy("x.npy", 2, shape_v2, X);
+  static const char *const good[] = {"warp_edge(2, 2)", "gnnadvisor(2, 1)", "thread_vertex(1, 1)"};
+  const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    snprintf(args, sizeof args,
+             "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy --interp "
+             "--schedule '%s' --check", tiny(), good[i]);
+    ck_assert_msg(gopc(args) == 0, "%s:\n%s", good[i], output);
+    char says[128];
+    snprintf(says, sizeof says, "interpreter, schedule %s,", good[i]);
+    ASSERT_OUTPUT_HAS(says);
+    ASSERT_OUTPUT_HAS("check: every output agrees");
+    check_npy("y.npy", 2, shape_v2, want);
+  }
+}
+END_TEST
+
+/* Issue 17: what an input asks for is checked against the host-memory
+ * limit (GOP_MAX_HOST_BYTES, default the machine's memory) before
+ * anything is allocated, with a message naming the limit. */
+START_TEST(limits_refused_before_allocating) {
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph grid:2x2 --F 1e9"), 2);
+  ASSERT_OUTPUT_HAS("--F 1e9: not an integer");
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph grid:2x2 --F 1000000000"), 2);
+  ASSERT_OUTPUT_HAS("extent F = 1000000000 is out of range (1 to 16777216)");
+  setenv("GOP_MAX_HOST_BYTES", "1000000", 1);
+  ck_assert_int_eq(gopc("graph rmat:16:16"), 1);
+  ASSERT_OUTPUT_HAS("rmat:16:16: error: a graph of 65536 vertices and 1048576 edges needs: "
+                    "59768840 bytes, over the limit of 1000000 (set GOP_MAX_HOST_BYTES");
+  ck_assert_int_eq(gopc("graph grid:1000x1000"), 1);
+  ASSERT_OUTPUT_HAS("over the limit of 1000000 (set GOP_MAX_HOST_BYTES");
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph rmat:10:4 --F 1000"), 2);
+  ASSERT_OUTPUT_HAS("extent F = 1000 makes tensor X need: 4096000 bytes, over the limit of "
+                    "1000000");
+  /* a Matrix Market header that claims 2^31-1 vertices */
+  tu_write("big.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                      "2147483647 2147483647 1\n1 1\n");
+  ck_assert_int_eq(gopc("graph big.mtx"), 1);
+  ASSERT_OUTPUT_HAS("big.mtx:2: error: a graph of 2147483647 vertices and 1 edges needs: "
+                    "17179869208 bytes, over the limit");
+  setenv("GOP_MAX_HOST_BYTES", "junk", 1);
+  ck_assert_int_eq(gopc("graph grid:2x2"), 1);
+  ASSERT_OUTPUT_HAS("GOP_MAX_HOST_BYTES=junk: not a positive integer");
+  unsetenv("GOP_MAX_HOST_BYTES");
+  /* 2^40 entries */
+  tu_write("big2.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+                       "4 4 1099511627776\n1 1\n");
+  ck_assert_int_eq(gopc("graph big2.mtx"), 1);
+  ASSERT_OUTPUT_HAS("big2.mtx:2: error: 1099511627776 entries");
+  /* an .npy header that claims a 2^20 x 2^20 shape */
+  static const char npy_head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': "
+                                 "False, 'shape': (1048576, 1048576), }";
+  char npy[128 + 16];
+  memset(npy, ' ', sizeof npy);
+  memcpy(npy, npy_head, sizeof npy_head - 1);
+  npy[127] = '\n';
+  memset(npy + 128, 0, 16);
+  char path[512];
+  snprintf(path, sizeof path, "%s/huge.npy", tu_tmpdir());
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  fwrite(npy, 1, sizeof npy, f);
+  fclose(f);
+  setenv("GOP_MAX_HOST_BYTES", "1000000000", 1);
+  ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph grid:4x4 --F 2 --in X=huge.npy"), 1);
+  ASSERT_OUTPUT_HAS("huge.npy: error: the array's data needs: 4398046511104 bytes, over the "
+                    "limit of 1000000000");
+  unsetenv("GOP_MAX_HOST_BYTES");
+  /* a kernel pack that claims a huge section */
+  tu_write("a.pack", "gop-pack 1\nptx 9223372036854775807\nx\n");
+  ck_assert_int_eq(gopc("run --pack a.pack --graph grid:2x2"), 1);
+  ASSERT_OUTPUT_HAS("a.pack:2: error: the ptx block is truncated: 9223372036854775807 bytes "
+                    "announced, 2 left");
+}
+END_TEST
+
 START_TEST(output_file_survives_a_failed_run) {
   char *keep = strdup(tu_write("keep.npy", "precious"));
   char args[1024];
@@ -315,6 +412,8 @@ int main(void) {
   tcase_add_test(tc, run_max_and_mean_empty_neighbourhood);
   tcase_add_test(tc, run_random_inputs_on_generators);
   tcase_add_test(tc, run_errors);
+  tcase_add_test(tc, run_interp_applies_the_schedule);
+  tcase_add_test(tc, limits_refused_before_allocating);
   tcase_add_test(tc, output_file_survives_a_failed_run);
   tcase_add_test(tc, check_emit_ops_graph);
   tcase_add_test(tc, run_schedule_source);

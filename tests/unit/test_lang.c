@@ -496,9 +496,65 @@ START_TEST(deep_nesting) {
   strcpy(buf + len + 2 * depth + 1, " }");
   Fx f = fx_new();
   ck_assert_ptr_null(lang_compile(f.a, &f.d, "t.gop", buf));
-  ck_assert_int_gt(f.d.nerrors, 0);
+  /* issue 17: what was too deep, where, and where it starts */
+  ck_assert_int_eq(f.d.nerrors, 1);
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "t.gop:1:283: error: brackets nested too "
+                                              "deeply: more than 256 levels (set "
+                                              "GOP_MAX_NESTING"));
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "t.gop:1:20: note: the nesting starts here"));
+  fx_free(&f);
+  /* the limit is settable: 300 levels pass with GOP_MAX_NESTING=400 */
+  char *shallow = malloc(len + 700);
+  memcpy(shallow, buf, len);
+  memset(shallow + len, '(', 300);
+  shallow[len + 300] = '1';
+  memset(shallow + len + 301, ')', 300);
+  strcpy(shallow + len + 601, " }");
+  setenv("GOP_MAX_NESTING", "400", 1);
+  f = fx_new();
+  ck_assert_msg(lang_compile(f.a, &f.d, "t.gop", shallow) != NULL, "%s", diag_text(&f));
+  fx_free(&f);
+  unsetenv("GOP_MAX_NESTING");
+  free(shallow);
+  free(buf);
+
+  /* 3,000 nested loops: refused at the 257th level */
+  buf = malloc(3000 * 24 + 128);
+  strcpy(buf, "op t(X: f32[src]) -> Y: f32[dst] {\n");
+  len = strlen(buf);
+  for (int i = 0; i < 3000; i++) len += (size_t)sprintf(buf + len, "for v%d in dst {\n", i);
+  memset(buf + len, '}', 3001);
+  buf[len + 3001] = 0;
+  f = fx_new();
+  ck_assert_ptr_null(lang_compile(f.a, &f.d, "t.gop", buf));
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "t.gop:257:17: error: brackets nested too deeply"));
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "t.gop:1:34: note: the nesting starts here"));
   fx_free(&f);
   free(buf);
+
+  /* 30,000 unary minus signs fill bison's stack without a bracket: named,
+   * with the place, not bison's bare "memory exhausted" */
+  buf = malloc(30000 + 64);
+  strcpy(buf, "op t() -> Y: f32[] { Y[] = ");
+  len = strlen(buf);
+  memset(buf + len, '-', 30000);
+  strcpy(buf + len + 30000, "1 }");
+  f = fx_new();
+  ck_assert_ptr_null(lang_compile(f.a, &f.d, "t.gop", buf));
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "the source nests too deeply for the parser here"));
+  ck_assert_ptr_null(strstr(diag_text(&f), "memory exhausted"));
+  fx_free(&f);
+  free(buf);
+
+  /* the length of a source is bounded too */
+  setenv("GOP_MAX_SOURCE_BYTES", "20", 1);
+  f = fx_new();
+  ck_assert_ptr_null(lang_compile(f.a, &f.d, "t.gop", "op t() -> Y: f32[] { Y[] = 1 }"));
+  ck_assert_ptr_nonnull(strstr(diag_text(&f), "t.gop:1:1: error: the source is too long: 30 "
+                                              "bytes, over the limit of 20 (set "
+                                              "GOP_MAX_SOURCE_BYTES"));
+  fx_free(&f);
+  unsetenv("GOP_MAX_SOURCE_BYTES");
 
   /* a long chain 1 + 1 + ... parses in a small stack but builds a deep
    * tree: refused once, by height */

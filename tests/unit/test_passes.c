@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lang/lang.h"
@@ -872,6 +873,78 @@ START_TEST(test_semantics_preserved) {
 }
 END_TEST
 
+/* Issue 17: schedules of many directives are bounded. 2,000 splits of one
+ * loop used to take cubic time and memory (each directive copied an
+ * operator whose guards hold the whole index relation); split/fuse pairs
+ * double every index expression. Each is refused quickly, naming the
+ * bound, and the operator is unchanged. */
+static char *repeat(const char *fmt, int n) {
+  size_t cap = (size_t)n * 64 + 1, len = 0;
+  char *s = malloc(cap);
+  s[0] = 0;
+  for (int i = 0; i < n; i++)
+    len += (size_t)snprintf(s + len, cap - len, fmt, i ? "; " : "", i, i, i, i);
+  return s;
+}
+
+START_TEST(test_schedule_growth_bounded) {
+  struct { const char *fmt; int n; const char *says; } cases[] = {
+      {"%ssplit(f, 2) -> (f, q%d)", 2000, "loop nest becomes 33 loops and guards deep"},
+      {"%ssplit(f, 2) -> (a%d, b%d); fuse(a%d, b%d) -> (f)", 60, "grows too large"},
+      {"%sreorder(e, f); reorder(f, e)", 600, "too many directives: 1001 directives"},
+  };
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *lib;
+  IrOp *op = stdlib_op(a, &d, &lib, "copy_u_sum");
+  char *before = ir_op_to_string(op);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *text = repeat(cases[i].fmt, cases[i].n);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(pass_schedule_text(op, lib, text, a, &d), -1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    ck_assert_msg(s < 5, "case %zu took %.2f s", i, s); /* well under 1 s unsanitised */
+    ck_assert_msg(strstr(d.buf, cases[i].says), "case %zu: %s", i, d.buf);
+    char *after = ir_op_to_string(op);
+    ck_assert_str_eq(before, after);
+    free(after);
+    free(text);
+    ir_diag_free(&d);
+    ir_diag_init(&d, NULL);
+  }
+  /* found by tests/fuzz/fuzz_schedule: arguments that overflow, and a
+   * factor so large that the lowered loops overflowed and the interpreter
+   * silently computed nothing */
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 9223372036854775807 * 2)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "a directive's argument overflows 64-bit integers"), "%s", d.buf);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, (0 - 9223372036854775807 - 1) / (0 - 1))",
+                                      a, &d), -1);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 9223372036854775807)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "loops of constant extent would run over and over for each "
+                              "iteration of the loops around them: 9223372036854775807 "
+                              "iterations, over the limit of 16777216 (set GOP_MAX_LOOP_TRIPS"),
+                "%s", d.buf);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 4096); split(fo, 8192)", a, &d), -1);
+  /* the limits are settable */
+  setenv("GOP_MAX_DIRECTIVES", "3", 1);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 2); split(fo, 2); reorder(e, foo); "
+                                      "reorder(foo, e)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "4 directives, over the limit of 3 (set GOP_MAX_DIRECTIVES"),
+                "%s", d.buf);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(f, 2); split(fo, 2)", a, &d), 0);
+  setenv("GOP_MAX_DIRECTIVES", "lots", 1);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "split(fi, 2)", a, &d), -1);
+  ck_assert_msg(strstr(d.buf, "GOP_MAX_DIRECTIVES=lots: not a positive integer"), "%s", d.buf);
+  unsetenv("GOP_MAX_DIRECTIVES");
+  free(before);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 static Suite *passes_suite(void) {
   Suite *s = suite_create("passes");
   TCase *tc = tcase_create("primitives");
@@ -885,6 +958,7 @@ static Suite *passes_suite(void) {
   tcase_add_test(tc, test_shuffle_reduction);
   tcase_add_test(tc, test_lowering_preconditions);
   tcase_add_test(tc, test_every_stage);
+  tcase_add_test(tc, test_schedule_growth_bounded);
   suite_add_tcase(s, tc);
   TCase *fx = tcase_create("fixtures");
   tcase_add_test(fx, test_refusal_fixtures);

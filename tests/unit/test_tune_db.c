@@ -171,6 +171,18 @@ START_TEST(newer_schema_refused) {
 }
 END_TEST
 
+/* A negative schema version (found by tests/fuzz/fuzz_tunedb: it indexed
+ * the migrations before their start) is refused, the file unchanged. */
+START_TEST(negative_schema_refused) {
+  const char *path = tmp_path("negative.db");
+  TuneDb *db = tune_db_open(path, &diag);
+  ck_assert_ptr_nonnull(db);
+  tune_db_close(db);
+  make_sqlite(path, "PRAGMA journal_mode = DELETE; PRAGMA user_version = -1728053245");
+  refused_unchanged(path, "schema version -1728053245 is not one gop writes");
+}
+END_TEST
+
 /* Counts rows with lowered facts and a known operator shape, checking
  * what the one written in older_schema_migrated holds. */
 static void count_facts(void *ctx, const TuneKey *k, const TuneRecord *r) {
@@ -327,6 +339,7 @@ int main(void) {
   tcase_add_test(tc, corrupt_file_refused);
   tcase_add_test(tc, foreign_file_refused);
   tcase_add_test(tc, newer_schema_refused);
+  tcase_add_test(tc, negative_schema_refused);
   tcase_add_test(tc, older_schema_migrated);
   tcase_add_test(tc, killed_writer_leaves_whole_rows);
   suite_add_tcase(s, tc);

@@ -16,7 +16,9 @@
 static const char *usage_run =
     "usage: gopc run FILE [--op NAME] --graph G [--F N] [--dim NAME=N]...\n"
     "                [--in NAME=x.npy]... [--out NAME=y.npy]... [--seed S]\n"
-    "Runs operator NAME on graph G with the reference interpreter.\n"
+    "Runs operator NAME on graph G: on the GPU when there is one, else on the\n"
+    "reference interpreter, which runs the operator as scheduled and lowered\n"
+    "(a schedule gopc emit refuses is refused here too).\n"
     "  --graph G        a Matrix Market (.mtx) or SNAP edge list file, plain\n"
     "                   or gzip'ed, or a generator: rmat:SCALE:EDGEFACTOR[:SEED]\n"
     "                   (Graph500 R-MAT, skewed) or grid:WxH (2-D mesh)\n"
@@ -246,8 +248,8 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
   GopGraphInfo info;
   gop_graph_info(gop_run_graph(r), &info);
   if (!st->on_gpu) {
-    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, %.3f s\n", op_name,
-           graph, info.num_vertices, info.num_edges, gop_run_seconds(r));
+    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, schedule %s, %.3f s\n",
+           op_name, graph, info.num_vertices, info.num_edges, st->schedule, gop_run_seconds(r));
     if (chosen)
       printf("  schedule: %s (from the %s)\n", chosen->schedule,
              gop_schedule_source_name(chosen->source));

@@ -88,7 +88,7 @@ static void print_run(GopRun *r, const Buffers *b) {
   printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): ", gop_op_name(repl.op), repl.graph_spec,
          info.num_vertices, info.num_edges);
   if (!st->on_gpu) {
-    printf("interpreter");
+    printf("interpreter, schedule %s", st->schedule);
     if (repl.timing) printf(", %.3f s", gop_run_seconds(r));
     printf("\n");
     if (st->note[0]) printf("  note: %s\n", st->note);
@@ -128,8 +128,9 @@ void repl_cmd_run(int argc, char **argv, const char *rest) {
     double worst;
     int rc = gop_run_check(r, &worst);
     if (rc == 0)
-      printf("check: every output agrees with the interpreter (relative L2 %.2g)%s\n", worst,
-             gop_run_stats(r)->on_gpu ? "" : "; no GPU, so the run was the interpreter's");
+      printf("check: every output agrees with the interpreter (relative L2 %.2g)%s%s\n", worst,
+             gop_run_stats(r)->on_gpu ? "" : "; no GPU: the interpreter ran the schedule ",
+             gop_run_stats(r)->on_gpu ? "" : gop_run_stats(r)->schedule);
     else
       repl_api_failed();
   }

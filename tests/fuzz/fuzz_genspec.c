@@ -1,0 +1,25 @@
+/* tests/fuzz/fuzz_genspec.c: generator specs (rmat:SCALE:EF[:SEED],
+ * grid:WxH) and whatever else graph_open takes for one. Sizes are bounded
+ * by GOP_MAX_HOST_BYTES (64 MiB here). */
+#include "fuzz.h"
+#include "graph/graph.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  fuzz_limits();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > 256) return 0;
+  char *spec = fuzz_text(data, size);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  /* only generator specs: anything else would be read as a file path */
+  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0 || size < 5) {
+    Graph *g = graph_generate(spec, &d);
+    graph_free(g);
+  }
+  ir_diag_free(&d);
+  free(spec);
+  return 0;
+}
