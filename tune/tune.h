@@ -85,6 +85,7 @@ typedef struct TunePoint {
                       owned store for a row whose group is its only one) */
   bool finalise;   /* a second kernel passes over Y once (mean's division,
                       max's empty rows) */
+  bool prefetch;   /* an edge loop shuffles its indices (prefetch(e)) */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */

@@ -46,7 +46,7 @@ for argsfile in *.args; do
   "$gopc" "$cmd" "$@" >"$out.raw" 2>&1
   echo "exit $?" >>"$out.raw"
   # a run's wall time is not part of its output
-  sed -E 's/(interpreter, )[0-9]+\.[0-9]+ s$/\1T s/' "$out.raw" >"$out"
+  sed -E "s/(interpreter, (schedule .*, )?)[0-9]+\.[0-9]+ s$/\1T s/" "$out.raw" >"$out"
   if [ "${UPDATE:-}" = 1 ]; then
     cp "$out" "$name.expected"
     echo "updated $name.expected"
