@@ -442,7 +442,7 @@ def check_models(torch, tg, datasets, graphs, reps):
         x = torch.randn(g.num_nodes, fin, device="cuda")
         for m in ("gcn", "gcn-unfused", "gat", "sage", "gin", "gin-unfused"):
             torch.manual_seed(1)
-            kw = {"fused": False} if m.endswith("-unfused") else {}
+            kw = {"fused": False} if m.endswith("-unfused") else {"fused": True}
             ref = build_models(torch, tg, tg.nn, m, fin, classes).cuda().eval()
             mine = build_models(torch, tg, gop.nn, m, fin, classes, **kw).cuda().eval()
             try:
