@@ -96,6 +96,10 @@ char *api_read_text(GopContext *ctx, const char *path);
 /* Named schedules visible to an operator: its own file's first, then the
  * standard library's. */
 IrModule *api_schedule_library(GopContext *ctx, const GopModule *m);
+/* The target to compile for: `asked` (checked; NULL after reporting),
+ * else the GPU's, else CG_DEFAULT_TARGET (api/compile.c). */
+const char *api_pick_target(GopContext *ctx, const char *asked);
+
 /* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`); NULL
  * after reporting. The original is never changed. */
 IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);

@@ -268,7 +268,7 @@ IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower) {
 }
 
 /* The target to compile for: as asked, else the GPU's, else sm_90. */
-static const char *pick_target(GopContext *ctx, const char *asked) {
+const char *api_pick_target(GopContext *ctx, const char *asked) {
   if (asked) return cg_target_check(asked, &ctx->diag) == 0 ? asked : NULL;
   Diag quiet;
   ir_diag_init(&quiet, NULL);
@@ -284,7 +284,7 @@ static const char *pick_target(GopContext *ctx, const char *asked) {
 /* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
 int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) {
   GopContext *ctx = op->module->ctx;
-  const char *target = pick_target(ctx, o ? o->target : NULL);
+  const char *target = api_pick_target(ctx, o ? o->target : NULL);
   if (!target) return -1;
   IrOp *lowered = api_schedule_op(op, o, true);
   if (!lowered) return -1;
@@ -315,7 +315,7 @@ char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o)
     return c ? ir_op_to_string(c) : NULL;
   }
   case GOP_STAGE_LLVM: {
-    const char *target = pick_target(ctx, o ? o->target : NULL);
+    const char *target = api_pick_target(ctx, o ? o->target : NULL);
     IrOp *c = target ? api_schedule_op(op, o, true) : NULL;
     return c ? cg_emit_llvm(c, target, true, &ctx->diag) : NULL;
   }

@@ -135,25 +135,11 @@ void gop_cache_stats(const GopContext *ctx, GopCacheStats *out) {
 
 /* ---- keys ---- */
 
-/* The target a compilation with `asked` gets (compile.c's rule), or NULL. */
-static const char *key_target(GopContext *ctx, const char *asked) {
-  if (asked) return cg_target_check(asked, &ctx->diag) == 0 ? asked : NULL;
-  Diag quiet;
-  ir_diag_init(&quiet, NULL);
-  const char *t = CG_DEFAULT_TARGET;
-  if (rt_cuda_open(&quiet) == RT_OK) {
-    char *found = ir_sprintf(ctx->arena, "sm_%d", rt_cuda_cc());
-    if (cg_target_known(found)) t = found;
-  }
-  ir_diag_free(&quiet);
-  return t;
-}
-
 /* The key, and the operator's IR text a pack must carry (malloc'ed). */
 static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], char **ir_out,
                     const char **target_out) {
   GopContext *ctx = op->module->ctx;
-  const char *target = key_target(ctx, o ? o->target : NULL);
+  const char *target = api_pick_target(ctx, o ? o->target : NULL);
   if (!target) return -1;
   IrOp *lowered = api_schedule_op(op, o, true);
   if (!lowered) return -1;
