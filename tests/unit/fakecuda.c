@@ -90,19 +90,32 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   *total = (size_t)1 << 30;
   return 0;
 }
-/* 1 GiB of "device memory": each block carries its size in front */
+/* 1 GiB of "device memory": each block carries its size and its links in
+ * a 32-byte header; the blocks stay listed from a global, so that memory a
+ * lost context never frees (a sticky error: gop stops calling the driver)
+ * is still reachable, as a real driver's is, and LeakSanitizer does not
+ * report the fake's blocks as gop's leaks. */
+static size_t *blocks; /* the most recent block's header */
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   if (bytes > ((size_t)1 << 30) - used) return 2;
-  size_t *m = calloc(1, bytes + 16);
+  size_t *m = calloc(1, bytes + 32);
   if (!m) return 2;
   m[0] = bytes;
+  m[1] = 0;                      /* prev */
+  m[2] = (size_t)(uintptr_t)blocks; /* next */
+  if (blocks) blocks[1] = (size_t)(uintptr_t)m;
+  blocks = m;
   used += bytes;
-  *p = (CUdeviceptr)(uintptr_t)(m + 2);
+  *p = (CUdeviceptr)(uintptr_t)(m + 4);
   return 0;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!p) return 0;
-  size_t *m = (size_t *)(uintptr_t)p - 2;
+  size_t *m = (size_t *)(uintptr_t)p - 4;
+  size_t *prev = (size_t *)(uintptr_t)m[1], *next = (size_t *)(uintptr_t)m[2];
+  if (prev) prev[2] = m[2];
+  else blocks = next;
+  if (next) next[1] = m[1];
   used -= m[0];
   free(m);
   return 0;

@@ -42,7 +42,9 @@ static float *run(const IrModule *lib, const char *opname, const char *sched, co
   if (sched) {
     ck_assert_msg(pass_schedule_text(op, lib, sched, a, &d) == 0, "%s: %s", sched, d.buf);
     ck_assert_msg(pass_lower(op, a, &d, NULL, NULL) == 0, "%s: %s", sched, d.buf);
-    ck_assert_msg(strstr(ir_op_to_string(op), "@prefetch") != NULL, "%s: no @prefetch", sched);
+    char *text = ir_op_to_string(op);
+    ck_assert_msg(strstr(text, "@prefetch") != NULL, "%s: no @prefetch", sched);
+    free(text);
   }
   IrExtents ext = {.n = op->nsyms};
   for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
