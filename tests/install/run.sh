@@ -24,21 +24,24 @@ others=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDB]$/ && $3 !~ /^gop_/ {pri
 nm -D --defined-only "$lib" | grep -q ' T gop_run_launch_ptrs$' ||
   { echo "FAIL: gop_run_launch_ptrs is not exported"; exit 1; }
 
-# A sanitized build's libgop.so needs the sanitizer's runtime loaded first.
+# A sanitized build's libgop.so needs the sanitizer's runtime first in the
+# program's libraries: the example is then built sanitized too.
+san=""
 if ldd "$lib" | grep -q libasan; then
-  export LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)
+  san="-fsanitize=address,undefined"
   export ASAN_OPTIONS=detect_leaks=0
 fi
 export GOP_CUDA_LIBRARY=${GOP_CUDA_LIBRARY:-/nonexistent/libcuda.so} # CI: no GPU
 
 echo "== pkg-config"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
-${CC:-cc} -o "$tmp/embed-pc" "$src/examples/embed/embed.c" $(pkg-config --cflags --libs gop) -lm
+${CC:-cc} $san -o "$tmp/embed-pc" "$src/examples/embed/embed.c" $(pkg-config --cflags --libs gop) -lm
 LD_LIBRARY_PATH=$prefix/lib "$tmp/embed-pc" | tee "$tmp/pc.out"
 grep -q "results ok" "$tmp/pc.out"
 
 echo "== find_package(gop)"
-cmake -S "$src/examples/embed" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$src/examples/embed" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_FLAGS="$san" >/dev/null
 cmake --build "$tmp/build" >/dev/null
 "$tmp/build/embed" | tee "$tmp/cmake.out"
 grep -q "results ok" "$tmp/cmake.out"
