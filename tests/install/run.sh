@@ -27,7 +27,7 @@ nm -D --defined-only "$lib" | grep -q ' T gop_run_launch_ptrs$' ||
 # A sanitized build's libgop.so needs the sanitizer's runtime first in the
 # program's libraries: the example is then built sanitized too.
 san=""
-if ldd "$lib" | grep libasan >/dev/null; then # not -q: with pipefail, an early exit of grep can fail ldd (SIGPIPE)
+if grep -qs "^GOP_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" || ldd "$lib" | grep libasan >/dev/null; then
   san="-fsanitize=address,undefined"
   export ASAN_OPTIONS=detect_leaks=0
 fi

@@ -13,7 +13,7 @@ python3 -c 'import numpy' 2>/dev/null ||
   { echo "FAIL: python3 has no numpy (tools/setup.sh installs python3-numpy)"; exit 1; }
 # A sanitized build's libgop.so needs the sanitizer's runtime loaded first;
 # Python itself is not leak-free, so leak checking stays with the C tests.
-if ldd "$GOP_LIBRARY" | grep libasan >/dev/null; then # not -q: with pipefail, an early exit of grep can fail ldd (SIGPIPE)
+if grep -qs "^GOP_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" || ldd "$GOP_LIBRARY" | grep libasan >/dev/null; then
   export LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)
   export ASAN_OPTIONS=detect_leaks=0
 fi
