@@ -271,6 +271,7 @@ static const IrNode *main_stage(const IrNode *body) {
 
 static void read_lanes(const IrNode *body, TunePoint *p) {
   p->lanes = false;
+  bool filled = main_stage(body) != body;
   body = main_stage(body);
   /* Shared-memory accumulators (promote(g, shared)) are not modelled. */
   if (!body || body->kind != IR_LOOP || body->loop.bind != IR_BIND_WARP || body->loop.shared)
@@ -296,6 +297,7 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   q.rows = rows;
   q.egroup = egroup;
   q.finalise = fin != NULL;
+  q.filled = filled;
   q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);
   *p = q;
 }
