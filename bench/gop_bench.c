@@ -20,11 +20,14 @@
  *       tests/gpu/run.sh, checks every schedule against the interpreter on
  *       the large graphs too); the CSV says which. "gop tuned" in the
  *       report is the fastest checked candidate: an exhaustive tune over
- *       the model's top K. Edge ids are numbered by destination (the
- *       graph's CSR order, `--reorder none`; docs/reordering.md) unless
- *       --edges input: an edge tensor (u_mul_e_sum's W) is then read in
- *       order, as cuSPARSE reads its CSR values and PyG its SparseTensor's,
- *       instead of gathered through the edge ids of the file's order.
+ *       the model's top K. Edge ids follow the file's order (the user's)
+ *       unless --edges dst numbers them by destination (the graph's CSR
+ *       order, `--reorder none`; docs/reordering.md): an edge tensor
+ *       (u_mul_e_sum's W) is then read in order, as cuSPARSE reads its CSR
+ *       values, instead of gathered through the edge ids. Measured on the
+ *       H100 (bench/NOTES.md, run 5): at most 2% for the gathers of W,
+ *       and edge-parallel schedules lose (consecutive edges then add into
+ *       the same row), so the default stays the file's order.
  *
  * bench/report.py puts the CSV beside the peers' (bench/peers) and writes
  * the tables and plots of bench/results.
@@ -324,7 +327,7 @@ static int run(int argc, char **argv) {
   const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
   int reps = 10;
   double budget = 0, t0 = rt_wall_seconds();
-  bool by_dst = true;
+  bool by_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
