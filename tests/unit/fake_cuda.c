@@ -21,6 +21,14 @@
  *   anything else is an invalid handle.
  * - Failures mid-run are injected by gop itself (GOP_CUDA_FAIL,
  *   runtime/cuda.c); this driver only names the errors they use.
+ * - It is also a cuBLAS (GOP_CUBLAS_LIBRARY): cublasSgemm_v2 computes
+ *   C = alpha op(A) op(B) + beta C, column-major, on that memory.
+ * - fake_cuda_trace() is every call that moves, allocates or waits, one
+ *   letter each, in order: a alloc, f free, h host to device, d device to
+ *   host, c device to device, s memset, m memset in a stream, l module
+ *   load, k kernel launch, g SGEMM, e event record, w a wait (context,
+ *   stream or event). A test reads it to see, for instance, that nothing
+ *   crosses the bus between the steps of a forward.
  *
  * Nothing here is thread-safe: the tests are not threaded. */
 #include <stdint.h>
@@ -73,6 +81,15 @@ static int nmemsets;
 
 static char primary_ctx, other_ctx;
 
+static char trace[1 << 16];
+static size_t ntrace;
+
+/* Appends one letter to the trace; '+' at its end says it overflowed. */
+static void note(char c) {
+  if (ntrace + 2 < sizeof trace) trace[ntrace++] = c;
+  else trace[sizeof trace - 2] = '+';
+}
+
 /* ---- what the test reads ---- */
 EXPORT int fake_cuda_launches(const FakeLaunch **out) {
   *out = launches;
@@ -82,7 +99,12 @@ EXPORT int fake_cuda_memsets(const FakeMemset **out) {
   *out = memsets;
   return nmemsets;
 }
-EXPORT void fake_cuda_reset_log(void) { nlaunches = nmemsets = 0; }
+EXPORT const char *fake_cuda_trace(void) { return trace; }
+EXPORT void fake_cuda_reset_log(void) {
+  nlaunches = nmemsets = 0;
+  memset(trace, 0, sizeof trace);
+  ntrace = 0;
+}
 
 static CUresult alloc_on(int device, CUdeviceptr *p, size_t bytes) {
   if (nallocs == MAX_ALLOCS || bytes > MEMORY - used) return 2; /* OUT_OF_MEMORY */
@@ -170,15 +192,22 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
 }
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
 EXPORT CUresult cuCtxSetCurrent(void *ctx) { return 0; }
-EXPORT CUresult cuCtxSynchronize(void) { return 0; }
+EXPORT CUresult cuCtxSynchronize(void) {
+  note('w');
+  return 0;
+}
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   *free_bytes = MEMORY - used;
   *total = MEMORY;
   return 0;
 }
-EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return alloc_on(0, p, bytes); }
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  note('a');
+  return alloc_on(0, p, bytes);
+}
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!p) return 0;
+  note('f');
   for (int i = 0; i < nallocs; i++)
     if (allocs[i].ptr == p) {
       free((void *)(uintptr_t)p);
@@ -189,29 +218,39 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   return 1;
 }
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  note('h');
   memcpy((void *)(uintptr_t)d, s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+  note('d');
   memcpy(d, (const void *)(uintptr_t)s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  note('c');
   memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
 }
-EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+static void fill32(CUdeviceptr d, unsigned v, size_t n) {
   for (size_t i = 0; i < n; i++) ((uint32_t *)(uintptr_t)d)[i] = v;
+}
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+  note('s');
+  fill32(d, v, n);
   return 0;
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
+  note('m');
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
-  return cuMemsetD32_v2(d, v, n);
+  fill32(d, v, n);
+  return 0;
 }
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
 EXPORT CUresult cuMemHostUnregister(void *p) { return 0; }
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o,
                                    void **v) {
+  note('l');
   *mod = strdup(image); /* the module is its PTX: freed by cuModuleUnload */
   return *mod ? 0 : 2;
 }
@@ -251,6 +290,7 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
                                unsigned by, unsigned bz, unsigned shared, void *stream,
                                void **params, void **extra) {
   FakeFunc *f = fn;
+  note('k');
   if (nlaunches == MAX_LAUNCHES) return 0;
   FakeLaunch *l = &launches[nlaunches++];
   *l = (FakeLaunch){.fn = f->name, .grid = gx, .block = bx, .shared = shared, .stream = stream,
@@ -267,14 +307,23 @@ EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
   *ev = &event_token;
   return 0;
 }
-EXPORT CUresult cuEventRecord(void *ev, void *stream) { return 0; }
-EXPORT CUresult cuEventSynchronize(void *ev) { return 0; }
+EXPORT CUresult cuEventRecord(void *ev, void *stream) {
+  note('e');
+  return 0;
+}
+EXPORT CUresult cuEventSynchronize(void *ev) {
+  note('w');
+  return 0;
+}
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
   *ms = 0.01f;
   return 0;
 }
 EXPORT CUresult cuEventDestroy_v2(void *ev) { return 0; }
-EXPORT CUresult cuStreamSynchronize(void *stream) { return 0; }
+EXPORT CUresult cuStreamSynchronize(void *stream) {
+  note('w');
+  return 0;
+}
 EXPORT CUresult cuStreamGetCtx(void *stream, void **ctx) {
   uintptr_t s = (uintptr_t)stream;
   if (s == 0 || s == 0x1000 || s == 0x1100) *ctx = &primary_ctx;
@@ -297,5 +346,41 @@ EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUde
     default: return 1;
     }
   }
+  return 0;
+}
+
+/* ---- cuBLAS (runtime/cublas.def) ---- */
+static int cublas_handle;
+EXPORT int cublasCreate_v2(void **handle) {
+  *handle = &cublas_handle;
+  return 0;
+}
+EXPORT int cublasDestroy_v2(void *handle) { return 0; }
+EXPORT int cublasGetVersion_v2(void *handle, int *version) {
+  *version = 130000;
+  return 0;
+}
+EXPORT int cublasSetMathMode(void *handle, int mode) { return 0; }
+EXPORT const char *cublasGetStatusName(int status) {
+  return status == 0 ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
+}
+EXPORT const char *cublasGetStatusString(int status) {
+  return status == 0 ? "success" : "an unsupported value or parameter was passed";
+}
+/* Column-major, as cuBLAS: C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C. */
+EXPORT int cublasSgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
+                          const float *A, int lda, const float *B, int ldb, const float *beta,
+                          float *C, int ldc) {
+  note('g');
+  if (m < 0 || n < 0 || k < 0) return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      float acc = 0;
+      for (int p = 0; p < k; p++)
+        acc += (ta ? A[p + (size_t)i * lda] : A[i + (size_t)p * lda]) *
+               (tb ? B[j + (size_t)p * ldb] : B[p + (size_t)j * ldb]);
+      float *c = &C[i + (size_t)j * ldc];
+      *c = *alpha * acc + (*beta == 0 ? 0 : *beta * *c);
+    }
   return 0;
 }

@@ -102,18 +102,19 @@ static int parse(int argc, char **argv, Args *a) {
   return GOPC_GO_ON;
 }
 
-static void print_stats(const char *what, const GopModelStats *st, int64_t reps) {
+static void print_stats(const char *what, const GopModelStats *st) {
   if (!st->on_gpu) {
     printf("  %s: interpreter, %.3f s wall (%d steps)\n", what, st->seconds, st->steps);
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
   }
   printf("  %s: %s, %s\n", what, st->device, st->blas);
-  if (reps > 0)
-    printf("  time %.4f ms (sum of the %d steps' medians over %lld runs: dense %.4f ms, "
-           "graph operators %.4f ms; host copies between steps not counted)\n",
-           st->total_ms, st->steps, (long long)reps, st->gemm_ms, st->graph_ms);
-  printf("  wall %.3f s (compiling, copies and timing included)\n", st->seconds);
+  if (st->reps > 0)
+    printf("  time %.4f ms (median of %d whole forwards on the device, CUDA events around "
+           "each: %d steps, no host copies; min %.4f ms)\n",
+           st->total_ms, st->reps, st->steps, st->min_ms);
+  printf("  wall %.3f s (compiling, the input's and weights' upload, the output's copy "
+         "and timing included)\n", st->seconds);
 }
 
 int gopc_model(int argc, char **argv) {
@@ -180,7 +181,7 @@ int gopc_model(int argc, char **argv) {
     if (st.gpu_status) rc = st.gpu_status;
     goto done;
   }
-  print_stats("forward", &st, a.reps);
+  print_stats("forward", &st);
   if (a.check) {
     ref = calloc((size_t)ny + 1, sizeof *ref);
     GopModelStats rs;
