@@ -21,7 +21,8 @@ static const char *usage_model =
     "                  [--interp|--gpu] [--check] [--reps N]\n"
     "Runs the forward inference of model NAME on graph G: the dense updates\n"
     "through cuBLAS (a C GEMM on the interpreter), the graph operators\n"
-    "through gop (examples/models/README.md).\n"
+    "through gop (examples/models/README.md). On the GPU every tensor stays\n"
+    "on the device from the input's upload to the output's copy back.\n"
     "  NAME               gcn, gin, gat, sage-sum, sage-mean or sage-max\n"
     "  --graph G          a graph file or generator (see gopc run --help)\n"
     "  --in-features N    width of the input (default: --x's, else 64)\n"
@@ -39,8 +40,9 @@ static const char *usage_model =
     "  --interp, --gpu    force the interpreter, or require the GPU\n"
     "  --check            run again on the interpreter and compare (relative\n"
     "                     L2 below 1e-4, NaN never passes)\n"
-    "  --reps N           time every GPU step: median of N after 3 warm-ups\n"
-    "                     (default 20; 0 runs once untimed)\n";
+    "  --reps N           time N more whole forwards on the GPU, CUDA events\n"
+    "                     around each: their median (default 20; 0 runs\n"
+    "                     once untimed)\n";
 
 static double rel_l2(const float *a, const float *ref, int64_t n, bool *nan) {
   double num = 0, den = 0;
