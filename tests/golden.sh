@@ -1,5 +1,6 @@
 # tests/golden.sh: what the golden runners share (sourced by
-# tests/errors/run.sh, tests/grad/run.sh, tests/reorder/run.sh).
+# tests/errors/run.sh, tests/grad/run.sh, tests/reorder/run.sh, and by
+# tests/ptxas/run.sh for golden_find_ptxas).
 #
 #   source "$(dirname "$0")/../golden.sh"
 #   golden_setup "$@"              # SUITE_DIR GOPC: $gopc absolute, cd
@@ -62,4 +63,29 @@ golden_summary() {
   [ "${UPDATE:-}" = 1 ] && return 0
   echo "${1:-}$golden_pass passed, $golden_fail failed"
   [ $golden_fail -eq 0 ]
+}
+
+# golden_find_ptxas: sets $ptxas to $GOP_PTXAS, else
+# /usr/local/cuda/bin/ptxas, else the one on PATH. 0 when found; 1 after
+# saying so when there is none and GOP_SKIP_PTXAS=1 allows that (a machine
+# without the toolkit on purpose); 2 after saying what is missing (CI has
+# the toolkit, so there it is a failure).
+golden_find_ptxas() {
+  ptxas=${GOP_PTXAS:-}
+  if [[ -z $ptxas ]]; then
+    if [[ -x /usr/local/cuda/bin/ptxas ]]; then
+      ptxas=/usr/local/cuda/bin/ptxas
+    else
+      ptxas=$(command -v ptxas || true)
+    fi
+  fi
+  [[ -n $ptxas && -x $ptxas ]] && return 0
+  if [[ ${GOP_SKIP_PTXAS:-} == 1 ]]; then
+    echo "ptxas: not found; skipped because GOP_SKIP_PTXAS=1"
+    return 1
+  fi
+  echo "FAIL: ptxas not found (\$GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH): the CUDA" >&2
+  echo "toolkit is needed to check the PTX; set GOP_SKIP_PTXAS=1 to skip this on a" >&2
+  echo "machine that has none." >&2
+  return 2
 }

@@ -38,23 +38,11 @@ golden_summary "golden: "
 fail=$golden_fail
 
 # ---- the derived operators through codegen and ptxas ----
-ptxas=${GOP_PTXAS:-}
-if [[ -z $ptxas ]]; then
-  if [[ -x /usr/local/cuda/bin/ptxas ]]; then
-    ptxas=/usr/local/cuda/bin/ptxas
-  else
-    ptxas=$(command -v ptxas || true)
-  fi
-fi
-if [[ -z $ptxas || ! -x $ptxas ]]; then
-  if [[ ${GOP_SKIP_PTXAS:-} == 1 ]]; then
-    echo "ptxas: not found; skipped because GOP_SKIP_PTXAS=1"
-    [ $fail -eq 0 ]
-    exit
-  fi
-  echo "FAIL: ptxas not found (\$GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH); set GOP_SKIP_PTXAS=1 to skip" >&2
-  exit 1
-fi
+golden_find_ptxas
+case $? in
+  1) [ $fail -eq 0 ]; exit ;;
+  2) exit 1 ;;
+esac
 layers=../../examples/models/layers.gop
 # FILE OP INPUT [SCHEDULE]
 PTX_CASES=(
