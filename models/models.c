@@ -390,9 +390,7 @@ void gop_model_free(GopModel *m) {
 
 /* Reports a failure of the runtime as the model's. */
 static int gpu_failed(GopModel *m, RtStatus s, Diag *d, const char *what) {
-  const char *msg = d->buf ? d->buf : rt_status_name(s);
-  if (strncmp(msg, "error: ", 7) == 0) msg += 7;
-  ERR(m, "model %s: %s on the GPU failed: %s", m->name, what, msg);
+  ERR(m, "model %s: %s on the GPU failed: %s", m->name, what, rt_reason(d, s));
   if (!m->st->gpu_status) m->st->gpu_status = s;
   return -1;
 }
@@ -744,8 +742,7 @@ int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int 
     Diag d;
     ir_diag_init(&d, NULL);
     RtStatus s = rt_cublas_open(&d);
-    const char *msg = d.buf ? d.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7; /* said again below */
+    const char *msg = rt_reason(&d, s); /* said again below */
     if (s == RT_OK) {
       gpu = true;
     } else if (dev == GOP_DEVICE_GPU) {
