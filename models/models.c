@@ -55,6 +55,7 @@ enum { NMODELS = sizeof model_table / sizeof model_table[0] };
 enum { GIN_LAYERS = 5, GAT_HEADS = 8, MAX_PARAMS = 32, MAX_BUFS = 96, MAX_RUNS = 48 };
 
 typedef enum { PASS_INTERP, PASS_PLAN, PASS_LAUNCH } Pass; /* see "the steps of a forward" */
+
 /* One tensor of the forward: host memory on the interpreter, device memory
  * on the GPU. */
 typedef struct Buf {
