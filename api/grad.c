@@ -71,38 +71,51 @@ static GopModule *wrap(const GopOp *op, IrModule *ir, const char ***adj) {
   return m;
 }
 
-GopModule *gop_grad(const GopOp *op, const char *wrt) {
-  if (!op) return NULL;
-  GopContext *ctx = op->module->ctx;
-  const IrOp *fw = op->ir;
+/* What gop_grad and gop_grad_joint start from: the inputs `wrt` names, an
+ * empty module for the derived operators, and the adjoint tables of
+ * `nops` operators (one per input, or one joint). */
+typedef struct GradStart {
+  GopContext *ctx;
+  const IrOp *fw;
   const char *names[64];
-  int n = wrt_names(op, wrt, names, 64);
-  if (n < 0) return NULL;
-  IrModule *ir = ir_module_new(ctx->arena);
-  const char ***adj = IR_NEW_ARRAY(ctx->arena, const char **, n);
-  for (int i = 0; i < n; i++) {
-    adj[i] = IR_NEW_ARRAY(ctx->arena, const char *, fw->ntensors + 1);
-    IrOp *g = grad_derive_named(ctx->arena, fw, names[i], adj[i], &ctx->diag);
+  int n;
+  IrModule *ir;
+  const char ***adj;
+} GradStart;
+
+/* 0, or -1 after reporting (no operator, or a bad `wrt`). */
+static int grad_start(const GopOp *op, const char *wrt, bool joint, GradStart *s) {
+  if (!op) return -1;
+  s->ctx = op->module->ctx;
+  s->fw = op->ir;
+  s->n = wrt_names(op, wrt, s->names, 64);
+  if (s->n < 0) return -1;
+  int nops = joint ? 1 : s->n;
+  s->ir = ir_module_new(s->ctx->arena);
+  s->adj = IR_NEW_ARRAY(s->ctx->arena, const char **, nops);
+  for (int i = 0; i < nops; i++)
+    s->adj[i] = IR_NEW_ARRAY(s->ctx->arena, const char *, s->fw->ntensors + 1);
+  return 0;
+}
+
+GopModule *gop_grad(const GopOp *op, const char *wrt) {
+  GradStart s;
+  if (grad_start(op, wrt, false, &s) != 0) return NULL;
+  for (int i = 0; i < s.n; i++) {
+    IrOp *g = grad_derive_named(s.ctx->arena, s.fw, s.names[i], s.adj[i], &s.ctx->diag);
     if (!g) return NULL;
-    ir_module_add_op(ir, g);
+    ir_module_add_op(s.ir, g);
   }
-  return wrap(op, ir, adj);
+  return wrap(op, s.ir, s.adj);
 }
 
 GopModule *gop_grad_joint(const GopOp *op, const char *wrt) {
-  if (!op) return NULL;
-  GopContext *ctx = op->module->ctx;
-  const IrOp *fw = op->ir;
-  const char *names[64];
-  int n = wrt_names(op, wrt, names, 64);
-  if (n < 0) return NULL;
-  IrModule *ir = ir_module_new(ctx->arena);
-  const char ***adj = IR_NEW_ARRAY(ctx->arena, const char **, 1);
-  adj[0] = IR_NEW_ARRAY(ctx->arena, const char *, fw->ntensors + 1);
-  IrOp *g = grad_derive_joint(ctx->arena, fw, names, n, adj[0], &ctx->diag);
+  GradStart s;
+  if (grad_start(op, wrt, true, &s) != 0) return NULL;
+  IrOp *g = grad_derive_joint(s.ctx->arena, s.fw, s.names, s.n, s.adj[0], &s.ctx->diag);
   if (!g) return NULL;
-  ir_module_add_op(ir, g);
-  return wrap(op, ir, adj);
+  ir_module_add_op(s.ir, g);
+  return wrap(op, s.ir, s.adj);
 }
 
 const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor) {

@@ -484,8 +484,7 @@ static RtStatus open_gpu(GopRun *r) {
   ir_diag_init(&quiet, NULL);
   RtStatus s = rt_cuda_open(&quiet);
   if (s != RT_OK) {
-    const char *msg = quiet.buf ? quiet.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7; /* said again below */
+    const char *msg = rt_reason(&quiet, s); /* said again below */
     if (r->device == GOP_DEVICE_GPU) {
       ir_error(&r->ctx->diag, api_loc, "cannot run on the GPU: %s", msg);
     } else {

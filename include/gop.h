@@ -566,9 +566,13 @@ typedef struct GopModelStats {
   char device[128];
   char blas[160];
   char note[256];
-  int steps;
-  double gemm_ms, graph_ms, total_ms;
-  double seconds;
+  int steps;        /* dense updates and operator runs in one forward */
+  /* On the GPU with reps > 0: whole forwards (every tensor on the device,
+   * nothing copied) timed between CUDA events, their median and minimum
+   * over `reps`. */
+  int reps;
+  double total_ms, min_ms;
+  double seconds;   /* wall time of the call: planning, copies, timing */
 } GopModelStats;
 
 /* A model `name` (gop_model_names) on graph `g`; NULL after reporting. */
@@ -582,7 +586,11 @@ const GopArray *gop_model_param(const GopModel *m, int i);
 int gop_model_load_weights(GopModel *m, const char *dir);
 /* Writes every parameter to DIR/NAME.npy; 0 or -1. */
 int gop_model_save_weights(const GopModel *m, const char *dir);
-/* Runs the model forward on features `x`, writing `y`; 0 or -1. */
+/* Runs the model forward on host features `x`, writing host `y`; 0 or -1.
+ * On the GPU, x goes up once, the whole forward (cuBLAS and gop's kernels,
+ * intermediates on the device) is queued with no copy or wait between its
+ * steps, and y comes back once; `reps` more forwards are timed. Without a
+ * GPU (or with GOP_DEVICE_INTERP), the reference interpreter and a C GEMM. */
 int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int reps,
                       GopModelStats *st);
 

@@ -22,7 +22,10 @@
 # GOP_BENCH_OPS (default: gop_bench's seven) the operators it plans;
 # GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call);
 # GOP_PREPARE_ONLY=python prepares only python/ and the graphs (a few MB:
-#   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv).
+#   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv);
+# GOP_PREPARE_ONLY=models only gopc and the graphs, for tests/gpu/models.sh
+#   and bench/models.sh (GOP_PREPARE_ONLY=models tools/gpu-prepare.sh, by
+#   default cora, pubmed, ogbn-arxiv and molhiv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
@@ -48,6 +51,16 @@ if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
   rm -rf "$out" && mkdir -p "$out/datasets"
   prepare_python
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  du -sh "$out"
+  exit 0
+fi
+if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv molhiv)
+  rm -rf "$out" && mkdir -p "$out/datasets"
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target gopc >/dev/null
+  strip -o "$out/gopc" build-static/gopc
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
   du -sh "$out"
   exit 0
