@@ -9,11 +9,17 @@
  * plain sequential loops, so a scheduled operator must give the result of
  * the unscheduled one (up to the order of floating-point sums).
  *
- * Arithmetic is done in double. In F32 mode every value is rounded to float
- * where the GPU would hold it in a float (a tensor element, a local), so
- * the interpreter tracks f32 kernels closely; in F64 mode nothing is
- * rounded, which makes it an exact-enough reference for tests against
- * independent computations.
+ * Arithmetic is done in double. In F32 mode every floating-point value is
+ * rounded to float where the GPU holds it in a float: a tensor element, a
+ * local, and the result of every operation (a constant, an integer
+ * converted, each `+ - * /`, each function call). For `+ - * /` and sqrt
+ * of floats, an operation in double rounded once to float is the IEEE f32
+ * operation itself (double has more than 2 * 24 + 2 bits), so the
+ * interpreter computes what an f32 kernel without contraction computes,
+ * bit for bit: a value recomputed by a gradient and compared with a saved
+ * f32 output (max=, min=, docs/autodiff.md) meets it exactly on both. In
+ * F64 mode nothing is rounded, which makes it an exact-enough reference
+ * for tests against independent computations.
  *
  * A cross-lane reduction (`shuffle s += x`, docs/gpu-ir.md) is run as the
  * GPU runs it: each lane of the @lane loop (iteration i of it is lane
@@ -90,7 +96,8 @@ static void put(TensorState *s, int64_t off, double v) {
   else s->f64[off] = v;
 }
 
-/* A local holds what an f32 register would in F32 mode. */
+/* A local, or the result of an operation, holds what an f32 register
+ * would in F32 mode. */
 static double local_value(const Interp *in, double v) {
   return in->f32 ? (double)(float)v : v;
 }
@@ -247,18 +254,18 @@ static double float_bin(Interp *in, const IrNode *e) {
 }
 
 static double eval_float(Interp *in, const IrNode *e) {
-  if (e->type == IR_TY_INT) return (double)eval_int(in, e);
+  if (e->type == IR_TY_INT) return local_value(in, (double)eval_int(in, e));
   if (e->type == IR_TY_BOOL) return eval_bool(in, e) ? 1 : 0;
   switch (e->kind) {
-  case IR_FCONST: return e->f;
+  case IR_FCONST: return local_value(in, e->f);
   case IR_VAR: return in->fval[e->var->id];
   case IR_LOAD: {
     int64_t off = offset(in, e);
     return off < 0 ? 0 : get(&in->ts[e->acc.tensor->id], off);
   }
-  case IR_BIN: return float_bin(in, e);
+  case IR_BIN: return local_value(in, float_bin(in, e));
   case IR_UN: return -eval_float(in, e->un.a); /* NOT is BOOL-typed */
-  case IR_CALL: return call(in, e);
+  case IR_CALL: return local_value(in, call(in, e));
   case IR_INDEG:
   case IR_OUTDEG: {
     int64_t v = eval_int(in, e->endpoint.e);
@@ -266,7 +273,7 @@ static double eval_float(Interp *in, const IrNode *e) {
     const char *what = e->kind == IR_INDEG ? "in_degree()" : "out_degree()";
     if (check_vertex(in, e, v, what) < 0) return 0;
     const int32_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
-    return (double)(ptr[v + 1] - ptr[v]);
+    return local_value(in, (double)(ptr[v + 1] - ptr[v]));
   }
   case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:

@@ -628,6 +628,118 @@ START_TEST(test_api) {
 }
 END_TEST
 
+/* ---- max= and min= against a saved f32 output ---- */
+
+/* The f32 interpreter, as gopc run --check and the GPU use it. */
+static void run32(const IrOp *op, const Graph *g, IrExtents ext, float **bufs) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = (void **)bufs};
+  int rc = interp_run(op, &args, &d);
+  ck_assert_msg(rc == 0, "%s: %s", op->name, d.buf);
+  ir_diag_free(&d);
+}
+
+/* The forward runs in f32 and saves Y; the gradient, run in f32 on that
+ * Y, must find each argmax/argmin by comparing its recomputed contribution
+ * with Y, bit for bit, and split dY evenly between tied contributions.
+ * The inputs take a few values whose products and sums are not exact in
+ * f32 (so a contribution kept in double never equals Y: the bug of issue
+ * 15, where every such gradient was 0), with many exact ties; the
+ * reference is computed here in C float arithmetic, independently. */
+typedef struct SavedCase {
+  const char *op;
+  bool add;      /* X + W, else X * W */
+  bool min;      /* min=, else max= */
+  bool w_feat;   /* W: f32[edge, F], else f32[edge] */
+} SavedCase;
+
+static void check_saved(const SavedCase *c, const Graph *g, uint64_t seed, int *ties) {
+  const IrOp *op = ir_module_find_op(stdlib_ir, c->op);
+  ck_assert_ptr_nonnull(op);
+  const int F = 3;
+  IrExtents ext = extents_of(op);
+  int64_t nv = g->nv, ne = g->ne, nw = c->w_feat ? ne * F : ne;
+  static const float xs[] = {0.3f, -0.7f, 1.1f, -0.9f, 0.45f};
+  static const float ws[] = {1.3f, -0.6f, 0.7f};
+  float *x = malloc(sizeof(float) * (size_t)(nv * F)), *w = malloc(sizeof(float) * (size_t)nw);
+  float *y = calloc((size_t)(nv * F), sizeof(float)), *dy = malloc(sizeof(float) * (size_t)(nv * F));
+  for (int64_t i = 0; i < nv * F; i++) x[i] = xs[tu_lcg(&seed) % 5];
+  for (int64_t i = 0; i < nw; i++) w[i] = ws[tu_lcg(&seed) % 3];
+  for (int64_t i = 0; i < nv * F; i++) dy[i] = (float)(uniform(&seed) * 2 - 1);
+  float *fb[3] = {x, w, y};
+  ck_assert_int_eq(op->ntensors, 3);
+  run32(op, g, ext, fb);
+
+  /* the reference: contributions in f32, ties split evenly */
+  float *cnt = calloc((size_t)(nv * F), sizeof(float));
+  float *rx = calloc((size_t)(nv * F), sizeof(float)), *rw = calloc((size_t)nw, sizeof(float));
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t e = 0; e < ne; e++)
+      for (int f = 0; f < F; f++) {
+        int64_t u = g->src[e], v = g->dst[e], we = c->w_feat ? e * F + f : e;
+        float a = x[u * F + f], b = w[we];
+        float p = c->add ? a + b : a * b;
+        float m = y[v * F + f];
+        if (pass == 0) {
+          /* the saved Y is the extremum of these contributions */
+          ck_assert(c->min ? p >= m : p <= m);
+          if (p == m) cnt[v * F + f] += 1.0f;
+          continue;
+        }
+        if (p != m) continue;
+        float s = dy[v * F + f] / cnt[v * F + f];
+        rx[u * F + f] += c->add ? s : s * b;
+        rw[we] += c->add ? s : s * a;
+      }
+  for (int64_t i = 0; i < nv * F; i++) *ties += cnt[i] > 1;
+
+  const char *wrt[2] = {"X", "W"};
+  const float *want[2] = {rx, rw};
+  int64_t nout[2] = {nv * F, nw};
+  for (int k = 0; k < 2; k++) {
+    Diag d;
+    ir_diag_init(&d, stderr);
+    const char **adj = calloc((size_t)op->ntensors, sizeof(char *));
+    IrOp *bw = grad_derive_named(arena, op, wrt[k], adj, &d);
+    ck_assert_msg(bw != NULL, "%s: %s", op->name, d.buf);
+    float **bb = calloc((size_t)bw->ntensors, sizeof(float *));
+    float *out = calloc((size_t)nout[k] + 1, sizeof(float));
+    for (int i = 0; i < bw->ninputs + bw->noutputs; i++) {
+      const char *n = bw->tensors[i]->name;
+      bb[i] = !strcmp(n, "X") ? x : !strcmp(n, "W") ? w : !strcmp(n, "Y") ? y
+              : !strcmp(n, "dY") ? dy : out;
+    }
+    run32(bw, g, extents_like(bw, op), bb);
+    double err = 0, norm = 0;
+    for (int64_t i = 0; i < nout[k]; i++) {
+      err += (out[i] - want[k][i]) * (double)(out[i] - want[k][i]);
+      norm += want[k][i] * (double)want[k][i];
+    }
+    ck_assert_msg(norm > 0, "%s: the reference d%s is 0", bw->name, wrt[k]);
+    ck_assert_msg(sqrt(err / norm) < 1e-6, "%s on %s: d%s differs from the f32 argmax "
+                  "reference (relative L2 %g)", bw->name, g->name, wrt[k], sqrt(err / norm));
+    free(out);
+    free(bb);
+    free(adj);
+    ir_diag_free(&d);
+  }
+  free(x), free(w), free(y), free(dy), free(cnt), free(rx), free(rw);
+}
+
+START_TEST(test_saved_output_f32) {
+  static const SavedCase cases[] = {
+      {"u_mul_e_min", false, true, false},
+      {"u_mul_e_max", false, false, false},
+      {"u_add_e_max", true, false, true},
+  };
+  int ties = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int gi = 0; gi < NGRAPHS; gi++) check_saved(&cases[i], graphs[gi], 77 + gi, &ties);
+  ck_assert_int_gt(ties, 10); /* ties were met, and split */
+}
+END_TEST
+
 START_TEST(test_stdlib_finite_differences) {
   Stats st = {0};
   check_module(stdlib_ir, &st);
@@ -657,6 +769,7 @@ int main(void) {
   tcase_add_test(tc, test_structure);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_api);
+  tcase_add_test(tc, test_saved_output_f32);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
