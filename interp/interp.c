@@ -52,6 +52,8 @@ typedef struct TensorState {
   uint32_t *count; /* contributions per element: mean=, max=, min= targets */
   bool touched;    /* reduced into during the current stage */
   bool finalised;  /* at least once: see interp_run's last step */
+  uint32_t *tn;    /* InterpArgs.terms: contributions, and their |sum| */
+  double *tabs;
 } TensorState;
 
 typedef struct Interp {
@@ -60,6 +62,7 @@ typedef struct Interp {
   const IrExtents *ext;
   Diag *d;
   bool f32;
+  InterpTerms *terms; /* InterpArgs.terms */
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
@@ -447,6 +450,15 @@ static void exec_store(Interp *in, const IrNode *s) {
   if (in->failed) return;
   TensorState *ts = &in->ts[s->acc.tensor->id];
   put(ts, off, combine(s->acc.red, get(ts, off), v));
+  if (ts->tn) {
+    if (s->acc.red == IR_RED_ADD || s->acc.red == IR_RED_MEAN) {
+      ts->tn[off]++;
+      ts->tabs[off] += fabs(v);
+    } else {
+      ts->tn[off] = 1;
+      ts->tabs[off] = fabs(get(ts, off));
+    }
+  }
   if (ts->count) {
     /* A plain store makes the element one defined value; a reduction adds
      * one contribution. */
@@ -562,12 +574,17 @@ static void finalise(Interp *in) {
       uint32_t c = s->count[k];
       if (s->red == IR_RED_MEAN) {
         if (c > 0) put(s, k, get(s, k) / c);
+        if (c > 0 && s->tabs) s->tabs[k] /= c;
         s->count[k] = 0;
       } else if (c == 0) {
         put(s, k, 0);
       }
     }
   }
+}
+
+double interp_sum_allowance(uint32_t n, double abs) {
+  return n < 2 ? 0 : 2 * sqrt((double)n) * 0x1p-24 * abs;
 }
 
 /* ---- setting up a run ---- */
@@ -654,6 +671,12 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
   }
   if (in->f32) s->f32 = buffer;
   else s->f64 = buffer;
+  if (in->terms && in->terms[t->id].n && in->terms[t->id].abs) {
+    s->tn = in->terms[t->id].n;
+    s->tabs = in->terms[t->id].abs;
+    memset(s->tn, 0, sizeof(uint32_t) * (size_t)s->numel);
+    memset(s->tabs, 0, sizeof(double) * (size_t)s->numel);
+  }
   if (t->role == IR_ROLE_IN) return true;
   double id = identity(s->red);
   for (int64_t k = 0; k < s->numel; k++) put(s, k, id);
@@ -689,7 +712,7 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
    * one. */
   if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
   Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
-               .f32 = args->mode == INTERP_F32};
+               .f32 = args->mode == INTERP_F32, .terms = args->terms};
   if (!in.g) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;

@@ -740,6 +740,93 @@ START_TEST(test_saved_output_f32) {
 }
 END_TEST
 
+/* ---- gop_run_check's allowance for sums ---- */
+
+/* Runs `op` on the interpreter with every input and dY filled from `seed`
+ * (values in [-1, 1)), F = 32; returns the run, `out` bound to output
+ * `name` (numel *n). */
+static GopRun *run_api(GopContext *ctx, GopOp *op, GopGraph *g, const char *name,
+                       float **keep, float **out, int64_t *n) {
+  GopRun *r = gop_run_new(ctx, op, g);
+  ck_assert_ptr_nonnull(r);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 32), 0);
+  uint64_t seed = 5;
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    int64_t shape[8], numel = 1;
+    int rank = gop_run_tensor_shape(r, i, shape);
+    for (int k = 0; k < rank; k++) numel *= shape[k];
+    keep[i] = malloc(sizeof(float) * (size_t)(numel + 1));
+    for (int64_t k = 0; k < numel; k++) keep[i][k] = (float)(uniform(&seed) * 2 - 1);
+    ck_assert_int_eq(gop_run_bind(r, gop_run_tensor_name(r, i), keep[i], numel), 0);
+    if (!strcmp(gop_run_tensor_name(r, i), name)) *out = keep[i], *n = numel;
+  }
+  ck_assert_msg(gop_run_exec(r) == 0, "%s", gop_diagnostics(ctx));
+  return r;
+}
+
+/* A sum of n f32 terms may differ between two orders of summation by up
+ * to 2 sqrt(n) u sum|t| (issue 15b: d eps of gin_aggregate, 10^5 terms,
+ * differed by 7e-5 relative between the GPU's atomics and the
+ * interpreter's loop): that much is allowed, no more, and an element that
+ * is not a sum gets no allowance. */
+START_TEST(test_check_allowance) {
+  GopContext *ctx = gop_context_new();
+  GopModule *layers = gop_compile_file(ctx, tu_source("examples/models/layers.gop"));
+  ck_assert_ptr_nonnull(layers);
+  GopOp *fw = gop_module_find_op(layers, "gin_aggregate");
+  GopModule *gm = gop_grad(fw, "eps");
+  ck_assert_msg(gm != NULL, "%s", gop_diagnostics(ctx));
+  GopGraph *g = gop_graph_open(ctx, "rmat:10:8:3");
+  ck_assert_ptr_nonnull(g);
+  float *keep[8] = {0}, *deps = NULL, *dy = NULL, *xd = NULL;
+  int64_t n = 0, nv = 0;
+  GopRun *r = run_api(ctx, gop_module_op(gm, 0), g, "deps", keep, &deps, &n);
+  ck_assert_int_eq(n, 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    if (!strcmp(gop_run_tensor_name(r, i), "dY")) {
+      int64_t shape[8];
+      ck_assert_int_eq(gop_run_tensor_shape(r, i, shape), 2);
+      dy = keep[i];
+      nv = shape[0] * shape[1];
+    }
+    if (!strcmp(gop_run_tensor_name(r, i), "Xd")) xd = keep[i];
+  }
+  ck_assert(dy && xd);
+  ck_assert_int_eq(nv, 1024 * 32);
+  double abs = 0;
+  for (int64_t k = 0; k < nv; k++) abs += fabs((double)dy[k] * xd[k]);
+  double allow = 2 * sqrt((double)nv) * 0x1p-24 * abs, exact = deps[0], worst = 1;
+  ck_assert_int_eq(gop_run_check(r, &worst), 0);
+  ck_assert(worst == 0);
+  /* within the allowance, though far beyond 1e-5 relative */
+  deps[0] = (float)(exact + 0.5 * allow);
+  ck_assert(0.5 * allow > 1e-3 * fabs(exact));
+  ck_assert_msg(gop_run_check(r, &worst) == 0, "%s", gop_diagnostics(ctx));
+  ck_assert(worst == 0);
+  /* beyond it */
+  deps[0] = (float)(exact + 1.5 * allow);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_check(r, &worst), 1);
+  ck_assert_msg(strstr(gop_diagnostics(ctx), "deps differs from the interpreter") &&
+                strstr(gop_diagnostics(ctx), "beyond the f32 summation allowance"), "%s",
+                gop_diagnostics(ctx));
+  for (int i = 0; i < 8; i++) free(keep[i]);
+
+  /* dXd[v, f] = dY[v, f] (1 + eps): one term each, no allowance */
+  GopModule *gx = gop_grad(fw, "Xd");
+  float *keep2[8] = {0}, *dxd = NULL;
+  GopRun *r2 = run_api(ctx, gop_module_op(gx, 0), g, "dXd", keep2, &dxd, &n);
+  ck_assert_int_eq(gop_run_check(r2, &worst), 0);
+  dxd[7] *= 1.01f;
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_check(r2, &worst), 1);
+  ck_assert_ptr_null(strstr(gop_diagnostics(ctx), "allowance"));
+  for (int i = 0; i < 8; i++) free(keep2[i]);
+  gop_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_stdlib_finite_differences) {
   Stats st = {0};
   check_module(stdlib_ir, &st);
@@ -770,6 +857,7 @@ int main(void) {
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_api);
   tcase_add_test(tc, test_saved_output_f32);
+  tcase_add_test(tc, test_check_allowance);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
