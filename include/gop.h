@@ -271,6 +271,13 @@ const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor);
 /* For an operator of gop_grad's module: the forward operator; NULL for any
  * other operator. */
 const GopOp *gop_grad_forward(const GopOp *grad);
+/* The per-edge intermediates `op` (any operator, derived or not) moves, as
+ * text: each tensor on the edges it reads or writes, the number of stages
+ * that read it and that write it (each one pass over the tensor), and the
+ * total in bytes per pass elements, e.g. "total: 12 |E|·H bytes"
+ * (docs/autodiff.md, "Edge traffic"). malloc'ed: free() it; NULL for a
+ * NULL op. */
+char *gop_edge_traffic(const GopOp *op);
 
 /* ---- runs on device memory (api/device.c) ----
  *

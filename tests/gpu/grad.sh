@@ -196,7 +196,20 @@ for g in pubmed ogbn-arxiv; do
     echo "  $g $side total: $tb ms (thread per vertex), $tc ms (cost model)"
   done
   ne=$("$gopc" graph "$graph" | sed -n 's/.*|E| \([0-9]*\).*/\1/p' | head -1)
-  echo "  $g: the separate backward also writes and reads the per-edge S, P and" \
-       "their adjoints, [|E|, 8] f32 each (|E| = ${ne:-?}); the fused one none"
+  # bytes through per-edge tensors (gopc grad --edge-traffic, per |E|·H),
+  # of the derived operators only (the first block is the forward's)
+  sep=0
+  for op in gat_scores edge_softmax_heads gat_aggregate; do
+    b=$("$gopc" grad "$layers" --op "$op" --edge-traffic |
+        awk '/^edge traffic of/ { n++ } n > 1 && /total:/ { sub(/.*total: /, ""); sub(/·.*/, ""); t += $0 }
+             END { print t + 0 }')
+    sep=$((sep + b))
+  done
+  fus=$("$gopc" grad "$layers" --op gat_attention --joint --edge-traffic |
+        awk '/^edge traffic of/ { n++ } n > 1 && /total:/ { sub(/.*total: /, ""); sub(/·.*/, ""); t += $0 }
+             END { print t + 0 }')
+  echo "  $g: per-edge tensors moved by the backward (gopc grad --edge-traffic):" \
+       "separate $sep·|E|·H bytes = $(awk -v b="$sep" -v e="${ne:-0}" 'BEGIN { printf "%.1f", b * e * 8 / 1e6 }') MB," \
+       "fused $fus·|E|·H bytes (|E| = ${ne:-?}, H = 8)"
 done
 exit $status
