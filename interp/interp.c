@@ -678,7 +678,9 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
     memset(s->tabs, 0, sizeof(double) * (size_t)s->numel);
   }
   if (t->role == IR_ROLE_IN) return true;
-  double id = identity(s->red);
+  /* A tensor the op fills itself (passes/fill.c) starts as NaN, so that a
+   * row its stages forget shows in every check. */
+  double id = t->filled ? NAN : identity(s->red);
   for (int64_t k = 0; k < s->numel; k++) put(s, k, id);
   if (s->red == IR_RED_MEAN || s->red == IR_RED_MAX || s->red == IR_RED_MIN) {
     s->count = calloc((size_t)(s->numel > 0 ? s->numel : 1), sizeof(uint32_t));
