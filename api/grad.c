@@ -5,6 +5,7 @@
  * the operators are wrapped like a compiled file's, so every other API
  * function (emit, run, pack, tune) takes them unchanged.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "grad/grad.h"
@@ -127,3 +128,61 @@ const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor) {
 }
 
 const GopOp *gop_grad_forward(const GopOp *grad) { return grad ? grad->grad_of : NULL; }
+
+static char *copy(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *c = malloc(n);
+  if (c) memcpy(c, s, n);
+  return c;
+}
+
+/* `f32[edge, H]` */
+static const char *edge_type(GopContext *ctx, const IrTensor *t) {
+  const char *s = ir_sprintf(ctx->arena, "%s[edge", ir_dtype_name(t->dtype));
+  for (int i = 0; i < t->ndims; i++)
+    s = t->dims[i].sym ? ir_sprintf(ctx->arena, "%s, %s", s, t->dims[i].sym->name)
+                       : ir_sprintf(ctx->arena, "%s, %lld", s, (long long)t->dims[i].value);
+  return ir_sprintf(ctx->arena, "%s]", s);
+}
+
+/* `|E|·H`: the elements of one pass, as a product of extents */
+static const char *edge_elems(GopContext *ctx, const IrTensor *t) {
+  const char *s = "|E|";
+  int64_t k = 1;
+  for (int i = 0; i < t->ndims; i++) {
+    if (t->dims[i].sym) s = ir_sprintf(ctx->arena, "%s·%s", s, t->dims[i].sym->name);
+    else k *= t->dims[i].value;
+  }
+  return k == 1 ? s : ir_sprintf(ctx->arena, "%lld·%s", (long long)k, s);
+}
+
+char *gop_edge_traffic(const GopOp *op) {
+  if (!op) return NULL;
+  GopContext *ctx = op->module->ctx;
+  enum { MAX = 64 };
+  GradEdgeTraffic tr[MAX];
+  int n = grad_edge_traffic(op->ir, tr, MAX);
+  if (n > MAX) n = MAX;
+  if (n == 0)
+    return copy(ir_sprintf(ctx->arena, "edge traffic of %s: none (no tensor on the "
+                           "edges is read or written)\n", op->ir->name));
+  const char *s = ir_sprintf(ctx->arena, "edge traffic of %s:\n", op->ir->name);
+  /* the total in bytes, grouped by the elements of a pass */
+  const char *key[MAX];
+  int64_t bytes[MAX];
+  int nk = 0;
+  for (int i = 0; i < n; i++) {
+    const IrTensor *t = tr[i].t;
+    s = ir_sprintf(ctx->arena, "%s  %s: %s, read by %d stage%s, written by %d\n", s, t->name,
+                   edge_type(ctx, t), tr[i].reads, tr[i].reads == 1 ? "" : "s", tr[i].writes);
+    const char *k = edge_elems(ctx, t);
+    int j = 0;
+    while (j < nk && strcmp(key[j], k)) j++;
+    if (j == nk) key[nk] = k, bytes[nk++] = 0;
+    bytes[j] += (int64_t)(tr[i].reads + tr[i].writes) * ir_dtype_bytes(t->dtype);
+  }
+  s = ir_sprintf(ctx->arena, "%s  total:", s);
+  for (int j = 0; j < nk; j++)
+    s = ir_sprintf(ctx->arena, "%s%s %lld·%s", s, j ? " +" : "", (long long)bytes[j], key[j]);
+  return copy(ir_sprintf(ctx->arena, "%s bytes\n", s));
+}

@@ -237,9 +237,12 @@ const GopRunStats *gop_run_stats(const GopRun *r);
 void gop_run_print_memory(const GopRun *r, FILE *out);
 /* Recomputes the outputs on the interpreter from the same inputs and
  * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
- * equal. Returns 0 if every output agrees, 1 if one does not (reported
- * with the worst element), -1 on error. `worst` gets the largest relative
- * L2 error seen (may be NULL). */
+ * equal. An element that is a sum of n stored terms may first differ by
+ * 2 sqrt(n) 2^-24 sum|terms| (a summation in another order: README,
+ * --check); only the difference beyond that counts. Returns 0 if every
+ * output agrees, 1 if one does not (reported with the worst element), -1
+ * on error. `worst` gets the largest relative L2 error seen beyond that
+ * allowance (may be NULL). */
 int gop_run_check(GopRun *r, double *worst);
 
 /* ---- gradients (docs/autodiff.md) ---- */
@@ -268,6 +271,13 @@ const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor);
 /* For an operator of gop_grad's module: the forward operator; NULL for any
  * other operator. */
 const GopOp *gop_grad_forward(const GopOp *grad);
+/* The per-edge intermediates `op` (any operator, derived or not) moves, as
+ * text: each tensor on the edges it reads or writes, the number of stages
+ * that read it and that write it (each one pass over the tensor), and the
+ * total in bytes per pass elements, e.g. "total: 12 |E|·H bytes"
+ * (docs/autodiff.md, "Edge traffic"). malloc'ed: free() it; NULL for a
+ * NULL op. */
+char *gop_edge_traffic(const GopOp *op);
 
 /* ---- runs on device memory (api/device.c) ----
  *

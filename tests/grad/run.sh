@@ -37,6 +37,24 @@ done
 golden_summary "golden: "
 fail=$golden_fail
 
+# ---- max=/min= on a saved f32 output (issue 15) ----
+# The forward on the f32 interpreter writes Y; the gradient given that Y
+# must meet its argmin (X * W rounded to f32, as stored) and not be 0.
+for x in X W; do
+  if ! "$gopc" run stdlib:u_mul_e_min --graph rmat:6:4 --F 4 --interp --out "Y=$work/y.npy" \
+       >"$work/fw" 2>&1 ||
+     ! "$gopc" run stdlib:u_mul_e_min --grad "$x" --graph rmat:6:4 --F 4 --interp \
+       --in "Y=$work/y.npy" >"$work/bw" 2>&1; then
+    fail=$((fail + 1))
+    echo "FAIL: u_mul_e_min d$x on a saved Y"
+    cat "$work/fw" "$work/bw"
+  elif ! grep -qE "^  d$x \[.*L2 norm " "$work/bw" || grep -qE "^  d$x \[.*L2 norm 0$" "$work/bw"; then
+    fail=$((fail + 1))
+    echo "FAIL: u_mul_e_min d$x on its own saved Y is 0: no contribution met Y"
+    cat "$work/bw"
+  fi
+done
+
 # ---- the derived operators through codegen and ptxas ----
 golden_find_ptxas
 case $? in
