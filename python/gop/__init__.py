@@ -24,7 +24,7 @@ def __getattr__(name):
         # import_module, not `from . import nn`: the latter asks hasattr(gop,
         # "nn") first, which comes back here (endless recursion)
         import importlib
-        return importlib.import_module(__name__ + ".nn")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'gop' has no attribute {name!r}")
 
 

@@ -473,8 +473,8 @@ class Operator:
         if out is None and _wants_grad(inputs):
             # torch tensors that require grad: through the operator's
             # torch.autograd.Function, whose backward is the derived operators
-            from . import autograd
-            return autograd.apply(self, graph, inputs, schedule=schedule, target=target,
+            from .autograd import apply
+            return apply(self, graph, inputs, schedule=schedule, target=target,
                                   stream=stream, **extents)
         if out is not None and not isinstance(out, (list, tuple)):
             out = (out,)
