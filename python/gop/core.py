@@ -617,22 +617,24 @@ class Operator:
             g = self._grads[key] = Gradient(self, wrt, bool(joint))
         return g
 
-    def extents_of(self, graph, arrays, given=None):
+    def extents_of(self, graph, arrays, given=None, adjoints=False):
         """The extents (F, H ...) that `arrays`, a {tensor name: array} of
-        this operator's inputs and outputs, give by their shapes, merged
-        with `given`; ValueError on a shape that disagrees."""
+        this operator's inputs and outputs (adjoints=True: of the outputs'
+        adjoints, named dY in messages), give by their shapes, merged with
+        `given`; ValueError on a shape that disagrees."""
         ext = dict(given or {})
         specs = {s.name: s for s in self.inputs + self.outputs}
         for name, x in arrays.items():
             if x is None:
                 continue
             s, shape = specs[name], tuple(x.shape)
+            label = "d" + name if adjoints else name
             if len(shape) != len(s.dims):
-                raise ValueError(f"{self.name}: {name} must have {len(s.dims)} dimension(s) "
+                raise ValueError(f"{self.name}: {label} must have {len(s.dims)} dimension(s) "
                                  f"{s!r}, got shape {list(shape)}")
             for d, n in zip(s.dims, shape):
                 if isinstance(d, str) and d not in _DOMAINS and ext.setdefault(d, n) != n:
-                    raise ValueError(f"{self.name}: extent {d} is {ext[d]} but {name} has "
+                    raise ValueError(f"{self.name}: extent {d} is {ext[d]} but {label} has "
                                      f"shape {list(shape)}")
         return ext
 
@@ -760,7 +762,8 @@ class Gradient:
         arrays = {s.name: x for s, x in zip(op.inputs, inputs)}
         arrays.update({s.name: x for s, x in zip(op.outputs, outputs)})
         ext = op.extents_of(graph, arrays)
-        ext = op.extents_of(graph, {s.name: x for s, x in zip(op.outputs, adjoints)}, ext)
+        ext = op.extents_of(graph, {s.name: x for s, x in zip(op.outputs, adjoints)}, ext,
+                            adjoints=True)
         like = next((x for x in adjoints + inputs + outputs if x is not None), None)
         if like is None:
             raise ValueError(f"{op.name} gradient: no array given")
