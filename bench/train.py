@@ -378,9 +378,12 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
                          "loss_gop": l_gop[step], "loss_pyg_rerun": l_pyg2[step]})
         drift = max(abs(a - b) / abs(b) for a, b in zip(l_gop, l_pyg))
         drift_pyg = max(abs(a - b) / abs(b) for a, b in zip(l_pyg2, l_pyg))
-        gerr = {k: rel_l2(torch, r_gop[1][k], r_pyg[1][k]) for k in r_pyg[1]
-                if k in r_gop[1]}
-        missing = sorted(set(r_pyg[1]) - set(r_gop[1]))
+        # PyG before 2.5 names GATConv's projection lin_src (gop: lin)
+        gops = {k: v for k, v in r_gop[1].items()}
+        pygs = {k.replace("lin_src.", "lin."): v for k, v in r_pyg[1].items()
+                if ".lin_dst." not in k or k.replace("lin_dst.", "lin_src.") not in r_pyg[1]}
+        gerr = {k: rel_l2(torch, gops[k], pygs[k]) for k in pygs if k in gops}
+        missing = sorted(set(pygs) - set(gops))
         s = {"graph": gname, "model": m, "nodes": g.num_nodes, "edges": g.num_edges,
              "max_rel_loss_diff": drift, "max_rel_loss_diff_pyg_rerun": drift_pyg,
              "worst_step0_grad_rel_l2": max(gerr.values()) if gerr else float("inf"),
