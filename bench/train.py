@@ -20,11 +20,12 @@ prepares the kernels it needs).
             memory, the graph's CSR/CSC and its kernels' temporaries, is
             outside torch's allocator: it is reported separately as the
             growth of cudaMemGetInfo's used memory over the run).
-  gradcheck every stdlib operator the package exposes: torch.autograd
-            gradients of the gop operator (its derived backward on the GPU)
-            against torch.autograd through an equivalent torch computation
-            (gathers by src/dst, index_add_ / scatter_reduce, the softmax
-            formula), on CUDA, relative L2 per input.
+  gradcheck every operator the package exposes (gop.stdlib's 86 and
+            gop.layers' 10): torch.autograd gradients of the gop operator
+            (its derived backward on the GPU) against torch.autograd
+            through an equivalent torch computation (gathers by src/dst,
+            index_add / scatter_reduce, the softmax formula, leaky_relu,
+            elu), on CUDA, relative L2 per input; on cora.
 
 Tolerances (float32 everywhere):
   gradcheck       relative L2 <= 1e-4 per input gradient: both sides sum the
@@ -69,7 +70,7 @@ import gop
 STEPS, WARMUP, LR = 50, 5, 0.01
 K, FIN = 8, 64
 TOL_GRAD, TOL_LOSS, TOL_ACC = 1e-4, 1e-3, 0.005
-EXT = {"F": 16, "H": 4}
+EXT = {"F": 16, "H": 4, "C": 8}
 MODELS = ("gcn", "gat", "sage")
 
 results = {"checks": [], "failed": 0}
@@ -90,7 +91,7 @@ def grad_uses():
     against all its float inputs (gradcheck), and the models' aggregations
     against the input that needs a gradient there."""
     out = []
-    for op in gop.stdlib:
+    for op in list(gop.stdlib) + list(gop.layers):
         out.append((op, tuple(s.name for s in op.inputs if s.dtype.startswith("f"))))
     out += [(gop.stdlib.u_mul_e_sum, ("X",)), (gop.stdlib.copy_u_mean, ("X",)),
             (gop.stdlib.copy_u_sum, ("X",)), (gop.stdlib.copy_u_max, ("X",)),
@@ -101,7 +102,7 @@ def grad_uses():
 def prepare():
     g = gop.Graph.open("grid:4x4")
     n, bad = 0, []
-    ops = list(gop.stdlib) + [gop.layers.gat_attention]
+    ops = list(gop.stdlib) + list(gop.layers)
     for op in ops:
         try:
             op.prepare(g)
@@ -167,8 +168,51 @@ class TorchRef:
         return init.scatter_reduce(0, idx, m, "amax" if how == "max" else "amin",
                                    include_self=True)
 
+    def softmax(self, s):
+        """Edge softmax over the in-edges of each destination, per column."""
+        torch = self.torch
+        m = self.seg(s, "max")
+        m = torch.where(torch.isinf(m), torch.zeros((), device=self.dev), m)
+        ex = (s - m[self.dst]).exp()
+        return ex / self.seg(ex, "sum")[self.dst]
+
+    def layer(self, name, xs):
+        """examples/models/layers.gop's operators."""
+        torch = self.torch
+        Fn = torch.nn.functional
+        src, dst = self.src, self.dst
+        lrelu = lambda t: Fn.leaky_relu(t, 0.2)  # noqa: E731
+        if name == "bias":
+            return xs[0] + xs[1]
+        if name == "bias_relu":
+            return Fn.relu(xs[0] + xs[1])
+        if name == "bias_elu":
+            return Fn.elu(xs[0] + xs[1])
+        if name == "gcn_propagate":
+            h, hd, w, s = xs
+            return self.seg(h[src] * w.view(-1, 1), "sum") + s.view(-1, 1) * hd
+        if name == "gin_aggregate":
+            x, xd, eps = xs
+            return self.seg(x[src], "sum") + (1 + eps) * xd
+        if name == "gat_terms":
+            return (xs[0] * xs[1]).sum(-1)
+        if name == "gat_scores":
+            return lrelu(xs[0][src] + xs[1][dst])
+        if name == "edge_softmax_heads":
+            return self.softmax(xs[0])
+        if name == "gat_aggregate":
+            z, p = xs
+            return self.seg(p.unsqueeze(-1) * z[src], "sum")
+        if name == "gat_attention":
+            z, a_s, a_d = xs
+            p = self.softmax(lrelu(a_s[src] + a_d[dst]))
+            return self.seg(p.unsqueeze(-1) * z[src], "sum")
+        raise KeyError(f"no torch equivalent of {name}")
+
     def __call__(self, op, xs):
         torch = self.torch
+        if op.library is gop.layers:
+            return self.layer(op.name, xs)
         if op.name == "edge_softmax":
             s = xs[0]
             m = self.seg(s.view(-1, 1), "max").view(-1)
@@ -200,19 +244,25 @@ class _Shapes:
         self.num_nodes, self.num_edges = n, e
 
 
-def gradcheck(torch, g, rows, dev="cuda"):
+def gradcheck(torch, g, rows, dev="cuda", only=None):
     """dev="cpu" runs the same check on the interpreter (a smoke test of
-    this script where there is no GPU)."""
+    this script where there is no GPU); only: operator names to check."""
     ref = TorchRef(torch, g, dev)
     gen = torch.Generator(device=dev).manual_seed(0)
     n_ok, n = 0, 0
-    for op in gop.stdlib:
+    for op in list(gop.stdlib) + list(gop.layers):
+        if only and op.name not in only:
+            continue
         n += 1
         try:
             ext = {k: EXT[k] for k in op.extents}
-            xs = [(torch.rand(s.shape(g, ext), generator=gen, device=dev) + 0.5)
+            # the stdlib's: positive (division); the layers': both signs
+            # (relu, leaky_relu and elu take both branches)
+            xs = [((torch.rand(s.shape(g, ext), generator=gen, device=dev) + 0.5)
+                   if op.library is gop.stdlib else
+                   torch.randn(s.shape(g, ext), generator=gen, device=dev))
                   .requires_grad_(s.dtype.startswith("f")) for s in op.inputs]
-            y = gop.stdlib[op.name](g, *xs)
+            y = op(g, *xs)
             y_ref = ref(op, xs)
             dy = torch.randn(y.shape, generator=gen, device=dev)
             fin = torch.isfinite(y_ref)
@@ -237,9 +287,9 @@ def gradcheck(torch, g, rows, dev="cuda"):
             rows.append({"op": op.name, "inputs": "", "forward_rel_l2": "",
                          "grad_rel_l2": f"{type(e).__name__}: {str(e)[:200]}", "ok": False})
             record("gradcheck", op.name, False, f"{type(e).__name__}: {str(e)[:300]}")
-    record("gradcheck", "every stdlib operator vs torch autograd", n_ok == n,
+    record("gradcheck", "every stdlib and layers.gop operator vs torch autograd", n_ok == n,
            f"{n_ok}/{n} within relative L2 {TOL_GRAD} (graph {g.name}, "
-           f"F={EXT['F']}, H={EXT['H']})")
+           f"F={EXT['F']}, H={EXT['H']}, C={EXT['C']})")
 
 
 # ---- the training task ----
