@@ -245,9 +245,11 @@ class Autograd(unittest.TestCase):
         import gop.nn as gnn
         torch.manual_seed(0)
         x = torch.randn(10, 4)
-        for conv in (gnn.GCNConv(4, 3), gnn.GATConv(4, 3, heads=2), gnn.SAGEConv(4, 3),
-                     gnn.SAGEConv(4, 3, aggr="max"),
-                     gnn.GINConv(torch.nn.Linear(4, 3), train_eps=True, fused=True)):
+        for conv in (gnn.GCNConv(4, 3), gnn.GCNConv(4, 3, fused=True),
+                     gnn.GATConv(4, 3, heads=2), gnn.SAGEConv(4, 3),
+                     gnn.SAGEConv(4, 3, aggr="max"), gnn.SAGEConv(4, 8),
+                     gnn.GINConv(torch.nn.Linear(4, 3), train_eps=True, fused=True),
+                     gnn.GINConv(torch.nn.Linear(4, 3), train_eps=True)):
             with self.subTest(conv=type(conv).__name__):
                 conv(x, G).square().sum().backward()
                 for n, p in conv.named_parameters():
