@@ -16,6 +16,11 @@ output), Z, As, Ad and Y for GAT's attention. The backward derives one
 joint operator for exactly the inputs that need a gradient in that call
 (made once per set, then cached). It is not itself differentiable (no
 double backward: torch says so if asked).
+
+CPU float64 tensors that require grad run forward and backward on the
+interpreter in double precision (Operator.f64, Gradient.f64), so that
+torch.autograd.gradcheck can check any operator:
+`torch.autograd.gradcheck(lambda x: op(g, x), (x64,))`.
 """
 import torch
 from torch.autograd.function import once_differentiable
@@ -29,7 +34,11 @@ class OperatorFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, op, graph, opts, *inputs):
-        out = op(graph, *inputs, **opts)  # grad mode is off here: the plain call
+        ctx.f64 = _is_f64(inputs)
+        if ctx.f64:  # CPU float64: the interpreter in double (torch.autograd.gradcheck)
+            out = _f64_call(op.f64, graph, inputs, **opts)
+        else:
+            out = op(graph, *inputs, **opts)  # grad mode is off here: the plain call
         outs = out if isinstance(out, tuple) else (out,)
         need = ctx.needs_input_grad[3:]
         ctx.op, ctx.graph, ctx.n = op, graph, len(inputs)
@@ -59,13 +68,39 @@ class OperatorFunction(torch.autograd.Function):
             inputs[i] = saved[k]
         for k, j in enumerate(ctx.out_idx):
             outputs[j] = saved[len(ctx.in_idx) + k]
-        adj = [None if g is None else g.to(torch.float32).contiguous() for g in grads]
-        res = op.grad(ctx.wrt)(ctx.graph, inputs, outputs, adj, stream=ctx.stream)
+        gr = op.grad(ctx.wrt)
+        if ctx.f64:
+            adj = [None if g is None else g.detach().to(torch.float64).contiguous().numpy()
+                   for g in grads]
+            res = gr.f64(ctx.graph, [_np(x) for x in inputs], [_np(y) for y in outputs], adj)
+            res = tuple(torch.from_numpy(r) for r in res)
+        else:
+            adj = [None if g is None else g.to(torch.float32).contiguous() for g in grads]
+            res = gr(ctx.graph, inputs, outputs, adj, stream=ctx.stream)
         out = [None] * ctx.n
         index = {s.name: i for i, s in enumerate(op.inputs)}
         for name, dx in zip(ctx.wrt, res):
             out[index[name]] = dx
         return none + tuple(out)
+
+
+def _is_f64(inputs):
+    ts = [x for x in inputs if torch.is_tensor(x)]
+    return bool(ts) and all(x.dtype == torch.float64 and not x.is_cuda for x in ts)
+
+
+def _np(x):
+    return None if x is None else x.detach().contiguous().numpy()
+
+
+def _f64_call(fn, graph, inputs, schedule=None, target=None, stream=None, **extents):
+    if schedule or target or stream is not None:
+        raise ValueError("float64 CPU tensors run the operator as written on the "
+                         "interpreter: no schedule=, target= or stream=")
+    out = fn(graph, *[_np(x) for x in inputs], **extents)
+    if isinstance(out, tuple):
+        return tuple(torch.from_numpy(y) for y in out)
+    return torch.from_numpy(out)
 
 
 def apply(op, graph, inputs, **opts):

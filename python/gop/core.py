@@ -470,9 +470,10 @@ class Operator:
         if unknown:
             raise TypeError(f"{self.name} has no extent {unknown[0]!r} "
                             f"(its extents: {', '.join(self.extents) or 'none'})")
-        if out is None and _wants_grad(inputs):
+        if out is None and (_wants_grad(inputs) or _torch_f64(inputs)):
             # torch tensors that require grad: through the operator's
             # torch.autograd.Function, whose backward is the derived operators
+            # (CPU float64 tensors too: the interpreter in double precision)
             from .autograd import apply
             return apply(self, graph, inputs, schedule=schedule, target=target,
                                   stream=stream, **extents)
@@ -683,6 +684,13 @@ def _wants_grad(inputs):
             import torch
             return torch.is_grad_enabled()
     return False
+
+
+def _torch_f64(inputs):
+    """True when every input is a CPU float64 torch tensor."""
+    if not inputs or not all(type(x).__module__.startswith("torch") for x in inputs):
+        return False
+    return all(str(x.dtype) == "torch.float64" and not x.is_cuda for x in inputs)
 
 
 class Gradient:

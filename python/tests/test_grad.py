@@ -220,6 +220,23 @@ class Autograd(unittest.TestCase):
                 for x, w in zip(xs, want):
                     np.testing.assert_allclose(x.grad.numpy(), w, rtol=1e-6, atol=1e-6)
 
+    def test_gradcheck_f64(self):
+        """CPU float64 tensors: forward and backward on the interpreter in
+        double precision, so torch's own finite-difference check applies."""
+        gen = torch.Generator().manual_seed(1)
+        for lib, name in CASES:
+            with self.subTest(op=name):
+                op = op_of(lib, name)
+                xs = [(torch.rand(s.shape(G, EXT), generator=gen, dtype=torch.float64) + 0.5)
+                      .requires_grad_() for s in op.inputs]
+                self.assertTrue(torch.autograd.gradcheck(lambda *a: op(G, *a), xs))
+        with torch.no_grad():
+            y = gop.stdlib.copy_u_sum(G, torch.ones(10, 2, dtype=torch.float64))
+        self.assertEqual(y.dtype, torch.float64)
+        with self.assertRaisesRegex(ValueError, "no schedule="):
+            gop.stdlib.copy_u_sum(G, torch.ones(10, 2, dtype=torch.float64),
+                                  schedule="warp_edge(1, 1)")
+
     def test_only_needed_inputs(self):
         op = gop.stdlib.u_mul_e_sum
         x = torch.rand(10, 3, requires_grad=True)
