@@ -12,6 +12,11 @@ stream=None, **extents)`. Where the operands live decides where it runs:
 * anything else with __dlpack__: taken through DLPack (CPU: as NumPy arrays,
   CUDA: as torch tensors), zero copy.
 
+Torch tensors that require grad (grad mode on) go through the operator's
+torch.autograd.Function (gop/autograd.py), whose backward is the gradient
+derived in the IR (Operator.grad); CPU float64 torch tensors run in double
+precision on the interpreter (Operator.f64), for torch.autograd.gradcheck.
+
 Every operand is checked before anything runs: float32, C-contiguous (gop
 never copies a non-contiguous tensor behind the caller's back: it raises),
 one device for all, the shape the operator's signature gives on the graph.
