@@ -15,7 +15,8 @@ prepares the kernels it needs).
             run: PyG's own nondeterminism, its scatter atomics, is the noise
             floor), the parameter gradients of step 0, final test accuracies,
             epoch time (CUDA events around forward + backward + Adam step,
-            median of the steps after 5 warm-up steps) and peak device
+            median of the steps after 5 warm-up steps; the forward and loss
+            alone beside it) and peak device
             memory (torch.cuda.max_memory_allocated; gop's own device
             memory, the graph's CSR/CSC and its kernels' temporaries, is
             outside torch's allocator: it is reported separately as the
@@ -363,12 +364,13 @@ def train_one(torch, model, x, y, train, test, g):
         free0, total = torch.cuda.mem_get_info()
     losses, events, grads0 = [], [], None
     for step in range(STEPS):
-        a, b = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) \
-            if cuda else (_Clock(), _Clock())
+        a, m, b = [torch.cuda.Event(enable_timing=True) if cuda else _Clock()
+                   for _ in range(3)]
         a.record()
         opt.zero_grad(set_to_none=True)
         out = model(x, g)
         loss = Fn.cross_entropy(out[train], y[train])
+        m.record()
         loss.backward()
         if step == 0:
             grads0 = {k: p.grad.detach().clone() for k, p in model.named_parameters()
@@ -376,18 +378,19 @@ def train_one(torch, model, x, y, train, test, g):
         opt.step()
         b.record()
         losses.append(loss.detach())
-        events.append((a, b))
+        events.append((a, m, b))
     free0 = free1 = peak = 0
     if cuda:
         torch.cuda.synchronize()
         free1, _ = torch.cuda.mem_get_info()
         peak = torch.cuda.max_memory_allocated()
-    times = [a.elapsed_time(b) for a, b in events[WARMUP:]]
+    times = [a.elapsed_time(b) for a, m, b in events[WARMUP:]]
+    fwd = statistics.median(a.elapsed_time(m) for a, m, b in events[WARMUP:])
     with torch.no_grad():
         pred = model(x, g).argmax(1)
         acc = (pred[test] == y[test]).float().mean().item()
     return ([l.item() for l in losses], grads0, acc, statistics.median(times), peak,
-            max(0, free0 - free1))
+            max(0, free0 - free1), fwd)
 
 
 class _Clock:
@@ -440,6 +443,7 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
              "final_loss_pyg": l_pyg[-1], "final_loss_gop": l_gop[-1],
              "acc_pyg": r_pyg[2], "acc_gop": r_gop[2],
              "epoch_ms_pyg": r_pyg[3], "epoch_ms_gop": r_gop[3],
+             "forward_ms_pyg": r_pyg[6], "forward_ms_gop": r_gop[6],
              "speedup": r_pyg[3] / r_gop[3],
              "peak_mb_pyg": r_pyg[4] / 2**20, "peak_mb_gop": r_gop[4] / 2**20,
              "device_growth_mb_pyg": r_pyg[5] / 2**20, "device_growth_mb_gop": r_gop[5] / 2**20}
@@ -454,7 +458,8 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
         record("train", f"{m} on {gname}: accuracy", abs(r_pyg[2] - r_gop[2]) <= TOL_ACC,
                f"test accuracy PyG {r_pyg[2]:.4f}, gop {r_gop[2]:.4f}")
         print(f"     {m} on {gname}: epoch PyG {r_pyg[3]:.2f} ms, gop {r_gop[3]:.2f} ms "
-              f"({s['speedup']:.2f}x); peak torch memory PyG {s['peak_mb_pyg']:.0f} MB, "
+              f"({s['speedup']:.2f}x; forward + loss PyG {r_pyg[6]:.2f} ms, gop "
+              f"{r_gop[6]:.2f} ms); peak torch memory PyG {s['peak_mb_pyg']:.0f} MB, "
               f"gop {s['peak_mb_gop']:.0f} MB (+{s['device_growth_mb_gop']:.0f} MB device "
               f"growth)", flush=True)
         del ref, ref2, mine
@@ -524,13 +529,16 @@ def write_report(out, summary):
              f"{results['failed']} failed", ""]
     if summary:
         lines += ["## full-batch training, 50 Adam steps", "",
-                  "| graph | model | epoch ms PyG | epoch ms gop | speedup | peak MB PyG | "
-                  "peak MB gop (+device) | acc PyG | acc gop | max rel loss diff (PyG rerun) |",
-                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                  "| graph | model | epoch ms PyG | epoch ms gop | speedup | forward ms PyG | "
+                  "forward ms gop | peak MB PyG | peak MB gop (+device) | acc PyG | acc gop | "
+                  "max rel loss diff (PyG rerun) |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: |"]
         for s in summary:
             lines.append(
                 f"| {s['graph']} | {s['model']} | {s['epoch_ms_pyg']:.2f} | "
-                f"{s['epoch_ms_gop']:.2f} | {s['speedup']:.2f}x | {s['peak_mb_pyg']:.0f} | "
+                f"{s['epoch_ms_gop']:.2f} | {s['speedup']:.2f}x | {s['forward_ms_pyg']:.2f} | "
+                f"{s['forward_ms_gop']:.2f} | {s['peak_mb_pyg']:.0f} | "
                 f"{s['peak_mb_gop']:.0f} (+{s['device_growth_mb_gop']:.0f}) | "
                 f"{s['acc_pyg']:.4f} | {s['acc_gop']:.4f} | {s['max_rel_loss_diff']:.1e} "
                 f"({s['max_rel_loss_diff_pyg_rerun']:.1e}) |")
