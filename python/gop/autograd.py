@@ -75,7 +75,8 @@ class OperatorFunction(torch.autograd.Function):
             res = gr.f64(ctx.graph, [_np(x) for x in inputs], [_np(y) for y in outputs], adj)
             res = tuple(torch.from_numpy(r) for r in res)
         else:
-            adj = [None if g is None else g.to(torch.float32).contiguous() for g in grads]
+            adj = [None if g is None else
+                   (g if g.dtype == torch.float32 else g.float()).contiguous() for g in grads]
             res = gr(ctx.graph, inputs, outputs, adj, stream=ctx.stream)
         out = [None] * ctx.n
         index = {s.name: i for i, s in enumerate(op.inputs)}
