@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grad/grad.h"
+#include "interp/interp.h"
 
 #include "api/api.h"
 
@@ -185,4 +186,51 @@ char *gop_edge_traffic(const GopOp *op) {
   for (int j = 0; j < nk; j++)
     s = ir_sprintf(ctx->arena, "%s%s %lld·%s", s, j ? " +" : "", (long long)bytes[j], key[j]);
   return copy(ir_sprintf(ctx->arena, "%s bytes\n", s));
+}
+
+/* ---- double precision on the interpreter (checks of gradients) ---- */
+
+int gop_run_exec_f64(GopRun *r, double *const *data, int n) {
+  if (!r) return -1;
+  GopContext *ctx = r->ctx;
+  const IrOp *ir = r->op->ir;
+  int nt = gop_run_num_tensors(r);
+  if (n != nt || !data) {
+    ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: operator %s has %d inputs and outputs, "
+             "got %d buffers%s", ir->name, nt, n, data ? "" : " (NULL)");
+    return -1;
+  }
+  if (r->graph->rt->perm) {
+    ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: graph %s is reordered; f64 runs take "
+             "a graph in its own numbering", r->graph->rt->name ? r->graph->rt->name : "");
+    return -1;
+  }
+  for (int i = 0; i < ir->nsyms; i++)
+    if (!r->ext_set[i]) {
+      ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: extent %s is not set", ir->syms[i]->name);
+      return -1;
+    }
+  for (int i = 0; i < nt; i++) {
+    int64_t shape[8];
+    if (gop_run_tensor_shape(r, i, shape) < 0) {
+      ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: an extent of tensor %s is not set",
+               ir->tensors[i]->name);
+      return -1;
+    }
+    if (!data[i]) {
+      ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: tensor %s has no buffer",
+               ir->tensors[i]->name);
+      return -1;
+    }
+  }
+  /* the interpreter allocates the temporaries (NULL slots after these) */
+  void **buf = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1);
+  for (int i = 0; i < nt; i++) buf[i] = data[i];
+  InterpArgs args = {
+      .graph = r->graph->rt,
+      .extents = r->ext,
+      .mode = INTERP_F64,
+      .buffers = buf,
+  };
+  return interp_run(ir, &args, &ctx->diag);
 }

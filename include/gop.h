@@ -278,6 +278,14 @@ const GopOp *gop_grad_forward(const GopOp *grad);
  * (docs/autodiff.md, "Edge traffic"). malloc'ed: free() it; NULL for a
  * NULL op. */
 char *gop_edge_traffic(const GopOp *op);
+/* Runs the operator of `r` as written (no schedule) on the reference
+ * interpreter in double precision, with the run's extents: data[i] is the
+ * buffer of tensor i (n = gop_run_num_tensors: inputs, then outputs;
+ * row-major, gop_run_tensor_shape's shape; outputs written entirely).
+ * Buffers bound with gop_run_bind are not used. For checks such as
+ * gradients against finite differences (python/gop's Operator.f64). 0, or
+ * -1 after reporting (a missing extent or buffer, a reordered graph). */
+int gop_run_exec_f64(GopRun *r, double *const *data, int n);
 
 /* ---- runs on device memory (api/device.c) ----
  *

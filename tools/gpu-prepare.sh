@@ -12,9 +12,10 @@
 #                    kernel packs (docs/operators.md names the subset)
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
-#   python/          the Python package's GPU check (tests/gpu/python_check.sh):
-#                    libgop.so without LLVM, libsqlite3.so.0 beside it, and
-#                    kernels/, every kernel the check runs as a pack
+#   python/          the Python package's GPU checks (tests/gpu/python_check.sh,
+#                    tests/gpu/train.sh): libgop.so without LLVM,
+#                    libsqlite3.so.0 beside it, and kernels/, every kernel
+#                    the checks run (forward and derived backward) as packs
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
 # GOP_BENCH_TOP (default 3) is the number of the cost model's best points
@@ -46,6 +47,10 @@ prepare_python() {
   GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
     GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
     python3 tests/gpu/python_check.py --prepare
+  # bench/train.py (tests/gpu/train.sh): the derived backward kernels too
+  GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
+    GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
+    python3 bench/train.py --prepare
 }
 if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)

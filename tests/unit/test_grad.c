@@ -624,6 +624,30 @@ START_TEST(test_api) {
   ck_assert_str_eq(gop_grad_adjoint(j, "Y"), "dY");
   ck_assert_ptr_null(gop_grad_joint(fw, "X,Q"));
   ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named Q"));
+
+  /* gop_run_exec_f64: the same run in double precision, buffers by
+   * tensor index; the f32 bindings are not used */
+  double dy64[4] = {1, 2, 3 + 1e-12, 4}, dx64[4] = {-1, -1, -1, -1}; /* not a float */
+  double *bufs[2] = {dy64, dx64};
+  ck_assert_msg(gop_run_exec_f64(r, bufs, 2) == 0, "%s", gop_diagnostics(ctx));
+  const double want64[4] = {2 + dy64[2], dy64[2], 1, dy64[2]};
+  for (int i = 0; i < 4; i++) ck_assert_double_eq(dx64[i], want64[i]);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_exec_f64(r, bufs, 1), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "has 2 inputs and outputs, got 1"));
+  double *nobuf[2] = {dy64, NULL};
+  ck_assert_int_eq(gop_run_exec_f64(r, nobuf, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "tensor dX has no buffer"));
+  GopRun *r2 = gop_run_new(ctx, gop_module_op(gs, 0), g);
+  ck_assert_int_eq(gop_run_exec_f64(r2, bufs, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "extent F is not set"));
+  GopGraph *rg = gop_graph_reorder(ctx, g, "degree");
+  ck_assert_ptr_nonnull(rg);
+  GopRun *r3 = gop_run_new(ctx, gop_module_op(gs, 0), rg);
+  ck_assert_int_eq(gop_run_set_extent(r3, "F", 1), 0);
+  ck_assert_int_eq(gop_run_exec_f64(r3, bufs, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "is reordered"));
+  ck_assert_int_eq(gop_run_exec_f64(NULL, bufs, 2), -1);
   gop_context_free(ctx);
 }
 END_TEST
