@@ -9,11 +9,17 @@
  * plain sequential loops, so a scheduled operator must give the result of
  * the unscheduled one (up to the order of floating-point sums).
  *
- * Arithmetic is done in double. In F32 mode every value is rounded to float
- * where the GPU would hold it in a float (a tensor element, a local), so
- * the interpreter tracks f32 kernels closely; in F64 mode nothing is
- * rounded, which makes it an exact-enough reference for tests against
- * independent computations.
+ * Arithmetic is done in double. In F32 mode every floating-point value is
+ * rounded to float where the GPU holds it in a float: a tensor element, a
+ * local, and the result of every operation (a constant, an integer
+ * converted, each `+ - * /`, each function call). For `+ - * /` and sqrt
+ * of floats, an operation in double rounded once to float is the IEEE f32
+ * operation itself (double has more than 2 * 24 + 2 bits), so the
+ * interpreter computes what an f32 kernel without contraction computes,
+ * bit for bit: a value recomputed by a gradient and compared with a saved
+ * f32 output (max=, min=, docs/autodiff.md) meets it exactly on both. In
+ * F64 mode nothing is rounded, which makes it an exact-enough reference
+ * for tests against independent computations.
  *
  * A cross-lane reduction (`shuffle s += x`, docs/gpu-ir.md) is run as the
  * GPU runs it: each lane of the @lane loop (iteration i of it is lane
@@ -46,6 +52,8 @@ typedef struct TensorState {
   uint32_t *count; /* contributions per element: mean=, max=, min= targets */
   bool touched;    /* reduced into during the current stage */
   bool finalised;  /* at least once: see interp_run's last step */
+  uint32_t *tn;    /* InterpArgs.terms: contributions, and their |sum| */
+  double *tabs;
 } TensorState;
 
 typedef struct Interp {
@@ -54,6 +62,7 @@ typedef struct Interp {
   const IrExtents *ext;
   Diag *d;
   bool f32;
+  InterpTerms *terms; /* InterpArgs.terms */
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
@@ -90,7 +99,8 @@ static void put(TensorState *s, int64_t off, double v) {
   else s->f64[off] = v;
 }
 
-/* A local holds what an f32 register would in F32 mode. */
+/* A local, or the result of an operation, holds what an f32 register
+ * would in F32 mode. */
 static double local_value(const Interp *in, double v) {
   return in->f32 ? (double)(float)v : v;
 }
@@ -247,18 +257,18 @@ static double float_bin(Interp *in, const IrNode *e) {
 }
 
 static double eval_float(Interp *in, const IrNode *e) {
-  if (e->type == IR_TY_INT) return (double)eval_int(in, e);
+  if (e->type == IR_TY_INT) return local_value(in, (double)eval_int(in, e));
   if (e->type == IR_TY_BOOL) return eval_bool(in, e) ? 1 : 0;
   switch (e->kind) {
-  case IR_FCONST: return e->f;
+  case IR_FCONST: return local_value(in, e->f);
   case IR_VAR: return in->fval[e->var->id];
   case IR_LOAD: {
     int64_t off = offset(in, e);
     return off < 0 ? 0 : get(&in->ts[e->acc.tensor->id], off);
   }
-  case IR_BIN: return float_bin(in, e);
+  case IR_BIN: return local_value(in, float_bin(in, e));
   case IR_UN: return -eval_float(in, e->un.a); /* NOT is BOOL-typed */
-  case IR_CALL: return call(in, e);
+  case IR_CALL: return local_value(in, call(in, e));
   case IR_INDEG:
   case IR_OUTDEG: {
     int64_t v = eval_int(in, e->endpoint.e);
@@ -266,7 +276,7 @@ static double eval_float(Interp *in, const IrNode *e) {
     const char *what = e->kind == IR_INDEG ? "in_degree()" : "out_degree()";
     if (check_vertex(in, e, v, what) < 0) return 0;
     const int32_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
-    return (double)(ptr[v + 1] - ptr[v]);
+    return local_value(in, (double)(ptr[v + 1] - ptr[v]));
   }
   case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
@@ -440,6 +450,15 @@ static void exec_store(Interp *in, const IrNode *s) {
   if (in->failed) return;
   TensorState *ts = &in->ts[s->acc.tensor->id];
   put(ts, off, combine(s->acc.red, get(ts, off), v));
+  if (ts->tn) {
+    if (s->acc.red == IR_RED_ADD || s->acc.red == IR_RED_MEAN) {
+      ts->tn[off]++;
+      ts->tabs[off] += fabs(v);
+    } else {
+      ts->tn[off] = 1;
+      ts->tabs[off] = fabs(get(ts, off));
+    }
+  }
   if (ts->count) {
     /* A plain store makes the element one defined value; a reduction adds
      * one contribution. */
@@ -555,12 +574,17 @@ static void finalise(Interp *in) {
       uint32_t c = s->count[k];
       if (s->red == IR_RED_MEAN) {
         if (c > 0) put(s, k, get(s, k) / c);
+        if (c > 0 && s->tabs) s->tabs[k] /= c;
         s->count[k] = 0;
       } else if (c == 0) {
         put(s, k, 0);
       }
     }
   }
+}
+
+double interp_sum_allowance(uint32_t n, double abs) {
+  return n < 2 ? 0 : 2 * sqrt((double)n) * 0x1p-24 * abs;
 }
 
 /* ---- setting up a run ---- */
@@ -647,6 +671,12 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
   }
   if (in->f32) s->f32 = buffer;
   else s->f64 = buffer;
+  if (in->terms && in->terms[t->id].n && in->terms[t->id].abs) {
+    s->tn = in->terms[t->id].n;
+    s->tabs = in->terms[t->id].abs;
+    memset(s->tn, 0, sizeof(uint32_t) * (size_t)s->numel);
+    memset(s->tabs, 0, sizeof(double) * (size_t)s->numel);
+  }
   if (t->role == IR_ROLE_IN) return true;
   /* A tensor the op fills itself (passes/fill.c) starts as NaN, so that a
    * row its stages forget shows in every check. */
@@ -684,7 +714,7 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
    * one. */
   if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
   Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
-               .f32 = args->mode == INTERP_F32};
+               .f32 = args->mode == INTERP_F32, .terms = args->terms};
   if (!in.g) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;
