@@ -348,6 +348,7 @@ class Operator:
                                if isinstance(d, str) and d not in _DOMAINS})
         self.__doc__ = f"{self.signature}\n\n{self.doc}"
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
+        self._choices = {}  # (graph, row width) -> (chosen schedule, graph)
         self._grads = {}  # (wrt, joint) -> Gradient
 
     def __repr__(self):
@@ -415,6 +416,10 @@ class Operator:
         target, mode and extents, so that a run's prepared launch (kernels,
         grids, temporaries) is never redone when a model calls the same
         operator at several widths."""
+        if schedule is None and mode == _lib.GOP_DEVICE_GPU:
+            schedule = self._chosen(graph, ext)
+        elif schedule == "default":
+            schedule = None  # the C API's fixed default (warp_edge(1, 1))
         key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
         r = self._runs.get(key)
         if r is None or r[2] is not graph:
@@ -435,6 +440,22 @@ class Operator:
             n = lib.gop_run_num_tensors(h)
             r = self._runs[key] = [h, dict(ext), graph, (ctypes.c_uint64 * n)()]
         return r
+
+    def _chosen(self, graph, ext):
+        """The schedule a GPU call gets when it names none: gop_choose_schedule's
+        (the tuning database $GOP_TUNE_DB when set, else the learned predictor
+        beside it, else the cost model) for this graph at the width of a row
+        (the product of the extents), chosen once per graph and width. The C
+        API's fixed default (warp_edge(1, 1)) was 2.5x slower than the tuned
+        best in geometric mean on the H100 (bench/NOTES.md, run 5)."""
+        F = 1
+        for s in self.extents:
+            F *= int(ext[s])
+        key = (id(graph), F)
+        hit = self._choices.get(key)
+        if hit is None or hit[1] is not graph:
+            hit = self._choices[key] = (self.choose_schedule(graph, F)[0], graph)
+        return hit[0]
 
     def _extents(self, graph, ops, outs, given):
         ext = dict(given)

@@ -203,6 +203,17 @@ class NumpyCalls(unittest.TestCase):
                          before["compiled"] + before["disk_hits"] + 1)
         packs = [f for f in os.listdir(gop.cache_dir()) if f.endswith(".gopk")]
         self.assertTrue(any(f.startswith("copy_u_mean-") for f in packs))
+        # a GPU call that names no schedule gets the chooser's (the cost
+        # model's here), not the C API's fixed default: its kernel is the
+        # one prepared
+        chosen, _ = op.choose_schedule(self.g, F=1)
+        self.assertIn(op.kernel_key(chosen) + ".gopk",
+                      [f.split("-", 1)[1] for f in packs if f.startswith("copy_u_mean-")])
+        self.assertNotEqual(op.kernel_key(chosen), op.kernel_key())
+        op.prepare(self.g, schedule="default")  # the fixed default, by name
+        packs = os.listdir(gop.cache_dir())
+        self.assertIn(op.kernel_key(), [f.split("-", 1)[1][:-5] for f in packs
+                                        if f.startswith("copy_u_mean-")])
         self.assertGreaterEqual(gop.clear_cache(), 1)
         sched, source = gop.stdlib.u_mul_e_sum.choose_schedule(self.g, F=32)
         self.assertIn("(", sched)
