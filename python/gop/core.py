@@ -454,7 +454,15 @@ class Operator:
         key = (id(graph), F)
         hit = self._choices.get(key)
         if hit is None or hit[1] is not graph:
-            hit = self._choices[key] = (self.choose_schedule(graph, F)[0], graph)
+            try:
+                chosen = self.choose_schedule(graph, F)[0]
+            except GopError as e:
+                # an operator no named schedule or strategy applies to (an
+                # element-wise layer, a bias): the C API's default mapping
+                if "no named schedule applies" not in str(e):
+                    raise
+                chosen = None
+            hit = self._choices[key] = (chosen, graph)
         return hit[0]
 
     def _extents(self, graph, ops, outs, given):

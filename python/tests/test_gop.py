@@ -65,6 +65,10 @@ class Basics(unittest.TestCase):
         g = gop.Graph.from_arcs(SRC, DST)
         x = np.arange(8, dtype=np.float32).reshape(4, 2)
         np.testing.assert_allclose(lib.twice(g, x), 2 * x)
+        # no named schedule applies to it: a GPU call would take the C API's
+        # default mapping (prepare compiles in GPU mode, without a GPU here)
+        lib.twice.prepare(g, F=2)
+        self.assertIs(lib.twice._chosen(g, {"F": 2}), None)
         with self.assertRaisesRegex(gop.GopError, r"bad.gop:1:\d+: error"):
             gop.compile("op broken(X: f32[src, F]) -> Y {", name="bad.gop")
         with tempfile.NamedTemporaryFile("w", suffix=".gop", delete=False) as f:
