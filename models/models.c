@@ -506,6 +506,22 @@ typedef struct Bind {
   Buf *b;
 } Bind;
 
+/* A new GPU step runs the schedule gop_choose_schedule picks for its graph
+ * and row width (the cost model, as `gopc run` without --schedule), not the
+ * API's fixed default: on the H100 that default was 2.5x slower than the
+ * tuned best in geometric mean (bench/NOTES.md, session 7). An operator no
+ * schedule applies to (the layers' bias and activation steps) keeps the
+ * default mapping. */
+static int choose(GopModel *m, GopRun *r, const GopGraph *g, int64_t F) {
+  GopScheduleChoice ch;
+  if (gop_choose_schedule(gop_run_op(r), g, F, NULL, &ch) != 0) {
+    gop_clear_diagnostics(m->ctx); /* nothing applies: the default mapping */
+    return 0;
+  }
+  GopCompileOptions o = {.schedule = ch.schedule};
+  return gop_run_set_compile(r, &o);
+}
+
 /* Operator `op` of `mod` on `g` with extents given as name/value pairs and
  * the bindings: run on the interpreter, planned, or launched, as the pass
  * says. */
@@ -525,6 +541,8 @@ static int run_op(GopModel *m, GopModule *mod, const char *op, const GopGraph *g
   }
   if (s1 && gop_run_set_extent(r, s1, v1) != 0) return -1;
   if (s2 && gop_run_set_extent(r, s2, v2) != 0) return -1;
+  if (m->pass == PASS_PLAN && m->irun == m->nruns && choose(m, r, g, (s1 ? v1 : 1) * (s2 ? v2 : 1)) != 0)
+    return -1;
   for (int i = 0; i < nbinds; i++) {
     int64_t shape[8], numel = 1;
     int t = 0;
