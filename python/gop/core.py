@@ -416,10 +416,8 @@ class Operator:
         target, mode and extents, so that a run's prepared launch (kernels,
         grids, temporaries) is never redone when a model calls the same
         operator at several widths."""
-        if schedule is None and mode == _lib.GOP_DEVICE_GPU:
+        if schedule == "auto":
             schedule = self._chosen(graph, ext)
-        elif schedule == "default":
-            schedule = None  # the C API's fixed default (warp_edge(1, 1))
         key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
         r = self._runs.get(key)
         if r is None or r[2] is not graph:
@@ -442,12 +440,15 @@ class Operator:
         return r
 
     def _chosen(self, graph, ext):
-        """The schedule a GPU call gets when it names none: gop_choose_schedule's
-        (the tuning database $GOP_TUNE_DB when set, else the learned predictor
-        beside it, else the cost model) for this graph at the width of a row
-        (the product of the extents), chosen once per graph and width. The C
+        """What schedule="auto" runs: gop_choose_schedule's pick (the tuning
+        database $GOP_TUNE_DB when set, else the learned predictor beside it,
+        else the cost model) for this graph at the width of a row (the
+        product of the extents), chosen once per graph and width; None (the
+        C API's default mapping) for an operator nothing applies to. The C
         API's fixed default (warp_edge(1, 1)) was 2.5x slower than the tuned
-        best in geometric mean on the H100 (bench/NOTES.md, run 5)."""
+        best in geometric mean on the H100 for aggregation (bench/NOTES.md,
+        session 7), but the choice depends on the width, so kernels prepared
+        for a machine without LLVM must be prepared at the widths used."""
         F = 1
         for s in self.extents:
             F *= int(ext[s])
