@@ -61,7 +61,7 @@ struct GopRun {
   const GopGraph *graph;
   IrExtents ext;
   bool *ext_set;
-  float **data;    /* by tensor id; temporaries stay NULL */
+  void **data;     /* by tensor id, in each tensor's dtype; temporaries stay NULL */
   int64_t *numel;  /* bound sizes, by tensor id */
   double seconds;
   GopDevice device;
@@ -110,5 +110,7 @@ int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
 /* Frees the kernel cache, the runs' device state and the graphs' device
  * copies (gop_context_free). */
 void api_device_free(GopContext *ctx);
+/* run.c: the relative L2 error a check allows an output of dtype t. */
+double api_check_limit(IrDType t);
 
 #endif

@@ -346,7 +346,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
 
   TuneKey key = {.op_hash = tune_op_hash(op),
                  .F = shape.feature_loop ? job->F : 0,
-                 .dtype = "f32",
+                 .dtype = ir_op_dtype_key(op),
                  .graph = sig,
                  .gpu = rep->device,
                  .cc = rt_cuda_cc(),
@@ -399,7 +399,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     if (rs == RT_OK && proxy) { /* the proxy check comes first: it is cheap */
       RtExecOptions once = {0};
       RtExecResult pres = {0};
-      rs = rt_exec_program(&slot.prog, proxy, job->ext.value, pout, &once, &pres, &rd);
+      rs = rt_exec_program(&slot.prog, proxy, job->ext.value, (void *const *)pout, &once, &pres, &rd);
       if (rs == RT_OK &&
           (wrong = compare(&slot.prog, op, proxy, &job->ext, pout, proxy_ref, &worst, why,
                            sizeof why)) != 0) {
@@ -411,7 +411,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     }
     if (rs == RT_OK && !wrong) {
       RtExecOptions opt = {.warmup = job->warmup, .reps = job->reps, .slow_ms = 200};
-      rs = rt_exec_program(&slot.prog, job->g, job->ext.value, out, &opt, &res, &rd);
+      rs = rt_exec_program(&slot.prog, job->g, job->ext.value, (void *const *)out, &opt, &res, &rd);
     }
     if (rs == RT_OK && !wrong) {
       double w2 = 0;

@@ -1,0 +1,116 @@
+/* codegen/dtype.c: tensors' element types in memory, and conversions.
+ *
+ * Values are computed in the operator's accumulator type (t_val: f32, or
+ * f64 in an op that accumulates in f64); an element is converted when it
+ * is loaded and rounded to nearest even when it is stored:
+ *
+ *   f16   LLVM's half: fpext / fptrunc, which NVPTX lowers to
+ *         cvt.f32.f16 / cvt.rn.f16.f32; a vector of n halves is one
+ *         ld.global.nc.v2/v4 of 16-bit or packed 32-bit registers.
+ *   bf16  handled as its bits (i16): LLVM 16's NVPTX backend has no
+ *         lowering for bfloat fpext/fptrunc (bf16 arithmetic and
+ *         conversions came with LLVM 17), so a load is a zero-extension
+ *         and a shift into the top of an f32 (exact), and a store rounds
+ *         in integer arithmetic as ir_bf16_from_float does (bits + 0x7fff
+ *         + lsb, NaN made quiet): the same bits as cvt.rn.bf16.f32.
+ *   f64   double; in an f32 op an f64 tensor cannot occur (the checker
+ *         makes such an op accumulate in f64).
+ *
+ * f64 values go to 16 bits through f32, as the interpreter does.
+ */
+#define GOP_CODEGEN_INTERNAL
+#include "codegen.h"
+
+LLVMTypeRef cg_elem_type(CgCtx *cg, const IrTensor *t) {
+  switch (t->dtype) {
+  case IR_DT_F16: return cg->t_f16;
+  case IR_DT_BF16: return cg->t_i16;
+  case IR_DT_F64: return cg->t_f64;
+  default: return cg->t_f32;
+  }
+}
+
+/* `ty` as an n-wide vector when n > 0. */
+static LLVMTypeRef wide(LLVMTypeRef ty, int n) {
+  return n > 0 ? LLVMVectorType(ty, (unsigned)n) : ty;
+}
+
+/* Float value `v` (scalar or vector) converted to float type `to`. */
+static LLVMValueRef fconv(CgCtx *cg, LLVMValueRef v, LLVMTypeRef to) {
+  LLVMTypeRef from = LLVMTypeOf(v);
+  bool vec = LLVMGetTypeKind(from) == LLVMVectorTypeKind;
+  LLVMTypeRef fe = vec ? LLVMGetElementType(from) : from;
+  if (fe == to) return v;
+  LLVMTypeRef dst = vec ? LLVMVectorType(to, LLVMGetVectorSize(from)) : to;
+  unsigned a = LLVMGetTypeKind(fe) == LLVMDoubleTypeKind ? 64 : fe == cg->t_f32 ? 32 : 16;
+  unsigned b = to == cg->t_f64 ? 64 : to == cg->t_f32 ? 32 : 16;
+  return a < b ? LLVMBuildFPExt(cg->b, v, dst, "") : LLVMBuildFPTrunc(cg->b, v, dst, "");
+}
+
+/* bf16 bits (i16 or <n x i16>) to f32, exactly. */
+static LLVMValueRef bf16_to_f32(CgCtx *cg, LLVMValueRef bits, int n) {
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef x = LLVMBuildZExt(b, bits, wide(cg->t_i32, n), "");
+  LLVMValueRef sh = cg_i32(cg, 16);
+  if (n > 0) sh = LLVMConstVector((LLVMValueRef[]){sh, sh, sh, sh, sh, sh, sh, sh}, (unsigned)n);
+  x = LLVMBuildShl(b, x, sh, "");
+  return LLVMBuildBitCast(b, x, wide(cg->t_f32, n), "");
+}
+
+static LLVMValueRef splat_i32(CgCtx *cg, int64_t c, int n) {
+  LLVMValueRef k = cg_i32(cg, c);
+  if (n == 0) return k;
+  LLVMValueRef e[8];
+  for (int i = 0; i < n; i++) e[i] = k;
+  return LLVMConstVector(e, (unsigned)n);
+}
+
+/* f32 (scalar or <n x f32>) to bf16 bits, rounded to nearest even. */
+static LLVMValueRef f32_to_bf16(CgCtx *cg, LLVMValueRef x, int n) {
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef u = LLVMBuildBitCast(b, x, wide(cg->t_i32, n), "");
+  LLVMValueRef hi = LLVMBuildLShr(b, u, splat_i32(cg, 16, n), "");
+  LLVMValueRef lsb = LLVMBuildAnd(b, hi, splat_i32(cg, 1, n), "");
+  LLVMValueRef r = LLVMBuildAdd(b, u, LLVMBuildAdd(b, lsb, splat_i32(cg, 0x7fff, n), ""), "");
+  r = LLVMBuildLShr(b, r, splat_i32(cg, 16, n), "");
+  LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+  r = LLVMBuildSelect(b, nan, LLVMBuildOr(b, hi, splat_i32(cg, 0x40, n), ""), r, "");
+  return LLVMBuildTrunc(b, r, wide(cg->t_i16, n), "bf16");
+}
+
+LLVMValueRef cg_load_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef ptr, int n,
+                           bool invariant) {
+  LLVMTypeRef et = cg_elem_type(cg, t);
+  LLVMValueRef v = cg_load(cg, wide(et, n), ptr, invariant, t->name);
+  if (n > 0) LLVMSetAlignment(v, (unsigned)(ir_dtype_bytes(t->dtype) * n));
+  if (t->dtype == IR_DT_BF16) v = bf16_to_f32(cg, v, n);
+  return fconv(cg, v, cg->t_val);
+}
+
+LLVMValueRef cg_store_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef v,
+                            LLVMValueRef ptr) {
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 0;
+  switch (t->dtype) {
+  case IR_DT_F16: v = fconv(cg, fconv(cg, v, cg->t_f32), cg->t_f16); break;
+  case IR_DT_BF16: v = f32_to_bf16(cg, fconv(cg, v, cg->t_f32), n); break;
+  case IR_DT_F64: v = fconv(cg, v, cg->t_f64); break;
+  default: v = fconv(cg, v, cg->t_f32); break;
+  }
+  LLVMValueRef st = LLVMBuildStore(cg->b, v, ptr);
+  LLVMSetAlignment(st, (unsigned)(ir_dtype_bytes(t->dtype) * (n > 0 ? n : 1)));
+  return st;
+}
+
+LLVMValueRef cg_round_to(CgCtx *cg, IrDType to, LLVMValueRef v) {
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 0;
+  LLVMValueRef x;
+  switch (to) {
+  case IR_DT_F16: x = fconv(cg, fconv(cg, v, cg->t_f32), cg->t_f16); break;
+  case IR_DT_BF16: x = bf16_to_f32(cg, f32_to_bf16(cg, fconv(cg, v, cg->t_f32), n), n); break;
+  case IR_DT_F32: x = fconv(cg, v, cg->t_f32); break;
+  default: return v;
+  }
+  return fconv(cg, x, cg->t_val);
+}
