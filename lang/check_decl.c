@@ -126,11 +126,11 @@ static void declare_temps(Checker *c, const LangNode *list, int depth,
 static void declare_acc(Checker *c, const LangNode *n) {
   IrOp *op = c->op;
   op->acc = ir_op_default_acc(op);
-  if (!n->op.acc_kw) return;
-  const LangNode *ty = n->op.acc;
-  if (strcmp(n->op.acc_kw, "acc") != 0) {
+  if (!n->op.acc) return;
+  const LangNode *ty = n->op.acc->call.args;
+  if (strcmp(n->op.acc->call.name, "acc") != 0) {
     check_error(c, n->op.acc->loc, "expected `{` or `acc TYPE` after the results of "
-                "op `%s`, found `%s %s`", op->name, n->op.acc_kw, ty->name);
+                "op `%s`, found `%s %s`", op->name, n->op.acc->call.name, ty->name);
     return;
   }
   int dt = ir_dtype_lookup(ty->name);

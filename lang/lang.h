@@ -136,7 +136,7 @@ struct LangNode {
   int height; /* expressions: 1 + that of the deepest operand */
   union {
     struct { const char *name; LangNode *params, *results, *body;
-             const char *acc_kw; LangNode *acc; /* `acc f64`: a NAME */ } op;
+             LangNode *acc; /* `acc f64`: a CALL, keyword and type NAME */ } op;
     struct { const char *name; LangNode *params, *body; } sched;
     struct {
       const char *name;

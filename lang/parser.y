@@ -119,10 +119,7 @@ op_def:
       $$->op.params = $4.head;
       $$->op.results = $6;
       $$->op.body = $8;
-      if ($7) {
-        $$->op.acc_kw = $7->call.name;
-        $$->op.acc = $7->call.args;
-      }
+      $$->op.acc = $7;
     }
 | "op" error block                  { $$ = NULL; }
 ;

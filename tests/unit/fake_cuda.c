@@ -160,6 +160,15 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
   return cuMemsetD32_v2(d, v, n);
 }
+CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+  for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
+  return 0;
+}
+CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h) {
+  for (size_t r = 0; r < h; r++)
+    for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
+  return 0;
+}
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
 CUresult cuMemHostUnregister(void *p) { return 0; }
 CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v) {

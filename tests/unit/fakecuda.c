@@ -137,6 +137,15 @@ EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
   for (size_t i = 0; i < n; i++) p[i] = v;
   return 0;
 }
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+  for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
+  return 0;
+}
+EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h) {
+  for (size_t r = 0; r < h; r++)
+    for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
+  return 0;
+}
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) { return 0; }
 EXPORT CUresult cuMemHostUnregister(void *p) { return 0; }
 static int module_token, function_token;
