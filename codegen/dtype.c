@@ -78,8 +78,72 @@ static LLVMValueRef f32_to_bf16(CgCtx *cg, LLVMValueRef x, int n) {
   return LLVMBuildTrunc(b, r, wide(cg->t_i16, n), "bf16");
 }
 
+/* Eight 16-bit elements as one 16-byte access: <4 x i32>, each word two
+ * elements (the first in its low half), decoded and encoded in integer
+ * arithmetic on the words. An <8 x i16> or <8 x half> access would not
+ * do: LLVM 16's NVPTX splits the first into two 8-byte accesses and fails
+ * on the second ("Copy one register into another with a different
+ * width"). f16 decodes exactly as (bits & 0x7fff) << 13 times 2^112 (the
+ * rebias, subnormals included: the multiply keeps denormals), inf and NaN
+ * by their pattern, the sign or'ed back. */
+static LLVMValueRef half_to_f32_bits(CgCtx *cg, LLVMValueRef h16, bool bf) {
+  LLVMBuilderRef b = cg->b;
+  if (bf) return LLVMBuildBitCast(b, LLVMBuildShl(b, h16, cg_i32(cg, 16), ""), cg->t_f32, "");
+  LLVMValueRef mag = LLVMBuildAnd(b, h16, cg_i32(cg, 0x7fff), "");
+  LLVMValueRef f = LLVMBuildBitCast(b, LLVMBuildShl(b, mag, cg_i32(cg, 13), ""), cg->t_f32, "");
+  f = LLVMBuildFMul(b, f, LLVMConstReal(cg->t_f32, 0x1p112), "");
+  LLVMValueRef special = LLVMBuildICmp(b, LLVMIntUGE, mag, cg_i32(cg, 0x7c00), "");
+  LLVMValueRef infnan = LLVMBuildOr(b, cg_i32(cg, 0x7f800000),
+                                    LLVMBuildShl(b, LLVMBuildAnd(b, mag, cg_i32(cg, 0x3ff), ""),
+                                                 cg_i32(cg, 13), ""), "");
+  LLVMValueRef bits = LLVMBuildSelect(b, special, infnan, LLVMBuildBitCast(b, f, cg->t_i32, ""), "");
+  LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, h16, cg_i32(cg, 0x8000), ""), cg_i32(cg, 16), "");
+  return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), cg->t_f32, "");
+}
+
+static LLVMValueRef load8(CgCtx *cg, const IrTensor *t, LLVMValueRef ptr, bool invariant) {
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef w = cg_load(cg, LLVMVectorType(cg->t_i32, 4), ptr, invariant, t->name);
+  LLVMSetAlignment(w, 16);
+  bool bf = t->dtype == IR_DT_BF16;
+  LLVMValueRef r = LLVMGetUndef(LLVMVectorType(cg->t_f32, 8));
+  for (int k = 0; k < 4; k++) {
+    LLVMValueRef x = LLVMBuildExtractElement(b, w, cg_i32(cg, k), "");
+    LLVMValueRef lo = LLVMBuildAnd(b, x, cg_i32(cg, 0xffff), "");
+    LLVMValueRef hi = LLVMBuildLShr(b, x, cg_i32(cg, 16), "");
+    r = LLVMBuildInsertElement(b, r, half_to_f32_bits(cg, lo, bf), cg_i32(cg, 2 * k), "");
+    r = LLVMBuildInsertElement(b, r, half_to_f32_bits(cg, hi, bf), cg_i32(cg, 2 * k + 1), "");
+  }
+  return r;
+}
+
+static LLVMValueRef f32_to_bf16(CgCtx *cg, LLVMValueRef x, int n);
+
+/* <8 x f32> rounded to 16 bits, packed in <4 x i32> (scalar conversions:
+ * cvt.rn.f16.f32 one by one). */
+static LLVMValueRef pack8(CgCtx *cg, const IrTensor *t, LLVMValueRef v) {
+  LLVMBuilderRef b = cg->b;
+  LLVMValueRef w = LLVMGetUndef(LLVMVectorType(cg->t_i32, 4));
+  for (int k = 0; k < 4; k++) {
+    LLVMValueRef half[2];
+    for (int j = 0; j < 2; j++) {
+      LLVMValueRef x = LLVMBuildExtractElement(b, v, cg_i32(cg, 2 * k + j), "");
+      LLVMValueRef h = t->dtype == IR_DT_BF16
+                           ? f32_to_bf16(cg, x, 0)
+                           : LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, x, cg->t_f16, ""),
+                                              cg->t_i16, "");
+      half[j] = LLVMBuildZExt(b, h, cg->t_i32, "");
+    }
+    LLVMValueRef x = LLVMBuildOr(b, half[0], LLVMBuildShl(b, half[1], cg_i32(cg, 16), ""), "");
+    w = LLVMBuildInsertElement(b, w, x, cg_i32(cg, k), "");
+  }
+  return w;
+}
+
 LLVMValueRef cg_load_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef ptr, int n,
                            bool invariant) {
+  if (n == 8 && ir_dtype_bytes(t->dtype) == 2)
+    return fconv(cg, load8(cg, t, ptr, invariant), cg->t_val);
   LLVMTypeRef et = cg_elem_type(cg, t);
   LLVMValueRef v = cg_load(cg, wide(et, n), ptr, invariant, t->name);
   if (n > 0) LLVMSetAlignment(v, (unsigned)(ir_dtype_bytes(t->dtype) * n));
@@ -91,6 +155,11 @@ LLVMValueRef cg_store_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef v,
                             LLVMValueRef ptr) {
   LLVMTypeRef ty = LLVMTypeOf(v);
   int n = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? (int)LLVMGetVectorSize(ty) : 0;
+  if (n == 8 && ir_dtype_bytes(t->dtype) == 2) {
+    LLVMValueRef st = LLVMBuildStore(cg->b, pack8(cg, t, fconv(cg, v, cg->t_f32)), ptr);
+    LLVMSetAlignment(st, 16);
+    return st;
+  }
   switch (t->dtype) {
   case IR_DT_F16: v = fconv(cg, fconv(cg, v, cg->t_f32), cg->t_f16); break;
   case IR_DT_BF16: v = f32_to_bf16(cg, fconv(cg, v, cg->t_f32), n); break;

@@ -7,11 +7,15 @@
 #    schedules (16-bit outputs refuse atomics: docs/language.md says why),
 #    run on the GPU and checked against the f64 oracle of the same rounded
 #    inputs (gopc run --check: relative L2 under 1.5e-2 for bf16, 2e-3 for
-#    f16, 1e-12 for f64) on cora, pubmed and an R-MAT graph, F = 32 and 128.
-# 2. Timing: copy_u_sum in bf16 against f32, same schedules, on the graphs
-#    above 1M edges (ogbn-arxiv, molhiv, cnr-2000, rmat:20:16) at F = 128 and
-#    256: the best median of each dtype over the schedules, and the ratio
-#    (the target of issue 19 is >= 1.7x).
+#    f16, 1e-12 for f64) on cora (F = 32), pubmed (F = 128) and rmat:14:8
+#    (F = 64), under four named schedules, vec8 (16-bit only) and the cost
+#    model's choice.
+# 2. Timing: copy_u_sum in bf16 against f32 on the graphs above 1M edges
+#    (ogbn-arxiv, molhiv, cnr-2000, rmat:19:16) at F = 128 and 256: the
+#    median of each schedule, the best of each dtype, and the ratio (the
+#    target of issue 19 is >= 1.7x).
+# DTYPES_PART=1 or 2 runs one part only (each fits a 10-minute call); a part
+# stops starting runs after DTYPES_BUDGET seconds (default 540) and says so.
 # Prepare CARRY_DIR with tools/gpu-prepare.sh (cora pubmed ogbn-arxiv
 # molhiv cnr-2000). Writes OUT_DIR/dtypes.log (every gopc output) and prints
 # a summary; exits 1 if a check failed.
@@ -27,54 +31,99 @@ log=$out/dtypes.log
 status=0
 pass=0
 fail=0
+part=${DTYPES_PART:-all}
+dev=${DTYPES_DEVICE:---gpu} # --interp: a dry run of the script on a machine with no GPU
+budget=${DTYPES_BUDGET:-540}
+late() { # true (and says so once) when the budget is spent
+  if ((SECONDS > budget)); then
+    [ -n "${said:-}" ] || echo "STOPPED: the ${budget}s budget is spent; the rest was not run"
+    said=1
+    return 0
+  fi
+  return 1
+}
 
 graph_of() { # NAME: a dataset file of the carry, or a generator spec as is
   case $1 in rmat:*) echo "$1" ;; *) echo "$carry/datasets/$1.mtx.gz" ;; esac
 }
 
-# vertex-parallel schedules: plain reductions, no atomics
+# vertex-parallel schedules: plain reductions, no atomics; vec8: 8 features
+# of 16 bits per lane in one 16-byte load (vectorize(fv, 8), 16-bit only)
+vec8='optional(f); split(f, 256) -> (fo, fr); split(fr, 8) -> (fl, fv); reorder(v, fo, fl, fv, e); promote(e, register); unroll(e, 2); bind(v, warp); bind(fl, lane); vectorize(fv, 8)'
+vec8u4=${vec8/unroll(e, 2)/unroll(e, 4)}
 scheds=('warp_vertex(1, 1)' 'spmm_vec4(2)' 'spmm_rows(2, 2)' 'thread_vertex(1, 1)')
 
+if [ "$part" != 2 ]; then
 echo "== 1. bf16 / f16 / f64 operators on the GPU, checked against the f64 oracle"
-for g in cora pubmed rmat:14:8; do
+for gF in cora:32 pubmed:128 rmat:14:8:64; do
+  g=${gF%:*}
+  F=${gF##*:}
   graph=$(graph_of "$g")
   case $g in rmat:*) ;; *) [ -f "$graph" ] || { echo "no $graph"; continue; } ;; esac
   for op in copy_u_sum u_mul_e_sum copy_u_mean; do
     for dt in bf16 f16 f64; do
-      for F in 32 128; do
-        for s in "${scheds[@]}"; do
-          echo "### $op $dt $g F=$F $s" >>"$log"
-          if "$gopc" run "stdlib:$op" --graph "$graph" --F "$F" --dtype "$dt" \
-               --schedule "$s" --gpu --check --reps 3 >>"$log" 2>&1; then
-            pass=$((pass + 1))
-          elif grep -q "no named schedule applies\|cannot apply\|does not apply" "$log"; then
-            : # a schedule that does not fit this operator: not a failure
-          else
-            fail=$((fail + 1))
-            status=1
-            echo "FAIL: $op $dt on $g, F=$F, schedule $s (see $log)"
-          fi
-        done
+      extra=()
+      [ "$dt" != f64 ] && extra=("$vec8")
+      for s in "${scheds[@]}" "${extra[@]}" model; do
+        late && break 3
+        name=${s%%;*}
+        [ "$s" = "$vec8" ] && name=vec8
+        echo "### $op $dt $g F=$F $name" >>"$log"
+        sarg=(--schedule "$s")
+        [ "$s" = model ] && sarg=() # the cost model's choice
+        if "$gopc" run "stdlib:$op" --graph "$graph" --F "$F" --dtype "$dt" \
+             "${sarg[@]}" "$dev" --check --reps 3 >"$log.one" 2>&1; then
+          pass=$((pass + 1))
+        elif grep -q "no named schedule applies\|cannot apply\|does not apply" "$log.one"; then
+          : # a schedule that does not fit this operator: not a failure
+        else
+          fail=$((fail + 1))
+          status=1
+          echo "FAIL: $op $dt on $g, F=$F, schedule $name: $(grep -m1 'error' "$log.one")"
+        fi
+        cat "$log.one" >>"$log"
       done
     done
   done
 done
 echo "checked: $pass passed, $fail failed"
+fi
+[ "$part" = 1 ] && exit $status
+SECONDS=0
+said=
 
 echo "== 2. copy_u_sum: bf16 against f32 (best median over the schedules)"
-time_of() { # DT GRAPH F SCHEDULE
-  "$gopc" run stdlib:copy_u_sum --graph "$2" --F "$3" --dtype "$1" --schedule "$4" \
-    --gpu --reps 20 2>>"$log" | tee -a "$log" | sed -n 's/^  time \([0-9.]*\) ms.*/\1/p'
+time_of() { # DT GRAPH F SCHEDULE ("model": the cost model's choice)
+  local sarg=(--schedule "$4")
+  [ "$4" = model ] && sarg=()
+  echo "### time copy_u_sum $1 $2 F=$3 $4" >>"$log"
+  "$gopc" run stdlib:copy_u_sum --graph "$2" --F "$3" --dtype "$1" "${sarg[@]}" \
+    "$dev" --reps 20 2>>"$log" | tee -a "$log" | sed -n 's/^  time \([0-9.]*\) ms.*/\1/p'
 }
 best() { sort -g | head -1; }
-for g in ogbn-arxiv molhiv cnr-2000 rmat:20:16; do
+for g in ogbn-arxiv molhiv cnr-2000 rmat:19:16; do
   graph=$(graph_of "$g")
   case $g in rmat:*) ;; *) [ -f "$graph" ] || { echo "no $graph"; continue; } ;; esac
   for F in 128 256; do
-    t32=$(for s in "${scheds[@]}" 'spmm_vec4(1)' 'gnnadvisor(1, 32)'; do time_of f32 "$graph" "$F" "$s"; done | best)
-    t16=$(for s in "${scheds[@]}" 'spmm_vec4(1)' 'gnnadvisor(1, 32)'; do time_of bf16 "$graph" "$F" "$s"; done | best)
+    late && break 2
+    row32="" row16=""
+    for s in 'spmm_vec4(1)' 'spmm_vec4(4)' 'spmm_rows(2, 2)' 'gnnadvisor(1, 32)' model; do
+      t=$(time_of f32 "$graph" "$F" "$s")
+      row32+=" ${s%%;*}=${t:-?}"
+    done
+    for s in 'spmm_vec4(1)' 'spmm_vec4(4)' "$vec8" "$vec8u4" model; do
+      t=$(time_of bf16 "$graph" "$F" "$s")
+      name=${s%%;*}
+      [ "$s" = "$vec8" ] && name=vec8
+      [ "$s" = "$vec8u4" ] && name=vec8_u4
+      row16+=" $name=${t:-?}"
+    done
+    t32=$(tr ' ' '\n' <<<"$row32" | sed -n 's/.*=\([0-9.]*\)$/\1/p' | best)
+    t16=$(tr ' ' '\n' <<<"$row16" | sed -n 's/.*=\([0-9.]*\)$/\1/p' | best)
     ratio=$(awk -v a="$t32" -v b="$t16" 'BEGIN { if (a == "" || b == "" || b == 0) print "?"; else printf "%.2f", a / b }')
-    echo "  $g F=$F: f32 ${t32:-?} ms, bf16 ${t16:-?} ms, f32/bf16 ${ratio}x"
+    echo "  $g F=$F: best f32 ${t32:-?} ms, best bf16 ${t16:-?} ms, f32/bf16 ${ratio}x"
+    echo "    f32 (ms):$row32"
+    echo "    bf16 (ms):$row16"
   done
 done
 exit $status
