@@ -110,7 +110,5 @@ int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
 /* Frees the kernel cache, the runs' device state and the graphs' device
  * copies (gop_context_free). */
 void api_device_free(GopContext *ctx);
-/* run.c: the relative L2 error a check allows an output of dtype t. */
-double api_check_limit(IrDType t);
 
 #endif

@@ -587,19 +587,6 @@ static bool all_f32(const IrOp *op) {
   return op->acc == IR_DT_F32;
 }
 
-/* The relative L2 error a check allows an output of dtype `t` against the
- * f64 oracle of the same (rounded) inputs: a few units of the rounding of
- * the stored result (u = 2^-11 for f16, 2^-8 for bf16). docs/language.md,
- * "Types". */
-double api_check_limit(IrDType t) {
-  switch (t) {
-  case IR_DT_F16: return 2e-3;
-  case IR_DT_BF16: return 1.5e-2;
-  case IR_DT_F64: return 1e-12;
-  default: return 1e-5;
-  }
-}
-
 int gop_run_check(GopRun *r, double *worst) {
   GopContext *ctx = r->ctx;
   const IrOp *ir = r->op->ir;
@@ -641,7 +628,7 @@ int gop_run_check(GopRun *r, double *worst) {
     IrDType rt = f64 ? IR_DT_F64 : t->dtype;
     bool exact = !f64 && (reduction_of(ir->body, t) == IR_RED_MAX ||
                           reduction_of(ir->body, t) == IR_RED_MIN);
-    double limit = api_check_limit(t->dtype);
+    double limit = ir_check_limit(t->dtype);
     double diff2 = 0, ref2 = 0, worst_abs = -1;
     int64_t worst_at = -1, nan_at = -1;
     for (int64_t k = 0; k < r->numel[i]; k++) {

@@ -115,6 +115,15 @@ void ir_elem_put(IrDType t, void *buf, int64_t i, double x) {
   }
 }
 
+double ir_check_limit(IrDType t) {
+  switch (t) {
+  case IR_DT_F16: return 2e-3;
+  case IR_DT_BF16: return 1.5e-2;
+  case IR_DT_F64: return 1e-12;
+  default: return 1e-5;
+  }
+}
+
 IrDType ir_op_default_acc(const IrOp *op) {
   for (int i = 0; i < op->ntensors; i++)
     if (op->tensors[i]->dtype == IR_DT_F64) return IR_DT_F64;

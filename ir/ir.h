@@ -172,6 +172,11 @@ double ir_round_to(IrDType t, double x);
 /* Element `i` of a buffer of float type `t`, as a double; and the store of
  * `x` (rounded to `t`) there. */
 double ir_elem_get(IrDType t, const void *buf, int64_t i);
+/* The relative L2 error a check of an output of float type `t` allows
+ * against a reference of the same rounded inputs: 1e-5 for f32, a few
+ * units of the stored rounding for 16 bits (2e-3 f16, 1.5e-2 bf16), 1e-12
+ * for f64 (docs/language.md, "Types"). */
+double ir_check_limit(IrDType t);
 void ir_elem_put(IrDType t, void *buf, int64_t i, double x);
 int ir_fn_lookup(const char *name);
 int ir_bind_lookup(const char *name);

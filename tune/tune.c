@@ -126,7 +126,7 @@ static Slot take(Compiler *c, int i) {
 /* Compares each output of `got` with `ref` (gop_run_check's rules).
  * Returns 0 when all agree, else 1 with the reason in `why`. */
 static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrExtents *ext,
-                   float *const *got, float *const *ref, double *worst, char *why, size_t size) {
+                   void *const *got, void *const *ref, double *worst, char *why, size_t size) {
   *worst = 0;
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
@@ -134,10 +134,11 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
     int64_t n = graph_tensor_numel(t, g, ext);
     bool exact = i < p->ntensors && (p->tensors[i].red == IR_RED_MAX ||
                                      p->tensors[i].red == IR_RED_MIN);
+    double limit = ir_check_limit(t->dtype);
     double diff2 = 0, ref2 = 0, worst_abs = -1;
     int64_t at = -1;
     for (int64_t k = 0; k < n; k++) {
-      double a = got[i][k], b = ref[i][k];
+      double a = ir_elem_get(t->dtype, got[i], k), b = ir_elem_get(t->dtype, ref[i], k);
       if (isnan(a) || isnan(b)) {
         snprintf(why, size, "%s[%lld] is NaN (got %g, reference %g)", t->name, (long long)k,
                  a, b);
@@ -153,10 +154,11 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
     }
     double rel = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
     if (rel > *worst) *worst = rel;
-    if (at >= 0 && (exact ? worst_abs > 0 : rel >= 1e-5)) {
-      snprintf(why, size, "%s differs (relative L2 %.3g%s); worst at element %lld: got %.9g, "
+    if (at >= 0 && (exact ? worst_abs > 0 : rel >= limit)) {
+      snprintf(why, size, "%s differs (relative L2 %.3g%s%g); worst at element %lld: got %.9g, "
                "reference %.9g", t->name, rel, exact ? ", max/min must match exactly" :
-               ", limit 1e-5", (long long)at, got[i][at], ref[i][at]);
+               ", limit ", exact ? 0.0 : limit, (long long)at,
+               ir_elem_get(t->dtype, got[i], at), ir_elem_get(t->dtype, ref[i], at));
       return 1;
     }
   }
@@ -164,9 +166,9 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
 }
 
 /* Buffers by tensor id: the given inputs, fresh outputs; NULL elsewhere. */
-static float **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext,
-                            float *const *inputs, int ntensors) {
-  float **b = calloc((size_t)ntensors + 1, sizeof *b);
+static void **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext,
+                           void *const *inputs, int ntensors) {
+  void **b = calloc((size_t)ntensors + 1, sizeof *b);
   if (!b) return NULL;
   for (int i = 0; i < op->ntensors && i < ntensors; i++) {
     const IrTensor *t = op->tensors[i];
@@ -174,14 +176,14 @@ static float **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext
       b[i] = inputs[i];
     } else if (t->role == IR_ROLE_OUT) {
       int64_t n = graph_tensor_numel(t, g, ext);
-      b[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+      b[i] = malloc((size_t)ir_dtype_bytes(t->dtype) * (size_t)(n > 0 ? n : 1));
       if (!b[i]) return NULL; /* leaks little; the caller gives up */
     }
   }
   return b;
 }
 
-static void free_outputs(const IrOp *op, float **b) {
+static void free_outputs(const IrOp *op, void **b) {
   if (!b) return;
   for (int i = 0; i < op->ntensors; i++)
     if (op->tensors[i]->role == IR_ROLE_OUT) free(b[i]);
@@ -189,15 +191,14 @@ static void free_outputs(const IrOp *op, float **b) {
 }
 
 /* The interpreter's outputs for `inputs` on `g`; NULL after reporting. */
-static float **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
-                         float *const *inputs, Diag *d) {
-  float **b = make_buffers(op, g, ext, inputs, op->ntensors);
+static void **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
+                        void *const *inputs, Diag *d) {
+  void **b = make_buffers(op, g, ext, inputs, op->ntensors);
   if (!b) {
     ir_error(d, tune_loc, "out of memory for the reference outputs");
     return NULL;
   }
-  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_F32,
-                       .buffers = (void **)b};
+  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_NATIVE, .buffers = b};
   if (interp_run(op, &args, d) != 0) {
     free_outputs(op, b);
     return NULL;
@@ -302,7 +303,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
 
   /* The reference, and the proxy graph on large graphs. */
   RtStatus status = RT_OK;
-  float **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
+  void **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
   Graph *proxy = NULL;
   bool full = job->g->ne <= job->check_edges;
   rep->check = full ? TUNE_CHECK_INTERPRETER : TUNE_CHECK_PROXY_AND_ANCHOR;
@@ -322,9 +323,10 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     for (int i = 0; proxy_in && i < op->ntensors; i++) {
       if (op->tensors[i]->role != IR_ROLE_IN) continue;
       int64_t k = graph_tensor_numel(op->tensors[i], proxy, &job->ext);
-      proxy_in[i] = malloc(sizeof(float) * (size_t)(k > 0 ? k : 1));
+      IrDType dt = op->tensors[i]->dtype;
+      proxy_in[i] = malloc((size_t)ir_dtype_bytes(dt) * (size_t)(k > 0 ? k : 1));
       if (!proxy_in[i]) break;
-      for (int64_t j = 0; j < k; j++) proxy_in[i][j] = next_uniform(&state);
+      for (int64_t j = 0; j < k; j++) ir_elem_put(dt, proxy_in[i], j, next_uniform(&state));
     }
     proxy_ref = proxy_in ? reference(op, proxy, &job->ext, proxy_in, d) : NULL;
     if (!proxy_ref) status = RT_ERR;
@@ -387,8 +389,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     }
     Diag rd; /* a failing candidate is a result, not the tuner's error */
     ir_diag_init(&rd, NULL);
-    float **out = make_buffers(op, job->g, &job->ext, job->inputs, slot.prog.ntensors);
-    float **pout = proxy ? make_buffers(op, proxy, &job->ext, proxy_in, slot.prog.ntensors)
+    void **out = make_buffers(op, job->g, &job->ext, job->inputs, slot.prog.ntensors);
+    void **pout = proxy ? make_buffers(op, proxy, &job->ext, proxy_in, slot.prog.ntensors)
                          : NULL;
     RtExecResult res = {0};
     RtStatus rs = out && (!proxy || pout) ? RT_OK : RT_ERR;
@@ -399,7 +401,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     if (rs == RT_OK && proxy) { /* the proxy check comes first: it is cheap */
       RtExecOptions once = {0};
       RtExecResult pres = {0};
-      rs = rt_exec_program(&slot.prog, proxy, job->ext.value, (void *const *)pout, &once, &pres, &rd);
+      rs = rt_exec_program(&slot.prog, proxy, job->ext.value, pout, &once, &pres, &rd);
       if (rs == RT_OK &&
           (wrong = compare(&slot.prog, op, proxy, &job->ext, pout, proxy_ref, &worst, why,
                            sizeof why)) != 0) {
@@ -411,11 +413,11 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     }
     if (rs == RT_OK && !wrong) {
       RtExecOptions opt = {.warmup = job->warmup, .reps = job->reps, .slow_ms = 200};
-      rs = rt_exec_program(&slot.prog, job->g, job->ext.value, (void *const *)out, &opt, &res, &rd);
+      rs = rt_exec_program(&slot.prog, job->g, job->ext.value, out, &opt, &res, &rd);
     }
     if (rs == RT_OK && !wrong) {
       double w2 = 0;
-      float *const *against = full ? ref : anchor;
+      void *const *against = full ? ref : anchor;
       if (against)
         wrong = compare(&slot.prog, op, job->g, &job->ext, out, against, &w2, why, sizeof why);
       if (wrong && !full) {

@@ -10,6 +10,7 @@
 #    f16, 1e-12 for f64) on cora (F = 32), pubmed (F = 128) and rmat:14:8
 #    (F = 64), under four named schedules, vec8 (16-bit only) and the cost
 #    model's choice.
+#    Then gopc tune on the bf16 instance of copy_u_sum (pubmed, F = 128).
 # 2. Timing: copy_u_sum in bf16 against f32 on the graphs above 1M edges
 #    (ogbn-arxiv, molhiv, cnr-2000, rmat:19:16) at F = 128 and 256: the
 #    median of each schedule, the best of each dtype, and the ratio (the
@@ -87,6 +88,19 @@ for gF in cora:32 pubmed:128 rmat:14:8:64; do
   done
 done
 echo "checked: $pass passed, $fail failed"
+# the tuner on a bf16 instance: candidates checked against the interpreter
+# within bf16's limit, stored under dtype bf16
+if ! late && [ "$dev" = --gpu ] && [ -f "$carry/datasets/pubmed.mtx.gz" ]; then
+  echo "== gopc tune copy_u_sum --dtype bf16 on pubmed, F = 128"
+  if "$gopc" tune stdlib:copy_u_sum --dtype bf16 --graph "$carry/datasets/pubmed.mtx.gz" \
+       --F 128 --max 12 --budget-s 40 --db "$out/tune-bf16.db" >"$log.one" 2>&1; then
+    tail -8 "$log.one"
+  else
+    status=1
+    echo "FAIL: gopc tune --dtype bf16: $(grep -m1 error "$log.one")"
+  fi
+  cat "$log.one" >>"$log"
+fi
 fi
 [ "$part" = 1 ] && exit $status
 SECONDS=0
