@@ -15,8 +15,11 @@
 #    (ogbn-arxiv, molhiv, cnr-2000, rmat:19:16) at F = 128 and 256: the
 #    median of each schedule, the best of each dtype, and the ratio (the
 #    target of issue 19 is >= 1.7x).
-# DTYPES_PART=1 or 2 runs one part only (each fits a 10-minute call); a part
-# stops starting runs after DTYPES_BUDGET seconds (default 540) and says so.
+# 3. cuSPARSE's bf16 SpMM (CUDA_R_16BF, f32 compute) and f32 SpMM on the
+#    same graphs (bench/peers/cusparse_bf16.cu, built with nvcc).
+# DTYPES_PART=1, 2 or 3 runs one part only (each fits a 10-minute call); a
+# part stops starting runs after DTYPES_BUDGET seconds (default 540) and
+# says so.
 # Prepare CARRY_DIR with tools/gpu-prepare.sh (cora pubmed ogbn-arxiv
 # molhiv cnr-2000). Writes OUT_DIR/dtypes.log (every gopc output) and prints
 # a summary; exits 1 if a check failed.
@@ -105,6 +108,7 @@ fi
 [ "$part" = 1 ] && exit $status
 SECONDS=0
 said=
+if [ "$part" = all ] || [ "$part" = 2 ]; then
 
 echo "== 2. copy_u_sum: bf16 against f32 (best median over the schedules)"
 time_of() { # DT GRAPH F SCHEDULE ("model": the cost model's choice)
@@ -140,4 +144,39 @@ for g in ogbn-arxiv molhiv cnr-2000 rmat:19:16; do
     echo "    bf16 (ms):$row16"
   done
 done
+
+fi
+
+# 3. cuSPARSE's SpMM on the same graphs, bf16 (CUDA_R_16BF, f32 compute) and
+#    f32 (bench/peers/cusparse_bf16.cu; its own random inputs)
+if { [ "$part" = all ] || [ "$part" = 3 ]; } && ! late; then
+  echo "== 3. cuSPARSE SpMM, bf16 with f32 compute and f32 (best algorithm of each)"
+  work=$(mktemp -d /tmp/gop-dtypes.XXXXXX)
+  if nvcc -O3 -arch=sm_90 -std=c++17 -o "$work/cusparse_bf16" bench/peers/cusparse_bf16.cu \
+       -lcusparse >>"$log" 2>&1; then
+    for g in ogbn-arxiv molhiv cnr-2000 rmat:19:16; do
+      late && break
+      case $g in
+      rmat:*) "$gopc" graph "$g" -o "$work/g.mtx" >/dev/null 2>>"$log" || continue ;;
+      *) [ -f "$carry/datasets/$g.mtx.gz" ] || continue
+         gunzip -c "$carry/datasets/$g.mtx.gz" >"$work/g.mtx" ;;
+      esac
+      "$work/cusparse_bf16" --F 128,256 --name "$g" "$work/g.mtx" >"$work/cs.csv" 2>>"$log"
+      cat "$work/cs.csv" >>"$log"
+      for F in 128 256; do
+        for dt in f32 bf16; do
+          t=$(awk -F, -v F="$F" -v dt="$dt" '$1 == "cusparse" && $6 == F && $7 == dt && $10 == "ok" { print $9 }' \
+              "$work/cs.csv" | sort -g | head -1)
+          wrong=$(awk -F, -v F="$F" -v dt="$dt" '$6 == F && $7 == dt && $10 == "WRONG"' "$work/cs.csv" | wc -l)
+          note=""
+          ((wrong > 0)) && note=", $wrong algorithm(s) WRONG"
+          echo "  $g F=$F cuSPARSE $dt: ${t:-?} ms (best algorithm)$note"
+        done
+      done
+    done
+  else
+    echo "nvcc could not build bench/peers/cusparse_bf16.cu (see $log)"
+  fi
+  rm -rf "$work"
+fi
 exit $status
