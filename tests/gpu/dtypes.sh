@@ -57,7 +57,7 @@ vec8='optional(f); split(f, 256) -> (fo, fr); split(fr, 8) -> (fl, fv); reorder(
 vec8u4=${vec8/unroll(e, 2)/unroll(e, 4)}
 scheds=('warp_vertex(1, 1)' 'spmm_vec4(2)' 'spmm_rows(2, 2)' 'thread_vertex(1, 1)')
 
-if [ "$part" != 2 ]; then
+if [ "$part" = all ] || [ "$part" = 1 ]; then
 echo "== 1. bf16 / f16 / f64 operators on the GPU, checked against the f64 oracle"
 for gF in cora:32 pubmed:128 rmat:14:8:64; do
   g=${gF%:*}
