@@ -90,6 +90,25 @@ for gF in cora:32 pubmed:128 rmat:14:8:64; do
     done
   done
 done
+# declared types (tests/gpu/dtypes_acc.gop): bf16 with an f64 accumulator,
+# f16 inputs into an f32 output with an explicit conversion
+if [ -f "$carry/datasets/pubmed.mtx.gz" ]; then
+  for op in bf16_sum_acc64 f16_weighted_to_f32; do
+    for s in 'spmm_vec4(2)' 'warp_vertex(1, 1)'; do
+      late && break 2
+      echo "### $op pubmed F=128 $s" >>"$log"
+      if "$gopc" run tests/gpu/dtypes_acc.gop --op "$op" --graph "$carry/datasets/pubmed.mtx.gz" \
+           --F 128 --schedule "$s" "$dev" --check --reps 3 >"$log.one" 2>&1; then
+        pass=$((pass + 1))
+      else
+        fail=$((fail + 1))
+        status=1
+        echo "FAIL: $op on pubmed, schedule $s: $(grep -m1 'error' "$log.one")"
+      fi
+      cat "$log.one" >>"$log"
+    done
+  done
+fi
 echo "checked: $pass passed, $fail failed"
 # the tuner on a bf16 instance: candidates checked against the interpreter
 # within bf16's limit, stored under dtype bf16
