@@ -297,8 +297,7 @@ static int open_device(GopRun *r) {
   ir_diag_init(&quiet, NULL);
   RtStatus s = rt_cuda_open(&quiet);
   if (s != RT_OK) {
-    const char *msg = quiet.buf ? quiet.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    const char *msg = rt_reason(&quiet, s);
     ir_error(&r->ctx->diag, api_loc, "cannot run %s on the GPU: %.*s", r->op->ir->name,
              (int)strcspn(msg, "\n"), msg);
     r->stats.gpu_status = s;
@@ -409,8 +408,7 @@ int gop_device_status(char *what, size_t size) {
   ir_diag_init(&quiet, NULL);
   RtStatus s = rt_cuda_open(&quiet);
   if (what && size) {
-    const char *msg = s == RT_OK ? rt_cuda_device_name() : quiet.buf ? quiet.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    const char *msg = s == RT_OK ? rt_cuda_device_name() : rt_reason(&quiet, s);
     snprintf(what, size, "%.*s", (int)strcspn(msg, "\n"), msg);
   }
   ir_diag_free(&quiet);

@@ -182,8 +182,7 @@ int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
   ir_diag_init(&quiet, NULL);
   RtStatus gs = rt_cuda_open(&quiet);
   if (gs != RT_OK) {
-    const char *msg = quiet.buf ? quiet.buf : rt_status_name(gs);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
+    const char *msg = rt_reason(&quiet, gs);
     ir_error(&ctx->diag, api_loc, "cannot tune without a GPU: %.*s", (int)strcspn(msg, "\n"),
              msg);
     ir_diag_free(&quiet);

@@ -12,6 +12,7 @@
  *       once into a kernel pack in OUTDIR. --grid adds warp_edge(G, T) for
  *       every G x T of the tuner's space on one case: uGrapher's figure 18.
  *   gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]
+ *                 [--edges dst|input]
  *       (on the GPU machine, no LLVM) runs the plan: every candidate is
  *       run once and its outputs checked, and timed (2 warm-up runs, the
  *       median of N; one run when the first took over 50 ms). The reference is the interpreter when |E| x F is at
@@ -19,7 +20,14 @@
  *       tests/gpu/run.sh, checks every schedule against the interpreter on
  *       the large graphs too); the CSV says which. "gop tuned" in the
  *       report is the fastest checked candidate: an exhaustive tune over
- *       the model's top K.
+ *       the model's top K. Edge ids follow the file's order (the user's)
+ *       unless --edges dst numbers them by destination (the graph's CSR
+ *       order, `--reorder none`; docs/reordering.md): an edge tensor
+ *       (u_mul_e_sum's W) is then read in order, as cuSPARSE reads its CSR
+ *       values, instead of gathered through the edge ids. Measured on the
+ *       H100 (bench/NOTES.md, run 5): at most 2% for the gathers of W,
+ *       and edge-parallel schedules lose (consecutive edges then add into
+ *       the same row), so the default stays the file's order.
  *
  * bench/report.py puts the CSV beside the peers' (bench/peers) and writes
  * the tables and plots of bench/results.
@@ -51,7 +59,8 @@ static int split_list(char *s, const char **out) {
 static void usage(void) {
   fputs("usage: gop_bench plan OUTDIR DATASETS [--graphs \"G...\"] [--F \"16 32 ...\"]\n"
         "                 [--ops \"OP...\"] [--top K] [--grid OP:GRAPH:F]\n"
-        "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n",
+        "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n"
+        "                     [--edges dst|input]\n",
         stderr);
 }
 
@@ -318,6 +327,7 @@ static int run(int argc, char **argv) {
   const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
   int reps = 10;
   double budget = 0, t0 = rt_wall_seconds();
+  bool by_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
@@ -327,6 +337,8 @@ static int run(int argc, char **argv) {
     if (strcmp(argv[i], "--csv") == 0) csv_path = v;
     else if (strcmp(argv[i], "--reps") == 0) reps = atoi(v);
     else if (strcmp(argv[i], "--budget-s") == 0) budget = atof(v);
+    else if (strcmp(argv[i], "--edges") == 0 && (!strcmp(v, "dst") || !strcmp(v, "input")))
+      by_dst = strcmp(v, "dst") == 0;
     else {
       usage();
       return 2;
@@ -364,8 +376,9 @@ static int run(int argc, char **argv) {
   fprintf(csv, "# gpu=%s sm=%d\n", rt_cuda_device_name(), rt_cuda_cc());
   fprintf(csv, "graph,V,E,op,F,role,rank,model_us,schedule,ok,checked_against,rel_l2,"
                "median_ms,gbps,bound_fraction\n");
-  printf("# GPU: %s (sm_%d), %d plan rows, %d kernel packs\n", rt_cuda_device_name(),
-         rt_cuda_cc(), nrows, ncases);
+  printf("# GPU: %s (sm_%d), %d plan rows, %d kernel packs; edge ids %s\n",
+         rt_cuda_device_name(), rt_cuda_cc(), nrows, ncases,
+         by_dst ? "by destination (CSR order)" : "in the file's order");
   int failed = 0, not_run = 0, done = 0;
   for (int i = 0; i < nrows;) {
     /* Rows of one graph are consecutive; so are those of one (op, F). */
@@ -373,6 +386,11 @@ static int run(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, rows[i].graph);
     double tg = rt_wall_seconds();
     Graph *g = graph_open(path, &d);
+    if (g && by_dst) { /* edge ids in CSR order: edge tensors read in order */
+      Graph *r = graph_reorder(g, "none", &d);
+      graph_free(g);
+      g = r;
+    }
     if (!g) return 1;
     int gend = i;
     while (gend < nrows && strcmp(rows[gend].graph, rows[i].graph) == 0) gend++;

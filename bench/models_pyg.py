@@ -12,10 +12,10 @@ failure, after printing everything it measured.
     python3 bench/models_pyg.py --gopc .carry/gpu/gopc \
         --datasets .carry/gpu/datasets --out /tmp/models [--graphs cora,...]
 
-Times: gop's is what `gopc model` prints (the sum of each step's median
-device time, host copies between its steps not counted: gop's run API
-takes host buffers); PyG's is the median of whole forwards timed with CUDA
-events after warm-up, everything resident on the GPU. `--dry-run` needs no
+Times: both are medians of whole forwards timed with CUDA events after
+warm-up, every tensor resident on the GPU: gop's is what `gopc model`
+prints (the model's device-resident forward, models/models.c), PyG's is
+measured here. `--dry-run` needs no
 torch: it writes the inputs and runs gop only (for checking the plumbing
 on a machine without a GPU).
 """

@@ -24,6 +24,9 @@
 #           streams, errors, the kernel cache, per-call overhead, GCN/GAT/
 #           SAGE/GIN forward vs PyG on pubmed and ogbn-arxiv
 #           (tests/gpu/python_check.sh; not in the default list: name it)
+#   train   training with gop's autograd: every operator's gradient vs torch
+#           autograd, GCN/GAT/SAGE training vs PyG on pubmed and ogbn-arxiv
+#           (tests/gpu/train.sh, bench/train.py; not in the default list)
 #   tune    gopc tune on one case (GOP_TUNE_BUDGET_S, default 30 s)
 #   repl    a REPL session with run, compare and tune, kept as a transcript
 #   reorder (optional, not in the default list) vertex reorderings x
@@ -108,6 +111,11 @@ run_python() {
   return "${PIPESTATUS[0]}"
 }
 
+run_train() {
+  bash tests/gpu/train.sh "$carry" "$out/train" | grep -E '^(FAIL|==)|speedup|epoch'
+  return "${PIPESTATUS[0]}"
+}
+
 run_tune() {
   "$carry/gopc" tune stdlib:u_mul_e_sum --graph "$carry/datasets/ogbn-arxiv.mtx.gz" --F 128 \
     --budget-s "${GOP_TUNE_BUDGET_S:-30}" --db "$out/tune/tune.db" 2>&1 | tee "$out/tune/tune.log"
@@ -132,8 +140,8 @@ schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$ou
 for p in "${phases[@]}"; do
   mkdir -p "$out/$p"
   case $p in
-    suite | ops | peers | gop | models | python | tune | repl | reorder) phase "$p" "run_$p" ;;
-    *) echo "unknown phase $p (suite ops peers gop models python tune repl reorder)" >&2; exit 2 ;;
+    suite | ops | peers | gop | models | python | train | tune | repl | reorder) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite ops peers gop models python train tune repl reorder)" >&2; exit 2 ;;
   esac
 done
 

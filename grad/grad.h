@@ -26,7 +26,8 @@
  *     sum A dA)), and inside an aggregation (GAT) by the saved aggregate,
  *     with no per-edge tensor;
  *   - stages of the gradient that iterate the same edges and do not depend
- *     on each other are fused into one pass (fuse.c).
+ *     on each other are fused into one pass (fuse.c); traffic.c counts the
+ *     per-edge tensors an operator (derived or not) reads and writes.
  *
  * What the IR cannot express is refused through the Diag at the construct,
  * never approximated.
@@ -74,5 +75,21 @@ bool grad_differentiable(const IrTensor *t);
  * other writes (accumulations `+=` into the same tensor commute). Never
  * fails; returns the number of merges. */
 int grad_fuse_stages(IrOp *op, Arena *a);
+
+/* ---------------------------------------------------------------------------
+ * traffic.c: the per-edge intermediates an operator moves.
+ */
+
+/* A tensor on the edges (domain edge) and the stages of the operator that
+ * read it and that write it: each such stage is one pass over the whole
+ * tensor, |E| x its other extents elements. */
+typedef struct GradEdgeTraffic {
+  const IrTensor *t;
+  int reads, writes;
+} GradEdgeTraffic;
+
+/* The edge tensors `op` reads or writes, in tensor order, up to `max` into
+ * `out`; returns how many there are (0: nothing on the edges moves). */
+int grad_edge_traffic(const IrOp *op, GradEdgeTraffic *out, int max);
 
 #endif

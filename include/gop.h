@@ -241,9 +241,12 @@ const GopRunStats *gop_run_stats(const GopRun *r);
 void gop_run_print_memory(const GopRun *r, FILE *out);
 /* Recomputes the outputs on the interpreter from the same inputs and
  * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
- * equal. Returns 0 if every output agrees, 1 if one does not (reported
- * with the worst element), -1 on error. `worst` gets the largest relative
- * L2 error seen (may be NULL). */
+ * equal. An element that is a sum of n stored terms may first differ by
+ * 2 sqrt(n) 2^-24 sum|terms| (a summation in another order: README,
+ * --check); only the difference beyond that counts. Returns 0 if every
+ * output agrees, 1 if one does not (reported with the worst element), -1
+ * on error. `worst` gets the largest relative L2 error seen beyond that
+ * allowance (may be NULL). */
 int gop_run_check(GopRun *r, double *worst);
 
 /* ---- gradients (docs/autodiff.md) ---- */
@@ -272,6 +275,21 @@ const char *gop_grad_adjoint(const GopOp *grad, const char *forward_tensor);
 /* For an operator of gop_grad's module: the forward operator; NULL for any
  * other operator. */
 const GopOp *gop_grad_forward(const GopOp *grad);
+/* The per-edge intermediates `op` (any operator, derived or not) moves, as
+ * text: each tensor on the edges it reads or writes, the number of stages
+ * that read it and that write it (each one pass over the tensor), and the
+ * total in bytes per pass elements, e.g. "total: 12 |E|·H bytes"
+ * (docs/autodiff.md, "Edge traffic"). malloc'ed: free() it; NULL for a
+ * NULL op. */
+char *gop_edge_traffic(const GopOp *op);
+/* Runs the operator of `r` as written (no schedule) on the reference
+ * interpreter in double precision, with the run's extents: data[i] is the
+ * buffer of tensor i (n = gop_run_num_tensors: inputs, then outputs;
+ * row-major, gop_run_tensor_shape's shape; outputs written entirely).
+ * Buffers bound with gop_run_bind are not used. For checks such as
+ * gradients against finite differences (python/gop's Operator.f64). 0, or
+ * -1 after reporting (a missing extent or buffer, a reordered graph). */
+int gop_run_exec_f64(GopRun *r, double *const *data, int n);
 
 /* ---- runs on device memory (api/device.c) ----
  *
@@ -598,9 +616,13 @@ typedef struct GopModelStats {
   char device[128];
   char blas[160];
   char note[256];
-  int steps;
-  double gemm_ms, graph_ms, total_ms;
-  double seconds;
+  int steps;        /* dense updates and operator runs in one forward */
+  /* On the GPU with reps > 0: whole forwards (every tensor on the device,
+   * nothing copied) timed between CUDA events, their median and minimum
+   * over `reps`. */
+  int reps;
+  double total_ms, min_ms;
+  double seconds;   /* wall time of the call: planning, copies, timing */
 } GopModelStats;
 
 /* A model `name` (gop_model_names) on graph `g`; NULL after reporting. */
@@ -614,7 +636,11 @@ const GopArray *gop_model_param(const GopModel *m, int i);
 int gop_model_load_weights(GopModel *m, const char *dir);
 /* Writes every parameter to DIR/NAME.npy; 0 or -1. */
 int gop_model_save_weights(const GopModel *m, const char *dir);
-/* Runs the model forward on features `x`, writing `y`; 0 or -1. */
+/* Runs the model forward on host features `x`, writing host `y`; 0 or -1.
+ * On the GPU, x goes up once, the whole forward (cuBLAS and gop's kernels,
+ * intermediates on the device) is queued with no copy or wait between its
+ * steps, and y comes back once; `reps` more forwards are timed. Without a
+ * GPU (or with GOP_DEVICE_INTERP), the reference interpreter and a C GEMM. */
 int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int reps,
                       GopModelStats *st);
 

@@ -10,16 +10,23 @@
  * the unscheduled one (up to the order of floating-point sums).
  *
  * Arithmetic is done in double. In native mode (INTERP_F32) every value is
- * rounded where the GPU would round it: a local to the operator's
- * accumulator type (f32 unless it accumulates in f64), a tensor element to
- * its dtype. A 16-bit tensor lives in a double shadow during the run (its
- * input converted in, its outputs converted out at the end): a reduction
- * into it accumulates in the accumulator type, and every element is
- * rounded to the tensor's dtype at the end of each stage, as a kernel that
- * accumulates in a register and stores once does; a plain store rounds at
- * once. In F64 mode nothing is rounded but explicit conversions (`bf16(x)`),
- * which makes it an exact-enough reference for tests against independent
- * computations and for the checks of 16-bit runs.
+ * rounded where the GPU would round it: a tensor element to its dtype, and
+ * a local and the result of every operation (a constant, an integer
+ * converted, each `+ - * /`, each function call) to the operator's
+ * accumulator type (f32 unless it accumulates in f64). For `+ - * /` and
+ * sqrt of floats, an operation in double rounded once to float is the IEEE
+ * f32 operation itself (double has more than 2 * 24 + 2 bits), so the
+ * interpreter computes what an f32 kernel without contraction computes,
+ * bit for bit: a value recomputed by a gradient and compared with a saved
+ * f32 output (max=, min=, docs/autodiff.md) meets it exactly on both.
+ * A 16-bit tensor lives in a double shadow during the run (its input
+ * converted in, its outputs converted out at the end): a reduction into it
+ * accumulates in the accumulator type, and every element is rounded to the
+ * tensor's dtype at the end of each stage, as a kernel that accumulates in
+ * a register and stores once does; a plain store rounds at once. In F64
+ * mode nothing is rounded but explicit conversions (`bf16(x)`), which makes
+ * it an exact-enough reference for tests against independent computations
+ * and for the checks of 16-bit runs.
  *
  * A cross-lane reduction (`shuffle s += x`, docs/gpu-ir.md) is run as the
  * GPU runs it: each lane of the @lane loop (iteration i of it is lane
@@ -56,6 +63,8 @@ typedef struct TensorState {
   uint32_t *count; /* contributions per element: mean=, max=, min= targets */
   bool touched;    /* reduced into during the current stage */
   bool finalised;  /* at least once: see interp_run's last step */
+  uint32_t *tn;    /* InterpArgs.terms: contributions, and their |sum| */
+  double *tabs;
 } TensorState;
 
 typedef struct Interp {
@@ -64,7 +73,9 @@ typedef struct Interp {
   const IrExtents *ext;
   Diag *d;
   bool f32;        /* native mode */
-  bool acc32;      /* native mode and an f32 accumulator: locals are f32 */
+  bool acc32;      /* native mode and an f32 accumulator: locals and
+                      operations are rounded to f32 */
+  InterpTerms *terms; /* InterpArgs.terms */
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
@@ -101,7 +112,9 @@ static void put(TensorState *s, int64_t off, double v) {
   else s->f64[off] = v;
 }
 
-/* A local holds what a register of the accumulator type would. */
+/* A local, or the result of an operation, holds what a register of the
+ * accumulator type would (f32 in native mode, unless the op accumulates in
+ * f64). */
 static double local_value(const Interp *in, double v) {
   return in->acc32 ? (double)(float)v : v;
 }
@@ -262,18 +275,18 @@ static double float_bin(Interp *in, const IrNode *e) {
 }
 
 static double eval_float(Interp *in, const IrNode *e) {
-  if (e->type == IR_TY_INT) return (double)eval_int(in, e);
+  if (e->type == IR_TY_INT) return local_value(in, (double)eval_int(in, e));
   if (e->type == IR_TY_BOOL) return eval_bool(in, e) ? 1 : 0;
   switch (e->kind) {
-  case IR_FCONST: return e->f;
+  case IR_FCONST: return local_value(in, e->f);
   case IR_VAR: return in->fval[e->var->id];
   case IR_LOAD: {
     int64_t off = offset(in, e);
     return off < 0 ? 0 : get(&in->ts[e->acc.tensor->id], off);
   }
-  case IR_BIN: return float_bin(in, e);
+  case IR_BIN: return local_value(in, float_bin(in, e));
   case IR_UN: return -eval_float(in, e->un.a); /* NOT is BOOL-typed */
-  case IR_CALL: return call(in, e);
+  case IR_CALL: return local_value(in, call(in, e));
   case IR_INDEG:
   case IR_OUTDEG: {
     int64_t v = eval_int(in, e->endpoint.e);
@@ -281,7 +294,7 @@ static double eval_float(Interp *in, const IrNode *e) {
     const char *what = e->kind == IR_INDEG ? "in_degree()" : "out_degree()";
     if (check_vertex(in, e, v, what) < 0) return 0;
     const int32_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
-    return (double)(ptr[v + 1] - ptr[v]);
+    return local_value(in, (double)(ptr[v + 1] - ptr[v]));
   }
   case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
@@ -460,6 +473,15 @@ static void exec_store(Interp *in, const IrNode *s) {
   if (ts->half != IR_DT_F32)
     x = s->acc.red == IR_RED_ASSIGN ? ir_round_to(ts->half, x) : local_value(in, x);
   put(ts, off, x);
+  if (ts->tn) {
+    if (s->acc.red == IR_RED_ADD || s->acc.red == IR_RED_MEAN) {
+      ts->tn[off]++;
+      ts->tabs[off] += fabs(v);
+    } else {
+      ts->tn[off] = 1;
+      ts->tabs[off] = fabs(get(ts, off));
+    }
+  }
   if (ts->count) {
     /* A plain store makes the element one defined value; a reduction adds
      * one contribution. */
@@ -575,6 +597,7 @@ static void finalise(Interp *in) {
       uint32_t c = s->count[k];
       if (s->red == IR_RED_MEAN) {
         if (c > 0) put(s, k, get(s, k) / c);
+        if (c > 0 && s->tabs) s->tabs[k] /= c;
         s->count[k] = 0;
       } else if (c == 0) {
         put(s, k, 0);
@@ -591,6 +614,10 @@ static void round_halves(Interp *in) {
     if (s->half == IR_DT_F32 || s->t->role == IR_ROLE_IN) continue;
     for (int64_t k = 0; k < s->numel; k++) s->f64[k] = ir_round_to(s->half, s->f64[k]);
   }
+}
+
+double interp_sum_allowance(uint32_t n, double abs) {
+  return n < 2 ? 0 : 2 * sqrt((double)n) * 0x1p-24 * abs;
 }
 
 /* ---- setting up a run ---- */
@@ -689,12 +716,20 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
   }
   if (as_f32) s->f32 = buffer;
   else s->f64 = buffer;
+  if (in->terms && in->terms[t->id].n && in->terms[t->id].abs) {
+    s->tn = in->terms[t->id].n;
+    s->tabs = in->terms[t->id].abs;
+    memset(s->tn, 0, sizeof(uint32_t) * (size_t)s->numel);
+    memset(s->tabs, 0, sizeof(double) * (size_t)s->numel);
+  }
   if (t->role == IR_ROLE_IN) {
     if (s->half != IR_DT_F32)
       for (int64_t k = 0; k < s->numel; k++) s->f64[k] = ir_elem_get(s->half, s->user, k);
     return true;
   }
-  double id = identity(s->red);
+  /* A tensor the op fills itself (passes/fill.c) starts as NaN, so that a
+   * row its stages forget shows in every check. */
+  double id = t->filled ? NAN : identity(s->red);
   for (int64_t k = 0; k < s->numel; k++) put(s, k, id);
   if (s->red == IR_RED_MEAN || s->red == IR_RED_MAX || s->red == IR_RED_MIN) {
     s->count = calloc((size_t)(s->numel > 0 ? s->numel : 1), sizeof(uint32_t));
@@ -729,7 +764,8 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
   if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
   Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
                .f32 = args->mode == INTERP_F32,
-               .acc32 = args->mode == INTERP_F32 && op->acc != IR_DT_F64};
+               .acc32 = args->mode == INTERP_F32 && op->acc != IR_DT_F64,
+               .terms = args->terms};
   if (!in.g) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;

@@ -25,12 +25,35 @@ typedef enum { INTERP_F32, INTERP_F64, INTERP_NATIVE = INTERP_F32 } InterpMode;
  * native mode (uint16_t bits for f16 and bf16), double in F64 mode. Inputs are read; outputs are written entirely
  * (initialised by the interpreter to the identity of their reduction);
  * temporaries may be NULL (the interpreter allocates them). */
+/* What a check needs to know of the sums into one tensor, per element (in
+ * its row-major order): `n` the number of contributions stored into it
+ * (by `+=` and `mean=`; a plain store makes it 1, as do max= and min=),
+ * `abs` the sum of their absolute values (divided by the count for
+ * mean=). Both arrays are the caller's, numel long; the interpreter
+ * zeroes them first. */
+typedef struct InterpTerms {
+  uint32_t *n;
+  double *abs;
+} InterpTerms;
+
 typedef struct InterpArgs {
   const Graph *graph;
   IrExtents extents;
   InterpMode mode;
   void **buffers;
+  /* Optional: by tensor id, the terms of each tensor whose entry has
+   * arrays (NULL, or an entry with n == NULL: not wanted). Only stores
+   * into the tensor count: a sum kept in a local and stored once is one
+   * term. */
+  InterpTerms *terms;
 } InterpArgs;
+
+/* The rounding error allowed between two f32 evaluations, in different
+ * orders, of a sum of `n` terms whose absolute values sum to `abs`:
+ * 2 sqrt(n) u abs with u = 2^-24 (the probabilistic bound sqrt(n) u
+ * sum|x_i| of each evaluation, Higham and Mary 2019, which holds for any
+ * order: atomics, trees, sequential), 0 for n < 2. */
+double interp_sum_allowance(uint32_t n, double abs);
 
 /* Runs `op`. Returns 0, or -1 after reporting (e.g. an index out of range,
  * an unbound extent) through `d`. */

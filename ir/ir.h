@@ -215,6 +215,13 @@ typedef struct IrTensor {
   bool shared; /* a dense input staged whole in shared memory by every
                   kernel that reads it: `a: f32[F] @shared`
                   (promote(a, shared), docs/gpu-ir.md) */
+  int owner_group; /* lowering only: a dst tensor whose rows with 1..G
+                      in-edges are written whole by their one neighbour
+                      group of size G (a plain store), the other rows by
+                      atomics (passes/promote.c); 0: none */
+  bool filled; /* lowering only: the op's own first stage gives the rows
+                  that need it their initial value, so the runtime fills
+                  nothing (passes/fill.c) */
 } IrTensor;
 
 typedef struct IrVar {

@@ -19,10 +19,13 @@
  *
  * Parameters are named arrays ("conv1.weight" [in, out], row-major, so
  * that X.W needs no transposition), filled from a seeded generator or read
- * from DIR/NAME.npy. The model holds host buffers between steps: gop's run
- * API takes host memory, so a GPU forward copies each step's operands in
- * and out. The time reported is therefore the sum of every step's median
- * device time (kernels only, copies excluded), and says so.
+ * from DIR/NAME.npy. On the GPU every tensor of a forward lives on the
+ * device: the features and parameters go up once, the intermediates are
+ * device buffers, the operators run through the device-pointer API
+ * (gop_run_bind_device, gop_run_launch) and the dense updates through
+ * cuBLAS, all queued in the legacy stream with no copy or wait between
+ * steps, and the output comes back once. The time reported is the median
+ * of whole forwards between CUDA events.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,7 +52,17 @@ static const struct {
     {"sage-mean", M_SAGE_MEAN, 64}, {"sage-max", M_SAGE_MAX, 64},
 };
 enum { NMODELS = sizeof model_table / sizeof model_table[0] };
-enum { GIN_LAYERS = 5, GAT_HEADS = 8, MAX_PARAMS = 32 };
+enum { GIN_LAYERS = 5, GAT_HEADS = 8, MAX_PARAMS = 32, MAX_BUFS = 96, MAX_RUNS = 48 };
+
+typedef enum { PASS_INTERP, PASS_PLAN, PASS_LAUNCH } Pass; /* see "the steps of a forward" */
+
+/* One tensor of the forward: host memory on the interpreter, device memory
+ * on the GPU. */
+typedef struct Buf {
+  float *h;       /* PASS_INTERP: the data */
+  bool borrowed;  /* h is the caller's or a parameter's */
+  RtDevTensor d;  /* the GPU passes */
+} Buf;
 
 typedef struct Param {
   char name[48];
@@ -68,10 +81,19 @@ struct GopModel {
   int nparams;
   GopModule *layers, *stdlib;
   float *gcn_w, *gcn_s; /* GCN: per-edge normalisation, self-loop weight */
+  int64_t ne;           /* edges of g */
   /* the forward in progress */
-  bool gpu;
+  Pass pass;
   int reps;
   GopModelStats *st;
+  Buf *x, *y;
+  Buf *pool;            /* MAX_BUFS: the tensors of one forward */
+  int npool, ipool;     /* made, and met by the pass so far */
+  GopRun *runs[MAX_RUNS]; /* the GPU's operator steps, kept from forward to
+                             forward: their device state lives as long as
+                             the context, so they are made once */
+  int nruns, irun;
+  bool launch_failed;
 };
 
 /* Errors go to the context's diagnostics, like the library's own. */
@@ -122,18 +144,6 @@ static int add_linear(GopModel *m, const char *prefix, int64_t in, int64_t out, 
   if (!bias) return 0;
   snprintf(name, sizeof name, "%s.bias", prefix);
   return add_param(m, name, 1, out, 0, seed, 0.1);
-}
-
-static const float *param(const GopModel *m, const char *name) {
-  for (int i = 0; i < m->nparams; i++)
-    if (strcmp(m->params[i].name, name) == 0) return m->params[i].a.data;
-  return NULL; /* never: every name used below is made in make_params */
-}
-
-static const float *paramf(const GopModel *m, const char *fmt, int layer) {
-  char name[48];
-  snprintf(name, sizeof name, fmt, layer);
-  return param(m, name);
 }
 
 static int make_params(GopModel *m, uint64_t seed) {
@@ -260,7 +270,7 @@ int gop_model_save_weights(const GopModel *m, const char *dir) {
  * self-loop 1 / deg(v). */
 static int gcn_norm(GopModel *m) {
   const int32_t *src, *dst;
-  int64_t ne = gop_graph_arcs(m->g, &src, &dst);
+  int64_t ne = m->ne = gop_graph_arcs(m->g, &src, &dst);
   double *deg = calloc((size_t)m->nv + 1, sizeof *deg);
   m->gcn_w = malloc((size_t)(ne > 0 ? ne : 1) * sizeof(float));
   m->gcn_s = malloc((size_t)m->nv * sizeof(float) + 1);
@@ -338,7 +348,8 @@ GopModel *gop_model_new(GopContext *ctx, const char *name, const GopGraph *g,
   m->hidden = o->hidden ? o->hidden : model_table[which].hidden;
   m->classes = o->classes;
   m->gat_separate = o->gat_separate;
-  if (make_params(m, o->seed) != 0) {
+  m->pool = calloc(MAX_BUFS, sizeof *m->pool);
+  if (!m->pool || make_params(m, o->seed) != 0) {
     gop_report(ctx, "model %s: out of memory for its parameters", name);
     gop_model_free(m);
     return NULL;
@@ -359,10 +370,92 @@ void gop_model_free(GopModel *m) {
   for (int i = 0; i < m->nparams; i++) gop_array_free(&m->params[i].a);
   free(m->gcn_w);
   free(m->gcn_s);
+  free(m->pool);
   free(m); /* m->gs belongs to the context */
 }
 
-/* ---- the steps of a forward ---- */
+/* ---- the steps of a forward ----
+ *
+ * A forward is written once, as a straight list of steps over Bufs, and
+ * run in one of three passes:
+ *   PASS_INTERP  host Bufs; each step runs at once (the C GEMM, the
+ *                reference interpreter);
+ *   PASS_PLAN    device Bufs: allocates the intermediates, uploads the
+ *                parameters and tables, makes each operator's GopRun bound
+ *                to its device pointers and prepares it (kernels, the
+ *                graph's upload); nothing is launched;
+ *   PASS_LAUNCH  queues every step in the legacy stream, cuBLAS's and the
+ *                runs' alike: no allocation, no copy, no wait.
+ * The passes meet the same steps in the same order, so the n-th Buf and
+ * the n-th run of a LAUNCH pass are those the PLAN pass made. */
+
+/* Reports a failure of the runtime as the model's. */
+static int gpu_failed(GopModel *m, RtStatus s, Diag *d, const char *what) {
+  ERR(m, "model %s: %s on the GPU failed: %s", m->name, what, rt_reason(d, s));
+  if (!m->st->gpu_status) m->st->gpu_status = s;
+  return -1;
+}
+
+/* The next Buf of the pass: made (holding `n` floats, a copy of `host` when
+ * given, else zeros) the first time, the same one in a LAUNCH pass. NULL
+ * after reporting. */
+static Buf *buf(GopModel *m, const float *host, int64_t n) {
+  if (m->ipool < m->npool) return &m->pool[m->ipool++];
+  if (m->pass == PASS_LAUNCH || m->npool == MAX_BUFS) {
+    ERR(m, "model %s: more than %d tensors in one forward", m->name, MAX_BUFS);
+    return NULL;
+  }
+  Buf *b = &m->pool[m->npool];
+  memset(b, 0, sizeof *b);
+  if (m->pass == PASS_INTERP) {
+    b->borrowed = host != NULL;
+    b->h = host ? (float *)host : calloc((size_t)n + 1, sizeof(float));
+    if (!b->h) {
+      ERR(m, "model %s: out of host memory (%lld floats)", m->name, (long long)n);
+      return NULL;
+    }
+  } else {
+    Diag d;
+    ir_diag_init(&d, NULL);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    RtStatus s = rt_tensor_alloc(&b->d, bytes, host ? "model parameter" : "model tensor", &d);
+    if (!s && host && n > 0) s = rt_tensor_upload(&b->d, host, (size_t)n * sizeof(float), &d);
+    if (!s && !host) s = rt_tensor_fill32(&b->d, 0, &d);
+    if (s) {
+      rt_tensor_free(&b->d);
+      gpu_failed(m, s, &d, host ? "uploading a parameter" : "allocating a tensor");
+    }
+    ir_diag_free(&d);
+    if (s) return NULL;
+  }
+  m->npool++;
+  m->ipool++;
+  return b;
+}
+
+static void buf_free(Buf *b) {
+  if (!b->borrowed) free(b->h);
+  rt_tensor_free(&b->d);
+  memset(b, 0, sizeof *b);
+}
+
+static Buf *rows(GopModel *m, int64_t width) { return buf(m, NULL, m->nv * width); }
+
+/* A parameter as a Buf: on the GPU, uploaded by the PLAN pass. */
+static Buf *param(GopModel *m, const char *name) {
+  for (int i = 0; i < m->nparams; i++)
+    if (strcmp(m->params[i].name, name) == 0) {
+      const GopArray *a = &m->params[i].a;
+      return buf(m, a->data, a->ndim == 1 ? a->shape[0] : a->shape[0] * a->shape[1]);
+    }
+  unreachable("a parameter the model did not make"); /* make_params makes every name */
+}
+
+static Buf *paramf(GopModel *m, const char *fmt, int layer) {
+  char name[48];
+  snprintf(name, sizeof name, fmt, layer);
+  return param(m, name);
+}
 
 /* Plain C SGEMM, row-major C[n, mm] = A[n, k] . B[k, mm] + beta C, with
  * float accumulation in the i-k-j order (rows of B stream). */
@@ -381,84 +474,57 @@ static void cpu_gemm(const float *A, const float *B, float *Cm, int64_t n, int64
   }
 }
 
-typedef struct GemmWork {
-  RtDevTensor a, b, c;
-  int n, k, mm;
-  float beta;
-} GemmWork;
-
-static RtStatus gemm_once(void *ctx, Diag *d) {
-  GemmWork *w = ctx;
-  return rt_cublas_sgemm_rows(w->a.ptr, w->b.ptr, w->c.ptr, w->n, w->k, w->mm, w->beta, d);
-}
-
-/* C = A . B + beta C on the device with cuBLAS, timed; `beta` 0 or 1. */
-static int gpu_gemm(GopModel *m, const float *A, const float *B, float *Cm, int64_t n,
-                    int64_t k, int64_t mm, float beta) {
-  if (n > INT32_MAX || k > INT32_MAX || mm > INT32_MAX) {
-    ERR(m, "model %s: a matrix of %lld x %lld is too large for one SGEMM", m->name,
-        (long long)n, (long long)k);
-    return -1;
+/* C = A . B + beta C (`beta` 0 or 1): the C loop, or cuBLAS queued in the
+ * legacy stream. */
+static int gemm(GopModel *m, Buf *A, Buf *B, Buf *Cm, int64_t n, int64_t k, int64_t mm,
+                float beta) {
+  if (!A || !B || !Cm) return -1;
+  if (m->pass == PASS_INTERP) {
+    cpu_gemm(A->h, B->h, Cm->h, n, k, mm, beta);
+    m->st->steps++;
+    return 0;
+  }
+  if (m->pass == PASS_PLAN) {
+    if (n > INT32_MAX || k > INT32_MAX || mm > INT32_MAX) {
+      ERR(m, "model %s: a matrix of %lld x %lld is too large for one SGEMM", m->name,
+          (long long)n, (long long)k);
+      return -1;
+    }
+    m->st->steps++;
+    return 0;
   }
   Diag d;
   ir_diag_init(&d, NULL);
-  GemmWork w = {.n = (int)n, .k = (int)k, .mm = (int)mm, .beta = beta};
-  size_t ba = (size_t)(n * k) * 4, bb = (size_t)(k * mm) * 4, bc = (size_t)(n * mm) * 4;
-  RtStatus s = rt_tensor_alloc(&w.a, ba, "gemm A", &d);
-  if (!s) s = rt_tensor_alloc(&w.b, bb, "gemm B", &d);
-  if (!s) s = rt_tensor_alloc(&w.c, bc, "gemm C", &d);
-  if (!s) s = rt_tensor_upload(&w.a, A, ba, &d);
-  if (!s) s = rt_tensor_upload(&w.b, B, bb, &d);
-  if (!s) s = rt_tensor_upload(&w.c, Cm, bc, &d);
-  /* One run gives the result; the timed runs (beta 1 would accumulate)
-   * run on a copy that is then dropped. */
-  if (!s) s = gemm_once(&w, &d);
-  if (!s) s = rt_tensor_download(&w.c, Cm, bc, &d);
-  if (!s && m->reps > 0) {
-    RtTiming t;
-    s = rt_time_work(gemm_once, &w, 3, m->reps, &t, &d);
-    if (!s) {
-      m->st->gemm_ms += t.median_ms;
-      m->st->total_ms += t.median_ms;
-    }
-  }
-  rt_tensor_free(&w.a);
-  rt_tensor_free(&w.b);
-  rt_tensor_free(&w.c);
-  if (s) {
-    const char *msg = d.buf ? d.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7;
-    ERR(m, "model %s: the dense update on the GPU failed: %s", m->name, msg);
-  }
+  RtStatus s = rt_cublas_sgemm_rows(A->d.ptr, B->d.ptr, Cm->d.ptr, (int)n, (int)k, (int)mm,
+                                    beta, &d);
+  int rc = s ? gpu_failed(m, s, &d, "the dense update") : 0;
   ir_diag_free(&d);
-  m->st->steps++;
-  return s ? -1 : 0;
-}
-
-static int gemm(GopModel *m, const float *A, const float *B, float *Cm, int64_t n, int64_t k,
-                int64_t mm, float beta) {
-  if (m->gpu) return gpu_gemm(m, A, B, Cm, n, k, mm, beta);
-  cpu_gemm(A, B, Cm, n, k, mm, beta);
-  m->st->steps++;
-  return 0;
+  return rc;
 }
 
 /* One tensor binding of an operator step. */
 typedef struct Bind {
   const char *name;
-  float *data;
+  Buf *b;
 } Bind;
 
-/* Runs operator `op` of `mod` on `g` with extents "F=64,H=8" given as
- * name/value pairs and the bindings; on the GPU or the interpreter as the
- * forward says. */
+/* Operator `op` of `mod` on `g` with extents given as name/value pairs and
+ * the bindings: run on the interpreter, planned, or launched, as the pass
+ * says. */
 static int run_op(GopModel *m, GopModule *mod, const char *op, const GopGraph *g,
                   const char *s1, int64_t v1, const char *s2, int64_t v2, const Bind *binds,
                   int nbinds) {
-  GopOp *o = gop_module_find_op(mod, op);
-  if (!o) return -1;
-  GopRun *r = gop_run_new(m->ctx, o, g);
-  if (!r) return -1;
+  for (int i = 0; i < nbinds; i++)
+    if (!binds[i].b) return -1;
+  if (m->pass == PASS_LAUNCH) {
+    if (m->irun == m->nruns) unreachable("a LAUNCH pass met a step its PLAN pass did not");
+    return gop_run_launch(m->runs[m->irun++]) == 0 ? 0 : -1;
+  }
+  GopRun *r = m->pass == PASS_PLAN && m->irun < m->nruns ? m->runs[m->irun] : NULL;
+  if (!r) {
+    GopOp *o = gop_module_find_op(mod, op);
+    if (!o || !(r = gop_run_new(m->ctx, o, g))) return -1;
+  }
   if (s1 && gop_run_set_extent(r, s1, v1) != 0) return -1;
   if (s2 && gop_run_set_extent(r, s2, v2) != 0) return -1;
   for (int i = 0; i < nbinds; i++) {
@@ -473,159 +539,132 @@ static int run_op(GopModel *m, GopModule *mod, const char *op, const GopGraph *g
     }
     int rank = gop_run_tensor_shape(r, t, shape);
     for (int k = 0; k < rank; k++) numel *= shape[k];
-    if (rank < 0 || gop_run_bind(r, binds[i].name, binds[i].data, numel) != 0) return -1;
-  }
-  gop_run_set_device(r, m->gpu ? GOP_DEVICE_GPU : GOP_DEVICE_INTERP);
-  gop_run_set_timing(r, 3, m->gpu ? m->reps : 0);
-  if (gop_run_exec(r) != 0) return -1;
-  const GopRunStats *st = gop_run_stats(r);
-  if (m->gpu) {
-    m->st->graph_ms += st->median_ms;
-    m->st->total_ms += st->median_ms;
+    if (rank < 0) return -1;
+    const Buf *b = binds[i].b;
+    if ((m->pass == PASS_INTERP ? gop_run_bind(r, binds[i].name, b->h, numel)
+                                : gop_run_bind_device(r, binds[i].name, b->d.ptr, numel)) != 0)
+      return -1;
   }
   m->st->steps++;
+  if (m->pass == PASS_INTERP) {
+    gop_run_set_device(r, GOP_DEVICE_INTERP);
+    gop_run_set_timing(r, 3, 0);
+    return gop_run_exec(r) == 0 ? 0 : -1;
+  }
+  gop_run_set_stream(r, NULL); /* the legacy stream: cuBLAS's too */
+  if (gop_run_prepare(r) != 0) return -1;
+  if (m->irun == m->nruns) {
+    if (m->nruns == MAX_RUNS) {
+      ERR(m, "model %s: more than %d operator steps in one forward", m->name, MAX_RUNS);
+      return -1;
+    }
+    m->runs[m->nruns++] = r;
+  }
+  m->irun++;
   return 0;
-}
-
-static float *alloc_rows(GopModel *m, int64_t width) {
-  float *p = calloc((size_t)(m->nv * width) + 1, sizeof(float));
-  if (!p) ERR(m, "model %s: out of host memory (%lld x %lld floats)", m->name,
-              (long long)m->nv, (long long)width);
-  return p;
 }
 
 /* relu or no activation after the bias; GAT's hidden layer uses elu. */
 static const char *epilogue(bool act) { return act ? "bias_relu" : "bias"; }
 
-static int bias_act(GopModel *m, const char *op, float *X, const float *b, float *Y,
-                    int64_t F) {
-  Bind bs[] = {{"X", X}, {"b", (float *)b}, {"Y", Y}};
+static int bias_act(GopModel *m, const char *op, Buf *X, Buf *b, Buf *Y, int64_t F) {
+  Bind bs[] = {{"X", X}, {"b", b}, {"Y", Y}};
   return run_op(m, m->layers, op, m->g, "F", F, NULL, 0, bs, 3);
 }
 
 /* GCN: h = relu(Â X W1 + b1); y = Â h W2 + b2, Â = D^-1/2 (A + I) D^-1/2. */
-static int forward_gcn(GopModel *m, const float *x, float *y) {
+static int forward_gcn(GopModel *m, Buf *x, Buf *y) {
   int64_t Hd = m->hidden, C = m->classes, w = Hd > C ? Hd : C;
-  float *h = alloc_rows(m, Hd), *t = alloc_rows(m, w), *a = alloc_rows(m, w);
-  int rc = !h || !t || !a ? -1 : 0;
+  Buf *h = rows(m, Hd), *t = rows(m, w), *a = rows(m, w);
+  Buf *gw = buf(m, m->gcn_w, m->ne), *gs = buf(m, m->gcn_s, m->nv);
+  int rc = 0;
   for (int l = 1; l <= 2 && rc == 0; l++) {
     int64_t din = l == 1 ? m->in : Hd, dout = l == 1 ? Hd : C;
     rc = gemm(m, l == 1 ? x : h, paramf(m, "conv%d.weight", l), t, m->nv, din, dout, 0);
-    Bind bs[] = {{"H", t}, {"Hd", t}, {"W", m->gcn_w}, {"S", m->gcn_s}, {"Y", a}};
+    Bind bs[] = {{"H", t}, {"Hd", t}, {"W", gw}, {"S", gs}, {"Y", a}};
     if (!rc) rc = run_op(m, m->layers, "gcn_propagate", m->g, "F", dout, NULL, 0, bs, 5);
     if (!rc)
       rc = bias_act(m, epilogue(l == 1), a, paramf(m, "conv%d.bias", l), l == 1 ? h : y, dout);
   }
-  free(h);
-  free(t);
-  free(a);
   return rc;
 }
 
 /* GIN: 5 x h = relu(MLP((1 + eps) h + sum of neighbours)), MLP = Linear,
  * ReLU, Linear; then a Linear classifier. */
-static int forward_gin(GopModel *m, const float *x, float *y) {
-  int64_t Hd = m->hidden;
-  float *h = NULL;
-  const float *in = x;
-  int64_t din = m->in;
+static int forward_gin(GopModel *m, Buf *x, Buf *y) {
+  int64_t Hd = m->hidden, din = m->in;
+  Buf *agg = rows(m, din > Hd ? din : Hd), *t = rows(m, Hd), *u = rows(m, Hd);
+  Buf *h[2] = {rows(m, Hd), rows(m, Hd)};
+  Buf *in = x;
   int rc = 0;
   for (int l = 1; l <= GIN_LAYERS && rc == 0; l++) {
-    float *agg = alloc_rows(m, din), *t = alloc_rows(m, Hd), *u = alloc_rows(m, Hd);
-    float *out = alloc_rows(m, Hd);
-    if (!agg || !t || !u || !out) rc = -1;
-    Bind bs[] = {{"X", (float *)in}, {"Xd", (float *)in},
-                 {"eps", (float *)paramf(m, "conv%d.eps", l)}, {"Y", agg}};
-    if (!rc) rc = run_op(m, m->layers, "gin_aggregate", m->g, "F", din, NULL, 0, bs, 4);
+    Buf *out = h[l % 2];
+    Bind bs[] = {{"X", in}, {"Xd", in}, {"eps", paramf(m, "conv%d.eps", l)}, {"Y", agg}};
+    rc = run_op(m, m->layers, "gin_aggregate", m->g, "F", din, NULL, 0, bs, 4);
     if (!rc) rc = gemm(m, agg, paramf(m, "conv%d.lin1.weight", l), t, m->nv, din, Hd, 0);
     if (!rc) rc = bias_act(m, "bias_relu", t, paramf(m, "conv%d.lin1.bias", l), u, Hd);
     if (!rc) rc = gemm(m, u, paramf(m, "conv%d.lin2.weight", l), t, m->nv, Hd, Hd, 0);
     if (!rc) rc = bias_act(m, "bias_relu", t, paramf(m, "conv%d.lin2.bias", l), out, Hd);
-    free(agg);
-    free(t);
-    free(u);
-    free(h);
-    h = out;
-    in = h;
+    in = out;
     din = Hd;
   }
-  float *t = rc ? NULL : alloc_rows(m, m->classes);
-  if (!rc && !t) rc = -1;
-  if (!rc) rc = gemm(m, h, param(m, "lin.weight"), t, m->nv, Hd, m->classes, 0);
-  if (!rc) rc = bias_act(m, "bias", t, param(m, "lin.bias"), y, m->classes);
-  free(t);
-  free(h);
+  Buf *c = rows(m, m->classes);
+  if (!rc) rc = gemm(m, in, param(m, "lin.weight"), c, m->nv, Hd, m->classes, 0);
+  if (!rc) rc = bias_act(m, "bias", c, param(m, "lin.bias"), y, m->classes);
   return rc;
 }
 
 /* One GAT layer on the self-loop graph: z = X W as [V, H, C], attention
  * terms per head, then softmax-weighted aggregation (fused or as three
  * operators), into y [V, H, C]. */
-static int gat_layer(GopModel *m, int l, const float *x, int64_t din, int64_t H, int64_t C,
-                     float *y) {
-  float *z = alloc_rows(m, H * C), *as = alloc_rows(m, H), *ad = alloc_rows(m, H);
-  GopGraphInfo gi;
-  gop_graph_info(m->gs, &gi);
-  float *s = NULL, *p = NULL;
-  int rc = !z || !as || !ad ? -1 : 0;
-  if (!rc) rc = gemm(m, x, paramf(m, "conv%d.weight", l), z, m->nv, din, H * C, 0);
-  Bind ts[] = {{"Z", z}, {"a", (float *)paramf(m, "conv%d.att_src", l)}, {"T", as}};
+static int gat_layer(GopModel *m, int l, Buf *x, int64_t din, int64_t H, int64_t C, Buf *y) {
+  Buf *z = rows(m, H * C), *as = rows(m, H), *ad = rows(m, H);
+  int rc = gemm(m, x, paramf(m, "conv%d.weight", l), z, m->nv, din, H * C, 0);
+  Bind ts[] = {{"Z", z}, {"a", paramf(m, "conv%d.att_src", l)}, {"T", as}};
   if (!rc) rc = run_op(m, m->layers, "gat_terms", m->gs, "H", H, "C", C, ts, 3);
-  Bind td[] = {{"Z", z}, {"a", (float *)paramf(m, "conv%d.att_dst", l)}, {"T", ad}};
+  Bind td[] = {{"Z", z}, {"a", paramf(m, "conv%d.att_dst", l)}, {"T", ad}};
   if (!rc) rc = run_op(m, m->layers, "gat_terms", m->gs, "H", H, "C", C, td, 3);
   if (!rc && !m->gat_separate) {
     Bind bs[] = {{"Z", z}, {"As", as}, {"Ad", ad}, {"Y", y}};
     rc = run_op(m, m->layers, "gat_attention", m->gs, "H", H, "C", C, bs, 4);
   } else if (!rc) {
-    s = calloc((size_t)(gi.num_edges * H) + 1, sizeof *s);
-    p = calloc((size_t)(gi.num_edges * H) + 1, sizeof *p);
-    if (!s || !p) {
-      ERR(m, "model %s: out of host memory for edge scores", m->name);
-      rc = -1;
-    }
+    GopGraphInfo gi;
+    gop_graph_info(m->gs, &gi);
+    Buf *s = buf(m, NULL, gi.num_edges * H), *p = buf(m, NULL, gi.num_edges * H);
     Bind b1[] = {{"As", as}, {"Ad", ad}, {"S", s}};
-    if (!rc) rc = run_op(m, m->layers, "gat_scores", m->gs, "H", H, NULL, 0, b1, 3);
+    rc = run_op(m, m->layers, "gat_scores", m->gs, "H", H, NULL, 0, b1, 3);
     Bind b2[] = {{"S", s}, {"P", p}};
     if (!rc) rc = run_op(m, m->layers, "edge_softmax_heads", m->gs, "H", H, NULL, 0, b2, 2);
     Bind b3[] = {{"Z", z}, {"P", p}, {"Y", y}};
     if (!rc) rc = run_op(m, m->layers, "gat_aggregate", m->gs, "H", H, "C", C, b3, 3);
   }
-  free(s);
-  free(p);
-  free(z);
-  free(as);
-  free(ad);
   return rc;
 }
 
 /* GAT: h = elu(concat of 8 heads + b1); y = one head + b2 (the mean of one
  * head is itself). */
-static int forward_gat(GopModel *m, const float *x, float *y) {
+static int forward_gat(GopModel *m, Buf *x, Buf *y) {
   int64_t Hd = m->hidden, W1 = GAT_HEADS * Hd;
-  float *a = alloc_rows(m, W1), *h = alloc_rows(m, W1), *a2 = alloc_rows(m, m->classes);
-  int rc = !a || !h || !a2 ? -1 : 0;
-  if (!rc) rc = gat_layer(m, 1, x, m->in, GAT_HEADS, Hd, a);
+  Buf *a = rows(m, W1), *h = rows(m, W1), *a2 = rows(m, m->classes);
+  int rc = gat_layer(m, 1, x, m->in, GAT_HEADS, Hd, a);
   if (!rc) rc = bias_act(m, "bias_elu", a, param(m, "conv1.bias"), h, W1);
   if (!rc) rc = gat_layer(m, 2, h, W1, 1, m->classes, a2);
   if (!rc) rc = bias_act(m, "bias", a2, param(m, "conv2.bias"), y, m->classes);
-  free(a);
-  free(h);
-  free(a2);
   return rc;
 }
 
 /* GraphSAGE: h = relu(agg(x) Wl + bl + x Wr); y = agg(h) Wl2 + bl2 + h Wr2,
  * agg the sum, mean or max over in-neighbours (0 for none). */
-static int forward_sage(GopModel *m, const float *x, float *y) {
+static int forward_sage(GopModel *m, Buf *x, Buf *y) {
   const char *agg_op = m->kind == M_SAGE_SUM ? "copy_u_sum"
                        : m->kind == M_SAGE_MEAN ? "copy_u_mean" : "copy_u_max";
   int64_t Hd = m->hidden, C = m->classes;
   int64_t wi = m->in > Hd ? m->in : Hd, wo = Hd > C ? Hd : C;
-  float *h = alloc_rows(m, Hd), *agg = alloc_rows(m, wi), *t = alloc_rows(m, wo);
-  int rc = !h || !agg || !t ? -1 : 0;
+  Buf *h = rows(m, Hd), *agg = rows(m, wi), *t = rows(m, wo);
+  int rc = 0;
   for (int l = 1; l <= 2 && rc == 0; l++) {
     int64_t din = l == 1 ? m->in : Hd, dout = l == 1 ? Hd : C;
-    float *in = l == 1 ? (float *)x : h;
+    Buf *in = l == 1 ? x : h;
     Bind bs[] = {{"X", in}, {"Y", agg}};
     rc = run_op(m, m->stdlib, agg_op, m->g, "F", din, NULL, 0, bs, 2);
     if (!rc) rc = gemm(m, agg, paramf(m, "conv%d.lin_l.weight", l), t, m->nv, din, dout, 0);
@@ -634,9 +673,61 @@ static int forward_sage(GopModel *m, const float *x, float *y) {
       rc = bias_act(m, epilogue(l == 1), t, paramf(m, "conv%d.lin_l.bias", l), l == 1 ? h : y,
                     dout);
   }
-  free(h);
-  free(agg);
-  free(t);
+  return rc;
+}
+
+/* One pass of the forward from x into y. */
+static int forward(GopModel *m, Pass pass) {
+  m->pass = pass;
+  m->ipool = m->irun = 0;
+  switch (m->kind) {
+  case M_GCN: return forward_gcn(m, m->x, m->y);
+  case M_GIN: return forward_gin(m, m->x, m->y);
+  case M_GAT: return forward_gat(m, m->x, m->y);
+  default: return forward_sage(m, m->x, m->y);
+  }
+}
+
+/* A timed repetition: one LAUNCH pass. A failure is already reported. */
+static RtStatus launch_work(void *ctx, Diag *d) {
+  GopModel *m = ctx;
+  if (forward(m, PASS_LAUNCH) == 0) return RT_OK;
+  m->launch_failed = true;
+  return RT_ERR;
+}
+
+/* The forward on the GPU: x up once, everything planned, one LAUNCH pass
+ * for the result, `reps` more timed as whole forwards between CUDA events,
+ * y down once. */
+static int forward_gpu(GopModel *m, const float *x, float *y) {
+  Buf xb = {0}, yb = {0};
+  m->x = &xb;
+  m->y = &yb;
+  Diag d;
+  ir_diag_init(&d, NULL);
+  size_t bx = (size_t)(m->nv * m->in) * sizeof(float);
+  size_t by = (size_t)(m->nv * m->classes) * sizeof(float);
+  RtStatus s = rt_tensor_alloc(&xb.d, bx ? bx : 4, "model input X", &d);
+  if (!s) s = rt_tensor_alloc(&yb.d, by ? by : 4, "model output Y", &d);
+  if (!s && bx) s = rt_tensor_upload(&xb.d, x, bx, &d);
+  int rc = s ? gpu_failed(m, s, &d, "uploading the input") : 0;
+  if (!rc) rc = forward(m, PASS_PLAN);
+  if (!rc) rc = forward(m, PASS_LAUNCH);
+  if (!rc && m->reps > 0) {
+    RtTiming t;
+    m->launch_failed = false;
+    s = rt_time_work(launch_work, m, 0, m->reps, &t, &d);
+    if (s && !m->launch_failed) rc = gpu_failed(m, s, &d, "timing the forward");
+    else if (s) rc = -1;
+    m->st->total_ms = t.median_ms;
+    m->st->min_ms = t.min_ms;
+    m->st->reps = m->reps;
+  }
+  if (!rc && by && (s = rt_tensor_download(&yb.d, y, by, &d)))
+    rc = gpu_failed(m, s, &d, "the forward (or copying its output back)");
+  ir_diag_free(&d);
+  buf_free(&xb);
+  buf_free(&yb);
   return rc;
 }
 
@@ -647,15 +738,14 @@ int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int 
   memset(st, 0, sizeof *st);
   m->st = st;
   m->reps = reps > 0 ? reps : 0;
-  m->gpu = false;
+  bool gpu = false;
   if (dev != GOP_DEVICE_INTERP) {
     Diag d;
     ir_diag_init(&d, NULL);
     RtStatus s = rt_cublas_open(&d);
-    const char *msg = d.buf ? d.buf : rt_status_name(s);
-    if (strncmp(msg, "error: ", 7) == 0) msg += 7; /* said again below */
+    const char *msg = rt_reason(&d, s); /* said again below */
     if (s == RT_OK) {
-      m->gpu = true;
+      gpu = true;
     } else if (dev == GOP_DEVICE_GPU) {
       ERR(m, "model %s: cannot run on the GPU: %s", m->name, msg);
       st->gpu_status = s;
@@ -669,18 +759,23 @@ int gop_model_forward(GopModel *m, const float *x, float *y, GopDevice dev, int 
     }
     ir_diag_free(&d);
   }
-  st->on_gpu = m->gpu;
-  snprintf(st->device, sizeof st->device, "%s",
-           m->gpu ? rt_cuda_device_name() : "interpreter");
-  if (m->gpu) snprintf(st->blas, sizeof st->blas, "%s", rt_cublas_name());
+  st->on_gpu = gpu;
+  snprintf(st->device, sizeof st->device, "%s", gpu ? rt_cuda_device_name() : "interpreter");
+  if (gpu) snprintf(st->blas, sizeof st->blas, "%s", rt_cublas_name());
   double t0 = rt_wall_seconds();
+  m->npool = 0;
   int rc;
-  switch (m->kind) {
-  case M_GCN: rc = forward_gcn(m, x, y); break;
-  case M_GIN: rc = forward_gin(m, x, y); break;
-  case M_GAT: rc = forward_gat(m, x, y); break;
-  default: rc = forward_sage(m, x, y); break;
+  if (gpu) {
+    rc = forward_gpu(m, x, y);
+  } else {
+    Buf xb = {.h = (float *)x, .borrowed = true}, yb = {.h = y, .borrowed = true};
+    m->x = &xb;
+    m->y = &yb;
+    rc = forward(m, PASS_INTERP);
   }
+  for (int i = 0; i < m->npool; i++) buf_free(&m->pool[i]);
+  m->npool = 0;
+  m->x = m->y = NULL;
   st->seconds = rt_wall_seconds() - t0;
   m->st = NULL;
   return rc;

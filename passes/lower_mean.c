@@ -27,13 +27,12 @@
 
 #include "passes/passes.h"
 
-/* The reduction that targets `t` in `list` (ASSIGN: none). */
-static IrRed target_red(const IrNode *list, const IrTensor *t) {
+IrRed pass_target_red(const IrNode *list, const IrTensor *t) {
   for (const IrNode *s = list; s; s = s->next) {
     IrRed r = IR_RED_ASSIGN;
     if (s->kind == IR_STORE && s->acc.tensor == t) r = s->acc.red;
-    else if (s->kind == IR_LOOP) r = target_red(s->loop.body, t);
-    else if (s->kind == IR_IF) r = target_red(s->ifs.then, t);
+    else if (s->kind == IR_LOOP) r = pass_target_red(s->loop.body, t);
+    else if (s->kind == IR_IF) r = pass_target_red(s->ifs.then, t);
     if (r != IR_RED_ASSIGN) return r;
   }
   return IR_RED_ASSIGN;
@@ -62,8 +61,13 @@ static const char *stage_name(const IrOp *op, Arena *a, const char *base,
   }
 }
 
-/* The finalisation stage of `t`, reduced with `red`. */
-static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
+/* The finalisation stage of `t`, reduced with `red`; with `fill`, the
+ * stage that gives the rows its groups do not own their initial value
+ * instead (fill.c). A tensor whose rows with 1..G in-edges are owned by
+ * their one neighbour group (t->owner_group, promote.c) is finished there;
+ * this stage then visits only the others:
+ *   for v @warp { if (in_degree(v) == 0.0 || in_degree(v) > G) { ... } } */
+IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
   Loc at = t->loc;
   const char *names[IR_MAX_IDX];
   int nn = 0;
@@ -91,6 +95,14 @@ static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
   }
   IrNode *top = row;
   hole = row ? &row->loop.body : &top;
+  if (row && deg && t->owner_group > 0) {
+    IrNode *none = ir_bin(a, at, IR_OP_EQ, ir_clone(a, deg), ir_fconst(a, at, 0.0));
+    IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, deg),
+                           ir_fconst(a, at, (double)t->owner_group));
+    IrNode *g = ir_if(a, at, ir_bin(a, at, IR_OP_OR, none, heavy), NULL);
+    *hole = g;
+    hole = &g->ifs.then;
+  }
   for (int k = 0; k < t->ndims; k++) {
     names[nn] = stage_name(op, a, ir_sprintf(a, "f%s_fin", k ? ir_sprintf(a, "%d", k) : ""),
                            names, nn);
@@ -128,6 +140,12 @@ static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
     idx[nidx++] = ir_var(a, at, f);
   }
   IrNode *body;
+  if (fill) {
+    double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
+    body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN, ir_fconst(a, at, id));
+    *hole = body;
+    return top ? top : body;
+  }
   if (red == IR_RED_MEAN) {
     IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
     IrNode *count = ir_call(a, at, IR_FN_MAX, 2, args);
@@ -149,7 +167,7 @@ static IrNode *final_stage(IrOp *op, IrTensor *t, IrRed red, Arena *a) {
 }
 
 int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
-  IrRed red = target_red(op->body, t);
+  IrRed red = pass_target_red(op->body, t);
   if (red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) return 0;
   if (red == IR_RED_MEAN && t->domain != IR_DOM_DST && t->domain != IR_DOM_SRC) {
     ir_error(d, t->loc, "mean: '%s' is a mean= target but lives on %s; only "
@@ -161,7 +179,7 @@ int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
     IrNode *s = *p;
     IrNode *saved = s->next;
     s->next = NULL;
-    bool reduces = target_red(s, t) != IR_RED_ASSIGN;
+    bool reduces = pass_target_red(s, t) != IR_RED_ASSIGN;
     s->next = saved;
     if (!reduces) {
       p = &s->next;
@@ -172,7 +190,7 @@ int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
       mean_to_add(s, t);
       s->next = saved;
     }
-    IrNode *fin = final_stage(op, t, red, a);
+    IrNode *fin = pass_row_stage(op, t, red, false, a);
     fin->next = s->next;
     s->next = fin;
     p = &fin->next;

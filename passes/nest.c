@@ -149,6 +149,60 @@ IrOp *pass_op_copy(const IrOp *op, Arena *a) {
   return c;
 }
 
+static void retarget_expr(IrNode *e, const IrTensor *from, IrTensor *to) {
+  if (!e) return;
+  switch (e->kind) {
+  case IR_LOAD:
+    if (e->acc.tensor == from) e->acc.tensor = to;
+    for (int i = 0; i < e->acc.nidx; i++) retarget_expr(e->acc.idx[i], from, to);
+    break;
+  case IR_BIN:
+    retarget_expr(e->bin.a, from, to);
+    retarget_expr(e->bin.b, from, to);
+    break;
+  case IR_UN: retarget_expr(e->un.a, from, to); break;
+  case IR_CALL:
+    for (int i = 0; i < e->call.nargs; i++) retarget_expr(e->call.args[i], from, to);
+    break;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    retarget_expr(e->endpoint.e, from, to);
+    break;
+  default: break;
+  }
+}
+
+void pass_retarget(IrNode *list, const IrTensor *from, IrTensor *to) {
+  for (IrNode *s = list; s; s = s->next) {
+    switch (s->kind) {
+    case IR_LOOP:
+      retarget_expr(s->loop.extent, from, to);
+      retarget_expr(s->loop.of, from, to);
+      pass_retarget(s->loop.body, from, to);
+      break;
+    case IR_IF:
+      retarget_expr(s->ifs.cond, from, to);
+      pass_retarget(s->ifs.then, from, to);
+      break;
+    case IR_STORE:
+      if (s->acc.tensor == from) s->acc.tensor = to;
+      for (int i = 0; i < s->acc.nidx; i++) retarget_expr(s->acc.idx[i], from, to);
+      retarget_expr(s->acc.value, from, to);
+      break;
+    case IR_LET: retarget_expr(s->let.init, from, to); break;
+    case IR_SET: retarget_expr(s->set.value, from, to); break;
+    default: break;
+    }
+  }
+}
+
+IrTensor *pass_own_tensor(IrOp *op, IrTensor *t, Arena *a) {
+  IrTensor *nt = IR_NEW(a, IrTensor);
+  *nt = *t;
+  op->tensors[t->id] = nt;
+  pass_retarget(op->body, t, nt);
+  return nt;
+}
+
 IrVar *pass_new_var(IrOp *op, Arena *a, const char *name, IrVarKind kind,
                     Loc loc) {
   return ir_op_add_var(a, op, name, loc, kind);

@@ -149,6 +149,20 @@ int pass_lower_mean(IrOp *op, Arena *a, Diag *d);
 /* The same for one tensor (promote needs it before it can move a mean=
  * accumulator). Does nothing for a tensor that is no mean= target. */
 int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d);
+/* The reduction that targets `t` in the statements `list` and those after
+ * them (ASSIGN: none). */
+IrRed pass_target_red(const IrNode *list, const IrTensor *t);
+/* A stage over the rows of `t` (a warp per row, lanes on its last
+ * dimension): the finalisation of a `red` target, or with `fill` the
+ * store of the reduction's identity; over the rows its neighbour groups do
+ * not own only, when t->owner_group is set. */
+IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a);
+
+/* fill.c: requires mean= lowered; gives each tensor whose rows its
+ * neighbour groups own (promote.c) a first stage giving the other rows
+ * (empty and heavy) their initial value, and marks it filled, so the
+ * runtime does not fill the whole tensor before the op. */
+int pass_fill(IrOp *op, Arena *a, Diag *d);
 
 /* segment.c: requires mean= lowered, runs before conflicts; breaks
  * nothing. In a deterministic op, a stage over neighbour groups bound to
@@ -218,6 +232,13 @@ bool pass_name_taken(const IrOp *op, const char *name);
 
 /* A copy of `op` with its own body and arrays, to try a change on. */
 IrOp *pass_op_copy(const IrOp *op, Arena *a);
+/* Points every load and store of `from` in the statements `list` (and
+ * what follows them) at `to`. */
+void pass_retarget(IrNode *list, const IrTensor *from, IrTensor *to);
+/* Tensors are shared by the copies of an op (pass_op_copy copies the
+ * pointers): a copy of `t` that only `op` uses, installed in its place, to
+ * change a property of the tensor in this op alone. */
+IrTensor *pass_own_tensor(IrOp *op, IrTensor *t, Arena *a);
 /* A fresh loop variable (index kind unless `kind` says otherwise). */
 IrVar *pass_new_var(IrOp *op, Arena *a, const char *name, IrVarKind kind,
                     Loc loc);

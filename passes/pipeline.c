@@ -17,6 +17,8 @@ static const PassInfo table[] = {
      pass_accumulate},
     {"mean", "mean= becomes += and a division by the degree; max=/min= "
              "elements left empty become 0", pass_lower_mean},
+    {"fill", "a sum over neighbour groups fills only the rows its groups do "
+             "not own (empty and heavy ones), in a first stage", pass_fill},
     {"segment", "deterministic(): a reduction over neighbour groups becomes "
                 "rows per group, then each destination adds its rows in "
                 "table order", pass_segment},

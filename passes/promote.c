@@ -304,52 +304,6 @@ static int promote_shared(IrOp *op, const char *loop, Loc loc, Arena *a,
  * extents are checked by the runtime at launch against the device. */
 #define STAGE_MAX_BYTES (227 * 1024)
 
-static void retarget_expr(IrNode *e, const IrTensor *from, IrTensor *to) {
-  if (!e) return;
-  switch (e->kind) {
-  case IR_LOAD:
-    if (e->acc.tensor == from) e->acc.tensor = to;
-    for (int i = 0; i < e->acc.nidx; i++) retarget_expr(e->acc.idx[i], from, to);
-    break;
-  case IR_BIN:
-    retarget_expr(e->bin.a, from, to);
-    retarget_expr(e->bin.b, from, to);
-    break;
-  case IR_UN: retarget_expr(e->un.a, from, to); break;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) retarget_expr(e->call.args[i], from, to);
-    break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    retarget_expr(e->endpoint.e, from, to);
-    break;
-  default: break;
-  }
-}
-
-/* Points every load of `from` under `list` at `to`. */
-static void retarget(IrNode *list, const IrTensor *from, IrTensor *to) {
-  for (IrNode *s = list; s; s = s->next) {
-    switch (s->kind) {
-    case IR_LOOP:
-      retarget_expr(s->loop.extent, from, to);
-      retarget_expr(s->loop.of, from, to);
-      retarget(s->loop.body, from, to);
-      break;
-    case IR_IF:
-      retarget_expr(s->ifs.cond, from, to);
-      retarget(s->ifs.then, from, to);
-      break;
-    case IR_STORE:
-      for (int i = 0; i < s->acc.nidx; i++) retarget_expr(s->acc.idx[i], from, to);
-      retarget_expr(s->acc.value, from, to);
-      break;
-    case IR_LET: retarget_expr(s->let.init, from, to); break;
-    case IR_SET: retarget_expr(s->set.value, from, to); break;
-    default: break;
-    }
-  }
-}
-
 static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
                           Arena *a, Diag *d) {
   const char *x = t->name;
@@ -398,14 +352,9 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
              "sm_90)", x, x, (long long)bytes, STAGE_MAX_BYTES);
     return -1;
   }
-  /* Tensors are shared by the copies of an op (pass_op_copy copies the
-   * pointers), so the staged one is a new tensor in a new copy. */
+  /* The staged one is this op's own tensor, in a new copy. */
   IrOp *c = pass_op_copy(op, a);
-  IrTensor *nt = IR_NEW(a, IrTensor);
-  *nt = *t;
-  nt->shared = true;
-  c->tensors[t->id] = nt;
-  retarget(c->body, t, nt);
+  pass_own_tensor(c, t, a)->shared = true;
   *op = *c;
   return 0;
 }
@@ -414,6 +363,18 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
 
 static bool stores_to(const IrNode *n, void *t) {
   return n->kind == IR_STORE && n->acc.tensor == t;
+}
+
+/* The number of stages of `op` that store into `t`. */
+static int store_count(const IrOp *op, const IrTensor *t) {
+  int stores = 0;
+  for (const IrNode *s = op->body; s; s = s->next) {
+    const IrNode *saved = s->next;
+    ((IrNode *)s)->next = NULL;
+    stores += ir_any(s, stores_to, (void *)t);
+    ((IrNode *)s)->next = (IrNode *)saved;
+  }
+  return stores;
 }
 
 /* Whether the flush of candidate k can finish its target itself: a +=,
@@ -455,14 +416,7 @@ static bool finishes(IrOp *op, const PassSite *site, Scan *sc, int k) {
     }
   }
   if (team != IR_BIND_NONE && !apart) return false;
-  int stores = 0;
-  for (const IrNode *s = op->body; s; s = s->next) {
-    const IrNode *saved = s->next;
-    ((IrNode *)s)->next = NULL;
-    stores += ir_any(s, stores_to, (void *)t);
-    ((IrNode *)s)->next = (IrNode *)saved;
-  }
-  if (stores != 1) return false;
+  if (store_count(op, t) != 1) return false;
   for (int g = 0; g < sc->nguards[k]; g++)
     if (!cond_outer(sc, sc->guards[k][g])) return false;
   return !pass_store_conflicts(site->path, site->depth, st, NULL);
@@ -497,19 +451,35 @@ static IrNode *finish(const IrNode *l, IrNode *st, IrVar *acc, Arena *a) {
   return fix;
 }
 
-/* `if (in_degree(dst(g)) <= G) { plain Y[...] = acc }
+/* Whether the groups around a promoted L may own the rows of `st`'s
+ * target: a sum, mean, max or min into a destination row (`Y[dst(g),
+ * ...]`), the only store into that tensor in the operator (a plain store
+ * of an owned row would overwrite another store's contributions). */
+static bool owns_rows(const IrOp *op, const IrNode *st) {
+  IrRed red = st->acc.red;
+  const IrTensor *t = st->acc.tensor;
+  if ((red != IR_RED_ADD && red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) ||
+      t->domain != IR_DOM_DST || t->role == IR_ROLE_IN || t->owner_group)
+    return false;
+  return store_count(op, t) == 1;
+}
+
+/* `if (in_degree(dst(g)) <= G) { plain Y[...] = acc }   (acc / in_degree for a mean)
  *  if (in_degree(dst(g)) > G) { atomic }`: the group of a destination with
- * at most G in-edges is its only one, so it writes the whole sum; the
- * store is marked plain here because the conflicts pass cannot see that
- * the guard leaves it one writer. */
+ * at most G in-edges is its only one, so it writes the whole sum (mean,
+ * max, min); the store is marked plain here because the conflicts pass
+ * cannot see that the guard leaves it one writer. The rows it does not
+ * own (heavy and empty ones) are filled by the op's own first stage
+ * (fill.c) and finished by the finalisation stage (lower_mean.c). */
 static IrNode *owned_or_atomic(const Scan *sc, const IrNode *st, IrVar *acc,
-                               IrNode *atomic, int64_t G, Arena *a) {
+                               IrNode *atomic, int64_t G, bool mean, Arena *a) {
   Loc at = st->loc;
   IrNode *deg = ir_endpoint(a, at, IR_INDEG, ir_endpoint(a, at, IR_DST, ir_clone(a, sc->group_of)));
   IrNode *idx[IR_MAX_IDX];
   for (int i = 0; i < st->acc.nidx; i++) idx[i] = ir_clone(a, st->acc.idx[i]);
-  IrNode *only = ir_store(a, at, st->acc.tensor, st->acc.nidx, idx, IR_RED_ASSIGN,
-                          ir_var(a, at, acc));
+  IrNode *value = ir_var(a, at, acc);
+  if (mean) value = ir_bin(a, at, IR_OP_DIV, value, ir_clone(a, deg));
+  IrNode *only = ir_store(a, at, st->acc.tensor, st->acc.nidx, idx, IR_RED_ASSIGN, value);
   only->acc.how = IR_HOW_PLAIN;
   IrNode *one = ir_if(a, at, ir_bin(a, at, IR_OP_LE, deg, ir_fconst(a, at, (double)G)), only);
   IrNode *many = ir_if(a, at, ir_bin(a, at, IR_OP_GT, ir_clone(a, deg),
@@ -558,13 +528,24 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
         return -1;
       }
   }
+  /* The neighbour-groups loop around L when L is its group's edges: a
+   * group of a destination with at most G in-edges is its only one. */
+  const IrNode *gl = NULL;
+  for (int i = 0; sc.group_of && i < site->depth; i++)
+    if (site->path[i]->kind == IR_LOOP && site->path[i]->loop.kind == IR_LOOP_GROUPS &&
+        site->path[i]->loop.var == sc.group_of->var && site->path[i]->loop.group > 0)
+      gl = site->path[i];
   /* A mean=, max= or min= target that L finishes is finished in the flush;
-   * any other mean= accumulator holds a sum: lower the mean first. */
-  bool fin[MAX_STORES];
+   * one that L's groups own is finished there for its owned rows; any
+   * other mean= accumulator holds a sum: lower the mean first. */
+  bool fin[MAX_STORES], owned[MAX_STORES], mean[MAX_STORES];
   for (int k = 0; k < sc.n; k++) {
+    IrNode *st = *sc.slots[k];
     fin[k] = finishes(op, site, &sc, k);
-    if (!fin[k] && (*sc.slots[k])->acc.red == IR_RED_MEAN &&
-        pass_lower_mean_tensor(op, (*sc.slots[k])->acc.tensor, a, d) != 0)
+    mean[k] = st->acc.red == IR_RED_MEAN;
+    owned[k] = !fin[k] && gl && owns_rows(op, st);
+    if (owned[k]) pass_own_tensor(op, st->acc.tensor, a)->owner_group = (int)gl->loop.group;
+    if (!fin[k] && mean[k] && pass_lower_mean_tensor(op, st->acc.tensor, a, d) != 0)
       return -1;
   }
 
@@ -593,15 +574,7 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
         flush = ir_if(a, at, ir_clone(a, sc.guards[k][g]->ifs.cond), flush);
     /* A group that is its destination's only one (in-degree at most G)
      * owns the element: a plain store, the atomic only for heavy rows. */
-    if (sc.group_of && red == IR_RED_ADD && !fin[k]) {
-      const IrNode *gl = NULL;
-      for (int i = 0; i < site->depth; i++)
-        if (site->path[i]->kind == IR_LOOP && site->path[i]->loop.kind == IR_LOOP_GROUPS &&
-            site->path[i]->loop.var == sc.group_of->var)
-          gl = site->path[i];
-      if (gl && gl->loop.group > 0)
-        flush = owned_or_atomic(&sc, st, acc, flush, gl->loop.group, a);
-    }
+    if (owned[k]) flush = owned_or_atomic(&sc, st, acc, flush, gl->loop.group, mean[k], a);
     /* max/min: an empty L leaves the element empty, not "reduced to -inf". */
     if (!fin[k] && (red == IR_RED_MAX || red == IR_RED_MIN) &&
         (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES)) {

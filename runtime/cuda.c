@@ -65,6 +65,11 @@ const char *rt_status_name(RtStatus s) {
   return "unknown status";
 }
 
+const char *rt_reason(const Diag *d, RtStatus s) {
+  const char *msg = d->buf ? d->buf : rt_status_name(s);
+  return strncmp(msg, "error: ", 7) == 0 ? msg + 7 : msg;
+}
+
 const char *rt_format_bytes(uint64_t bytes, char buf[32]) {
   static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes < 1024) {

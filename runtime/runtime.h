@@ -75,6 +75,10 @@ typedef enum RtStatus {
 /* "ok", "error", "no CUDA driver", "no CUDA device", "out of device
  * memory". */
 const char *rt_status_name(RtStatus s);
+/* The reason a failure reported into `d` gives, to be said again inside
+ * another message: d's text without its leading "error: ", else the
+ * status's name when `d` holds nothing. */
+const char *rt_reason(const Diag *d, RtStatus s);
 
 /* Loads the driver, initialises it, retains device 0's primary context and
  * makes it current on this thread. Idempotent and thread-safe. Returns

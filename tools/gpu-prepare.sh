@@ -12,9 +12,10 @@
 #                    kernel packs (docs/operators.md names the subset)
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
-#   python/          the Python package's GPU check (tests/gpu/python_check.sh):
-#                    libgop.so without LLVM, libsqlite3.so.0 beside it, and
-#                    kernels/, every kernel the check runs as a pack
+#   python/          the Python package's GPU checks (tests/gpu/python_check.sh,
+#                    tests/gpu/train.sh): libgop.so without LLVM,
+#                    libsqlite3.so.0 beside it, and kernels/, every kernel
+#                    the checks run (forward and derived backward) as packs
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
 # GOP_BENCH_TOP (default 3) is the number of the cost model's best points
@@ -22,7 +23,10 @@
 # GOP_BENCH_OPS (default: gop_bench's seven) the operators it plans;
 # GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call);
 # GOP_PREPARE_ONLY=python prepares only python/ and the graphs (a few MB:
-#   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv).
+#   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv);
+# GOP_PREPARE_ONLY=models only gopc and the graphs, for tests/gpu/models.sh
+#   and bench/models.sh (GOP_PREPARE_ONLY=models tools/gpu-prepare.sh, by
+#   default cora, pubmed, ogbn-arxiv and molhiv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
@@ -43,11 +47,25 @@ prepare_python() {
   GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
     GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
     python3 tests/gpu/python_check.py --prepare
+  # bench/train.py (tests/gpu/train.sh): the derived backward kernels too
+  GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
+    GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
+    python3 bench/train.py --prepare
 }
 if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
   rm -rf "$out" && mkdir -p "$out/datasets"
   prepare_python
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  du -sh "$out"
+  exit 0
+fi
+if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv molhiv)
+  rm -rf "$out" && mkdir -p "$out/datasets"
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target gopc >/dev/null
+  strip -o "$out/gopc" build-static/gopc
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
   du -sh "$out"
   exit 0

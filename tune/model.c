@@ -146,13 +146,18 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   out->bytes = E * (shape->edge_rows * row + shape->edge_scalars * 4 + 4) +
                V * (shape->vertex_rows + shape->edge_red_rows) * row;
   out->bytes_reuse = out->bytes;
-  if (p->atomic_rows > 0) out->bytes += V * row; /* the fill of the rows added into */
-  if (p->finalise) out->bytes += 2 * V * row;    /* read and written again */
+  /* The rows a second pass visits: all of them, or where the op fills its
+   * own rows (passes/fill.c), those its groups do not own: heavy rows
+   * (about the groups beyond one per row) and empty ones, plus the degrees. */
+  double others = p->filled && p->egroup > 0 ? fmin(1.0, fmax(0.0, E / p->egroup - 0.5 * V) / V) : 1.0;
+  if (p->filled) out->bytes += V * 8;
+  if (p->atomic_rows > 0) out->bytes += others * V * row; /* the fill of the rows added into */
+  if (p->finalise) out->bytes += 2 * others * V * row;    /* read and written again */
   out->atomics = atomics;
   double gathered = V * row * (shape->edge_rows > 0 ? shape->edge_rows : 1);
   out->memory_us = out->bytes / (gathered <= L2_BYTES ? LANE_BW_L2 : BW_DRAM) +
                    atomics / LANE_R_ATOMIC;
-  out->launch_us = LAUNCH_US * (p->finalise ? 2 : 1);
+  out->launch_us = LAUNCH_US * (1 + p->finalise + p->filled);
   out->time_us = out->launch_us + fmax(out->memory_us, fmax(out->issue_us, out->critical_us));
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
    * unroll of 4, the setting measured best. */

@@ -255,16 +255,30 @@ static bool owned_row_store(const IrNode *n) {
   return false;
 }
 
+/* A stage over rows with no edge loop: the finalisation of a mean, max or
+ * min (lower_mean.c), or the fill of the rows neighbour groups do not own
+ * (fill.c). */
+static bool row_stage(const IrNode *s) {
+  return s->kind == IR_LOOP && s->loop.bind == IR_BIND_WARP && s->loop.kind == IR_LOOP_DST_V &&
+         !has_edge_loop(s->loop.body);
+}
+
+/* The op's first stage that is not the fill of the rows its neighbour
+ * groups do not own (passes/fill.c). */
+static const IrNode *main_stage(const IrNode *body) {
+  return body && body->next && row_stage(body) ? body->next : body;
+}
+
 static void read_lanes(const IrNode *body, TunePoint *p) {
   p->lanes = false;
+  bool filled = main_stage(body) != body;
+  body = main_stage(body);
   /* Shared-memory accumulators (promote(g, shared)) are not modelled. */
   if (!body || body->kind != IR_LOOP || body->loop.bind != IR_BIND_WARP || body->loop.shared)
     return;
   /* A second stage may only finalise rows: a warp per vertex, no edges. */
   const IrNode *fin = body->next;
-  if (fin && (fin->next || fin->kind != IR_LOOP || fin->loop.bind != IR_BIND_WARP ||
-              fin->loop.kind != IR_LOOP_DST_V || has_edge_loop(fin->loop.body)))
-    return;
+  if (fin && (fin->next || !row_stage(fin))) return;
   const IrNode *w = body;
   int rows = 0, egroup = 0;
   if (w->loop.kind == IR_LOOP_DST_V) rows = 1;
@@ -283,6 +297,7 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   q.rows = rows;
   q.egroup = egroup;
   q.finalise = fin != NULL;
+  q.filled = filled;
   q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);
   *p = q;
 }
@@ -339,7 +354,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   count_atomics(c->body, out);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {
-    int k = outer_bound_kind(c->body);
+    int k = outer_bound_kind(main_stage(c->body));
     out->warp = any_warp(c->body);
     out->vertex = k == IR_LOOP_DST_V || k == IR_LOOP_SRC_V;
     read_lanes(c->body, out);

@@ -19,8 +19,12 @@
  *    that passed both. The anchor itself is checked on the proxy graph
  *    only, so a bug that shows only at scale and hits every candidate the
  *    same way would go unseen; the report says which check was made.
- * The rules are gop_run_check's: sums within 1e-5 relative L2, max and min
- * exactly, NaN never equal.
+ * The rules are gop_run_check's: sums within 1e-5 relative L2 (an f16, bf16
+ * or f64 output: ir_check_limit of its dtype), max and min
+ * exactly, NaN never equal; against the interpreter, an element that is a
+ * sum of n stored terms may first differ by 2 sqrt(n) 2^-24 sum|terms| (a
+ * summation in another order; interp_sum_allowance). Against the anchor,
+ * which has no interpreter's count of terms, there is no such allowance.
  *
  * Each verified measurement is stored at once, in its own transaction, so
  * an interrupted or killed run keeps every completed candidate.
@@ -123,10 +127,12 @@ static Slot take(Compiler *c, int i) {
 
 /* ---- checking ---- */
 
-/* Compares each output of `got` with `ref` (gop_run_check's rules).
- * Returns 0 when all agree, else 1 with the reason in `why`. */
+/* Compares each output of `got` with `ref` (gop_run_check's rules; `allow`,
+ * if not NULL, the allowance of each element by tensor id). Returns 0 when
+ * all agree, else 1 with the reason in `why`. */
 static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrExtents *ext,
-                   void *const *got, void *const *ref, double *worst, char *why, size_t size) {
+                   void *const *got, void *const *ref, float *const *allow, double *worst,
+                   char *why, size_t size) {
   *worst = 0;
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
@@ -145,6 +151,7 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
         return 1;
       }
       double dd = fabs(a - b);
+      if (!exact && allow && allow[i]) dd = fmax(0, dd - allow[i][k]);
       diff2 += dd * dd;
       ref2 += b * b;
       if (dd > worst_abs) {
@@ -155,10 +162,11 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
     double rel = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
     if (rel > *worst) *worst = rel;
     if (at >= 0 && (exact ? worst_abs > 0 : rel >= limit)) {
-      snprintf(why, size, "%s differs (relative L2 %.3g%s%g); worst at element %lld: got %.9g, "
-               "reference %.9g", t->name, rel, exact ? ", max/min must match exactly" :
-               ", limit ", exact ? 0.0 : limit, (long long)at,
-               ir_elem_get(t->dtype, got[i], at), ir_elem_get(t->dtype, ref[i], at));
+      snprintf(why, size, "%s differs (relative L2 %.3g%s%s%g); worst at element %lld: got %.9g, "
+               "reference %.9g", t->name, rel, allow ? " beyond the summation allowance" : "",
+               exact ? ", max/min must match exactly" : ", limit ", exact ? 0.0 : limit,
+               (long long)at, ir_elem_get(t->dtype, got[i], at),
+               ir_elem_get(t->dtype, ref[i], at));
       return 1;
     }
   }
@@ -190,19 +198,57 @@ static void free_outputs(const IrOp *op, void **b) {
   free(b);
 }
 
-/* The interpreter's outputs for `inputs` on `g`; NULL after reporting. */
+/* f32 arrays of each output's size, by tensor id (the allowances). */
+static float **allow_buffers(const IrOp *op, const Graph *g, const IrExtents *ext) {
+  float **b = calloc((size_t)op->ntensors + 1, sizeof *b);
+  if (!b) return NULL;
+  for (int i = 0; i < op->ntensors; i++) {
+    if (op->tensors[i]->role != IR_ROLE_OUT) continue;
+    int64_t n = graph_tensor_numel(op->tensors[i], g, ext);
+    b[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!b[i]) return NULL; /* leaks little; the caller gives up */
+  }
+  return b;
+}
+
+/* The interpreter's outputs for `inputs` on `g` (native mode: each tensor in
+ * its dtype), and in *allow the allowance of each of their elements
+ * (interp_sum_allowance; f32's unit roundoff, scaled to f64's when the op
+ * accumulates in f64); NULL after reporting. */
 static void **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
-                        void *const *inputs, Diag *d) {
+                        void *const *inputs, float ***allow, Diag *d) {
   void **b = make_buffers(op, g, ext, inputs, op->ntensors);
-  if (!b) {
-    ir_error(d, tune_loc, "out of memory for the reference outputs");
-    return NULL;
+  float **al = allow_buffers(op, g, ext);
+  InterpTerms *terms = calloc((size_t)op->ntensors + 1, sizeof *terms);
+  bool ok = b && al && terms;
+  for (int i = 0; ok && i < op->ntensors; i++) {
+    if (op->tensors[i]->role != IR_ROLE_OUT) continue;
+    int64_t n = graph_tensor_numel(op->tensors[i], g, ext);
+    terms[i].n = malloc(sizeof(uint32_t) * (size_t)(n > 0 ? n : 1));
+    terms[i].abs = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    ok = terms[i].n && terms[i].abs;
   }
-  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_NATIVE, .buffers = b};
-  if (interp_run(op, &args, d) != 0) {
+  if (!ok) ir_error(d, tune_loc, "out of memory for the reference outputs");
+  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_NATIVE,
+                     .buffers = b, .terms = terms};
+  if (ok && interp_run(op, &args, d) != 0) ok = false;
+  double scale = op->acc == IR_DT_F64 ? 0x1p-29 : 1;
+  for (int i = 0; terms && i < op->ntensors; i++) {
+    if (ok && op->tensors[i]->role == IR_ROLE_OUT) {
+      int64_t n = graph_tensor_numel(op->tensors[i], g, ext);
+      for (int64_t k = 0; k < n; k++)
+        al[i][k] = (float)(scale * interp_sum_allowance(terms[i].n[k], terms[i].abs[k]));
+    }
+    free(terms[i].n);
+    free(terms[i].abs);
+  }
+  free(terms);
+  if (!ok) {
     free_outputs(op, b);
+    free_outputs(op, (void **)al);
     return NULL;
   }
+  *allow = al;
   return b;
 }
 
@@ -304,6 +350,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   /* The reference, and the proxy graph on large graphs. */
   RtStatus status = RT_OK;
   void **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
+  float **ref_allow = NULL, **proxy_allow = NULL;
   Graph *proxy = NULL;
   bool full = job->g->ne <= job->check_edges;
   rep->check = full ? TUNE_CHECK_INTERPRETER : TUNE_CHECK_PROXY_AND_ANCHOR;
@@ -314,7 +361,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     job->progress(job->progress_ctx, &pr);
   }
   if (full) {
-    ref = reference(op, job->g, &job->ext, job->inputs, d);
+    ref = reference(op, job->g, &job->ext, job->inputs, &ref_allow, d);
     if (!ref) status = RT_ERR;
   } else {
     proxy = graph_open("rmat:12:8:7", d);
@@ -328,7 +375,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
       if (!proxy_in[i]) break;
       for (int64_t j = 0; j < k; j++) ir_elem_put(dt, proxy_in[i], j, next_uniform(&state));
     }
-    proxy_ref = proxy_in ? reference(op, proxy, &job->ext, proxy_in, d) : NULL;
+    proxy_ref = proxy_in ? reference(op, proxy, &job->ext, proxy_in, &proxy_allow, d) : NULL;
     if (!proxy_ref) status = RT_ERR;
   }
   double t_measure = rt_wall_seconds();
@@ -403,8 +450,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
       RtExecResult pres = {0};
       rs = rt_exec_program(&slot.prog, proxy, job->ext.value, pout, &once, &pres, &rd);
       if (rs == RT_OK &&
-          (wrong = compare(&slot.prog, op, proxy, &job->ext, pout, proxy_ref, &worst, why,
-                           sizeof why)) != 0) {
+          (wrong = compare(&slot.prog, op, proxy, &job->ext, pout, proxy_ref, proxy_allow,
+                           &worst, why, sizeof why)) != 0) {
         char tmp[300];
         snprintf(tmp, sizeof tmp, "on the proxy graph rmat:12:8:7, against the interpreter: %.240s",
                  why);
@@ -419,7 +466,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
       double w2 = 0;
       void *const *against = full ? ref : anchor;
       if (against)
-        wrong = compare(&slot.prog, op, job->g, &job->ext, out, against, &w2, why, sizeof why);
+        wrong = compare(&slot.prog, op, job->g, &job->ext, out, against,
+                        full ? ref_allow : NULL, &w2, why, sizeof why);
       if (wrong && !full) {
         char tmp[300];
         snprintf(tmp, sizeof tmp, "against the anchor %.60s: %.200s", rep->anchor, why);
@@ -500,6 +548,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   rep->seconds = rt_wall_seconds() - t_start;
   free_outputs(op, ref);
   free_outputs(op, proxy_ref);
+  free_outputs(op, (void **)ref_allow);
+  free_outputs(op, (void **)proxy_allow);
   free_outputs(op, anchor);
   for (int i = 0; proxy_in && i < op->ntensors; i++)
     if (op->tensors[i]->role == IR_ROLE_IN) free(proxy_in[i]);

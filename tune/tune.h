@@ -86,6 +86,8 @@ typedef struct TunePoint {
   bool finalise;   /* a second kernel passes over Y once (mean's division,
                       max's empty rows) */
   bool prefetch;   /* an edge loop shuffles its indices (prefetch(e)) */
+  bool filled;     /* the op's first stage fills only the rows its groups do
+                      not own (passes/fill.c), instead of a fill of all Y */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */

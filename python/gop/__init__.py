@@ -20,11 +20,11 @@ library_path = _clib.path
 
 
 def __getattr__(name):
-    if name == "nn":  # needs torch: imported on first use
+    if name in ("nn", "autograd"):  # need torch: imported on first use
         # import_module, not `from . import nn`: the latter asks hasattr(gop,
         # "nn") first, which comes back here (endless recursion)
         import importlib
-        return importlib.import_module(__name__ + ".nn")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'gop' has no attribute {name!r}")
 
 

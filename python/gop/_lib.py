@@ -125,6 +125,11 @@ _SIGS = {
                                     P(ScheduleChoice)]),
     "gop_schedule_source_name": (c_char_p, [c_int]),
     "gop_tune": (c_int, [c_void_p, P(TuneOptions), P(TuneReport)]),
+    "gop_grad": (c_void_p, [c_void_p, c_char_p]),
+    "gop_grad_joint": (c_void_p, [c_void_p, c_char_p]),
+    "gop_grad_adjoint": (c_char_p, [c_void_p, c_char_p]),
+    "gop_grad_forward": (c_void_p, [c_void_p]),
+    "gop_run_exec_f64": (c_int, [c_void_p, P(c_void_p), c_int]),
 }
 
 GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU = 0, 1, 2

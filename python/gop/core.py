@@ -12,6 +12,11 @@ stream=None, **extents)`. Where the operands live decides where it runs:
 * anything else with __dlpack__: taken through DLPack (CPU: as NumPy arrays,
   CUDA: as torch tensors), zero copy.
 
+Torch tensors that require grad (grad mode on) go through the operator's
+torch.autograd.Function (gop/autograd.py), whose backward is the gradient
+derived in the IR (Operator.grad); CPU float64 torch tensors run in double
+precision on the interpreter (Operator.f64), for torch.autograd.gradcheck.
+
 Every operand is checked before anything runs: float32, C-contiguous (gop
 never copies a non-contiguous tensor behind the caller's back: it raises),
 one device for all, the shape the operator's signature gives on the graph.
@@ -303,8 +308,8 @@ def _inspect(spec, x, what):
                              f"reads row-major memory as it is and never copies behind your "
                              f"back; pass {spec.name}.contiguous()")
         if x.requires_grad and torch.is_grad_enabled():
-            raise ValueError(f"{what} requires grad: gop operators have no backward yet; "
-                             f"call under torch.no_grad() or pass .detach()")
+            raise ValueError(f"{what} requires grad, and a call with out= is not "
+                             f"differentiable: call without out=, or under torch.no_grad()")
         o.cuda = x.is_cuda
         o.device = x.device
         o.ptr = x.data_ptr()
@@ -343,6 +348,7 @@ class Operator:
                                if isinstance(d, str) and d not in _DOMAINS})
         self.__doc__ = f"{self.signature}\n\n{self.doc}"
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
+        self._grads = {}  # (wrt, joint) -> Gradient
 
     def __repr__(self):
         return f"<gop operator {self.signature}>"
@@ -469,6 +475,13 @@ class Operator:
         if unknown:
             raise TypeError(f"{self.name} has no extent {unknown[0]!r} "
                             f"(its extents: {', '.join(self.extents) or 'none'})")
+        if out is None and (_wants_grad(inputs) or _torch_f64(inputs)):
+            # torch tensors that require grad: through the operator's
+            # torch.autograd.Function, whose backward is the derived operators
+            # (CPU float64 tensors too: the interpreter in double precision)
+            from .autograd import apply
+            return apply(self, graph, inputs, schedule=schedule, target=target,
+                                  stream=stream, **extents)
         if out is not None and not isinstance(out, (list, tuple)):
             out = (out,)
         if out is not None and len(out) != len(self.outputs):
@@ -587,6 +600,242 @@ class Operator:
             ext = {**{s: 1 for s in self.extents}, **extents}
             r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
             _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
+
+
+    # -- gradients --
+
+    def grad(self, wrt=None, joint=True):
+        """The backward of this operator for the inputs `wrt` (names, in that
+        order; default: every floating-point input), derived in the IR
+        (docs/autodiff.md): a Gradient, made once per (wrt, joint). joint
+        (the default): one operator for all of them, sharing what they
+        recompute; False: one operator per input. A derivation the IR cannot
+        express raises GopError with the reason."""
+        if wrt is None:
+            wrt = tuple(s.name for s in self.inputs if s.dtype.startswith("f"))
+        elif isinstance(wrt, str):
+            wrt = tuple(w.strip() for w in wrt.split(",") if w.strip())
+        else:
+            wrt = tuple(wrt)
+        key = (wrt, bool(joint))
+        g = self._grads.get(key)
+        if g is None:
+            g = self._grads[key] = Gradient(self, wrt, bool(joint))
+        return g
+
+    def extents_of(self, graph, arrays, given=None, adjoints=False):
+        """The extents (F, H ...) that `arrays`, a {tensor name: array} of
+        this operator's inputs and outputs (adjoints=True: of the outputs'
+        adjoints, named dY in messages), give by their shapes, merged with
+        `given`; ValueError on a shape that disagrees."""
+        ext = dict(given or {})
+        specs = {s.name: s for s in self.inputs + self.outputs}
+        for name, x in arrays.items():
+            if x is None:
+                continue
+            s, shape = specs[name], tuple(x.shape)
+            label = "d" + name if adjoints else name
+            if len(shape) != len(s.dims):
+                raise ValueError(f"{self.name}: {label} must have {len(s.dims)} dimension(s) "
+                                 f"{s!r}, got shape {list(shape)}")
+            for d, n in zip(s.dims, shape):
+                if isinstance(d, str) and d not in _DOMAINS and ext.setdefault(d, n) != n:
+                    raise ValueError(f"{self.name}: extent {d} is {ext[d]} but {label} has "
+                                     f"shape {list(shape)}")
+        return ext
+
+    def f64(self, graph, *inputs, **extents):
+        """Runs the operator as written on the reference interpreter in double
+        precision: inputs are float64 NumPy arrays (C-contiguous), outputs
+        new float64 arrays. The oracle of the gradient checks (finite
+        differences need more than float32's precision)."""
+        import numpy as np
+        if not isinstance(graph, Graph):
+            raise TypeError(f"{self.name}.f64: the first argument must be a gop.Graph")
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"{self.name} takes {len(self.inputs)} input(s) "
+                            f"({', '.join(s.name for s in self.inputs)}), got {len(inputs)}")
+        xs = []
+        for s, x in zip(self.inputs, inputs):
+            if not isinstance(x, np.ndarray) or x.dtype != np.float64:
+                raise TypeError(f"{self.name}.f64: input {s.name} must be a float64 NumPy "
+                                f"array, got {getattr(x, 'dtype', type(x).__name__)}")
+            xs.append(np.ascontiguousarray(x))
+        ext = self.extents_of(graph, {s.name: x for s, x in zip(self.inputs, xs)}, extents)
+        missing = [e for e in self.extents if e not in ext]
+        if missing:
+            raise ValueError(f"{self.name}: extent {missing[0]} is not known from the inputs: "
+                             f"pass {missing[0]}=N")
+        for s, x in zip(self.inputs, xs):
+            if tuple(x.shape) != s.shape(graph, ext):
+                raise ValueError(f"{self.name}: {s.name} {s!r} must have shape "
+                                 f"{list(s.shape(graph, ext))} on this graph, got "
+                                 f"{list(x.shape)}")
+        outs = [np.zeros(s.shape(graph, ext), dtype=np.float64) for s in self.outputs]
+        bufs = (ctypes.c_void_p * (len(xs) + len(outs)))(
+            *[a.ctypes.data for a in xs + outs])
+        with _lock:
+            r = self._run(graph, None, None, _lib.GOP_DEVICE_INTERP, ext)
+            _check(lib.gop_run_exec_f64(r[0], bufs, len(bufs)) == 0,
+                   f"{self.name} on the interpreter (f64)")
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _wants_grad(inputs):
+    """True when an input is a torch tensor that requires grad, with grad
+    mode on (torch imported only where the caller already uses it)."""
+    for x in inputs:
+        if type(x).__module__.startswith("torch") and getattr(x, "requires_grad", False):
+            import torch
+            return torch.is_grad_enabled()
+    return False
+
+
+def _torch_f64(inputs):
+    """True when every input is a CPU float64 torch tensor."""
+    if not inputs or not all(type(x).__module__.startswith("torch") for x in inputs):
+        return False
+    return all(str(x.dtype) == "torch.float64" and not x.is_cuda for x in inputs)
+
+
+class Gradient:
+    """The backward of an operator for chosen inputs, derived in the IR
+    (Operator.grad). Attributes: op (the forward Operator), wrt (input
+    names), operators (the derived Operators: one joint, or one per input),
+    reads_inputs / reads_outputs (forward tensor names the backward reads:
+    what a training step must keep from the forward).
+
+    g(graph, inputs, outputs, adjoints, schedule=None, stream=None) returns
+    the gradients of the inputs in `wrt`, in that order (a tuple), from the
+    forward's inputs and outputs (sequences in signature order; None where
+    the backward does not read them) and the adjoints of the outputs (None:
+    zero). The arrays decide where it runs, as for any operator call: NumPy
+    arrays on the interpreter, torch CUDA tensors on the GPU in the current
+    stream. g.f64(graph, inputs, outputs, adjoints) runs it in double
+    precision on the interpreter (float64 NumPy arrays)."""
+
+    def __init__(self, op, wrt, joint):
+        if not wrt:
+            raise ValueError(f"{op.name}.grad: no input to differentiate against")
+        self.op, self.wrt, self.joint = op, tuple(wrt), joint and len(wrt) > 1
+        spec = _b(",".join(wrt))
+        with _lock:
+            h = (lib.gop_grad_joint if self.joint else lib.gop_grad)(op._h, spec)
+            self.library = Library(h, f"{op.name}.grad({', '.join(wrt)})")
+        self.operators = list(self.library)
+        fin = {s.name: i for i, s in enumerate(op.inputs)}
+        fout = {s.name: i for i, s in enumerate(op.outputs)}
+        self._plans = []
+        reads_in, reads_out = set(), set()
+        for g in self.operators:
+            adj = {}
+            for j, o in enumerate(op.outputs):
+                a = lib.gop_grad_adjoint(g._h, _b(o.name))
+                if a:
+                    adj[a.decode()] = j
+            srcs = []
+            for t in g.inputs:
+                if t.name in adj:
+                    srcs.append(("adjoint", adj[t.name]))
+                elif t.name in fin:
+                    srcs.append(("input", fin[t.name]))
+                    reads_in.add(t.name)
+                elif t.name in fout:
+                    srcs.append(("output", fout[t.name]))
+                    reads_out.add(t.name)
+                else:
+                    raise GopError(f"{g.name}: input {t.name} is neither a tensor of "
+                                   f"{op.name} nor an adjoint of one")
+            dst = []
+            for t in g.outputs:
+                k = [i for i, w in enumerate(self.wrt)
+                     if (lib.gop_grad_adjoint(g._h, _b(w)) or b"").decode() == t.name]
+                if len(k) != 1:
+                    raise GopError(f"{g.name}: output {t.name} is not the gradient of one of "
+                                   f"{', '.join(self.wrt)}")
+                dst.append(k[0])
+            self._plans.append((g, srcs, dst))
+        self.reads_inputs = [s.name for s in op.inputs if s.name in reads_in]
+        self.reads_outputs = [s.name for s in op.outputs if s.name in reads_out]
+
+    def __repr__(self):
+        return (f"<gop gradient of {self.op.name} wrt {', '.join(self.wrt)}: "
+                f"{', '.join(g.name for g in self.operators)}>")
+
+    def _operands(self, graph, inputs, outputs, adjoints, zeros):
+        op = self.op
+        inputs = list(inputs) if inputs is not None else [None] * len(op.inputs)
+        outputs = list(outputs) if outputs is not None else [None] * len(op.outputs)
+        adjoints = list(adjoints)
+        for what, seq, specs in (("inputs", inputs, op.inputs), ("outputs", outputs, op.outputs),
+                                 ("adjoints", adjoints, op.outputs)):
+            if len(seq) != len(specs):
+                raise TypeError(f"{op.name} gradient: {len(specs)} {what} "
+                                f"({', '.join(s.name for s in specs)}), got {len(seq)}")
+        arrays = {s.name: x for s, x in zip(op.inputs, inputs)}
+        arrays.update({s.name: x for s, x in zip(op.outputs, outputs)})
+        ext = op.extents_of(graph, arrays)
+        ext = op.extents_of(graph, {s.name: x for s, x in zip(op.outputs, adjoints)}, ext,
+                            adjoints=True)
+        like = next((x for x in adjoints + inputs + outputs if x is not None), None)
+        if like is None:
+            raise ValueError(f"{op.name} gradient: no array given")
+        for j, s in enumerate(op.outputs):
+            if adjoints[j] is None:
+                adjoints[j] = zeros(s.shape(graph, ext), like)
+        return inputs, outputs, adjoints, ext
+
+    def _each(self, inputs, outputs, adjoints):
+        for g, srcs, dst in self._plans:
+            args = []
+            for kind, i in srcs:
+                x = {"input": inputs, "output": outputs, "adjoint": adjoints}[kind][i]
+                if x is None:
+                    which = (self.op.inputs if kind == "input" else self.op.outputs)[i].name
+                    raise ValueError(f"{g.name} reads {'d' if kind == 'adjoint' else ''}"
+                                     f"{which}: pass it")
+                args.append(x)
+            yield g, args, dst
+
+    def __call__(self, graph, inputs, outputs, adjoints, schedule=None, stream=None):
+        inputs, outputs, adjoints, ext = self._operands(graph, inputs, outputs, adjoints,
+                                                        _zeros)
+        res = [None] * len(self.wrt)
+        for g, args, dst in self._each(inputs, outputs, adjoints):
+            kw = {e: ext[e] for e in g.extents if e in ext}
+            y = g(graph, *args, schedule=schedule, stream=stream, **kw)
+            y = y if isinstance(y, tuple) else (y,)
+            for k, v in zip(dst, y):
+                res[k] = v
+        return tuple(res)
+
+    def f64(self, graph, inputs, outputs, adjoints):
+        import numpy as np
+        inputs, outputs, adjoints, ext = self._operands(
+            graph, inputs, outputs, adjoints,
+            lambda shape, like: np.zeros(shape, dtype=np.float64))
+        res = [None] * len(self.wrt)
+        for g, args, dst in self._each(inputs, outputs, adjoints):
+            kw = {e: ext[e] for e in g.extents if e in ext}
+            y = g.f64(graph, *args, **kw)
+            y = y if isinstance(y, tuple) else (y,)
+            for k, v in zip(dst, y):
+                res[k] = v
+        return tuple(res)
+
+    def prepare(self, graph, schedule=None, target=None, **extents):
+        """Operator.prepare for each derived operator (the kernel cache)."""
+        for g in self.operators:
+            g.prepare(graph, schedule=schedule, target=target,
+                      **{e: v for e, v in extents.items() if e in g.extents})
+
+
+def _zeros(shape, like):
+    if type(like).__module__.startswith("torch"):
+        import torch
+        return torch.zeros(shape, dtype=torch.float32, device=like.device)
+    import numpy as np
+    return np.zeros(shape, dtype=np.float32)
 
 
 class BoundCall:

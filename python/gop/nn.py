@@ -10,8 +10,13 @@ on the GPU in the current stream, CPU tensors on the reference interpreter.
 
 forward(x, graph) takes a gop.Graph or PyG's edge_index (converted once and
 cached by its storage). Each layer takes schedule= (a named schedule or
-directives for its graph operator; default: the operator's default). gop
-operators have no backward yet: run these under torch.no_grad() (inference).
+directives for its graph operator; default: the operator's default).
+
+The layers train: their parameters are torch Parameters, the dense parts
+plain torch, and each gop operator a torch.autograd.Function (gop.autograd)
+whose backward is the operator's gradient derived in the IR, on the GPU in
+the current stream for CUDA tensors (bench/train.py trains GCN, GAT and
+GraphSAGE against PyG step for step).
 """
 import math
 
@@ -167,9 +172,10 @@ class GINConv(nn.Module):
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
         x = x.contiguous()
-        eps = self.eps.detach()
+        eps = self.eps  # a Parameter with train_eps: its gradient flows
         if self.fused:
-            a = _layers.gin_aggregate(g, x, x, eps.reshape(()), schedule=self.schedule)
+            a = _layers.gin_aggregate(g, x, x, eps.reshape(()).contiguous(),
+                                      schedule=self.schedule)
         else:
             a = _stdlib.copy_u_sum(g, x, schedule=self.schedule)
             a = torch.addcmul(a, x, 1 + eps)  # eps stays on the device: no sync

@@ -22,24 +22,12 @@ gopc=$2
 src=${GOP_SOURCE_DIR:-$(cd "$suite_dir/../.." && pwd)}
 targets=(sm_80 sm_90)
 
-ptxas=${GOP_PTXAS:-}
-if [[ -z $ptxas ]]; then
-  if [[ -x /usr/local/cuda/bin/ptxas ]]; then
-    ptxas=/usr/local/cuda/bin/ptxas
-  else
-    ptxas=$(command -v ptxas || true)
-  fi
-fi
-if [[ -z $ptxas || ! -x $ptxas ]]; then
-  if [[ ${GOP_SKIP_PTXAS:-} == 1 ]]; then
-    echo "ptxas: not found; skipped because GOP_SKIP_PTXAS=1"
-    exit 0
-  fi
-  echo "FAIL: ptxas not found (\$GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH)." >&2
-  echo "The CUDA toolkit is needed to check the PTX; set GOP_SKIP_PTXAS=1 to" >&2
-  echo "skip this test on a machine that has none." >&2
-  exit 1
-fi
+source "$suite_dir/../golden.sh"
+golden_find_ptxas
+case $? in
+  1) exit 0 ;;
+  2) exit 1 ;;
+esac
 echo "ptxas: $ptxas ($("$ptxas" --version | tail -1))"
 
 work=$(mktemp -d /tmp/gop-ptxas.XXXXXX)

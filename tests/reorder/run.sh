@@ -11,43 +11,19 @@
 # UPDATE=1 rewrites every NAME.err from gopc's output instead of comparing;
 # read each rewritten file before committing it.
 set -u
-if [ $# -ne 2 ]; then
-  echo "usage: $0 SUITE_DIR GOPC" >&2
-  exit 2
-fi
-suite=$1
-gopc=$2
-case $gopc in
-  */*) gopc="$(cd "$(dirname "$gopc")" && pwd)/$(basename "$gopc")" ;;
-esac
-cd "$suite" || exit 2
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-out=$TMP/stderr
-pass=0
-fail=0
+source "$(dirname "$0")/../golden.sh"
+golden_setup "$@"
+TMP=$work/scratch
+mkdir -p "$TMP"
 for case_file in *.args; do
   name=${case_file%.args}
   args=$(sed "s|\$TMP|$TMP|g" "$case_file")
   # shellcheck disable=SC2086 # the arguments are words
-  "$gopc" $args >/dev/null 2>"$out.raw"
+  "$gopc" $args >/dev/null 2>"$work/raw"
   status=$?
   # the usage text after a usage error is gopc's own (tested elsewhere):
   # keep stderr up to its first blank line
-  { echo "exit $status"; sed '/^$/,$d' "$out.raw"; } >"$out"
-  if [ "${UPDATE:-}" = 1 ]; then
-    cp "$out" "$name.err"
-    echo "updated $name.err (exit status $status)"
-    continue
-  fi
-  if [ -f "$name.err" ] && cmp -s "$name.err" "$out"; then
-    pass=$((pass + 1))
-  else
-    echo "FAIL $name"
-    [ -f "$name.err" ] && diff -u "$name.err" "$out" | sed 's/^/  /'
-    fail=$((fail + 1))
-  fi
+  { echo "exit $status"; sed '/^$/,$d' "$work/raw"; } >"$work/err"
+  golden_check "$name.err" "$work/err" "$name" "exit status $status"
 done
-[ "${UPDATE:-}" = 1 ] && exit 0
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+golden_summary

@@ -1,17 +1,36 @@
-/* tests/unit/fake_cuda.c: a stand-in CUDA driver, so that CI (no GPU) can
- * run the device-resident API's whole path: open, pointer and stream
- * checks, graph upload, memsets and launches in the caller's stream.
+/* tests/unit/fake_cuda.c: the stand-in CUDA driver of every test that needs
+ * a GPU's driver on a machine without one (CI).
  *
- * Loaded through GOP_CUDA_LIBRARY. "Device memory" is host memory from
- * cuMemAlloc, recorded with its size so that cuPointerGetAttributes can
- * answer; copies and memsets act on it; kernels do not run: cuLaunchKernel
- * records the launch (function, grid, stream, and each parameter's value,
- * counted from the .entry's parameter list in the PTX) for the test to
- * read through fake_cuda_launches(). Streams are handles the test makes up:
- * 0x1000 and 0x1100 belong to the primary context, 0x2000 to another one;
- * anything else is an invalid handle. fake_cuda_alloc_on(1, n) makes memory
- * on a second device. Nothing here is thread-safe: the tests are not
- * threaded. */
+ * Loaded through GOP_CUDA_LIBRARY (ctest gives its path as GOP_FAKE_CUDA).
+ * It answers every entry point of runtime/cuda.def like a small H100
+ * would, with device memory in host memory:
+ *
+ * - Memory: cuMemAlloc gives zeroed host memory from a 1 GiB budget
+ *   (CUDA_ERROR_OUT_OF_MEMORY past it), recorded with its size and device
+ *   so that cuPointerGetAttributes can answer; copies and memsets act on
+ *   it. The records are a static table, so memory a lost context never
+ *   frees (after a sticky error gop stops calling the driver) stays
+ *   reachable, as a real driver's is, and LeakSanitizer does not blame gop.
+ *   fake_cuda_alloc_on(1, n) makes memory on a second device.
+ * - Kernels do not run: cuLaunchKernel records the launch (function, grid,
+ *   stream, and each parameter's value, counted from the .entry's
+ *   parameter list in the PTX) for the test to read through
+ *   fake_cuda_launches(); cuMemsetD32Async is recorded likewise.
+ * - Streams are handles the test makes up: 0 (the legacy stream), 0x1000
+ *   and 0x1100 belong to the primary context, 0x2000 to another one;
+ *   anything else is an invalid handle.
+ * - Failures mid-run are injected by gop itself (GOP_CUDA_FAIL,
+ *   runtime/cuda.c); this driver only names the errors they use.
+ * - It is also a cuBLAS (GOP_CUBLAS_LIBRARY): cublasSgemm_v2 computes
+ *   C = alpha op(A) op(B) + beta C, column-major, on that memory.
+ * - fake_cuda_trace() is every call that moves, allocates or waits, one
+ *   letter each, in order: a alloc, f free, h host to device, d device to
+ *   host, c device to device, s memset, m memset in a stream, l module
+ *   load, k kernel launch, g SGEMM, e event record, w a wait (context,
+ *   stream or event). A test reads it to see, for instance, that nothing
+ *   crosses the bus between the steps of a forward.
+ *
+ * Nothing here is thread-safe: the tests are not threaded. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +39,10 @@
 typedef int CUresult;
 typedef uint64_t CUdeviceptr;
 
-enum { MAX_ALLOCS = 4096, MAX_FUNCS = 64, MAX_LAUNCHES = 64, MAX_PARAMS = 48 };
+#define EXPORT __attribute__((visibility("default")))
+
+enum { MAX_ALLOCS = 4096, MAX_FUNCS = 1024, MAX_LAUNCHES = 64, MAX_PARAMS = 48 };
+static const size_t MEMORY = (size_t)1 << 30;
 
 static struct {
   CUdeviceptr ptr;
@@ -28,6 +50,7 @@ static struct {
   int device;
 } allocs[MAX_ALLOCS];
 static int nallocs;
+static size_t used;
 
 typedef struct FakeFunc {
   char name[128];
@@ -36,7 +59,6 @@ typedef struct FakeFunc {
 } FakeFunc;
 static FakeFunc funcs[MAX_FUNCS];
 static int nfuncs;
-static const char *module_ptx; /* the last module's text (gop loads one per program) */
 
 typedef struct FakeLaunch {
   const char *fn;
@@ -59,19 +81,33 @@ static int nmemsets;
 
 static char primary_ctx, other_ctx;
 
+static char trace[1 << 16];
+static size_t ntrace;
+
+/* Appends one letter to the trace; '+' at its end says it overflowed. */
+static void note(char c) {
+  if (ntrace + 2 < sizeof trace) trace[ntrace++] = c;
+  else trace[sizeof trace - 2] = '+';
+}
+
 /* ---- what the test reads ---- */
-int fake_cuda_launches(const FakeLaunch **out) {
+EXPORT int fake_cuda_launches(const FakeLaunch **out) {
   *out = launches;
   return nlaunches;
 }
-int fake_cuda_memsets(const FakeMemset **out) {
+EXPORT int fake_cuda_memsets(const FakeMemset **out) {
   *out = memsets;
   return nmemsets;
 }
-void fake_cuda_reset_log(void) { nlaunches = nmemsets = 0; }
+EXPORT const char *fake_cuda_trace(void) { return trace; }
+EXPORT void fake_cuda_reset_log(void) {
+  nlaunches = nmemsets = 0;
+  memset(trace, 0, sizeof trace);
+  ntrace = 0;
+}
 
 static CUresult alloc_on(int device, CUdeviceptr *p, size_t bytes) {
-  if (nallocs == MAX_ALLOCS) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  if (nallocs == MAX_ALLOCS || bytes > MEMORY - used) return 2; /* OUT_OF_MEMORY */
   void *m = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
   if (!m) return 2;
   memset(m, 0, bytes);
@@ -80,109 +116,163 @@ static CUresult alloc_on(int device, CUdeviceptr *p, size_t bytes) {
   allocs[nallocs].bytes = bytes;
   allocs[nallocs].device = device;
   nallocs++;
+  used += bytes;
   return 0;
 }
-CUdeviceptr fake_cuda_alloc_on(int device, size_t bytes) {
+EXPORT CUdeviceptr fake_cuda_alloc_on(int device, size_t bytes) {
   CUdeviceptr p = 0;
   return alloc_on(device, &p, bytes) == 0 ? p : 0;
 }
 
 /* ---- the driver ---- */
-CUresult cuGetErrorName(CUresult e, const char **s) {
-  *s = e == 1 ? "CUDA_ERROR_INVALID_VALUE" : e == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_FAKE";
+static const char *name_of(CUresult r) {
+  switch (r) {
+  case 0: return "CUDA_SUCCESS";
+  case 1: return "CUDA_ERROR_INVALID_VALUE";
+  case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 400: return "CUDA_ERROR_INVALID_HANDLE";
+  case 500: return "CUDA_ERROR_NOT_FOUND";
+  case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+  case 999: return "CUDA_ERROR_UNKNOWN";
+  default: return NULL;
+  }
+}
+EXPORT CUresult cuGetErrorName(CUresult e, const char **s) {
+  *s = name_of(e);
+  return *s ? 0 : 1; /* as the driver: an unknown code is an invalid value */
+}
+EXPORT CUresult cuGetErrorString(CUresult e, const char **s) {
+  *s = e == 2     ? "out of memory"
+       : e == 400 ? "invalid resource handle"
+       : e == 700 ? "an illegal memory access was encountered"
+                  : "fake driver error";
   return 0;
 }
-CUresult cuGetErrorString(CUresult e, const char **s) {
-  *s = e == 400 ? "invalid resource handle" : "fake error";
+EXPORT CUresult cuInit(unsigned flags) { return 0; }
+EXPORT CUresult cuDriverGetVersion(int *v) {
+  *v = 13000;
   return 0;
 }
-CUresult cuInit(unsigned flags) { return 0; }
-CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-CUresult cuDeviceGetCount(int *n) { *n = 2; return 0; }
-CUresult cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return 0; }
-CUresult cuDeviceGetName(char *name, int len, int dev) {
-  snprintf(name, (size_t)len, "Fake GPU %d", dev);
+EXPORT CUresult cuDeviceGetCount(int *n) {
+  *n = 2;
   return 0;
 }
-CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+EXPORT CUresult cuDeviceGet(int *dev, int ordinal) {
+  *dev = ordinal;
+  return ordinal >= 0 && ordinal < 2 ? 0 : 101; /* CUDA_ERROR_INVALID_DEVICE */
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, int dev) {
+  snprintf(name, (size_t)len, "gop fake GPU %d", dev);
+  return 0;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   switch (attr) {
-  case 1: *v = 1024; break;                 /* threads per block */
-  case 2: case 3: *v = 1024; break;         /* block x, y */
-  case 4: *v = 64; break;
+  case 1: case 2: case 3: *v = 1024; break; /* threads per block, block x, y */
+  case 4: *v = 64; break;                   /* block z */
   case 5: *v = 2147483647; break;           /* grid x */
-  case 6: case 7: *v = 65535; break;
-  case 8: *v = 48 * 1024; break;
-  case 10: *v = 32; break;
-  case 12: *v = 65536; break;
+  case 6: case 7: *v = 65535; break;        /* grid y, z */
+  case 8: *v = 48 << 10; break;             /* shared per block */
+  case 10: *v = 32; break;                  /* warp */
+  case 12: *v = 65536; break;               /* registers per block */
   case 16: *v = 132; break;                 /* SMs */
-  case 38: *v = 50 << 20; break;
-  case 39: *v = 2048; break;
-  case 75: *v = 9; break;                   /* sm_90 */
-  case 76: *v = 0; break;
-  case 81: *v = 228 * 1024; break;
-  case 97: *v = 227 * 1024; break;
+  case 38: *v = 50 << 20; break;            /* L2 */
+  case 39: *v = 2048; break;                /* threads per SM */
+  case 75: *v = 9; break;                   /* cc major: sm_90 */
+  case 76: *v = 0; break;                   /* cc minor */
+  case 81: *v = 228 << 10; break;           /* shared per SM */
+  case 97: *v = 227 << 10; break;           /* opt-in shared per block */
   default: *v = 0; break;
   }
   return 0;
 }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &primary_ctx; return 0; }
-CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
-CUresult cuCtxSetCurrent(void *ctx) { return 0; }
-CUresult cuCtxSynchronize(void) { return 0; }
-CUresult cuMemGetInfo_v2(size_t *f, size_t *t) { *f = *t = (size_t)80 << 30; return 0; }
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return alloc_on(0, p, bytes); }
-CUresult cuMemFree_v2(CUdeviceptr p) {
+EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  *ctx = &primary_ctx;
+  return 0;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
+EXPORT CUresult cuCtxSetCurrent(void *ctx) { return 0; }
+EXPORT CUresult cuCtxSynchronize(void) {
+  note('w');
+  return 0;
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+  *free_bytes = MEMORY - used;
+  *total = MEMORY;
+  return 0;
+}
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  note('a');
+  return alloc_on(0, p, bytes);
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+  if (!p) return 0;
+  note('f');
   for (int i = 0; i < nallocs; i++)
     if (allocs[i].ptr == p) {
       free((void *)(uintptr_t)p);
+      used -= allocs[i].bytes;
       allocs[i] = allocs[--nallocs];
       return 0;
     }
   return 1;
 }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  note('h');
   memcpy((void *)(uintptr_t)d, s, n);
   return 0;
 }
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
-  memcpy(d, (void *)(uintptr_t)s, n);
+EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+  note('d');
+  memcpy(d, (const void *)(uintptr_t)s, n);
   return 0;
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
-  memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  note('c');
+  memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
 }
-CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+static void fill32(CUdeviceptr d, unsigned v, size_t n) {
   for (size_t i = 0; i < n; i++) ((uint32_t *)(uintptr_t)d)[i] = v;
+}
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+  note('s');
+  fill32(d, v, n);
   return 0;
 }
-CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
+  note('m');
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
-  return cuMemsetD32_v2(d, v, n);
+  fill32(d, v, n);
+  return 0;
 }
-CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+/* the fills of 16-bit and f64 tensors (runtime/memory.c rt_tensor_fill_bits) */
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+  note('s');
   for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
   return 0;
 }
-CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h) {
+EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w,
+                                 size_t h) {
+  note('s');
   for (size_t r = 0; r < h; r++)
     for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
   return 0;
 }
-CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
-CUresult cuMemHostUnregister(void *p) { return 0; }
-CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v) {
-  module_ptx = strdup(image); /* the module: freed by cuModuleUnload */
-  *mod = (void *)module_ptx;
-  return 0;
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
+EXPORT CUresult cuMemHostUnregister(void *p) { return 0; }
+EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o,
+                                   void **v) {
+  note('l');
+  *mod = strdup(image); /* the module is its PTX: freed by cuModuleUnload */
+  return *mod ? 0 : 2;
 }
-CUresult cuModuleUnload(void *mod) {
-  if (mod == module_ptx) module_ptx = NULL;
+EXPORT CUresult cuModuleUnload(void *mod) {
   free(mod);
   return 0;
 }
 /* Counts the parameters of `.entry name(` in the module's PTX. */
-CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   const char *ptx = mod;
   char want[160];
   snprintf(want, sizeof want, ".entry %s(", name);
@@ -193,26 +283,27 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   f->nparams = 0;
   const char *end = strchr(p, ')');
   for (const char *q = p; (q = strstr(q, ".param")) && q < end && f->nparams < MAX_PARAMS; q++)
-    f->size[f->nparams++] = strncmp(q, ".param .u64", 11) == 0 || strncmp(q, ".param .b64", 11) == 0
-                                ? 8 : 4;
+    f->size[f->nparams++] =
+        strncmp(q, ".param .u64", 11) == 0 || strncmp(q, ".param .b64", 11) == 0 ? 8 : 4;
   *fn = f;
   return 0;
 }
-CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
+EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
   switch (attr) {
-  case 0: *v = 1024; break;
-  case 4: *v = 32; break;
-  case 5: case 6: *v = 90; break;
-  case 8: *v = 48 * 1024; break;
+  case 0: *v = 1024; break;        /* max threads per block */
+  case 4: *v = 32; break;          /* registers */
+  case 5: case 6: *v = 90; break;  /* PTX and binary versions */
+  case 8: *v = 48 << 10; break;    /* max dynamic shared */
   default: *v = 0;
   }
   return 0;
 }
-CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return 0; }
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
-                        void **extra) {
+EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return 0; }
+EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shared, void *stream,
+                               void **params, void **extra) {
   FakeFunc *f = fn;
+  note('k');
   if (nlaunches == MAX_LAUNCHES) return 0;
   FakeLaunch *l = &launches[nlaunches++];
   *l = (FakeLaunch){.fn = f->name, .grid = gx, .block = bx, .shared = shared, .stream = stream,
@@ -224,21 +315,37 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
   }
   return 0;
 }
-CUresult cuEventCreate(void **ev, unsigned flags) { *ev = malloc(1); return 0; }
-CUresult cuEventRecord(void *ev, void *stream) { return 0; }
-CUresult cuEventSynchronize(void *ev) { return 0; }
-CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { *ms = 0.01f; return 0; }
-CUresult cuEventDestroy_v2(void *ev) { free(ev); return 0; }
-CUresult cuStreamSynchronize(void *stream) { return 0; }
-CUresult cuStreamGetCtx(void *stream, void **ctx) {
+static int event_token;
+EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
+  *ev = &event_token;
+  return 0;
+}
+EXPORT CUresult cuEventRecord(void *ev, void *stream) {
+  note('e');
+  return 0;
+}
+EXPORT CUresult cuEventSynchronize(void *ev) {
+  note('w');
+  return 0;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+  *ms = 0.01f;
+  return 0;
+}
+EXPORT CUresult cuEventDestroy_v2(void *ev) { return 0; }
+EXPORT CUresult cuStreamSynchronize(void *stream) {
+  note('w');
+  return 0;
+}
+EXPORT CUresult cuStreamGetCtx(void *stream, void **ctx) {
   uintptr_t s = (uintptr_t)stream;
-  if (s == 0x1000 || s == 0x1100) *ctx = &primary_ctx;
+  if (s == 0 || s == 0x1000 || s == 0x1100) *ctx = &primary_ctx;
   else if (s == 0x2000) *ctx = &other_ctx;
   else return 400; /* CUDA_ERROR_INVALID_HANDLE */
   return 0;
 }
 /* MEMORY_TYPE 2, DEVICE_ORDINAL 9, RANGE_START_ADDR 11, RANGE_SIZE 12 */
-CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
+EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
   int found = -1;
   for (int i = 0; i < nallocs; i++)
     if (p >= allocs[i].ptr && p < allocs[i].ptr + (allocs[i].bytes ? allocs[i].bytes : 1))
@@ -252,5 +359,41 @@ CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr
     default: return 1;
     }
   }
+  return 0;
+}
+
+/* ---- cuBLAS (runtime/cublas.def) ---- */
+static int cublas_handle;
+EXPORT int cublasCreate_v2(void **handle) {
+  *handle = &cublas_handle;
+  return 0;
+}
+EXPORT int cublasDestroy_v2(void *handle) { return 0; }
+EXPORT int cublasGetVersion_v2(void *handle, int *version) {
+  *version = 130000;
+  return 0;
+}
+EXPORT int cublasSetMathMode(void *handle, int mode) { return 0; }
+EXPORT const char *cublasGetStatusName(int status) {
+  return status == 0 ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
+}
+EXPORT const char *cublasGetStatusString(int status) {
+  return status == 0 ? "success" : "an unsupported value or parameter was passed";
+}
+/* Column-major, as cuBLAS: C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C. */
+EXPORT int cublasSgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
+                          const float *A, int lda, const float *B, int ldb, const float *beta,
+                          float *C, int ldc) {
+  note('g');
+  if (m < 0 || n < 0 || k < 0) return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      float acc = 0;
+      for (int p = 0; p < k; p++)
+        acc += (ta ? A[p + (size_t)i * lda] : A[i + (size_t)p * lda]) *
+               (tb ? B[j + (size_t)p * ldb] : B[p + (size_t)j * ldb]);
+      float *c = &C[i + (size_t)j * ldc];
+      *c = *alpha * acc + (*beta == 0 ? 0 : *beta * *c);
+    }
   return 0;
 }

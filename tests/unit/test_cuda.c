@@ -345,15 +345,15 @@ END_TEST
 /* ---- failures mid-run, against the fake driver (issue 17) ---- */
 
 static void fake_driver(void) {
-  const char *fake = getenv("GOP_FAKE_CUDA_FAULTS");
-  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA_FAULTS is not set (run through ctest)");
+  const char *fake = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA is not set (run through ctest)");
   setenv("GOP_CUDA_LIBRARY", fake, 1);
 }
 
 START_TEST(fake_driver_opens) {
   fake_driver();
   ck_assert_int_eq(rt_cuda_open(&d), RT_OK);
-  ck_assert_str_eq(rt_cuda_device_name(), "gop fake GPU");
+  ck_assert_str_eq(rt_cuda_device_name(), "gop fake GPU 0");
   ck_assert_int_eq(rt_cuda_cc(), 90);
 }
 END_TEST

@@ -299,7 +299,7 @@ START_TEST(device_launch) {
   use_fake_driver();
   char what[256];
   ck_assert_int_eq(gop_device_status(what, sizeof what), 0);
-  ck_assert_str_eq(what, "Fake GPU 0");
+  ck_assert_str_eq(what, "gop fake GPU 0");
   GopGraphInfo gi;
   gop_graph_info(grid, &gi);
   int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 8;

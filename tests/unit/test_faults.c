@@ -1,5 +1,5 @@
 /* tests/unit/test_faults.c: what a run does when the GPU fails under it
- * (issue 17), on the fake driver (fakecuda.c) with injected failures
+ * (issue 17), on the fake driver (fake_cuda.c) with injected failures
  * (GOP_CUDA_FAIL): the failure is reported with the driver call and the
  * reason; where the context survives, the next run works; after a sticky
  * error, runs that require the GPU are refused with the reason and runs
@@ -17,8 +17,8 @@ static GopRun *run;
 static float x[16 * 4], y[16 * 4];
 
 static void setup(void) {
-  const char *fake = getenv("GOP_FAKE_CUDA_FAULTS");
-  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA_FAULTS is not set (run through ctest)");
+  const char *fake = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA is not set (run through ctest)");
   setenv("GOP_CUDA_LIBRARY", fake, 1);
   ctx = gop_context_new();
   GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");

@@ -624,6 +624,229 @@ START_TEST(test_api) {
   ck_assert_str_eq(gop_grad_adjoint(j, "Y"), "dY");
   ck_assert_ptr_null(gop_grad_joint(fw, "X,Q"));
   ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no input named Q"));
+
+  /* gop_run_exec_f64: the same run in double precision, buffers by
+   * tensor index; the f32 bindings are not used */
+  double dy64[4] = {1, 2, 3 + 1e-12, 4}, dx64[4] = {-1, -1, -1, -1}; /* not a float */
+  double *bufs[2] = {dy64, dx64};
+  ck_assert_msg(gop_run_exec_f64(r, bufs, 2) == 0, "%s", gop_diagnostics(ctx));
+  const double want64[4] = {2 + dy64[2], dy64[2], 1, dy64[2]};
+  for (int i = 0; i < 4; i++) ck_assert_double_eq(dx64[i], want64[i]);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_exec_f64(r, bufs, 1), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "has 2 inputs and outputs, got 1"));
+  double *nobuf[2] = {dy64, NULL};
+  ck_assert_int_eq(gop_run_exec_f64(r, nobuf, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "tensor dX has no buffer"));
+  GopRun *r2 = gop_run_new(ctx, gop_module_op(gs, 0), g);
+  ck_assert_int_eq(gop_run_exec_f64(r2, bufs, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "extent F is not set"));
+  GopGraph *rg = gop_graph_reorder(ctx, g, "degree");
+  ck_assert_ptr_nonnull(rg);
+  GopRun *r3 = gop_run_new(ctx, gop_module_op(gs, 0), rg);
+  ck_assert_int_eq(gop_run_set_extent(r3, "F", 1), 0);
+  ck_assert_int_eq(gop_run_exec_f64(r3, bufs, 2), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "is reordered"));
+  ck_assert_int_eq(gop_run_exec_f64(NULL, bufs, 2), -1);
+  gop_context_free(ctx);
+}
+END_TEST
+
+/* ---- max= and min= against a saved f32 output ---- */
+
+/* The f32 interpreter, as gopc run --check and the GPU use it. */
+static void run32(const IrOp *op, const Graph *g, IrExtents ext, float **bufs) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = (void **)bufs};
+  int rc = interp_run(op, &args, &d);
+  ck_assert_msg(rc == 0, "%s: %s", op->name, d.buf);
+  ir_diag_free(&d);
+}
+
+/* The forward runs in f32 and saves Y; the gradient, run in f32 on that
+ * Y, must find each argmax/argmin by comparing its recomputed contribution
+ * with Y, bit for bit, and split dY evenly between tied contributions.
+ * The inputs take a few values whose products and sums are not exact in
+ * f32 (so a contribution kept in double never equals Y: the bug of issue
+ * 15, where every such gradient was 0), with many exact ties; the
+ * reference is computed here in C float arithmetic, independently. */
+typedef struct SavedCase {
+  const char *op;
+  bool add;      /* X + W, else X * W */
+  bool min;      /* min=, else max= */
+  bool w_feat;   /* W: f32[edge, F], else f32[edge] */
+} SavedCase;
+
+static void check_saved(const SavedCase *c, const Graph *g, uint64_t seed, int *ties) {
+  const IrOp *op = ir_module_find_op(stdlib_ir, c->op);
+  ck_assert_ptr_nonnull(op);
+  const int F = 3;
+  IrExtents ext = extents_of(op);
+  int64_t nv = g->nv, ne = g->ne, nw = c->w_feat ? ne * F : ne;
+  static const float xs[] = {0.3f, -0.7f, 1.1f, -0.9f, 0.45f};
+  static const float ws[] = {1.3f, -0.6f, 0.7f};
+  float *x = malloc(sizeof(float) * (size_t)(nv * F)), *w = malloc(sizeof(float) * (size_t)nw);
+  float *y = calloc((size_t)(nv * F), sizeof(float)), *dy = malloc(sizeof(float) * (size_t)(nv * F));
+  for (int64_t i = 0; i < nv * F; i++) x[i] = xs[tu_lcg(&seed) % 5];
+  for (int64_t i = 0; i < nw; i++) w[i] = ws[tu_lcg(&seed) % 3];
+  for (int64_t i = 0; i < nv * F; i++) dy[i] = (float)(uniform(&seed) * 2 - 1);
+  float *fb[3] = {x, w, y};
+  ck_assert_int_eq(op->ntensors, 3);
+  run32(op, g, ext, fb);
+
+  /* the reference: contributions in f32, ties split evenly */
+  float *cnt = calloc((size_t)(nv * F), sizeof(float));
+  float *rx = calloc((size_t)(nv * F), sizeof(float)), *rw = calloc((size_t)nw, sizeof(float));
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t e = 0; e < ne; e++)
+      for (int f = 0; f < F; f++) {
+        int64_t u = g->src[e], v = g->dst[e], we = c->w_feat ? e * F + f : e;
+        float a = x[u * F + f], b = w[we];
+        float p = c->add ? a + b : a * b;
+        float m = y[v * F + f];
+        if (pass == 0) {
+          /* the saved Y is the extremum of these contributions */
+          ck_assert(c->min ? p >= m : p <= m);
+          if (p == m) cnt[v * F + f] += 1.0f;
+          continue;
+        }
+        if (p != m) continue;
+        float s = dy[v * F + f] / cnt[v * F + f];
+        rx[u * F + f] += c->add ? s : s * b;
+        rw[we] += c->add ? s : s * a;
+      }
+  for (int64_t i = 0; i < nv * F; i++) *ties += cnt[i] > 1;
+
+  const char *wrt[2] = {"X", "W"};
+  const float *want[2] = {rx, rw};
+  int64_t nout[2] = {nv * F, nw};
+  for (int k = 0; k < 2; k++) {
+    Diag d;
+    ir_diag_init(&d, stderr);
+    const char **adj = calloc((size_t)op->ntensors, sizeof(char *));
+    IrOp *bw = grad_derive_named(arena, op, wrt[k], adj, &d);
+    ck_assert_msg(bw != NULL, "%s: %s", op->name, d.buf);
+    float **bb = calloc((size_t)bw->ntensors, sizeof(float *));
+    float *out = calloc((size_t)nout[k] + 1, sizeof(float));
+    for (int i = 0; i < bw->ninputs + bw->noutputs; i++) {
+      const char *n = bw->tensors[i]->name;
+      bb[i] = !strcmp(n, "X") ? x : !strcmp(n, "W") ? w : !strcmp(n, "Y") ? y
+              : !strcmp(n, "dY") ? dy : out;
+    }
+    run32(bw, g, extents_like(bw, op), bb);
+    double err = 0, norm = 0;
+    for (int64_t i = 0; i < nout[k]; i++) {
+      err += (out[i] - want[k][i]) * (double)(out[i] - want[k][i]);
+      norm += want[k][i] * (double)want[k][i];
+    }
+    ck_assert_msg(norm > 0, "%s: the reference d%s is 0", bw->name, wrt[k]);
+    ck_assert_msg(sqrt(err / norm) < 1e-6, "%s on %s: d%s differs from the f32 argmax "
+                  "reference (relative L2 %g)", bw->name, g->name, wrt[k], sqrt(err / norm));
+    free(out);
+    free(bb);
+    free(adj);
+    ir_diag_free(&d);
+  }
+  free(x), free(w), free(y), free(dy), free(cnt), free(rx), free(rw);
+}
+
+START_TEST(test_saved_output_f32) {
+  static const SavedCase cases[] = {
+      {"u_mul_e_min", false, true, false},
+      {"u_mul_e_max", false, false, false},
+      {"u_add_e_max", true, false, true},
+  };
+  int ties = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int gi = 0; gi < NGRAPHS; gi++) check_saved(&cases[i], graphs[gi], 77 + gi, &ties);
+  ck_assert_int_gt(ties, 10); /* ties were met, and split */
+}
+END_TEST
+
+/* ---- gop_run_check's allowance for sums ---- */
+
+/* Runs `op` on the interpreter with every input and dY filled from `seed`
+ * (values in [-1, 1)), F = 32; returns the run, `out` bound to output
+ * `name` (numel *n). */
+static GopRun *run_api(GopContext *ctx, GopOp *op, GopGraph *g, const char *name,
+                       float **keep, float **out, int64_t *n) {
+  GopRun *r = gop_run_new(ctx, op, g);
+  ck_assert_ptr_nonnull(r);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 32), 0);
+  uint64_t seed = 5;
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    int64_t shape[8], numel = 1;
+    int rank = gop_run_tensor_shape(r, i, shape);
+    for (int k = 0; k < rank; k++) numel *= shape[k];
+    keep[i] = malloc(sizeof(float) * (size_t)(numel + 1));
+    for (int64_t k = 0; k < numel; k++) keep[i][k] = (float)(uniform(&seed) * 2 - 1);
+    ck_assert_int_eq(gop_run_bind(r, gop_run_tensor_name(r, i), keep[i], numel), 0);
+    if (!strcmp(gop_run_tensor_name(r, i), name)) *out = keep[i], *n = numel;
+  }
+  ck_assert_msg(gop_run_exec(r) == 0, "%s", gop_diagnostics(ctx));
+  return r;
+}
+
+/* A sum of n f32 terms may differ between two orders of summation by up
+ * to 2 sqrt(n) u sum|t| (issue 15b: d eps of gin_aggregate, 10^5 terms,
+ * differed by 7e-5 relative between the GPU's atomics and the
+ * interpreter's loop): that much is allowed, no more, and an element that
+ * is not a sum gets no allowance. */
+START_TEST(test_check_allowance) {
+  GopContext *ctx = gop_context_new();
+  GopModule *layers = gop_compile_file(ctx, tu_source("examples/models/layers.gop"));
+  ck_assert_ptr_nonnull(layers);
+  GopOp *fw = gop_module_find_op(layers, "gin_aggregate");
+  GopModule *gm = gop_grad(fw, "eps");
+  ck_assert_msg(gm != NULL, "%s", gop_diagnostics(ctx));
+  GopGraph *g = gop_graph_open(ctx, "rmat:10:8:3");
+  ck_assert_ptr_nonnull(g);
+  float *keep[8] = {0}, *deps = NULL, *dy = NULL, *xd = NULL;
+  int64_t n = 0, nv = 0;
+  GopRun *r = run_api(ctx, gop_module_op(gm, 0), g, "deps", keep, &deps, &n);
+  ck_assert_int_eq(n, 1);
+  for (int i = 0; i < gop_run_num_tensors(r); i++) {
+    if (!strcmp(gop_run_tensor_name(r, i), "dY")) {
+      int64_t shape[8];
+      ck_assert_int_eq(gop_run_tensor_shape(r, i, shape), 2);
+      dy = keep[i];
+      nv = shape[0] * shape[1];
+    }
+    if (!strcmp(gop_run_tensor_name(r, i), "Xd")) xd = keep[i];
+  }
+  ck_assert(dy && xd);
+  ck_assert_int_eq(nv, 1024 * 32);
+  double abs = 0;
+  for (int64_t k = 0; k < nv; k++) abs += fabs((double)dy[k] * xd[k]);
+  double allow = 2 * sqrt((double)nv) * 0x1p-24 * abs, exact = deps[0], worst = 1;
+  ck_assert_int_eq(gop_run_check(r, &worst), 0);
+  ck_assert(worst == 0);
+  /* within the allowance, though far beyond 1e-5 relative */
+  deps[0] = (float)(exact + 0.5 * allow);
+  ck_assert(0.5 * allow > 1e-3 * fabs(exact));
+  ck_assert_msg(gop_run_check(r, &worst) == 0, "%s", gop_diagnostics(ctx));
+  ck_assert(worst == 0);
+  /* beyond it */
+  deps[0] = (float)(exact + 1.5 * allow);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_check(r, &worst), 1);
+  ck_assert_msg(strstr(gop_diagnostics(ctx), "deps differs from the interpreter") &&
+                strstr(gop_diagnostics(ctx), "beyond the f32 summation allowance"), "%s",
+                gop_diagnostics(ctx));
+  for (int i = 0; i < 8; i++) free(keep[i]);
+
+  /* dXd[v, f] = dY[v, f] (1 + eps): one term each, no allowance */
+  GopModule *gx = gop_grad(fw, "Xd");
+  float *keep2[8] = {0}, *dxd = NULL;
+  GopRun *r2 = run_api(ctx, gop_module_op(gx, 0), g, "dXd", keep2, &dxd, &n);
+  ck_assert_int_eq(gop_run_check(r2, &worst), 0);
+  dxd[7] *= 1.01f;
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_check(r2, &worst), 1);
+  ck_assert_ptr_null(strstr(gop_diagnostics(ctx), "allowance"));
+  for (int i = 0; i < 8; i++) free(keep2[i]);
   gop_context_free(ctx);
 }
 END_TEST
@@ -657,6 +880,8 @@ int main(void) {
   tcase_add_test(tc, test_structure);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_api);
+  tcase_add_test(tc, test_saved_output_f32);
+  tcase_add_test(tc, test_check_allowance);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

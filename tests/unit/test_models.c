@@ -3,6 +3,7 @@
  * from the definitions (PyG's GCNConv, GINConv, GATConv, SAGEConv), with
  * double accumulation and no gop operator; and the errors a user can cause.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -626,6 +627,102 @@ START_TEST(cublas_toolkit_library_loads) {
 }
 END_TEST
 
+/* ---- the GPU path, against the fake driver (tests/unit/fake_cuda.c) ----
+ * Its kernels do not run, so the numbers are not checked here (the GPU
+ * machine does: tests/gpu/models.sh); what is checked is the shape of the
+ * forward, from the fake's trace of driver and cuBLAS calls (one letter
+ * per call: a alloc, h/d copies up/down, k launch, g SGEMM, m memset in
+ * the stream, e event, w wait, f free ...): after its first step a forward
+ * allocates, copies and waits for nothing; y comes down once, at the end;
+ * the timed forwards are whole forwards, between events. */
+
+static const char *fake_trace(const char *what) {
+  const char *fake = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(fake != NULL, "GOP_FAKE_CUDA is not set (run through ctest)");
+  void *h = dlopen(fake, RTLD_NOW);
+  ck_assert_msg(h != NULL, "%s", dlerror());
+  const char *(*trace)(void) = (const char *(*)(void))dlsym(h, "fake_cuda_trace");
+  void (*reset)(void) = (void (*)(void))dlsym(h, "fake_cuda_reset_log");
+  ck_assert(trace && reset);
+  if (strcmp(what, "reset") == 0) {
+    reset();
+    return NULL;
+  }
+  return trace();
+}
+
+static int count(const char *s, const char *letters) {
+  int n = 0;
+  for (; *s; s++) n += strchr(letters, *s) != NULL;
+  return n;
+}
+
+/* Checks one gop_model_forward's trace: [setup] steps [d] frees, and
+ * returns the number of steps (launches and SGEMMs). */
+static int check_trace(const char *t, const char *model, int reps) {
+  ck_assert_msg(!strchr(t, '+'), "the fake's trace overflowed");
+  size_t first = strcspn(t, "kg"), down = strcspn(t, "d");
+  ck_assert_msg(t[first], "%s: nothing launched: %s", model, t);
+  ck_assert_msg(t[down] == 'd' && !strchr(t + down + 1, 'd'), "%s: y must come down once: %s",
+                model, t);
+  ck_assert_msg(down > first, "%s: a copy down before the first step: %s", model, t);
+  /* between the first step and y's copy: steps, stream memsets, and (only
+   * when timing) the events and the waits for them */
+  const char *allowed = reps ? "kgmew" : "kgm";
+  for (size_t i = first; i < down; i++)
+    ck_assert_msg(strchr(allowed, t[i]), "%s: '%c' at %zu between the steps of the forward: %s",
+                  model, t[i], i, t);
+  for (size_t i = down + 1; t[i]; i++)
+    ck_assert_msg(t[i] == 'f', "%s: '%c' after y's copy: %s", model, t[i], t);
+  if (reps) ck_assert_int_eq(count(t, "e"), reps + 1);
+  return count(t, "kg");
+}
+
+START_TEST(device_forward_stays_on_the_device) {
+  static const struct {
+    const char *name;
+    int gemms, steps;
+  } cases[] = {{"gcn", 2, 6}, {"gin", 11, 27}, {"gat", 2, 10}, {"sage-max", 4, 8}};
+  const char *name = cases[_i].name;
+  setenv("GOP_CUDA_LIBRARY", getenv("GOP_FAKE_CUDA"), 1);
+  setenv("GOP_CUBLAS_LIBRARY", getenv("GOP_FAKE_CUDA"), 1);
+  GopModel *m = model(name, 4);
+  ck_assert_ptr_nonnull(m);
+  GopGraphInfo gi;
+  gop_graph_info(graph, &gi);
+  float *x = random_x(gi.num_vertices * 4, 5);
+  float *y = calloc((size_t)gi.num_vertices * 3, sizeof *y);
+  GopModelStats st;
+  fake_trace("reset");
+  ck_assert_msg(gop_model_forward(m, x, y, GOP_DEVICE_GPU, 0, &st) == 0, "%s",
+                gop_diagnostics(ctx));
+  ck_assert(st.on_gpu);
+  ck_assert_str_eq(st.device, "gop fake GPU 0");
+  ck_assert_int_eq(st.steps, cases[_i].steps);
+  ck_assert_int_eq(st.reps, 0);
+  char *once = strdup(fake_trace("get"));
+  int per_forward = check_trace(once, name, 0);
+  ck_assert_int_eq(count(once, "g"), cases[_i].gemms);
+  ck_assert_int_ge(per_forward, cases[_i].steps);
+  /* timed: the result's forward and 3 more, whole, between 4 events */
+  fake_trace("reset");
+  ck_assert_msg(gop_model_forward(m, x, y, GOP_DEVICE_GPU, 3, &st) == 0, "%s",
+                gop_diagnostics(ctx));
+  const char *timed = fake_trace("get");
+  ck_assert_int_eq(check_trace(timed, name, 3), 4 * per_forward);
+  ck_assert_int_eq(count(timed, "g"), 4 * cases[_i].gemms);
+  ck_assert_int_eq(st.reps, 3);
+  ck_assert(st.total_ms > 0 && st.min_ms > 0 && st.min_ms <= st.total_ms);
+  /* everything the forward allocated is freed by its end */
+  ck_assert_int_eq(count(timed, "a"), count(timed, "f"));
+  free(once);
+  free(x);
+  free(y);
+  gop_model_free(m);
+  gop_context_free(ctx);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("models");
   TCase *t = tcase_create("forward");
@@ -641,6 +738,7 @@ static Suite *suite(void) {
   tcase_add_test(e, wrong_shape_changes_nothing);
   tcase_add_test(e, saved_weights_give_the_same_output);
   tcase_add_test(e, gpu_required_without_driver);
+  tcase_add_loop_test(e, device_forward_stays_on_the_device, 0, 4);
   tcase_add_test(e, cublas_checker_names_the_call);
   tcase_add_test(e, layers_assemble);
   tcase_add_test(e, cublas_missing_or_wrong_library);

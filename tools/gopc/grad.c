@@ -9,7 +9,7 @@
 
 static const char *usage_grad =
     "usage: gopc grad FILE [--op NAME] [--wrt X,W] [--joint] [--stage STAGE]\n"
-    "                 [--schedule S] [--target sm_XX]\n"
+    "                 [--schedule S] [--target sm_XX] [--edge-traffic]\n"
     "Derives the gradient operators of operator NAME (reverse mode, in the\n"
     "IR): one per input named by --wrt (default: every floating-point input),\n"
     "each an ordinary operator OP_grad_X whose output dX is the gradient of\n"
@@ -20,17 +20,22 @@ static const char *usage_grad =
     "  --stage S        ir, sched, lowered, llvm or ptx (as gopc emit)\n"
     "  --schedule S     the schedule to compile them with (default: the default)\n"
     "  --target sm_XX   sm_80, sm_86, sm_89 or sm_90\n"
+    "  --edge-traffic   print, instead of the operators, the tensors on the\n"
+    "                   edges that the forward operator and each derived one\n"
+    "                   read and write, as passes (stages touching them) and\n"
+    "                   bytes per |E| x extents (docs/autodiff.md)\n"
     "A derivation the IR cannot express is refused with the construct's\n"
     "location; exit status 1.\n";
 
 int gopc_grad(int argc, char **argv) {
   const char *file = NULL, *op_name = NULL, *wrt = NULL, *stage_name = "ir";
   GopCompileOptions opts = {0};
-  bool joint = false;
+  bool joint = false, traffic = false;
   const GopcOption options[] = {
       {"--op", GOPC_STRING, .dest = &op_name},
       {"--wrt", GOPC_STRING, .dest = &wrt},
       {"--joint", GOPC_BOOL, .dest = &joint},
+      {"--edge-traffic", GOPC_BOOL, .dest = &traffic},
       {"--stage", GOPC_STRING, .dest = &stage_name},
       {"--schedule", GOPC_STRING, .dest = &opts.schedule},
       {"--target", GOPC_STRING, .dest = &opts.target},
@@ -57,7 +62,14 @@ int gopc_grad(int argc, char **argv) {
   else if (m)
     fprintf(stderr, "gopc: error: %s has several operators: choose one with --op\n", file);
   GopModule *g = !op ? NULL : joint ? gop_grad_joint(op, wrt) : gop_grad(op, wrt);
-  if (g) {
+  if (g && traffic) {
+    status = 0;
+    for (int i = -1; i < gop_module_num_ops(g); i++) {
+      char *text = gop_edge_traffic(i < 0 ? op : gop_module_op(g, i));
+      if (text) fputs(text, stdout);
+      free(text);
+    }
+  } else if (g) {
     status = 0;
     for (int i = 0; i < gop_module_num_ops(g); i++) {
       char *text = gop_emit_with(gop_module_op(g, i), (GopStage)stage, &opts);

@@ -1,0 +1,626 @@
+"""bench/train.py: training with gop's autograd on the GPU, against PyG
+(tests/gpu/train.sh runs it from the carried build; tools/gpu-prepare.sh
+prepares the kernels it needs).
+
+  train     full-batch training of GCN, GAT and GraphSAGE on each graph
+            (default pubmed and ogbn-arxiv), gop.nn against
+            torch_geometric.nn: same initial weights (PyG's state_dict
+            loaded into gop's model), same optimiser (Adam, lr 0.01), no
+            dropout, 50 steps. A planted-partition task the graph predicts:
+            labels are K = 8 communities grown by breadth-first search from
+            K seed vertices (so neighbours mostly share a label), features
+            a noisy one-hot of the label (signal 1, Gaussian noise 1.5, plus
+            pure-noise columns), half the vertices train, half test; numpy
+            seed 0. Records per step the loss of both (and of a second PyG
+            run: PyG's own nondeterminism, its scatter atomics, is the noise
+            floor), the parameter gradients of step 0, final test accuracies,
+            epoch time (CUDA events around forward + backward + Adam step,
+            median of the steps after 5 warm-up steps; the forward and loss
+            alone beside it) and peak device
+            memory (torch.cuda.max_memory_allocated; gop's own device
+            memory, the graph's CSR/CSC and its kernels' temporaries, is
+            outside torch's allocator: it is reported separately as the
+            growth of cudaMemGetInfo's used memory over the run).
+  gradcheck every operator the package exposes (gop.stdlib's 86 and
+            gop.layers' 10): torch.autograd gradients of the gop operator
+            (its derived backward on the GPU) against torch.autograd
+            through an equivalent torch computation (gathers by src/dst,
+            index_add / scatter_reduce, the softmax formula, leaky_relu,
+            elu), on CUDA, relative L2 per input; on cora.
+
+Tolerances (float32 everywhere):
+  gradcheck       relative L2 <= 1e-4 per input gradient: both sides sum the
+                  same terms in float32 in different orders (atomics in
+                  torch's index_add_, sequential per vertex or edge in
+                  gop): about 1e-6 relative per sum, times the depth of
+                  the chain (softmax, division) - 1e-4 leaves two orders
+                  of margin and still catches any wrong term (a missing
+                  edge or a wrong degree is >= 1e-2 on these graphs).
+  loss curves     |loss_gop - loss_pyg| <= 1e-3 * |loss_pyg| at each of
+                  the 50 steps. The forward alone agrees to ~1e-6; Adam
+                  divides each gradient by the root of its running square,
+                  so a rounding difference in a near-zero gradient element
+                  can change its update by up to lr, and such differences
+                  compound over steps. The second PyG run shows the same
+                  drift from PyG's own nondeterministic atomics; the check
+                  also reports gop vs PyG's drift beside it.
+  accuracy        final test accuracies within 0.5 percentage points
+                  (predictions near a tie may flip between float orders).
+
+  python3 bench/train.py --datasets DIR --out DIR [--graphs "pubmed ogbn-arxiv"]
+  python3 bench/train.py --prepare    (no GPU, no torch: fills GOP_CACHE_DIR with
+                                       the forward and backward kernels it runs)
+Writes OUT/train.csv (one row per graph, model, framework and step),
+OUT/train_summary.csv, OUT/gradcheck.csv, OUT/train.json, OUT/train.md and
+OUT/loss_<graph>.svg (loss curves, SVG written by hand); exits 1 if a check
+failed.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import gop
+
+STEPS, WARMUP, LR = 50, 5, 0.01
+K, FIN = 8, 64
+TOL_GRAD, TOL_LOSS, TOL_ACC = 1e-4, 1e-3, 0.005
+EXT = {"F": 16, "H": 4, "C": 8}
+MODELS = ("gcn", "gat", "sage")
+
+results = {"checks": [], "failed": 0}
+
+
+def record(section, name, ok, detail=""):
+    results["checks"].append({"section": section, "name": name, "ok": bool(ok),
+                              "detail": detail})
+    if not ok:
+        results["failed"] += 1
+    print(f"{'ok  ' if ok else 'FAIL'} {section:9s} {name}: {detail}", flush=True)
+
+
+# ---- what the run needs compiled (no torch here) ----
+
+def grad_uses():
+    """(operator, wrt) of every backward the run calls: each stdlib operator
+    against all its float inputs (gradcheck), and the models' aggregations
+    against the input that needs a gradient there."""
+    out = []
+    for op in list(gop.stdlib) + list(gop.layers):
+        out.append((op, tuple(s.name for s in op.inputs if s.dtype.startswith("f"))))
+    out += [(gop.stdlib.u_mul_e_sum, ("X",)), (gop.stdlib.copy_u_mean, ("X",)),
+            (gop.stdlib.copy_u_sum, ("X",)), (gop.stdlib.copy_u_max, ("X",)),
+            (gop.layers.gat_attention, ("Z", "As", "Ad"))]
+    return out
+
+
+def prepare():
+    g = gop.Graph.open("grid:4x4")
+    n, bad = 0, []
+    ops = list(gop.stdlib) + list(gop.layers)
+    for op in ops:
+        try:
+            op.prepare(g)
+            n += 1
+        except gop.GopError as e:
+            bad.append(f"{op.name}: {str(e).splitlines()[-1]}")
+    for op, wrt in grad_uses():
+        try:
+            op.grad(wrt).prepare(g)
+            n += 1
+        except gop.GopError as e:
+            bad.append(f"{op.name} grad {wrt}: {' '.join(str(e).split())[:300]}")
+    print(f"prepared {n} forward and gradient operators into {gop.cache_dir()}: "
+          f"{gop.cache_stats()}")
+    for b in bad:
+        print("  not prepared:", b)
+    return 0
+
+
+# ---- helpers ----
+
+def rel_l2(torch, a, b):
+    a, b = a.double().flatten(), b.double().flatten()
+    if (a.isnan() != b.isnan()).any():
+        return float("inf")
+    keep = ~(a.isnan() & b.isnan())
+    a = a[keep].nan_to_num(posinf=0.0, neginf=0.0)
+    b = b[keep].nan_to_num(posinf=0.0, neginf=0.0)
+    d, r = (a - b).norm().item(), b.norm().item()
+    return d / r if r > 0 else d
+
+
+# ---- gradcheck: every stdlib operator against torch ----
+
+class TorchRef:
+    """A torch computation of a stdlib operator from its DGL-style name
+    (lhs_op_rhs[_reduce][_full|_heads], copy_x[_reduce], edge_softmax) and
+    its signature: operands gathered by domain (src: X[src], dst: X[dst],
+    edge: W), broadcast by right-padding the lower rank, reduced over the
+    in-edges of each destination."""
+
+    def __init__(self, torch, g, dev):
+        self.torch, self.dev = torch, dev
+        self.src, self.dst = (torch.from_numpy(a).to(dev) for a in g.edge_index)
+        self.N, self.E = g.num_nodes, g.num_edges
+        self.deg = torch.zeros(self.N, device=dev).index_add_(
+            0, self.dst, torch.ones(self.E, device=dev))
+
+    def gather(self, spec, x):
+        d = spec.dims[0]
+        return x[self.src] if d == "src" else x[self.dst] if d == "dst" else x
+
+    def seg(self, m, how):
+        torch = self.torch
+        shape = (self.N,) + tuple(m.shape[1:])
+        if how in ("sum", "mean"):
+            y = torch.zeros(shape, device=self.dev).index_add(0, self.dst, m)
+            if how == "mean":
+                y = y / self.deg.clamp(min=1).view(-1, *([1] * (m.dim() - 1)))
+            return y
+        idx = self.dst.view(-1, *([1] * (m.dim() - 1))).expand_as(m)
+        init = torch.full(shape, -math.inf if how == "max" else math.inf, device=self.dev)
+        return init.scatter_reduce(0, idx, m, "amax" if how == "max" else "amin",
+                                   include_self=True)
+
+    def softmax(self, s):
+        """Edge softmax over the in-edges of each destination, per column."""
+        torch = self.torch
+        m = self.seg(s, "max")
+        m = torch.where(torch.isinf(m), torch.zeros((), device=self.dev), m)
+        ex = (s - m[self.dst]).exp()
+        return ex / self.seg(ex, "sum")[self.dst]
+
+    def layer(self, name, xs):
+        """examples/models/layers.gop's operators."""
+        torch = self.torch
+        Fn = torch.nn.functional
+        src, dst = self.src, self.dst
+        lrelu = lambda t: Fn.leaky_relu(t, 0.2)  # noqa: E731
+        if name == "bias":
+            return xs[0] + xs[1]
+        if name == "bias_relu":
+            return Fn.relu(xs[0] + xs[1])
+        if name == "bias_elu":
+            return Fn.elu(xs[0] + xs[1])
+        if name == "gcn_propagate":
+            h, hd, w, s = xs
+            return self.seg(h[src] * w.view(-1, 1), "sum") + s.view(-1, 1) * hd
+        if name == "gin_aggregate":
+            x, xd, eps = xs
+            return self.seg(x[src], "sum") + (1 + eps) * xd
+        if name == "gat_terms":
+            return (xs[0] * xs[1]).sum(-1)
+        if name == "gat_scores":
+            return lrelu(xs[0][src] + xs[1][dst])
+        if name == "edge_softmax_heads":
+            return self.softmax(xs[0])
+        if name == "gat_aggregate":
+            z, p = xs
+            return self.seg(p.unsqueeze(-1) * z[src], "sum")
+        if name == "gat_attention":
+            z, a_s, a_d = xs
+            p = self.softmax(lrelu(a_s[src] + a_d[dst]))
+            return self.seg(p.unsqueeze(-1) * z[src], "sum")
+        raise KeyError(f"no torch equivalent of {name}")
+
+    def __call__(self, op, xs):
+        torch = self.torch
+        if op.library is gop.layers:
+            return self.layer(op.name, xs)
+        if op.name == "edge_softmax":
+            s = xs[0]
+            m = self.seg(s.view(-1, 1), "max").view(-1)
+            m = torch.where(torch.isinf(m), torch.zeros((), device=self.dev), m)
+            ex = (s - m[self.dst]).exp()
+            return ex / self.seg(ex.view(-1, 1), "sum").view(-1)[self.dst]
+        parts = [p for p in op.name.split("_") if p not in ("full", "heads")]
+        red = parts[-1] if parts[-1] in ("sum", "max", "min", "mean") else None
+        if red:
+            parts = parts[:-1]
+        g = [self.gather(s, x) for s, x in zip(op.inputs, xs)]
+        if parts[0] == "copy":
+            m = g[0]
+        else:
+            a, b = g
+            r = max(a.dim(), b.dim())
+            a = a.reshape(tuple(a.shape) + (1,) * (r - a.dim()))
+            b = b.reshape(tuple(b.shape) + (1,) * (r - b.dim()))
+            how = parts[1]
+            m = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+                 "div": lambda: a / b, "dot": lambda: (a * b).sum(-1)}[how]()
+        y = self.seg(m, red) if red else m
+        want = op.outputs[0].shape(_Shapes(self.N, self.E), EXT)
+        return y.reshape(want)
+
+
+class _Shapes:
+    def __init__(self, n, e):
+        self.num_nodes, self.num_edges = n, e
+
+
+def gradcheck(torch, g, rows, dev="cuda", only=None):
+    """dev="cpu" runs the same check on the interpreter (a smoke test of
+    this script where there is no GPU); only: operator names to check."""
+    ref = TorchRef(torch, g, dev)
+    gen = torch.Generator(device=dev).manual_seed(0)
+    n_ok, n = 0, 0
+    for op in list(gop.stdlib) + list(gop.layers):
+        if only and op.name not in only:
+            continue
+        n += 1
+        try:
+            ext = {k: EXT[k] for k in op.extents}
+            # the stdlib's: positive (division); the layers': both signs
+            # (relu, leaky_relu and elu take both branches)
+            xs = [((torch.rand(s.shape(g, ext), generator=gen, device=dev) + 0.5)
+                   if op.library is gop.stdlib else
+                   torch.randn(s.shape(g, ext), generator=gen, device=dev))
+                  .requires_grad_(s.dtype.startswith("f")) for s in op.inputs]
+            y = op(g, *xs)
+            y_ref = ref(op, xs)
+            dy = torch.randn(y.shape, generator=gen, device=dev)
+            fin = torch.isfinite(y_ref)
+            dy = torch.where(fin, dy, torch.zeros((), device=dev))  # no gradient at -inf
+            want = [x for x in xs if x.requires_grad]
+            got = torch.autograd.grad(y, want, dy)
+            exp = torch.autograd.grad(y_ref, want, dy)
+            if dev != "cpu":
+                torch.cuda.synchronize()
+            fwd = rel_l2(torch, y.detach(), y_ref.detach())
+            errs = [rel_l2(torch, a, b) for a, b in zip(got, exp)]
+            worst = max(errs + [fwd])
+            ok = worst <= TOL_GRAD
+            n_ok += ok
+            rows.append({"op": op.name, "inputs": " ".join(s.name for s in op.inputs),
+                         "forward_rel_l2": fwd,
+                         "grad_rel_l2": " ".join(f"{e:.2e}" for e in errs), "ok": ok})
+            if not ok:
+                record("gradcheck", op.name, False,
+                       f"rel L2: forward {fwd:.2e}, gradients {errs} (limit {TOL_GRAD})")
+        except Exception as e:  # noqa: BLE001 - every failure is recorded
+            rows.append({"op": op.name, "inputs": "", "forward_rel_l2": "",
+                         "grad_rel_l2": f"{type(e).__name__}: {str(e)[:200]}", "ok": False})
+            record("gradcheck", op.name, False, f"{type(e).__name__}: {str(e)[:300]}")
+    record("gradcheck", "every stdlib and layers.gop operator vs torch autograd", n_ok == n,
+           f"{n_ok}/{n} within relative L2 {TOL_GRAD} (graph {g.name}, "
+           f"F={EXT['F']}, H={EXT['H']}, C={EXT['C']})")
+
+
+# ---- the training task ----
+
+def planted_partition(g, seed=0):
+    """Labels: K communities grown from K random seed vertices by
+    breadth-first search over the graph taken as undirected (ties to the
+    last arc in edge order: numpy's fancy assignment, deterministic);
+    vertices no seed reaches get a random label. Features: noisy one-hot."""
+    rng = np.random.default_rng(seed)
+    ei = g.edge_index
+    a = np.concatenate([ei[0], ei[1]])
+    b = np.concatenate([ei[1], ei[0]])
+    n = g.num_nodes
+    lab = np.full(n, -1, dtype=np.int64)
+    seeds = rng.choice(n, size=K, replace=False)
+    lab[seeds] = np.arange(K)
+    while True:
+        grow = (lab[a] >= 0) & (lab[b] < 0)
+        if not grow.any():
+            break
+        lab[b[grow]] = lab[a[grow]]
+    lost = lab < 0
+    lab[lost] = rng.integers(0, K, size=int(lost.sum()))
+    x = rng.normal(0.0, 1.5, size=(n, FIN)).astype(np.float32)
+    x[np.arange(n), lab] += 1.0
+    train = rng.random(n) < 0.5
+    return x, lab, train
+
+
+def build(torch, gnn, name, classes):
+    nn, Fn = torch.nn, torch.nn.functional
+
+    class GCN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = gnn.GCNConv(FIN, 16), gnn.GCNConv(16, classes)
+
+        def forward(self, x, g):
+            return self.conv2(Fn.relu(self.conv1(x, g)), g)
+
+    class GAT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = gnn.GATConv(FIN, 8, heads=8)
+            self.conv2 = gnn.GATConv(64, classes, heads=1)
+
+        def forward(self, x, g):
+            return self.conv2(Fn.elu(self.conv1(x, g)), g)
+
+    class SAGE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = gnn.SAGEConv(FIN, 64), gnn.SAGEConv(64, classes)
+
+        def forward(self, x, g):
+            return self.conv2(Fn.relu(self.conv1(x, g)), g)
+
+    return {"gcn": GCN, "gat": GAT, "sage": SAGE}[name]()
+
+
+def train_one(torch, model, x, y, train, test, g):
+    """50 full-batch Adam steps: (losses, step-0 gradients by name, test
+    accuracy, median epoch ms, peak torch memory, device memory growth)."""
+    Fn = torch.nn.functional
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    cuda = x.is_cuda
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        free0, total = torch.cuda.mem_get_info()
+    losses, events, grads0 = [], [], None
+    for step in range(STEPS):
+        a, m, b = [torch.cuda.Event(enable_timing=True) if cuda else _Clock()
+                   for _ in range(3)]
+        a.record()
+        opt.zero_grad(set_to_none=True)
+        out = model(x, g)
+        loss = Fn.cross_entropy(out[train], y[train])
+        m.record()
+        loss.backward()
+        if step == 0:
+            grads0 = {k: p.grad.detach().clone() for k, p in model.named_parameters()
+                      if p.grad is not None}
+        opt.step()
+        b.record()
+        losses.append(loss.detach())
+        events.append((a, m, b))
+    free0 = free1 = peak = 0
+    if cuda:
+        torch.cuda.synchronize()
+        free1, _ = torch.cuda.mem_get_info()
+        peak = torch.cuda.max_memory_allocated()
+    times = [a.elapsed_time(b) for a, m, b in events[WARMUP:]]
+    fwd = statistics.median(a.elapsed_time(m) for a, m, b in events[WARMUP:])
+    with torch.no_grad():
+        pred = model(x, g).argmax(1)
+        acc = (pred[test] == y[test]).float().mean().item()
+    return ([l.item() for l in losses], grads0, acc, statistics.median(times), peak,
+            max(0, free0 - free1), fwd)
+
+
+class _Clock:
+    """torch.cuda.Event's interface on the host clock (dev="cpu" runs)."""
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
+    """dev="cpu": the same on the interpreter (a smoke test without a GPU)."""
+    g = gop.Graph.open(path)
+    xn, lab, trn = planted_partition(g)
+    x = torch.from_numpy(xn).to(dev)
+    y = torch.from_numpy(lab).to(dev)
+    train = torch.from_numpy(trn).to(dev)
+    test = ~train
+    ei = torch.from_numpy(g.edge_index).to(dev)
+    curves = {}
+    for m in MODELS:
+        torch.manual_seed(0)
+        ref = build(torch, tg.nn, m, K).to(dev)
+        init = {k: v.detach().clone() for k, v in ref.state_dict().items()}
+        mine = build(torch, gop.nn, m, K).to(dev)
+        mine.load_state_dict(init, strict=True)
+        ref2 = build(torch, tg.nn, m, K).to(dev)
+        ref2.load_state_dict(init, strict=True)
+        r_pyg = train_one(torch, ref, x, y, train, test, ei)
+        r_gop = train_one(torch, mine, x, y, train, test, g)
+        r_pyg2 = train_one(torch, ref2, x, y, train, test, ei)
+        l_pyg, l_gop, l_pyg2 = r_pyg[0], r_gop[0], r_pyg2[0]
+        curves[m] = (l_pyg, l_gop)
+        for step in range(STEPS):
+            rows.append({"graph": gname, "model": m, "step": step, "loss_pyg": l_pyg[step],
+                         "loss_gop": l_gop[step], "loss_pyg_rerun": l_pyg2[step]})
+        drift = max(abs(a - b) / abs(b) for a, b in zip(l_gop, l_pyg))
+        drift_pyg = max(abs(a - b) / abs(b) for a, b in zip(l_pyg2, l_pyg))
+        # PyG before 2.5 names GATConv's projection lin_src (gop: lin)
+        gops = {k: v for k, v in r_gop[1].items()}
+        pygs = {k.replace("lin_src.", "lin."): v for k, v in r_pyg[1].items()
+                if ".lin_dst." not in k or k.replace("lin_dst.", "lin_src.") not in r_pyg[1]}
+        gerr = {k: rel_l2(torch, gops[k], pygs[k]) for k in pygs if k in gops}
+        missing = sorted(set(pygs) - set(gops))
+        s = {"graph": gname, "model": m, "nodes": g.num_nodes, "edges": g.num_edges,
+             "max_rel_loss_diff": drift, "max_rel_loss_diff_pyg_rerun": drift_pyg,
+             "worst_step0_grad_rel_l2": max(gerr.values()) if gerr else float("inf"),
+             "final_loss_pyg": l_pyg[-1], "final_loss_gop": l_gop[-1],
+             "acc_pyg": r_pyg[2], "acc_gop": r_gop[2],
+             "epoch_ms_pyg": r_pyg[3], "epoch_ms_gop": r_gop[3],
+             "forward_ms_pyg": r_pyg[6], "forward_ms_gop": r_gop[6],
+             "speedup": r_pyg[3] / r_gop[3],
+             "peak_mb_pyg": r_pyg[4] / 2**20, "peak_mb_gop": r_gop[4] / 2**20,
+             "device_growth_mb_pyg": r_pyg[5] / 2**20, "device_growth_mb_gop": r_gop[5] / 2**20}
+        summary.append(s)
+        record("train", f"{m} on {gname}: step-0 gradients",
+               not missing and s["worst_step0_grad_rel_l2"] <= TOL_GRAD,
+               f"worst parameter gradient rel L2 {s['worst_step0_grad_rel_l2']:.2e}"
+               + (f"; no gradient in gop for {missing}" if missing else ""))
+        record("train", f"{m} on {gname}: loss curve", drift <= TOL_LOSS,
+               f"max relative difference over {STEPS} steps {drift:.2e} (PyG vs itself "
+               f"{drift_pyg:.2e}); final loss PyG {l_pyg[-1]:.4f}, gop {l_gop[-1]:.4f}")
+        record("train", f"{m} on {gname}: accuracy", abs(r_pyg[2] - r_gop[2]) <= TOL_ACC,
+               f"test accuracy PyG {r_pyg[2]:.4f}, gop {r_gop[2]:.4f}")
+        print(f"     {m} on {gname}: epoch PyG {r_pyg[3]:.2f} ms, gop {r_gop[3]:.2f} ms "
+              f"({s['speedup']:.2f}x; forward + loss PyG {r_pyg[6]:.2f} ms, gop "
+              f"{r_gop[6]:.2f} ms); peak torch memory PyG {s['peak_mb_pyg']:.0f} MB, "
+              f"gop {s['peak_mb_gop']:.0f} MB (+{s['device_growth_mb_gop']:.0f} MB device "
+              f"growth)", flush=True)
+        del ref, ref2, mine
+        if dev != "cpu":
+            torch.cuda.empty_cache()
+    return curves
+
+
+# ---- output ----
+
+def svg_curves(path, gname, curves):
+    """Loss against step, PyG solid and gop dashed, one colour per model."""
+    W, H, L, R, T, B = 640, 400, 60, 130, 30, 40
+    allv = [v for a, b in curves.values() for v in a + b if math.isfinite(v)]
+    if not allv:
+        return
+    lo, hi = min(allv), max(allv)
+    hi = hi if hi > lo else lo + 1
+
+    def px(i, v):
+        return (L + (W - L - R) * i / (STEPS - 1), T + (H - T - B) * (hi - v) / (hi - lo))
+
+    colours = {"gcn": "#1f77b4", "gat": "#d62728", "sage": "#2ca02c"}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<text x="{W / 2}" y="18" text-anchor="middle">training loss on {gname}: '
+           f'PyG (solid) and gop (dashed)</text>',
+           f'<line x1="{L}" y1="{H - B}" x2="{W - R}" y2="{H - B}" stroke="black"/>',
+           f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - B}" stroke="black"/>']
+    for k in range(5):
+        v = lo + (hi - lo) * k / 4
+        _, y = px(0, v)
+        out.append(f'<text x="{L - 5}" y="{y + 4:.1f}" text-anchor="end">{v:.3f}</text>')
+    for i in range(0, STEPS, 10):
+        x, _ = px(i, lo)
+        out.append(f'<text x="{x:.1f}" y="{H - B + 15}" text-anchor="middle">{i}</text>')
+    out.append(f'<text x="{(L + W - R) / 2}" y="{H - 5}" text-anchor="middle">step</text>')
+    for n, (m, (a, b)) in enumerate(curves.items()):
+        c = colours.get(m, "black")
+        for vals, dash in ((a, ""), (b, ' stroke-dasharray="6,4"')):
+            pts = " ".join(f"{px(i, v)[0]:.1f},{px(i, v)[1]:.1f}" for i, v in enumerate(vals)
+                           if math.isfinite(v))
+            out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5"{dash} '
+                       f'points="{pts}"/>')
+        y = T + 20 * n
+        out.append(f'<line x1="{W - R + 10}" y1="{y}" x2="{W - R + 40}" y2="{y}" '
+                   f'stroke="{c}" stroke-width="2"/>')
+        out.append(f'<text x="{W - R + 45}" y="{y + 4}">{m}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_csv(path, rows):
+    if not rows:
+        return
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_report(out, summary):
+    lines = [f"# gop training vs PyG on {results.get('device', '?')}, {results.get('date', '')}",
+             "", f"{len(results['checks']) - results['failed']} checks passed, "
+             f"{results['failed']} failed", ""]
+    if summary:
+        lines += ["## full-batch training, 50 Adam steps", "",
+                  "| graph | model | epoch ms PyG | epoch ms gop | speedup | forward ms PyG | "
+                  "forward ms gop | peak MB PyG | peak MB gop (+device) | acc PyG | acc gop | "
+                  "max rel loss diff (PyG rerun) |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: |"]
+        for s in summary:
+            lines.append(
+                f"| {s['graph']} | {s['model']} | {s['epoch_ms_pyg']:.2f} | "
+                f"{s['epoch_ms_gop']:.2f} | {s['speedup']:.2f}x | {s['forward_ms_pyg']:.2f} | "
+                f"{s['forward_ms_gop']:.2f} | {s['peak_mb_pyg']:.0f} | "
+                f"{s['peak_mb_gop']:.0f} (+{s['device_growth_mb_gop']:.0f}) | "
+                f"{s['acc_pyg']:.4f} | {s['acc_gop']:.4f} | {s['max_rel_loss_diff']:.1e} "
+                f"({s['max_rel_loss_diff_pyg_rerun']:.1e}) |")
+        for m in MODELS:
+            sp = [s["speedup"] for s in summary if s["model"] == m]
+            if sp:
+                gm = math.exp(sum(math.log(v) for v in sp) / len(sp))
+                results[f"geomean_speedup_{m}"] = gm
+                lines.append(f"\n{m}: geometric mean epoch speedup over PyG {gm:.2f}x")
+    lines += ["", "## checks", ""]
+    lines += [f"- {'ok' if c['ok'] else 'FAIL'} {c['section']}: {c['name']} {c['detail']}"
+              for c in results["checks"]]
+    with open(os.path.join(out, "train.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    results["summary"] = summary
+    with open(os.path.join(out, "train.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--datasets", default="../shared/datasets")
+    ap.add_argument("--out", default="train-out")
+    ap.add_argument("--graphs", default="pubmed ogbn-arxiv")
+    ap.add_argument("--small", default="cora", help="graph of the gradcheck section")
+    ap.add_argument("--skip", default="", help="sections to skip: gradcheck, train")
+    a = ap.parse_args()
+    if a.prepare:
+        return prepare()
+    import torch
+    import torch_geometric as tg
+    import torch_geometric.nn  # noqa: F401
+    import gop.nn  # noqa: F401
+    os.makedirs(a.out, exist_ok=True)
+    status, what = gop.device_status()
+    results.update({"device": what, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "torch": torch.__version__, "pyg": tg.__version__,
+                    "library": gop.library_path,
+                    "tolerances": {"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,
+                                   "accuracy_abs": TOL_ACC}})
+    print(f"== gop {gop.__version__} on {what}; torch {torch.__version__}, PyG {tg.__version__}",
+          flush=True)
+    if status != 0 or not torch.cuda.is_available():
+        record("setup", "GPU", False, what)
+        write_report(a.out, [])
+        return 1
+    skip = set(a.skip.split())
+    summary, rows, grows = [], [], []
+    if "gradcheck" not in skip:
+        t0 = time.time()
+        small = os.path.join(a.datasets, f"{a.small}.mtx.gz")
+        g = gop.Graph.open(small if os.path.exists(small) else "rmat:12:8")
+        try:
+            gradcheck(torch, g, grows)
+        except Exception as e:  # noqa: BLE001 - a section's crash is its failure
+            import traceback
+            traceback.print_exc()
+            record("gradcheck", "section", False, f"{type(e).__name__}: {e}")
+        write_csv(os.path.join(a.out, "gradcheck.csv"), grows)
+        print(f"== gradcheck: {time.time() - t0:.1f} s", flush=True)
+    if "train" not in skip:
+        for gname in a.graphs.split():
+            t0 = time.time()
+            path = os.path.join(a.datasets, f"{gname}.mtx.gz")
+            if not os.path.exists(path):
+                record("train", gname, False, f"{path} is missing")
+                continue
+            try:
+                curves = train_graph(torch, tg, path, gname, rows, summary)
+                svg_curves(os.path.join(a.out, f"loss_{gname}.svg"), gname, curves)
+            except Exception as e:  # noqa: BLE001
+                import traceback
+                traceback.print_exc()
+                record("train", gname, False, f"{type(e).__name__}: {e}")
+            print(f"== train {gname}: {time.time() - t0:.1f} s", flush=True)
+        write_csv(os.path.join(a.out, "train.csv"), rows)
+        write_csv(os.path.join(a.out, "train_summary.csv"), summary)
+    write_report(a.out, summary)
+    print(f"== {len(results['checks']) - results['failed']} passed, {results['failed']} failed")
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
