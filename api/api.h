@@ -61,7 +61,7 @@ struct GopRun {
   const GopGraph *graph;
   IrExtents ext;
   bool *ext_set;
-  float **data;    /* by tensor id; temporaries stay NULL */
+  void **data;     /* by tensor id, in each tensor's dtype; temporaries stay NULL */
   int64_t *numel;  /* bound sizes, by tensor id */
   double seconds;
   GopDevice device;

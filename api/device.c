@@ -267,6 +267,12 @@ int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t n
     return -1;
   }
   const IrTensor *t = ir->tensors[i];
+  if (t->dtype != IR_DT_F32) {
+    ir_error(&r->ctx->diag, api_loc, "tensor %s of %s is %s: runs on the caller's device "
+             "memory take f32 tensors only yet (use gop_run_bind and gop_run_exec)", name,
+             ir->name, ir_dtype_name(t->dtype));
+    return -1;
+  }
   for (int d = 0; d < t->ndims; d++)
     if (t->dims[d].sym && !r->ext_set[t->dims[d].sym->id]) {
       ir_error(&r->ctx->diag, api_loc, "extent %s of tensor %s is not set (gop_run_set_extent)",

@@ -139,7 +139,7 @@ GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
   r->graph = g;
   r->ext.n = ir->nsyms;
   r->ext_set = IR_NEW_ARRAY(ctx->arena, bool, ir->nsyms + 1);
-  r->data = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
+  r->data = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1);
   r->numel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
   r->dptr = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
   r->dptr_checked = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
@@ -299,7 +299,12 @@ int gop_run_tensor_shape(const GopRun *r, int i, int64_t shape[8]) {
   return rank;
 }
 
-int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel) {
+const char *gop_run_tensor_dtype(const GopRun *r, int i) {
+  const IrTensor *t = bindable(r, i);
+  return t ? ir_dtype_name(t->dtype) : NULL;
+}
+
+int gop_run_bind(GopRun *r, const char *name, void *data, int64_t numel) {
   const IrOp *ir = r->op->ir;
   for (int i = 0; i < gop_run_num_tensors(r); i++) {
     const IrTensor *t = ir->tensors[i];
@@ -364,25 +369,25 @@ static int permuted_by(GopRun *r, const IrTensor *t) {
 }
 
 /* Copies rows: to[map ? map[i] : i] = from[i], or (gather) to[i] =
- * from[map[i]], each row `w` floats. */
-static void move_rows(float *to, const float *from, const int32_t *map, int64_t rows,
+ * from[map[i]], each row `w` bytes. */
+static void move_rows(void *to, const void *from, const int32_t *map, int64_t rows,
                       int64_t w, bool gather) {
   for (int64_t i = 0; i < rows; i++) {
     int64_t a = gather ? i : map[i], b = gather ? map[i] : i;
-    memcpy(to + a * w, from + b * w, sizeof(float) * (size_t)w);
+    memcpy((char *)to + a * w, (const char *)from + b * w, (size_t)w);
   }
 }
 
 /* The buffers a run on the reordered graph sees: inputs permuted in,
  * outputs fresh; `user` itself when the graph is not reordered. NULL after
  * reporting. Free with unpermute. */
-static float **permute_in(GopRun *r, float **user) {
+static void **permute_in(GopRun *r, void **user, int esize) {
   const Graph *g = r->graph->rt;
   if (!g->perm) return user;
   const IrOp *ir = r->op->ir;
   int n = gop_run_num_tensors(r);
   /* by tensor id, temporaries NULL, as r->data */
-  float **in = calloc((size_t)ir->ntensors + 1, sizeof *in);
+  void **in = calloc((size_t)ir->ntensors + 1, sizeof *in);
   if (!in) goto oom;
   for (int i = 0; i < n; i++) {
     const IrTensor *t = ir->tensors[i];
@@ -394,12 +399,13 @@ static float **permute_in(GopRun *r, float **user) {
     }
     int64_t rows = how == 'v' ? g->nv : g->ne;
     int64_t numel = graph_tensor_numel(t, g, &r->ext);
-    in[i] = malloc(sizeof(float) * (size_t)(numel > 0 ? numel : 1));
+    int64_t es = esize ? esize : ir_dtype_bytes(t->dtype);
+    in[i] = malloc((size_t)es * (size_t)(numel > 0 ? numel : 1));
     if (!in[i]) goto oom;
     if (t->role == IR_ROLE_OUT || rows == 0) continue;
     /* vertex v's row goes to new_of_old[v]; edge e here takes edge_old[e] */
-    if (how == 'v') move_rows(in[i], user[i], g->perm->new_of_old, rows, numel / rows, false);
-    else move_rows(in[i], user[i], g->perm->edge_old, rows, numel / rows, true);
+    if (how == 'v') move_rows(in[i], user[i], g->perm->new_of_old, rows, numel / rows * es, false);
+    else move_rows(in[i], user[i], g->perm->edge_old, rows, numel / rows * es, true);
   }
   return in;
 oom:
@@ -413,7 +419,7 @@ fail:
 }
 
 /* Permutes the outputs of `in` back into `user` (if `ok`) and frees it. */
-static void unpermute(GopRun *r, float **user, float **in, bool ok) {
+static void unpermute(GopRun *r, void **user, void **in, bool ok, int esize) {
   const Graph *g = r->graph->rt;
   if (in == user) return;
   const IrOp *ir = r->op->ir;
@@ -425,23 +431,24 @@ static void unpermute(GopRun *r, float **user, float **in, bool ok) {
       int how = t->domain == IR_DOM_EDGE ? 'e' : 'v';
       int64_t rows = how == 'v' ? g->nv : g->ne;
       int64_t numel = graph_tensor_numel(t, g, &r->ext);
+      int64_t es = esize ? esize : ir_dtype_bytes(t->dtype);
       /* the row of vertex v is at new_of_old[v]; edge e here is edge_old[e] */
       if (rows > 0 && how == 'v')
-        move_rows(user[i], in[i], g->perm->new_of_old, rows, numel / rows, true);
+        move_rows(user[i], in[i], g->perm->new_of_old, rows, numel / rows * es, true);
       else if (rows > 0)
-        move_rows(user[i], in[i], g->perm->edge_old, rows, numel / rows, false);
+        move_rows(user[i], in[i], g->perm->edge_old, rows, numel / rows * es, false);
     }
     free(in[i]);
   }
   free(in);
 }
 
-static int interpret(GopRun *r, float **data, InterpTerms *terms) {
+static int interpret(GopRun *r, void **data, InterpMode mode, InterpTerms *terms) {
   InterpArgs args = {
       .graph = r->graph->rt,
       .extents = r->ext,
-      .mode = INTERP_F32,
-      .buffers = (void **)data,
+      .mode = mode,
+      .buffers = data,
       .terms = terms,
   };
   return interp_run(r->op->ir, &args, &r->ctx->diag);
@@ -451,12 +458,12 @@ static int interpret(GopRun *r, float **data, InterpTerms *terms) {
  * applied and lowered exactly as for the GPU (so a schedule that `gopc
  * emit` refuses is refused here too), and the lowered IR is interpreted.
  * A pack's run interprets the operator it carries, as written. */
-static int interpret_scheduled(GopRun *r, float **data) {
+static int interpret_scheduled(GopRun *r, void **data) {
   GopRunStats *st = &r->stats;
   snprintf(st->device, sizeof st->device, "interpreter");
   if (r->from_pack) {
     snprintf(st->schedule, sizeof st->schedule, "none (the pack's operator as written)");
-    return interpret(r, data, NULL);
+    return interpret(r, data, INTERP_NATIVE, NULL);
   }
   snprintf(st->schedule, sizeof st->schedule, "%s", r->schedule ? r->schedule : "default");
   if (!r->lowered) {
@@ -467,13 +474,13 @@ static int interpret_scheduled(GopRun *r, float **data) {
   }
   /* Lowering may add temporaries after the bound tensors: the interpreter
    * allocates those (NULL here). */
-  float **buf = IR_NEW_ARRAY(r->ctx->arena, float *, r->lowered->ntensors + 1);
+  void **buf = IR_NEW_ARRAY(r->ctx->arena, void *, r->lowered->ntensors + 1);
   for (int i = 0; i < gop_run_num_tensors(r); i++) buf[i] = data[i];
   InterpArgs args = {
       .graph = r->graph->rt,
       .extents = r->ext,
-      .mode = INTERP_F32,
-      .buffers = (void **)buf,
+      .mode = INTERP_NATIVE,
+      .buffers = buf,
   };
   return interp_run(r->lowered, &args, &r->ctx->diag);
 }
@@ -498,7 +505,7 @@ static RtStatus open_gpu(GopRun *r) {
   return s;
 }
 
-static int run_gpu(GopRun *r, float **data) {
+static int run_gpu(GopRun *r, void **data) {
   GopContext *ctx = r->ctx;
   if (!r->have_prog) {
     GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
@@ -507,7 +514,7 @@ static int run_gpu(GopRun *r, float **data) {
     r->stats.compile = ctx->times;
   }
   /* The program may hold temporaries the lowering added: bind by id. */
-  float **host = IR_NEW_ARRAY(ctx->arena, float *, r->prog.ntensors + 1);
+  void **host = IR_NEW_ARRAY(ctx->arena, void *, r->prog.ntensors + 1);
   for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = data[i];
   RtExecOptions opt = {.warmup = r->warmup, .reps = r->reps};
   RtStatus s = rt_exec_program(&r->prog, r->graph->rt, r->ext.value, host, &opt, &r->exec,
@@ -539,7 +546,7 @@ int gop_run_exec(GopRun *r) {
   memset(&r->exec, 0, sizeof r->exec);
   double t0 = rt_wall_seconds();
   int rc;
-  float **data = permute_in(r, r->data);
+  void **data = permute_in(r, r->data, 0);
   if (!data) return -1;
   RtStatus gpu = r->device == GOP_DEVICE_INTERP ? RT_ERR : open_gpu(r);
   if (r->device != GOP_DEVICE_INTERP && gpu == RT_OK) {
@@ -550,7 +557,7 @@ int gop_run_exec(GopRun *r) {
   } else {
     rc = interpret_scheduled(r, data);
   }
-  unpermute(r, r->data, data, rc == 0);
+  unpermute(r, r->data, data, rc == 0, 0);
   r->seconds = rt_wall_seconds() - t0;
   return rc;
 }
@@ -573,24 +580,42 @@ static IrRed reduction_of(const IrNode *list, const IrTensor *t) {
   return IR_RED_ASSIGN;
 }
 
+/* Whether `op` is all f32 (its tensors and its accumulator). */
+static bool all_f32(const IrOp *op) {
+  for (int i = 0; i < op->ntensors; i++)
+    if (op->tensors[i]->dtype != IR_DT_F32) return false;
+  return op->acc == IR_DT_F32;
+}
+
 int gop_run_check(GopRun *r, double *worst) {
   GopContext *ctx = r->ctx;
   const IrOp *ir = r->op->ir;
   if (worst) *worst = 0;
   if (check_bound(r) != 0) return -1;
   int n = gop_run_num_tensors(r);
-  float **ref = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1); /* by id: temporaries NULL */
+  /* An all-f32 op is checked against the interpreter in f32, the rounding
+   * the GPU does; any other against the f64 oracle run on the inputs as
+   * they are (already rounded to their dtype), within the limit of each
+   * output's dtype. */
+  bool f64 = !all_f32(ir);
+  void **ref = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1); /* by id: temporaries NULL */
   int status = 0;
-  for (int i = 0; i < n; i++) {
-    if (ir->tensors[i]->role != IR_ROLE_OUT) {
+  for (int i = 0; i < n && status == 0; i++) {
+    const IrTensor *t = ir->tensors[i];
+    if (t->role != IR_ROLE_OUT && !f64) {
       ref[i] = r->data[i];
       continue;
     }
-    ref[i] = malloc(sizeof(float) * (size_t)(r->numel[i] ? r->numel[i] : 1));
+    size_t es = f64 ? sizeof(double) : (size_t)ir_dtype_bytes(t->dtype);
+    ref[i] = malloc(es * (size_t)(r->numel[i] ? r->numel[i] : 1));
     if (!ref[i]) {
-      ir_error(&ctx->diag, api_loc, "out of memory for the reference of %s", ir->tensors[i]->name);
+      ir_error(&ctx->diag, api_loc, "out of memory for the reference of %s", t->name);
       status = -1;
+      break;
     }
+    if (t->role != IR_ROLE_OUT)
+      for (int64_t k = 0; k < r->numel[i]; k++)
+        ((double *)ref[i])[k] = ir_elem_get(t->dtype, r->data[i], k);
   }
   /* the rounding allowance of each output element that is a sum, from the
    * interpreter's count and absolute sum of its terms (in the reordered
@@ -605,6 +630,9 @@ int gop_run_check(GopRun *r, double *worst) {
     status = -1;
   }
   InterpTerms *terms = IR_NEW_ARRAY(ctx->arena, InterpTerms, ir->ntensors + 1);
+  /* the allowance is for sums the GPU adds in f32; an op that accumulates
+   * in f64 gets f64's (u = 2^-53) */
+  double acc_scale = ir->acc == IR_DT_F64 ? 0x1p-29 : 1;
   for (int i = 0; status == 0 && i < n; i++) {
     if (ir->tensors[i]->role != IR_ROLE_OUT) continue;
     size_t m = (size_t)(r->numel[i] ? r->numel[i] : 1);
@@ -618,26 +646,30 @@ int gop_run_check(GopRun *r, double *worst) {
     }
   }
   if (status == 0) {
-    float **data = permute_in(r, ref);
-    if (!data || interpret(r, data, terms) != 0) status = -1;
-    if (data) unpermute(r, ref, data, status == 0);
+    void **data = permute_in(r, ref, f64 ? 8 : 0);
+    if (!data || interpret(r, data, f64 ? INTERP_F64 : INTERP_NATIVE, terms) != 0) status = -1;
+    if (data) unpermute(r, ref, data, status == 0, f64 ? 8 : 0);
   }
   for (int i = 0; i < n; i++) {
     if (ir->tensors[i]->role != IR_ROLE_OUT) continue;
     for (int64_t k = 0; status == 0 && k < r->numel[i]; k++)
-      allow_in[i][k] = (float)interp_sum_allowance(terms[i].n[k], terms[i].abs[k]);
+      allow_in[i][k] = (float)(acc_scale * interp_sum_allowance(terms[i].n[k], terms[i].abs[k]));
     free(terms[i].n);
     free(terms[i].abs);
   }
-  if (allow_in != allow) unpermute(r, allow, allow_in, status == 0);
+  if (allow_in != allow)
+    unpermute(r, (void **)allow, (void **)allow_in, status == 0, (int)sizeof(float));
   for (int i = 0; status >= 0 && i < n; i++) {
     const IrTensor *t = ir->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
-    bool exact = reduction_of(ir->body, t) == IR_RED_MAX || reduction_of(ir->body, t) == IR_RED_MIN;
+    IrDType rt = f64 ? IR_DT_F64 : t->dtype;
+    bool exact = !f64 && (reduction_of(ir->body, t) == IR_RED_MAX ||
+                          reduction_of(ir->body, t) == IR_RED_MIN);
+    double limit = ir_check_limit(t->dtype);
     double diff2 = 0, over2 = 0, ref2 = 0, worst_abs = -1;
     int64_t worst_at = -1, nan_at = -1;
     for (int64_t k = 0; k < r->numel[i]; k++) {
-      double a = r->data[i][k], b = ref[i][k];
+      double a = ir_elem_get(t->dtype, r->data[i], k), b = ir_elem_get(rt, ref[i], k);
       if (isnan(a) || isnan(b)) {
         if (nan_at < 0) nan_at = k;
         continue;
@@ -658,22 +690,27 @@ int gop_run_check(GopRun *r, double *worst) {
     if (worst && rel > *worst) *worst = rel;
     if (nan_at >= 0) {
       ir_error(&ctx->diag, api_loc, "check failed: %s[%lld] is NaN (got %g, reference %g)",
-               t->name, (long long)nan_at, r->data[i][nan_at], ref[i][nan_at]);
+               t->name, (long long)nan_at, ir_elem_get(t->dtype, r->data[i], nan_at),
+               ir_elem_get(rt, ref[i], nan_at));
       status = 1;
-    } else if (exact ? worst_abs > 0 : rel >= 1e-5) {
-      char what[96] = "";
+    } else if (exact ? worst_abs > 0 : rel >= limit) {
+      char what[96] = "", why[96];
       if (!exact && raw != rel)
-        snprintf(what, sizeof what, " beyond the f32 summation allowance (%.3g in all)", raw);
+        snprintf(what, sizeof what, " beyond the %s summation allowance (%.3g in all)",
+                 ir_dtype_name(ir->acc), raw);
+      if (exact) snprintf(why, sizeof why, ", max/min must match exactly");
+      else snprintf(why, sizeof why, ", limit %g for %s%s", limit, ir_dtype_name(t->dtype),
+                    f64 ? " against the f64 oracle" : "");
       ir_error(&ctx->diag, api_loc,
                "check failed: %s differs from the interpreter (relative L2 %.3g%s%s); "
                "worst at element %lld: got %.9g, reference %.9g",
-               t->name, rel, what, exact ? ", max/min must match exactly" : ", limit 1e-5",
-               (long long)worst_at, r->data[i][worst_at], ref[i][worst_at]);
+               t->name, rel, what, why, (long long)worst_at,
+               ir_elem_get(t->dtype, r->data[i], worst_at), ir_elem_get(rt, ref[i], worst_at));
       status = 1;
     }
   }
   for (int i = 0; i < n; i++)
-    if (ir->tensors[i]->role == IR_ROLE_OUT) {
+    if (ir->tensors[i]->role == IR_ROLE_OUT || f64) {
       free(ref[i]);
       free(allow[i]);
     }

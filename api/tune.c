@@ -103,7 +103,7 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   ir_diag_free(&quiet);
   TuneKey key = {.op_hash = tune_op_hash(op->ir),
                  .F = shape.feature_loop ? F : 0,
-                 .dtype = "f32",
+                 .dtype = ir_op_dtype_key(op->ir),
                  .graph = sig,
                  .gpu = gpu ? rt_cuda_device_name() : "none",
                  .cc = gpu ? rt_cuda_cc() : 0,
@@ -140,14 +140,14 @@ static void forward_progress(void *ctx, const TuneProgress *p) {
 
 /* splitmix64: gopc run's inputs (tools/gopc/run.c fill_random), so that the
  * tuner sees the data gopc run would. */
-static void fill_uniform(float *x, int64_t n, uint64_t seed) {
+static void fill_uniform(IrDType dt, void *x, int64_t n, uint64_t seed) {
   uint64_t state = seed;
   for (int64_t i = 0; i < n; i++) {
     uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
-    x[i] = (float)((double)(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    ir_elem_put(dt, x, i, (float)((double)(z >> 11) * 0x1.0p-53 * 2.0 - 1.0));
   }
 }
 
@@ -196,8 +196,8 @@ int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
   int64_t F = 0;
   for (int i = 0; i < ir->nsyms; i++)
     if (strcmp(ir->syms[i]->name, "F") == 0) F = r->ext.value[i];
-  float **inputs = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
-  float **owned = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
+  void **inputs = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1);
+  void **owned = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1);
   int rc = 0;
   for (int i = 0; i < ir->ntensors; i++) {
     const IrTensor *t = ir->tensors[i];
@@ -207,13 +207,13 @@ int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
       inputs[i] = r->data[i];
       continue;
     }
-    inputs[i] = owned[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    inputs[i] = owned[i] = malloc((size_t)ir_dtype_bytes(t->dtype) * (size_t)(n > 0 ? n : 1));
     if (!inputs[i]) {
       ir_error(&ctx->diag, api_loc, "out of memory for input %s", t->name);
       rc = -1;
       break;
     }
-    fill_uniform(inputs[i], n, 1 * 1000003u + (uint64_t)i);
+    fill_uniform(t->dtype, inputs[i], n, 1 * 1000003u + (uint64_t)i);
   }
   TuneReport rep = {0};
   if (rc == 0) {

@@ -431,7 +431,7 @@ static int run(int argc, char **argv) {
         memset(&res, 0, sizeof res);
         ir_diag_free(&d);
         ir_diag_init(&d, NULL);
-        RtStatus s = rt_exec_program(&r->c->prog, g, ext.value, out, &timed, &res, &d);
+        RtStatus s = rt_exec_program(&r->c->prog, g, ext.value, (void *const *)out, &timed, &res, &d);
         double rel = 0;
         char why[600] = "";
         bool ok = s == RT_OK;

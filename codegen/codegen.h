@@ -243,6 +243,8 @@ typedef struct CgCtx {
   /* cached types */
   LLVMTypeRef t_void, t_i1, t_i32, t_i64, t_f32, t_gptr; /* gptr: ptr
                                                              addrspace(1) */
+  LLVMTypeRef t_i16, t_f16, t_f64;
+  LLVMTypeRef t_val; /* values: the op's accumulator type, f32 or f64 */
   unsigned md_invariant, md_loop; /* metadata kind ids */
 
   const IrOp *op;
@@ -307,7 +309,24 @@ LLVMValueRef cg_load(CgCtx *cg, LLVMTypeRef ty, LLVMValueRef ptr,
                      bool invariant, const char *name);
 LLVMValueRef cg_i32(CgCtx *cg, int64_t v);
 LLVMValueRef cg_i64(CgCtx *cg, int64_t v);
+/* A constant of the value type (t_val: f32, or f64 in an f64 op). */
 LLVMValueRef cg_f32(CgCtx *cg, double v);
+
+/* dtype.c: tensors' element types in memory and the conversions. */
+/* The type of an element of `t` in global memory: half, i16 (bf16, handled
+ * as its bits), float or double. */
+LLVMTypeRef cg_elem_type(CgCtx *cg, const IrTensor *t);
+/* `n` elements of `t` at `ptr` (n = 0: one scalar), converted to values
+ * (t_val, or <n x t_val>). */
+LLVMValueRef cg_load_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef ptr, int n,
+                           bool invariant);
+/* Stores value `v` (t_val or <n x t_val>) to `ptr` as `t`'s elements,
+ * rounded to nearest even; returns the store. */
+LLVMValueRef cg_store_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef v,
+                            LLVMValueRef ptr);
+/* The value `v` (t_val, scalar or vector) rounded to float type `to`
+ * (f16(x) ...) and back. */
+LLVMValueRef cg_round_to(CgCtx *cg, IrDType to, LLVMValueRef v);
 
 /* target.c: LLVM's NVPTX target. */
 /* A target machine for `target` (validated first). NULL after reporting. */

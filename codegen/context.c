@@ -33,6 +33,10 @@ void cg_ctx_init(CgCtx *cg, const IrOp *op, const char *target,
   cg->t_i32 = LLVMInt32TypeInContext(cg->ctx);
   cg->t_i64 = LLVMInt64TypeInContext(cg->ctx);
   cg->t_f32 = LLVMFloatTypeInContext(cg->ctx);
+  cg->t_i16 = LLVMInt16TypeInContext(cg->ctx);
+  cg->t_f16 = LLVMHalfTypeInContext(cg->ctx);
+  cg->t_f64 = LLVMDoubleTypeInContext(cg->ctx);
+  cg->t_val = op && op->acc == IR_DT_F64 ? cg->t_f64 : cg->t_f32;
   cg->t_gptr = LLVMPointerTypeInContext(cg->ctx, 1); /* global memory */
   cg->md_invariant = LLVMGetMDKindIDInContext(cg->ctx, "invariant.load", 14);
   cg->md_loop = LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9);
@@ -97,7 +101,14 @@ LLVMValueRef cg_alloca(CgCtx *cg, LLVMTypeRef ty, const char *name) {
 LLVMValueRef cg_load(CgCtx *cg, LLVMTypeRef ty, LLVMValueRef ptr,
                      bool invariant, const char *name) {
   LLVMValueRef v = LLVMBuildLoad2(cg->b, ty, ptr, name);
-  LLVMSetAlignment(v, 4);
+  /* a scalar's own size (2 for 16-bit elements); callers set vectors' */
+  unsigned size = LLVMGetTypeKind(ty) == LLVMVectorTypeKind
+                      ? 4
+                      : (LLVMGetTypeKind(ty) == LLVMHalfTypeKind ||
+                         ty == cg->t_i16)
+                            ? 2
+                            : LLVMGetTypeKind(ty) == LLVMDoubleTypeKind ? 8 : 4;
+  LLVMSetAlignment(v, size);
   /* a staged copy in shared memory (address space 3) is written at the
    * kernel's start, so it is not invariant */
   if (invariant && LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)) != 3)
@@ -116,5 +127,6 @@ LLVMValueRef cg_i64(CgCtx *cg, int64_t v) {
 }
 
 LLVMValueRef cg_f32(CgCtx *cg, double v) {
+  if (cg->t_val == cg->t_f64) return LLVMConstReal(cg->t_f64, v);
   return LLVMConstReal(cg->t_f32, (float)v);
 }

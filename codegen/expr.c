@@ -25,7 +25,7 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract);
 static LLVMTypeRef llvm_type(CgCtx *cg, IrType t) {
   switch (t) {
   case IR_TY_INT: return cg->t_i32;
-  case IR_TY_FLOAT: return cg->t_f32;
+  case IR_TY_FLOAT: return cg->t_val;
   case IR_TY_BOOL: return cg->t_i1;
   case IR_TY_VOID: break;
   }
@@ -38,8 +38,8 @@ static LLVMValueRef convert(CgCtx *cg, LLVMValueRef v, IrType from,
   if (from == to) return v;
   switch (to) {
   case IR_TY_FLOAT:
-    if (from == IR_TY_INT) return LLVMBuildSIToFP(b, v, cg->t_f32, "");
-    if (from == IR_TY_BOOL) return LLVMBuildUIToFP(b, v, cg->t_f32, "");
+    if (from == IR_TY_INT) return LLVMBuildSIToFP(b, v, cg->t_val, "");
+    if (from == IR_TY_BOOL) return LLVMBuildUIToFP(b, v, cg->t_val, "");
     break;
   case IR_TY_INT:
     if (from == IR_TY_BOOL) return LLVMBuildZExt(b, v, cg->t_i32, "");
@@ -97,9 +97,9 @@ LLVMValueRef cg_address(CgCtx *cg, const IrTensor *t, int nidx,
              nidx == 1 ? "ex is" : "ices are");
     return base;
   }
-  if (t->dtype != IR_DT_F32) {
-    cg_error(cg, loc, "tensor '%s' is %s: only f32 tensors compile to the "
-             "GPU yet", t->name, ir_dtype_name(t->dtype));
+  if (!ir_dtype_is_float(t->dtype)) {
+    cg_error(cg, loc, "tensor '%s' is %s: only float tensors compile to the "
+             "GPU", t->name, ir_dtype_name(t->dtype));
     return base;
   }
   LLVMValueRef off = NULL;
@@ -114,7 +114,7 @@ LLVMValueRef cg_address(CgCtx *cg, const IrTensor *t, int nidx,
     off = LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, off, size, ""), i, "");
   }
   if (!off) return base; /* a scalar: f32[] */
-  return LLVMBuildInBoundsGEP2(b, cg->t_f32, base, &off, 1, t->name);
+  return LLVMBuildInBoundsGEP2(b, cg_elem_type(cg, t), base, &off, 1, t->name);
 }
 
 /* The CgVar of loop variable `var`, or NULL after reporting. */
@@ -133,13 +133,13 @@ static LLVMValueRef emit_var(CgCtx *cg, const IrNode *e) {
   if (var->kind == IR_VAR_LOCAL) {
     CgVar *v = &cg->vars[var->id];
     if (cg->vec && v->in_vec && v->bound)
-      return LLVMBuildLoad2(cg->b, LLVMVectorType(cg->t_f32, (unsigned)cg->vec),
+      return LLVMBuildLoad2(cg->b, LLVMVectorType(cg->t_val, (unsigned)cg->vec),
                             v->vslot, var->name);
     if (!v->slot || !v->bound) {
       cg_error(cg, e->loc, "local '%s' is used before its `var`", var->name);
-      return LLVMGetUndef(cg->t_f32);
+      return LLVMGetUndef(cg->t_val);
     }
-    return LLVMBuildLoad2(cg->b, cg->t_f32, v->slot, var->name);
+    return LLVMBuildLoad2(cg->b, cg->t_val, v->slot, var->name);
   }
   CgVar *v = loop_var(cg, var, e->loc);
   return v ? v->value : LLVMGetUndef(cg->t_i32);
@@ -172,7 +172,7 @@ static LLVMValueRef emit_degree(CgCtx *cg, const IrNode *e) {
   LLVMValueRef v1 = LLVMBuildNSWAdd(cg->b, v, cg_i32(cg, 1), "");
   LLVMValueRef deg = LLVMBuildNSWSub(cg->b, cg_graph_at(cg, pk, v1, ""),
                                      cg_graph_at(cg, pk, v, ""), "deg");
-  return LLVMBuildSIToFP(cg->b, deg, cg->t_f32, "");
+  return LLVMBuildSIToFP(cg->b, deg, cg->t_val, "");
 }
 
 /* `a && b`, `a || b`, short-circuit: the right side may read memory that
@@ -319,10 +319,20 @@ static LLVMValueRef emit_call(CgCtx *cg, const IrNode *e) {
     cg_error(cg, e->loc, "%s takes %d argument%s, not %d",
              ir_fn_name(e->call.fn), ir_fn_nargs(e->call.fn),
              ir_fn_nargs(e->call.fn) == 1 ? "" : "s", e->call.nargs);
-    return LLVMGetUndef(cg->t_f32);
+    return LLVMGetUndef(cg->t_val);
   }
   for (int i = 0; i < e->call.nargs; i++)
     args[i] = cg_expr_float(cg, e->call.args[i], false);
+  int to = ir_dtype_of_fn(e->call.fn);
+  if (to >= 0) return cg_round_to(cg, (IrDType)to, args[0]); /* f16(x) ... */
+  IrFn fn = e->call.fn;
+  if (cg->t_val == cg->t_f64 &&
+      (fn == IR_FN_EXP || fn == IR_FN_LOG || fn == IR_FN_TANH || fn == IR_FN_SIGMOID)) {
+    cg_error(cg, e->loc, "%s in op '%s', which computes in f64: gop's GPU %s is "
+             "f32 only (convert: %s(f32(x)))", ir_fn_name(fn), cg->op->name,
+             ir_fn_name(fn), ir_fn_name(fn));
+    return args[0];
+  }
   if (!cg->vec) return cg_math(cg, e->call.fn, args, e->call.nargs);
   /* a vector body: the function element by element */
   LLVMValueRef r = LLVMGetUndef(LLVMTypeOf(args[0]));
@@ -356,13 +366,8 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
         if (cg->pf[j].tensor == t && cg->pf[j].var == e->acc.idx[0]->var)
           return cg->pf[j].value;
     LLVMValueRef p = cg_address(cg, t, e->acc.nidx, e->acc.idx, e->loc);
-    if (cg_vec_access(cg, e)) { /* n floats at once: ld.global.nc.v4.f32 */
-      LLVMValueRef v = cg_load(cg, LLVMVectorType(cg->t_f32, (unsigned)cg->vec), p,
-                               !cg->written[t->id], t->name);
-      LLVMSetAlignment(v, (unsigned)(4 * cg->vec));
-      return v;
-    }
-    return cg_load(cg, cg->t_f32, p, !cg->written[t->id], t->name);
+    /* in a vector body n elements at once: ld.global.nc.v4.f32 */
+    return cg_load_elems(cg, t, p, cg_vec_access(cg, e) ? cg->vec : 0, !cg->written[t->id]);
   }
   case IR_BIN: return emit_bin(cg, e, contract);
   case IR_UN: return emit_un(cg, e, contract);
@@ -374,7 +379,7 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
     cg_error(cg, e->loc, "a statement (%s) where an expression belongs",
              ir_kind_name(e->kind));
-    return LLVMGetUndef(cg->t_f32);
+    return LLVMGetUndef(cg->t_val);
   case IR_NODE_COUNT: break;
   }
   unreachable("bad node kind");

@@ -138,7 +138,10 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
   free(which);
   annotate(cg, fn, "kernel", 1);
   annotate(cg, fn, "maxntidx", k->threads);
-  annotate(cg, fn, "minctasm", 1024 / k->threads);
+  /* an f64 op's values take two registers each: 512 threads per SM
+   * leaves it up to 128 */
+  int per_sm = cg->t_val == cg->t_f64 ? 512 : 1024;
+  annotate(cg, fn, "minctasm", per_sm / k->threads > 0 ? per_sm / k->threads : 1);
   return fn;
 }
 

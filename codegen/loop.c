@@ -280,6 +280,16 @@ static bool collect_pf(const IrNode *n, void *ctx) {
 
 static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                              LLVMValueRef lane, bool is_float) {
+  if (is_float && LLVMTypeOf(v) == cg->t_f64) { /* as two 32-bit halves */
+    LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
+    LLVMValueRef h = LLVMBuildBitCast(cg->b, v, v2, "");
+    for (int k = 0; k < 2; k++) {
+      LLVMValueRef part = LLVMBuildExtractElement(cg->b, h, cg_i32(cg, k), "");
+      h = LLVMBuildInsertElement(cg->b, h, shfl_idx(cg, mask, part, lane, false),
+                                 cg_i32(cg, k), "");
+    }
+    return LLVMBuildBitCast(cg->b, h, cg->t_f64, "");
+  }
   LLVMValueRef args[4] = {mask, v, lane, cg_i32(cg, 31)};
   return cg_intrinsic(cg, is_float ? "llvm.nvvm.shfl.sync.idx.f32"
                                    : "llvm.nvvm.shfl.sync.idx.i32",
@@ -434,10 +444,10 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
   ir_any(l->loop.body, collect_pf, ctx);
   LLVMValueRef w_l[CG_MAX_PREFETCH];
   for (int j = 0; j < nts; j++) {
-    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cg->t_f32,
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cg_elem_type(cg, ts[j]),
                                            cg_param(cg, CG_PARAM_TENSOR, ts[j]->id),
                                            &eid_l, 1, "");
-    w_l[j] = cg_load(cg, cg->t_f32, p, true, ts[j]->name);
+    w_l[j] = cg_load_elems(cg, ts[j], p, 0, true);
   }
   LLVMValueRef left_n = LLVMBuildSub(b, end, c, "");
   LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n, left_n, ""),

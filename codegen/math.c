@@ -28,19 +28,22 @@
 #include "codegen.h"
 
 static LLVMValueRef call1(CgCtx *cg, const char *name, LLVMValueRef x) {
-  return cg_intrinsic(cg, name, &cg->t_f32, 1, &x, 1);
+  LLVMTypeRef ty = LLVMTypeOf(x);
+  return cg_intrinsic(cg, name, &ty, 1, &x, 1);
 }
 
 static LLVMValueRef call2(CgCtx *cg, const char *name, LLVMValueRef x,
                           LLVMValueRef y) {
   LLVMValueRef args[2] = {x, y};
-  return cg_intrinsic(cg, name, &cg->t_f32, 1, args, 2);
+  LLVMTypeRef ty = LLVMTypeOf(x);
+  return cg_intrinsic(cg, name, &ty, 1, args, 2);
 }
 
 static LLVMValueRef fma3(CgCtx *cg, LLVMValueRef a, LLVMValueRef b,
                          LLVMValueRef c) {
   LLVMValueRef args[3] = {a, b, c};
-  return cg_intrinsic(cg, "llvm.fma", &cg->t_f32, 1, args, 3);
+  LLVMTypeRef ty = LLVMTypeOf(a);
+  return cg_intrinsic(cg, "llvm.fma", &ty, 1, args, 3);
 }
 
 static LLVMValueRef fmul(CgCtx *cg, LLVMValueRef a, LLVMValueRef b) {
@@ -185,6 +188,8 @@ LLVMValueRef cg_math(CgCtx *cg, IrFn fn, LLVMValueRef *args, int nargs) {
   case IR_FN_MIN: return cg_min(cg, x, args[1]);
   case IR_FN_LEAKY_RELU: /* x > 0 ? x : slope * x */
     return sel(cg, fcmp(cg, LLVMRealOGT, x, zero), x, fmul(cg, args[1], x));
+  case IR_FN_TO_F16: case IR_FN_TO_BF16: case IR_FN_TO_F32: case IR_FN_TO_F64:
+    return cg_round_to(cg, (IrDType)ir_dtype_of_fn(fn), x);
   case IR_FN_COUNT: break;
   }
   unreachable("bad math function");

@@ -174,6 +174,13 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
              "loop, bound to warp, holding `shared` stores", l->loop.var->name);
     return;
   }
+  if (st->acc.tensor->dtype != IR_DT_F32 || cg->t_val != cg->t_f32) {
+    cg_error(cg, l->loc, "@shared groups loop '%s': its rows accumulate in f32 shared "
+             "memory, and '%s' is %s in an op computing in %s (use another schedule)",
+             l->loop.var->name, st->acc.tensor->name, ir_dtype_name(st->acc.tensor->dtype),
+             ir_dtype_name(cg->op->acc));
+    return;
+  }
   Flush f = {.red = st->acc.red, .t = st->acc.tensor};
   cg->launch_set = true;
   memset(&k->launch, 0, sizeof k->launch);

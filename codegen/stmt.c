@@ -26,12 +26,12 @@ static void emit_let(CgCtx *cg, const IrNode *s) {
   v->in_vec = cg->vec > 0;
   if (cg->vec) { /* a vector body (vector.c): one copy per element */
     if (!v->vslot)
-      v->vslot = cg_alloca(cg, LLVMVectorType(cg->t_f32, (unsigned)cg->vec),
+      v->vslot = cg_alloca(cg, LLVMVectorType(cg->t_val, (unsigned)cg->vec),
                            s->let.var->name);
     LLVMBuildStore(cg->b, cg_expr_float(cg, s->let.init, false), v->vslot);
     return;
   }
-  if (!v->slot) v->slot = cg_alloca(cg, cg->t_f32, s->let.var->name);
+  if (!v->slot) v->slot = cg_alloca(cg, cg->t_val, s->let.var->name);
   LLVMBuildStore(cg->b, cg_expr_float(cg, s->let.init, false), v->slot);
 }
 
@@ -39,7 +39,7 @@ static void emit_let(CgCtx *cg, const IrNode *s) {
  * elements are combined into it one by one, in the scalar loop's order. */
 static void emit_set_across(CgCtx *cg, const IrNode *s, CgVar *v) {
   LLVMValueRef val = cg_expr_float(cg, s->set.value, false);
-  LLVMValueRef old = LLVMBuildLoad2(cg->b, cg->t_f32, v->slot, s->set.var->name);
+  LLVMValueRef old = LLVMBuildLoad2(cg->b, cg->t_val, v->slot, s->set.var->name);
   for (int k = 0; k < cg->vec; k++) {
     LLVMValueRef x = LLVMBuildExtractElement(cg->b, val, cg_i32(cg, k), "");
     switch (s->set.red) {
@@ -83,7 +83,7 @@ static void emit_set(CgCtx *cg, const IrNode *s) {
     return;
   }
   LLVMValueRef slot = cg->vec ? v->vslot : v->slot;
-  LLVMTypeRef ty = cg->vec ? LLVMVectorType(cg->t_f32, (unsigned)cg->vec) : cg->t_f32;
+  LLVMTypeRef ty = cg->vec ? LLVMVectorType(cg->t_val, (unsigned)cg->vec) : cg->t_val;
   LLVMValueRef old = s->set.red == IR_RED_ASSIGN
                          ? NULL
                          : LLVMBuildLoad2(cg->b, ty, slot, var->name);
@@ -122,10 +122,24 @@ static IrRed shuffled_in(const IrNode *s, const IrVar *x) {
 /* Combines the lanes' partials of local `var` by a butterfly of shuffles. */
 static void emit_butterfly(CgCtx *cg, const IrVar *var, IrRed red) {
   CgVar *v = &cg->vars[var->id];
-  LLVMValueRef x = LLVMBuildLoad2(cg->b, cg->t_f32, v->slot, var->name);
+  LLVMValueRef x = LLVMBuildLoad2(cg->b, cg->t_val, v->slot, var->name);
+  bool f64 = cg->t_val == cg->t_f64;
   for (int d = 16; d >= 1; d /= 2) {
-    LLVMValueRef args[4] = {cg_i32(cg, -1), x, cg_i32(cg, d), cg_i32(cg, 31)};
-    LLVMValueRef y = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, args, 4);
+    LLVMValueRef y;
+    if (f64) { /* a double moves as its two 32-bit halves */
+      LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
+      LLVMValueRef h = LLVMBuildBitCast(cg->b, x, v2, "");
+      for (int k = 0; k < 2; k++) {
+        LLVMValueRef part = LLVMBuildExtractElement(cg->b, h, cg_i32(cg, k), "");
+        LLVMValueRef args[4] = {cg_i32(cg, -1), part, cg_i32(cg, d), cg_i32(cg, 31)};
+        part = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
+        h = LLVMBuildInsertElement(cg->b, h, part, cg_i32(cg, k), "");
+      }
+      y = LLVMBuildBitCast(cg->b, h, cg->t_f64, "");
+    } else {
+      LLVMValueRef args[4] = {cg_i32(cg, -1), x, cg_i32(cg, d), cg_i32(cg, 31)};
+      y = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, args, 4);
+    }
     x = red == IR_RED_ADD   ? LLVMBuildFAdd(cg->b, x, y, "")
         : red == IR_RED_MAX ? cg_max(cg, x, y)
                             : cg_min(cg, x, y);

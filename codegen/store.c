@@ -28,6 +28,14 @@
 #define GOP_CODEGEN_INTERNAL
 #include "codegen.h"
 
+/* The NaN whose bits win every later max (min) comparison: +NaN, the
+ * largest signed pattern, for max; -NaN, larger unsigned than any negative
+ * number, for min. */
+static int64_t is_max_nan(IrRed red, bool f64) {
+  if (f64) return red == IR_RED_MAX ? 0x7ff8000000000000LL : (int64_t)0xfff8000000000000ULL;
+  return red == IR_RED_MAX ? 0x7fc00000 : (int32_t)0xffc00000;
+}
+
 LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,
                        const IrNode *value) {
   switch (red) {
@@ -53,15 +61,17 @@ LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,
 static void atomic_minmax(CgCtx *cg, IrRed red, LLVMValueRef ptr,
                           LLVMValueRef val) {
   LLVMBuilderRef b = cg->b;
+  /* f64: the same rule on the 64-bit patterns (atom.max.s64 ...) */
+  bool f64 = LLVMTypeOf(val) == cg->t_f64;
+  LLVMTypeRef it = f64 ? cg->t_i64 : cg->t_i32;
+  LLVMValueRef qnan = f64 ? cg_i64(cg, is_max_nan(red, true)) : cg_i32(cg, is_max_nan(red, false));
   LLVMBasicBlockRef pos = cg_block(cg, "atomic.pos");
   LLVMBasicBlockRef neg = cg_block(cg, "atomic.neg");
   LLVMBasicBlockRef done = cg_block(cg, "atomic.done");
   bool is_max = red == IR_RED_MAX;
   LLVMValueRef isnan = LLVMBuildFCmp(b, LLVMRealUNO, val, val, "");
-  LLVMValueRef bits = LLVMBuildSelect(
-      b, isnan, cg_i32(cg, is_max ? 0x7fc00000 : (int32_t)0xffc00000),
-      LLVMBuildBitCast(b, val, cg->t_i32, ""), "bits");
-  LLVMValueRef nonneg = LLVMBuildICmp(b, LLVMIntSGE, bits, cg_i32(cg, 0), "");
+  LLVMValueRef bits = LLVMBuildSelect(b, isnan, qnan, LLVMBuildBitCast(b, val, it, ""), "bits");
+  LLVMValueRef nonneg = LLVMBuildICmp(b, LLVMIntSGE, bits, LLVMConstInt(it, 0, 0), "");
   LLVMBuildCondBr(b, nonneg, pos, neg);
   LLVMPositionBuilderAtEnd(b, pos);
   LLVMBuildAtomicRMW(b, is_max ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpMin,
@@ -115,8 +125,7 @@ void cg_store(CgCtx *cg, const IrNode *s) {
                     then, done);
     LLVMPositionBuilderAtEnd(cg->b, then);
     LLVMValueRef ptr = cg_address(cg, t, s->acc.nidx, s->acc.idx, s->loc);
-    LLVMValueRef st = LLVMBuildStore(cg->b, cg_reduce(cg, red, NULL, s->acc.value), ptr);
-    LLVMSetAlignment(st, 4);
+    cg_store_elems(cg, t, cg_reduce(cg, red, NULL, s->acc.value), ptr);
     LLVMBuildBr(cg->b, done);
     LLVMPositionBuilderAtEnd(cg->b, done);
     return;
@@ -124,25 +133,33 @@ void cg_store(CgCtx *cg, const IrNode *s) {
   LLVMValueRef ptr = cg_address(cg, t, s->acc.nidx, s->acc.idx, s->loc);
   if (red == IR_RED_ASSIGN || s->acc.how == IR_HOW_PLAIN) {
     /* in a vector body (vector.c), n consecutive elements, aligned */
-    bool vec = cg_vec_access(cg, s);
-    LLVMTypeRef ty = vec ? LLVMVectorType(cg->t_f32, (unsigned)cg->vec) : cg->t_f32;
-    unsigned align = vec ? (unsigned)(4 * cg->vec) : 4;
-    LLVMValueRef old = NULL;
-    if (red != IR_RED_ASSIGN) {
-      old = cg_load(cg, ty, ptr, false, t->name);
-      LLVMSetAlignment(old, align);
-    }
-    LLVMValueRef st = LLVMBuildStore(cg->b, cg_reduce(cg, red, old, s->acc.value), ptr);
-    LLVMSetAlignment(st, align);
+    int n = cg_vec_access(cg, s) ? cg->vec : 0;
+    LLVMValueRef old = red != IR_RED_ASSIGN ? cg_load_elems(cg, t, ptr, n, false) : NULL;
+    cg_store_elems(cg, t, cg_reduce(cg, red, old, s->acc.value), ptr);
     return;
   }
   /* atomic */
+  if (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16) {
+    /* atom.add.noftz.bf16x2 exists (sm_90), but it rounds every addition
+     * to 8 bits of mantissa where the operator's semantics accumulate in
+     * f32 and round once: a sum over a few hundred edges would be off by
+     * percents */
+    cg_error(cg, s->loc, "atomic `%s[...] %s` into a %s tensor: a 16-bit atomic would "
+             "round every addition (the op accumulates in %s and rounds once); use a "
+             "schedule whose reductions are plain (e.g. vertex-parallel) or an f32 output",
+             t->name, ir_red_name(red), ir_dtype_name(t->dtype), ir_dtype_name(cg->op->acc));
+    return;
+  }
   LLVMValueRef val = cg_expr_float(cg, s->acc.value, red == IR_RED_ADD);
+  if (LLVMTypeOf(val) != cg_elem_type(cg, t) && !cg_vec_access(cg, s)) /* f32 in an f64 op */
+    val = LLVMBuildFPTrunc(cg->b, val, cg_elem_type(cg, t), "");
   if (cg_vec_access(cg, s)) { /* a vector body (vector.c): one per element */
     val = cg_vec_splat(cg, val);
     for (int i = 0; i < cg->vec; i++) {
-      LLVMValueRef at = LLVMBuildGEP2(cg->b, cg->t_f32, ptr, (LLVMValueRef[]){cg_i32(cg, i)}, 1, "");
+      LLVMValueRef at = LLVMBuildGEP2(cg->b, cg_elem_type(cg, t), ptr, (LLVMValueRef[]){cg_i32(cg, i)}, 1, "");
       LLVMValueRef x = LLVMBuildExtractElement(cg->b, val, cg_i32(cg, i), "");
+      if (LLVMTypeOf(x) != cg_elem_type(cg, t)) /* f32 in an f64 op */
+        x = LLVMBuildFPTrunc(cg->b, x, cg_elem_type(cg, t), "");
       if (red == IR_RED_ADD)
         LLVMBuildAtomicRMW(cg->b, LLVMAtomicRMWBinOpFAdd, at, x, LLVMAtomicOrderingMonotonic, 0);
       else

@@ -662,6 +662,11 @@ static void chain(Grad *g, const IrNode *e, IrNode *coef, const Guard *gd, IrNod
     IrNode *xv = sx(g, x);
     switch (e->call.fn) {
     case IR_FN_EXP: chain(g, x, mul(g, l, coef, sx(g, e)), gd, out); return;
+    /* a rounding passes the gradient through (straight-through), as
+     * PyTorch's .to(dtype) does */
+    case IR_FN_TO_F16: case IR_FN_TO_BF16: case IR_FN_TO_F32: case IR_FN_TO_F64:
+      chain(g, x, coef, gd, out);
+      return;
     case IR_FN_LOG: chain(g, x, ir_bin(a, l, IR_OP_DIV, coef, xv), gd, out); return;
     case IR_FN_SQRT:
       chain(g, x, ir_bin(a, l, IR_OP_DIV, coef, mul(g, l, fc(g, l, 2.0), sx(g, e))), gd,
@@ -1402,6 +1407,7 @@ IrOp *grad_derive_joint(Arena *a, const IrOp *op, const char *const *wrt, int nw
   Grad g = {.a = a, .d = d, .fw = op, .wrt = x, .is_wrt = is_wrt, .wrt_names = names,
             .wrt_order = order, .ok = true};
   g.bw = ir_op_new(a, ir_sprintf(a, "%s_grad%s", op->name, suffix), op->loc);
+  g.bw->acc = op->acc; /* the gradient computes in the forward op's type */
   g.wr = IR_NEW_ARRAY(a, Written, nt);
   g.active = IR_NEW_ARRAY(a, bool, nt);
   g.prim = IR_NEW_ARRAY(a, IrTensor *, nt);

@@ -39,6 +39,11 @@ static const struct {
 } npy_types[] = {
     {"f4", IR_DT_F32, 4},
     {"f8", IR_DT_F64, 8},
+    {"f2", IR_DT_F16, 2},
+    /* bfloat16 has no numpy type: ml_dtypes' bfloat16 saves as two-byte
+     * void ('<V2'), and so does gop; any 2-byte void array reads as bf16
+     * bits (docs/language.md, "Types") */
+    {"V2", IR_DT_BF16, 2},
     {"i4", IR_DT_I32, 4},
     {"i8", IR_DT_I64, 8},
 };
@@ -127,7 +132,7 @@ static bool parse_string(HeaderParser *h, char *out, size_t cap) {
   return true;
 }
 
-/* descr = string naming a little-endian f4, f8, i4 or i8 */
+/* descr = string naming a little-endian f2, f4, f8, V2 (bf16), i4 or i8 */
 static bool parse_descr(HeaderParser *h, NpyHeader *hd) {
   skip_space(h);
   if (h->p < h->end && *h->p == '[') {
@@ -154,7 +159,7 @@ static bool parse_descr(HeaderParser *h, NpyHeader *hd) {
     }
   }
   ir_error(h->d, (Loc){h->path, 0, 0}, "unsupported dtype '%s' (gop reads "
-           "<f4, <f8, <i4 and <i8)", descr);
+           "<f2, <f4, <f8, <V2 (bfloat16 bits), <i4 and <i8)", descr);
   return false;
 }
 
@@ -404,8 +409,8 @@ int npy_write(const char *path, const NpyArray *a, Diag *d) {
   int type = npy_type_of(a->dtype);
   if (type < 0) {
     bool known = (unsigned)a->dtype < IR_DT_COUNT;
-    ir_error(d, loc, "cannot write %s arrays to .npy (gop writes f32, f64, "
-             "i32 and i64)", known ? ir_dtype_name(a->dtype) : "unknown");
+    ir_error(d, loc, "cannot write %s arrays to .npy (gop writes f16, bf16, f32, "
+             "f64, i32 and i64)", known ? ir_dtype_name(a->dtype) : "unknown");
     return -1;
   }
   if (a->ndim < 0 || a->ndim > NPY_MAX_DIMS) {

@@ -192,9 +192,13 @@ bool gop_run_tensor_is_output(const GopRun *r, int i);
 /* Shape of tensor `i` given the extents set so far: returns the rank and
  * fills shape[0..rank), or -1 if an extent it needs is not set. */
 int gop_run_tensor_shape(const GopRun *r, int i, int64_t shape[8]);
-/* Binds float32 data (row-major) to the tensor named `name`; `numel` must
- * equal its size. The data stays the caller's. -1 on a mismatch. */
-int gop_run_bind(GopRun *r, const char *name, float *data, int64_t numel);
+/* The dtype of tensor `i`: "f32", "f16", "bf16" or "f64". */
+const char *gop_run_tensor_dtype(const GopRun *r, int i);
+/* Binds data (row-major, elements of the tensor's dtype: float for f32,
+ * double for f64, the 16-bit patterns for f16 and bf16) to the tensor named
+ * `name`; `numel` must equal its size. The data stays the caller's. -1 on
+ * a mismatch. */
+int gop_run_bind(GopRun *r, const char *name, void *data, int64_t numel);
 /* Where a run executes. AUTO: the GPU when there is one, else the
  * reference interpreter (and gop_run_stats says why). */
 typedef enum { GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU } GopDevice;
@@ -404,6 +408,34 @@ int gop_array_read(GopContext *ctx, const char *path, GopArray *out);
  * file behind. 0 or -1. */
 int gop_array_write(GopContext *ctx, const char *path, const GopArray *a);
 void gop_array_free(GopArray *a);
+
+/* An array of any float dtype, as stored: "f16", "bf16" (read from '<V2',
+ * the bits ml_dtypes' bfloat16 saves), "f32" or "f64". */
+typedef struct GopTypedArray {
+  int ndim;
+  int64_t shape[8];
+  const char *dtype; /* static string */
+  void *data;        /* malloc'ed; gop_typed_array_free releases it */
+} GopTypedArray;
+/* Reads a float .npy file of any of those dtypes; 0 or -1. */
+int gop_typed_array_read(GopContext *ctx, const char *path, GopTypedArray *out);
+/* Writes it (bf16 as '<V2'); 0 or -1. */
+int gop_typed_array_write(GopContext *ctx, const char *path, const GopTypedArray *a);
+void gop_typed_array_free(GopTypedArray *a);
+/* Element i of `data` of float dtype `dtype` as a double, and the store
+ * of `x` rounded to nearest even; the sizes of the dtypes' elements (0 for
+ * an unknown name). */
+double gop_dtype_get(const char *dtype, const void *data, int64_t i);
+void gop_dtype_put(const char *dtype, void *data, int64_t i, double x);
+int gop_dtype_bytes(const char *dtype);
+
+/* The operator `op` instantiated in float type `dtype` ("f16", "bf16",
+ * "f32", "f64"): every f32 tensor of it takes that type (docs/language.md,
+ * "Types"); a new operator in a module of its own that shares `op`'s
+ * schedules. NULL after reporting an unknown dtype. */
+GopOp *gop_op_retype(const GopOp *op, const char *dtype);
+/* The accumulator type of `op`: "f32" or "f64". */
+const char *gop_op_acc(const GopOp *op);
 
 /* ---- tuning ---- */
 

@@ -9,17 +9,24 @@
  * plain sequential loops, so a scheduled operator must give the result of
  * the unscheduled one (up to the order of floating-point sums).
  *
- * Arithmetic is done in double. In F32 mode every floating-point value is
- * rounded to float where the GPU holds it in a float: a tensor element, a
- * local, and the result of every operation (a constant, an integer
- * converted, each `+ - * /`, each function call). For `+ - * /` and sqrt
- * of floats, an operation in double rounded once to float is the IEEE f32
- * operation itself (double has more than 2 * 24 + 2 bits), so the
+ * Arithmetic is done in double. In native mode (INTERP_F32) every value is
+ * rounded where the GPU would round it: a tensor element to its dtype, and
+ * a local and the result of every operation (a constant, an integer
+ * converted, each `+ - * /`, each function call) to the operator's
+ * accumulator type (f32 unless it accumulates in f64). For `+ - * /` and
+ * sqrt of floats, an operation in double rounded once to float is the IEEE
+ * f32 operation itself (double has more than 2 * 24 + 2 bits), so the
  * interpreter computes what an f32 kernel without contraction computes,
  * bit for bit: a value recomputed by a gradient and compared with a saved
- * f32 output (max=, min=, docs/autodiff.md) meets it exactly on both. In
- * F64 mode nothing is rounded, which makes it an exact-enough reference
- * for tests against independent computations.
+ * f32 output (max=, min=, docs/autodiff.md) meets it exactly on both.
+ * A 16-bit tensor lives in a double shadow during the run (its input
+ * converted in, its outputs converted out at the end): a reduction into it
+ * accumulates in the accumulator type, and every element is rounded to the
+ * tensor's dtype at the end of each stage, as a kernel that accumulates in
+ * a register and stores once does; a plain store rounds at once. In F64
+ * mode nothing is rounded but explicit conversions (`bf16(x)`), which makes
+ * it an exact-enough reference for tests against independent computations
+ * and for the checks of 16-bit runs.
  *
  * A cross-lane reduction (`shuffle s += x`, docs/gpu-ir.md) is run as the
  * GPU runs it: each lane of the @lane loop (iteration i of it is lane
@@ -45,9 +52,13 @@ typedef struct TensorState {
   int rank;
   int64_t shape[IR_MAX_IDX], stride[IR_MAX_IDX];
   int64_t numel;
-  float *f32;      /* the buffer in F32 mode */
-  double *f64;     /* the buffer in F64 mode */
-  bool owned;      /* a temporary the interpreter allocated */
+  float *f32;      /* the buffer of an f32 tensor in native mode */
+  double *f64;     /* otherwise: the buffer (F64 mode, f64 tensors) or the
+                      shadow of a 16-bit tensor */
+  IrDType half;    /* native mode, a 16-bit tensor: its dtype, the caller's
+                      buffer in `user`; else IR_DT_F32 */
+  void *user;
+  bool owned;      /* f32 or f64 is a buffer the interpreter allocated */
   IrRed red;       /* the reduction targeting it (ASSIGN: plain stores only) */
   uint32_t *count; /* contributions per element: mean=, max=, min= targets */
   bool touched;    /* reduced into during the current stage */
@@ -61,7 +72,9 @@ typedef struct Interp {
   const Graph *g;
   const IrExtents *ext;
   Diag *d;
-  bool f32;
+  bool f32;        /* native mode */
+  bool acc32;      /* native mode and an f32 accumulator: locals and
+                      operations are rounded to f32 */
   InterpTerms *terms; /* InterpArgs.terms */
   bool failed;     /* an error was reported: unwind */
   TensorState *ts; /* by tensor id */
@@ -99,10 +112,11 @@ static void put(TensorState *s, int64_t off, double v) {
   else s->f64[off] = v;
 }
 
-/* A local, or the result of an operation, holds what an f32 register
- * would in F32 mode. */
+/* A local, or the result of an operation, holds what a register of the
+ * accumulator type would (f32 in native mode, unless the op accumulates in
+ * f64). */
 static double local_value(const Interp *in, double v) {
-  return in->f32 ? (double)(float)v : v;
+  return in->acc32 ? (double)(float)v : v;
 }
 
 /* max and min that never hide a NaN, unlike fmax/fmin. */
@@ -232,6 +246,10 @@ static double call(Interp *in, const IrNode *e) {
   case IR_FN_MAX: return max_nan(x, y);
   case IR_FN_MIN: return min_nan(x, y);
   case IR_FN_LEAKY_RELU: return x > 0 ? x : y * x;
+  case IR_FN_TO_F16: return ir_round_to(IR_DT_F16, x);
+  case IR_FN_TO_BF16: return ir_round_to(IR_DT_BF16, x);
+  case IR_FN_TO_F32: return ir_round_to(IR_DT_F32, x);
+  case IR_FN_TO_F64: return x;
   case IR_FN_COUNT: break;
   }
   fail(in, e->loc, "internal error: bad function");
@@ -449,7 +467,12 @@ static void exec_store(Interp *in, const IrNode *s) {
   double v = eval_float(in, s->acc.value);
   if (in->failed) return;
   TensorState *ts = &in->ts[s->acc.tensor->id];
-  put(ts, off, combine(s->acc.red, get(ts, off), v));
+  double x = combine(s->acc.red, get(ts, off), v);
+  /* a 16-bit element: a plain store rounds now, a reduction accumulates in
+   * the accumulator type until the stage ends (round_halves) */
+  if (ts->half != IR_DT_F32)
+    x = s->acc.red == IR_RED_ASSIGN ? ir_round_to(ts->half, x) : local_value(in, x);
+  put(ts, off, x);
   if (ts->tn) {
     if (s->acc.red == IR_RED_ADD || s->acc.red == IR_RED_MEAN) {
       ts->tn[off]++;
@@ -583,6 +606,16 @@ static void finalise(Interp *in) {
   }
 }
 
+/* The end of a stage, after finalise: every element of a 16-bit output or
+ * temporary is rounded to its dtype, as the kernel's store does. */
+static void round_halves(Interp *in) {
+  for (int i = 0; i < in->op->ntensors; i++) {
+    TensorState *s = &in->ts[i];
+    if (s->half == IR_DT_F32 || s->t->role == IR_ROLE_IN) continue;
+    for (int64_t k = 0; k < s->numel; k++) s->f64[k] = ir_round_to(s->half, s->f64[k]);
+  }
+}
+
 double interp_sum_allowance(uint32_t n, double abs) {
   return n < 2 ? 0 : 2 * sqrt((double)n) * 0x1p-24 * abs;
 }
@@ -655,8 +688,20 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
       return false;
     }
   }
-  if (!buffer && t->role == IR_ROLE_TEMP) {
-    size_t elem = in->f32 ? sizeof(float) : sizeof(double);
+  s->half = IR_DT_F32;
+  if (in->f32 && (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)) {
+    /* the caller's 16-bit buffer (if any) and a double shadow */
+    s->half = t->dtype;
+    s->user = buffer;
+    buffer = NULL;
+    if (!s->user && t->role != IR_ROLE_TEMP && s->numel > 0) {
+      fail(in, t->loc, "no buffer given for tensor %s", t->name);
+      return false;
+    }
+  }
+  bool as_f32 = in->f32 && t->dtype == IR_DT_F32;
+  if (!buffer && (t->role == IR_ROLE_TEMP || s->half != IR_DT_F32)) {
+    size_t elem = as_f32 ? sizeof(float) : sizeof(double);
     buffer = malloc((size_t)(s->numel > 0 ? s->numel : 1) * elem);
     if (!buffer) {
       fail(in, t->loc, "out of memory for the temporary %s (%lld elements)", t->name,
@@ -669,7 +714,7 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
     fail(in, t->loc, "no buffer given for tensor %s", t->name);
     return false;
   }
-  if (in->f32) s->f32 = buffer;
+  if (as_f32) s->f32 = buffer;
   else s->f64 = buffer;
   if (in->terms && in->terms[t->id].n && in->terms[t->id].abs) {
     s->tn = in->terms[t->id].n;
@@ -677,7 +722,11 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
     memset(s->tn, 0, sizeof(uint32_t) * (size_t)s->numel);
     memset(s->tabs, 0, sizeof(double) * (size_t)s->numel);
   }
-  if (t->role == IR_ROLE_IN) return true;
+  if (t->role == IR_ROLE_IN) {
+    if (s->half != IR_DT_F32)
+      for (int64_t k = 0; k < s->numel; k++) s->f64[k] = ir_elem_get(s->half, s->user, k);
+    return true;
+  }
   /* A tensor the op fills itself (passes/fill.c) starts as NaN, so that a
    * row its stages forget shows in every check. */
   double id = t->filled ? NAN : identity(s->red);
@@ -714,7 +763,9 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
    * one. */
   if (!ir_verify_op(op, d, "the interpreter's input check")) return -1;
   Interp in = {.op = op, .g = args->graph, .ext = &args->extents, .d = d,
-               .f32 = args->mode == INTERP_F32, .terms = args->terms};
+               .f32 = args->mode == INTERP_F32,
+               .acc32 = args->mode == INTERP_F32 && op->acc != IR_DT_F64,
+               .terms = args->terms};
   if (!in.g) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;
@@ -747,6 +798,7 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
     exec_stmt(&in, s);
     if (in.ndirty) combine_lanes(&in, op->body);
     if (!in.failed) finalise(&in);
+    if (!in.failed) round_halves(&in);
   }
   /* A target whose reductions never ran (a stage with no iterations) got
    * no contribution at all: it still holds the identity, ±inf for max= and
@@ -755,6 +807,13 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
     for (int i = 0; i < op->ntensors; i++)
       if (in.ts[i].count && !in.ts[i].finalised) in.ts[i].touched = true;
     finalise(&in);
+    round_halves(&in);
+    /* 16-bit outputs go back to the caller's buffers */
+    for (int i = 0; i < op->ntensors; i++) {
+      TensorState *s = &in.ts[i];
+      if (s->half == IR_DT_F32 || op->tensors[i]->role != IR_ROLE_OUT) continue;
+      for (int64_t k = 0; k < s->numel; k++) ir_elem_put(s->half, s->user, k, s->f64[k]);
+    }
   }
   release(&in);
   return in.failed ? -1 : 0;

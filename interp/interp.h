@@ -15,11 +15,14 @@
 #include "graph/graph.h"
 #include "ir/ir.h"
 
-typedef enum { INTERP_F32, INTERP_F64 } InterpMode;
+/* INTERP_F32 is the native mode: every tensor in its declared dtype, values
+ * rounded as the GPU rounds them (for an all-f32 operator: f32). INTERP_F64
+ * computes everything in double, the oracle. */
+typedef enum { INTERP_F32, INTERP_F64, INTERP_NATIVE = INTERP_F32 } InterpMode;
 
 /* One buffer per tensor of the op, by IrTensor.id, in row-major order with
- * the shape graph_tensor_shape gives. Element type: float in F32 mode,
- * double in F64 mode. Inputs are read; outputs are written entirely
+ * the shape graph_tensor_shape gives. Element type: the tensor's dtype in
+ * native mode (uint16_t bits for f16 and bf16), double in F64 mode. Inputs are read; outputs are written entirely
  * (initialised by the interpreter to the identity of their reduction);
  * temporaries may be NULL (the interpreter allocates them). */
 /* What a check needs to know of the sums into one tensor, per element (in

@@ -153,6 +153,31 @@ int ir_fn_nargs(IrFn fn);
 const char *ir_varkind_name(IrVarKind k);
 /* Lookups by spelling; return -1 when the name is not one of the list. */
 int ir_dtype_lookup(const char *name);
+
+/* ---- dtype.c: the floating-point types and conversions between them ---- */
+
+/* The IrFn that rounds to `t` (f16(x) ...), or -1 for a non-float type. */
+int ir_fn_of_dtype(IrDType t);
+/* The float type function `fn` rounds to, or -1 when it is not one. */
+int ir_dtype_of_fn(IrFn fn);
+/* IEEE binary16 and bfloat16 bits from a float, rounded to nearest even
+ * (NaN stays a quiet NaN, overflow gives inf), and back (exact). */
+uint16_t ir_f16_from_float(float x);
+float ir_f16_to_float(uint16_t h);
+uint16_t ir_bf16_from_float(float x);
+float ir_bf16_to_float(uint16_t h);
+/* `x` rounded to float type `t` (f16/bf16 through f32, as the GPU's cvt.rn
+ * from f32 does; f64: unchanged). */
+double ir_round_to(IrDType t, double x);
+/* Element `i` of a buffer of float type `t`, as a double; and the store of
+ * `x` (rounded to `t`) there. */
+double ir_elem_get(IrDType t, const void *buf, int64_t i);
+/* The relative L2 error a check of an output of float type `t` allows
+ * against a reference of the same rounded inputs: 1e-5 for f32, a few
+ * units of the stored rounding for 16 bits (2e-3 f16, 1.5e-2 bf16), 1e-12
+ * for f64 (docs/language.md, "Types"). */
+double ir_check_limit(IrDType t);
+void ir_elem_put(IrDType t, void *buf, int64_t i, double x);
 int ir_fn_lookup(const char *name);
 int ir_bind_lookup(const char *name);
 
@@ -298,6 +323,11 @@ typedef struct IrOp {
   int nvars;
   IrNode *body; /* the stages, in order */
   bool deterministic; /* schedule option: no atomics (passes/conflicts.c) */
+  IrDType acc; /* the accumulator type: every local, intermediate value and
+                  reduction is computed in it, and a value is rounded to a
+                  tensor's dtype when stored (f32 or f64; docs/language.md
+                  "Types"). ir_op_new gives f32; the checker sets the
+                  declared one or ir_op_default_acc's */
 } IrOp;
 
 /* ---- schedules as data (parsed now; applied by passes/) ---- */
@@ -391,6 +421,16 @@ void ir_print_expr(FILE *out, const IrNode *e);
 void ir_print_tensor_decl(FILE *out, const IrTensor *t);
 /* The same, into a malloc'ed string the caller frees. */
 char *ir_op_to_string(const IrOp *op);
+/* The accumulator type an operator gets when it declares none: f64 when a
+ * float tensor is f64, else f32. */
+IrDType ir_op_default_acc(const IrOp *op);
+/* The storage type of an operator for the tuning key: the dtype of its
+ * float tensors when they share one, else "mixed". */
+const char *ir_op_dtype_key(const IrOp *op);
+/* Instantiates `op` in float type `t` (gopc --dtype, gop_op_retype): every
+ * f32 tensor becomes `t`, and the accumulator becomes f64 for t = f64
+ * (else it is kept). */
+void ir_op_retype(IrOp *op, IrDType t);
 
 /* ---------------------------------------------------------------------------
  * verify.c: structural invariants, run after every pass. Reports each

@@ -272,6 +272,8 @@ void ir_print_op(FILE *out, const IrOp *op) {
     print_decls(out, op, IR_ROLE_OUT);
     fputc(')', out);
   }
+  /* the accumulator type, when it is not the one the tensors imply */
+  if (op->acc != ir_op_default_acc(op)) fprintf(out, " acc %s", ir_dtype_name(op->acc));
   fputs(" {\n", out);
   for (int i = 0; i < op->ntensors; i++) {
     if (op->tensors[i]->role != IR_ROLE_TEMP) continue;

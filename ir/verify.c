@@ -456,6 +456,9 @@ static void check_tensors(Verifier *v) {
   const IrOp *op = v->op;
   int nin = 0, nout = 0, ntemp = 0;
   IrRole prev = IR_ROLE_IN;
+  if (op->acc != IR_DT_F32 && op->acc != IR_DT_F64)
+    fail(v, op->loc, "op %s has accumulator type %s: only f32 and f64 are", op->name,
+         (unsigned)op->acc < IR_DT_COUNT ? ir_dtype_name(op->acc) : "invalid");
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (!t) {
@@ -476,6 +479,9 @@ static void check_tensors(Verifier *v) {
     ntemp += t->role == IR_ROLE_TEMP;
     if ((unsigned)t->dtype >= IR_DT_COUNT)
       fail(v, t->loc, "tensor %s has an invalid dtype %d", t->name, (int)t->dtype);
+    else if (t->dtype == IR_DT_F64 && op->acc != IR_DT_F64)
+      fail(v, t->loc, "tensor %s is f64 but op %s accumulates in %s", t->name,
+           op->name, ir_dtype_name(op->acc));
     if ((unsigned)t->domain >= IR_DOM_COUNT)
       fail(v, t->loc, "tensor %s has an invalid domain %d", t->name, (int)t->domain);
     /* passes/segment.c: a row per row of a group table, only as a temporary */

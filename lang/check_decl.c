@@ -33,13 +33,15 @@ static void declare_tensor(Checker *c, const LangNode *decl, IrRole role) {
   const LangNode *type = decl->decl.type;
   int dt = ir_dtype_lookup(type->type.dtype);
   if (dt < 0) {
-    check_error(c, type->loc, "unknown dtype `%s`; expected f32 (or f16, bf16, "
-                "f64, i32, i64)", type->type.dtype);
-  } else if (dt != IR_DT_F32) {
-    check_error(c, type->loc, "%s is not supported yet: only f32 runs",
-          type->type.dtype);
+    check_error(c, type->loc, "unknown dtype `%s`; expected f32, f16, bf16 or f64",
+                type->type.dtype);
+    dt = IR_DT_F32;
+  } else if (!ir_dtype_is_float((IrDType)dt)) {
+    check_error(c, type->loc, "%s tensors are not supported yet: gop's tensors are "
+                "f16, bf16, f32 or f64", type->type.dtype);
+    dt = IR_DT_F32;
   }
-  IrTensor *t = ir_op_add_tensor(c->a, c->op, name, decl->loc, IR_DT_F32,
+  IrTensor *t = ir_op_add_tensor(c->a, c->op, name, decl->loc, (IrDType)dt,
                                  IR_DOM_DENSE, role);
   /* IR text: `@shared`, an input staged in shared memory by promote(t,
    * shared); verify.c checks that it is a dense input */
@@ -118,6 +120,35 @@ static void declare_temps(Checker *c, const LangNode *list, int depth,
   }
 }
 
+/* The accumulator type: `acc f32` or `acc f64` after the results, else f64
+ * when a tensor is f64 and f32 otherwise. A declared f32 with an f64 tensor
+ * would narrow its values: refused, as a 16-bit accumulator is. */
+static void declare_acc(Checker *c, const LangNode *n) {
+  IrOp *op = c->op;
+  op->acc = ir_op_default_acc(op);
+  if (!n->op.acc) return;
+  const LangNode *ty = n->op.acc->call.args;
+  if (strcmp(n->op.acc->call.name, "acc") != 0) {
+    check_error(c, n->op.acc->loc, "expected `{` or `acc TYPE` after the results of "
+                "op `%s`, found `%s %s`", op->name, n->op.acc->call.name, ty->name);
+    return;
+  }
+  int dt = ir_dtype_lookup(ty->name);
+  if (dt != IR_DT_F32 && dt != IR_DT_F64) {
+    check_error(c, ty->loc, "accumulator type `%s`: an operator accumulates in f32 "
+                "or f64", ty->name);
+    return;
+  }
+  for (int i = 0; i < op->ntensors; i++)
+    if (op->tensors[i]->dtype == IR_DT_F64 && dt == IR_DT_F32) {
+      check_error(c, ty->loc, "op `%s` accumulates in f32 but tensor `%s` is f64: "
+                  "its values would be narrowed (use `acc f64`)", op->name,
+                  op->tensors[i]->name);
+      return;
+    }
+  op->acc = (IrDType)dt;
+}
+
 void check_op(Checker *c, const LangNode *n) {
   int errors = c->d->nerrors;
   c->op = ir_op_new(c->a, n->op.name, n->loc);
@@ -136,6 +167,7 @@ void check_op(Checker *c, const LangNode *n) {
   for (const LangNode *r = n->op.results; r; r = r->next)
     declare_tensor(c, r, IR_ROLE_OUT);
   declare_temps(c, n->op.body, 0, NULL);
+  declare_acc(c, n);
   for (int i = 0; i < c->op->nsyms; i++) {
     IrSym *s = c->op->syms[i];
     if (ir_op_find_tensor(c->op, s->name))

@@ -383,6 +383,15 @@ static IrNode *value_call(Checker *c, const LangNode *e) {
   int fn = ir_fn_lookup(e->call.name);
   if (fn >= 0) {
     if (!check_arity(c, e, ir_fn_nargs((IrFn)fn))) return NULL;
+    /* a conversion rounds to its type and computes on in the accumulator
+     * type, so it cannot be wider than that */
+    int to = ir_dtype_of_fn((IrFn)fn);
+    if (to == IR_DT_F64 && c->op->acc != IR_DT_F64) {
+      check_error(c, e->loc, "f64(...) in op `%s`, which accumulates in %s: the value "
+                  "would be narrowed back at once (declare `acc f64` after the "
+                  "results)", c->op->name, ir_dtype_name(c->op->acc));
+      return NULL;
+    }
     IrNode *args[2] = {0};
     bool ok = true;
     int i = 0;

@@ -135,7 +135,8 @@ struct LangNode {
   LangNode *next;
   int height; /* expressions: 1 + that of the deepest operand */
   union {
-    struct { const char *name; LangNode *params, *results, *body; } op;
+    struct { const char *name; LangNode *params, *results, *body;
+             LangNode *acc; /* `acc f64`: a CALL, keyword and type NAME */ } op;
     struct { const char *name; LangNode *params, *body; } sched;
     struct {
       const char *name;

@@ -1,6 +1,7 @@
-/* passes/vectorize.c: vectorize(loop, 2 | 4), 8- or 16-byte feature accesses.
+/* passes/vectorize.c: vectorize(loop, 2 | 4 | 8), 8- or 16-byte feature accesses.
  *
- * Contract: requires an unbound range loop of exactly 2 or 4 iterations
+ * Contract: requires an unbound range loop of exactly 2 or 4 iterations (8
+ * when every tensor it indexes is f16 or bf16: 16 bytes)
  * (what split(f, 4) makes of a feature loop) whose variable is used by
  * every tensor access only as the last index plus one: `X[u, fo * 4 + fv]`
  * reads 4 consecutive floats for fv = 0..3. Sequential loops inside it are
@@ -26,8 +27,9 @@ static bool unit_stride(const IrNode *e, const IrVar *v) {
 }
 
 /* The first access under `n` that reads `v` other than with unit stride in
- * its last index. */
-static const IrNode *bad_access(const IrNode *n, const IrVar *v) {
+ * its last index (and, when `half`, one of a tensor whose elements are not
+ * 16-bit). */
+static const IrNode *bad_access(const IrNode *n, const IrVar *v, bool half) {
   for (; n; n = n->next) {
     const IrNode *r = NULL;
     switch (n->kind) {
@@ -37,20 +39,22 @@ static const IrNode *bad_access(const IrNode *n, const IrVar *v) {
         const IrNode *ix = n->acc.idx[i];
         bool last = i == n->acc.nidx - 1;
         if (ir_uses_var(ix, v) && (!last || !unit_stride(ix, v))) return n;
-        if ((r = bad_access(ix, v))) return r;
+        if (half && last && ir_uses_var(ix, v) && ir_dtype_bytes(n->acc.tensor->dtype) != 2)
+          return n;
+        if ((r = bad_access(ix, v, half))) return r;
       }
-      if (n->kind == IR_STORE && (r = bad_access(n->acc.value, v))) return r;
+      if (n->kind == IR_STORE && (r = bad_access(n->acc.value, v, half))) return r;
       break;
-    case IR_LET: r = bad_access(n->let.init, v); break;
-    case IR_SET: r = bad_access(n->set.value, v); break;
-    case IR_IF: r = bad_access(n->ifs.then, v); break;
-    case IR_LOOP: r = bad_access(n->loop.body, v); break;
+    case IR_LET: r = bad_access(n->let.init, v, half); break;
+    case IR_SET: r = bad_access(n->set.value, v, half); break;
+    case IR_IF: r = bad_access(n->ifs.then, v, half); break;
+    case IR_LOOP: r = bad_access(n->loop.body, v, half); break;
     case IR_BIN:
-      if (!(r = bad_access(n->bin.a, v))) r = bad_access(n->bin.b, v);
+      if (!(r = bad_access(n->bin.a, v, half))) r = bad_access(n->bin.b, v, half);
       break;
-    case IR_UN: r = bad_access(n->un.a, v); break;
+    case IR_UN: r = bad_access(n->un.a, v, half); break;
     case IR_CALL:
-      for (int i = 0; i < n->call.nargs && !r; i++) r = bad_access(n->call.args[i], v);
+      for (int i = 0; i < n->call.nargs && !r; i++) r = bad_access(n->call.args[i], v, half);
       break;
     default: break;
     }
@@ -81,9 +85,10 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
   PassSite site;
   if (!pass_find_loop(op, "vectorize", loop, &site, loc, a, d)) return -1;
   IrNode *l = site.node;
-  if (width != 2 && width != 4) {
+  if (width != 2 && width != 4 && width != 8) {
     ir_error(d, loc, "vectorize: loop '%s' can be vectorised by 2 or 4 (8 or 16 "
-             "bytes of f32), not %lld", loop, (long long)width);
+             "bytes of f32), or 8 (16 bytes of f16 or bf16), not %lld", loop,
+             (long long)width);
     return -1;
   }
   if (l->loop.bind != IR_BIND_NONE) {
@@ -114,7 +119,13 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
              loop);
     return -1;
   }
-  const IrNode *bad = bad_access(l->loop.body, l->loop.var);
+  const IrNode *bad = bad_access(l->loop.body, l->loop.var, false);
+  if (!bad && width == 8 && (bad = bad_access(l->loop.body, l->loop.var, true))) {
+    ir_error(d, loc, "vectorize: loop '%s' by 8 needs 16-bit tensors (8 of them make "
+             "16 bytes), and '%s' is %s: vectorise it by 4", loop, bad->acc.tensor->name,
+             ir_dtype_name(bad->acc.tensor->dtype));
+    return -1;
+  }
   if (bad) {
     ir_error(d, loc, "vectorize: %s of '%s' does not use '%s' as a step of one in "
              "its last index, so its %lld elements are not consecutive",

@@ -182,6 +182,28 @@ static uint32_t initial_word(const CgTensorInfo *t) {
   return 0;
 }
 
+/* The bits of an f32 start value in tensor t's dtype (f16 and bf16: the
+ * low 16 bits; f64: the 64-bit pattern). */
+static uint64_t initial_bits(const CgTensorInfo *t) {
+  uint32_t w = initial_word(t);
+  switch (t->dtype) {
+  case IR_DT_F16:
+    return w == 0xff800000u ? 0xfc00 : w == 0x7f800000u ? 0x7c00 : w == 0x7fc00000u ? 0x7e00 : 0;
+  case IR_DT_BF16: return w >> 16;
+  case IR_DT_F64:
+    return w == 0xff800000u   ? 0xfff0000000000000ULL
+           : w == 0x7f800000u ? 0x7ff0000000000000ULL
+           : w == 0x7fc00000u ? 0x7ff8000000000000ULL
+                              : 0;
+  default: return w;
+  }
+}
+
+/* Fills tensor `dt` (of t's dtype, n elements) with its start value. */
+static RtStatus fill_initial(RtDevTensor *dt, const CgTensorInfo *t, int64_t n, Diag *d) {
+  return rt_tensor_fill_bits(dt, t->dtype, initial_bits(t), n, d);
+}
+
 typedef struct Launch {
   RtKernel *kernel;
   RtLaunchConfig cfg;
@@ -192,6 +214,7 @@ typedef struct ExecState {
   const CgProgram *p;
   bool poison; /* fill the outputs written only by plain stores with NaN */
   RtDevTensor *tensors; /* by tensor id */
+  const int64_t *numel; /* elements, by tensor id */
   Launch *launches;     /* by kernel */
 } ExecState;
 
@@ -206,7 +229,7 @@ static RtStatus run_once(void *ctx, Diag *d) {
      * that shows a forgotten element is for the checked run, and a timed
      * run that wrote it again would time a fill no peer pays for. */
     if (t->red == IR_RED_ASSIGN && t->role == IR_ROLE_OUT && !st->poison) continue;
-    RtStatus s = rt_tensor_fill32(&st->tensors[i], initial_word(t), d);
+    RtStatus s = fill_initial(&st->tensors[i], t, st->numel[i], d);
     if (s != RT_OK) return s;
   }
   for (int k = 0; k < st->p->nkernels; k++) {
@@ -286,7 +309,7 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
 }
 
 RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
-                         float *const *host, const RtExecOptions *opt,
+                         void *const *host, const RtExecOptions *opt,
                          RtExecResult *res, Diag *d) {
   memset(res, 0, sizeof *res);
   RtStatus s = rt_cuda_open(d);
@@ -320,7 +343,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     }
   }
 
-  ExecState st = {.p = p};
+  ExecState st = {.p = p, .numel = numel};
   st.tensors = calloc((size_t)p->ntensors + 1, sizeof *st.tensors);
   st.launches = calloc((size_t)p->nkernels + 1, sizeof *st.launches);
   uint64_t *values = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *values);
@@ -338,7 +361,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
 
   for (int i = 0; i < p->ntensors; i++) {
     const CgTensorInfo *t = &p->tensors[i];
-    size_t bytes = (size_t)numel[i] * sizeof(float);
+    size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(t->dtype);
     char what[64];
     snprintf(what, sizeof what, "%.40s", t->name);
     if ((s = rt_tensor_alloc(&st.tensors[i], bytes, what, d)) != RT_OK) goto done;
@@ -408,7 +431,8 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   t_once = rt_wall_seconds() - t_once;
   for (int i = 0; i < p->ntensors; i++)
     if (p->tensors[i].role == IR_ROLE_OUT &&
-        (s = rt_tensor_download(&st.tensors[i], host[i], (size_t)numel[i] * sizeof(float),
+        (s = rt_tensor_download(&st.tensors[i], host[i],
+                                (size_t)numel[i] * (size_t)ir_dtype_bytes(p->tensors[i].dtype),
                                 d)) != RT_OK)
       goto done;
   if (opt && opt->reps > 0) {
@@ -423,7 +447,8 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     res->copy_gbps = copy_gbps;
   }
   for (int i = 0; i < p->ntensors; i++)
-    if (p->tensors[i].role != IR_ROLE_TEMP) res->fewest_bytes += (uint64_t)numel[i] * 4;
+    if (p->tensors[i].role != IR_ROLE_TEMP)
+      res->fewest_bytes += (uint64_t)numel[i] * (uint64_t)ir_dtype_bytes(p->tensors[i].dtype);
   res->fewest_bytes += ((uint64_t)g->nv + 1) * 4 + (uint64_t)g->ne * 4;
   if (res->timing.median_ms > 0)
     res->gbps = (double)res->fewest_bytes / (res->timing.median_ms * 1e-3) / 1e9;
@@ -504,6 +529,13 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       memcmp(x->syms, syms, sizeof(int64_t) * (size_t)p->nsyms) == 0)
     return RT_OK;
   rt_devexec_free(x);
+  for (int i = 0; i < p->ntensors; i++)
+    if (p->tensors[i].dtype != IR_DT_F32) {
+      ir_error(d, (Loc){0}, "%s: tensor %s is %s, and runs on the caller's device "
+               "memory take f32 tensors only yet (use gop_run_exec)", p->op,
+               p->tensors[i].name, ir_dtype_name(p->tensors[i].dtype));
+      return RT_ERR;
+    }
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
   x->p = p;

@@ -130,6 +130,32 @@ RtStatus rt_tensor_fill32(RtDevTensor *t, uint32_t word, Diag *d) {
   return RT_CU_WHAT(what, cuMemsetD32_v2, (t->ptr, word, t->bytes / 4));
 }
 
+RtStatus rt_tensor_fill_bits(RtDevTensor *t, IrDType dt, uint64_t bits, int64_t n, Diag *d) {
+  if (n <= 0) return RT_OK;
+  if ((uint64_t)n * (uint64_t)ir_dtype_bytes(dt) > t->bytes) {
+    ir_error(d, no_loc, "cannot fill %lld %s elements of %s: it holds %zu bytes",
+             (long long)n, ir_dtype_name(dt), t->name, t->bytes);
+    return RT_ERR;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "while filling %s", t->name);
+  switch (dt) {
+  case IR_DT_F16:
+  case IR_DT_BF16:
+    return RT_CU_WHAT(what, cuMemsetD16_v2, (t->ptr, (unsigned short)bits, (size_t)n));
+  case IR_DT_F64: {
+    /* the low words, then the high words (at +4 of every 8 bytes) as a 2-D
+     * fill of one word per 8-byte row */
+    RtStatus s = RT_CU_WHAT(what, cuMemsetD32_v2, (t->ptr, (unsigned)bits, (size_t)n * 2));
+    if (s || (bits >> 32) == (bits & 0xffffffffu)) return s;
+    return RT_CU_WHAT(what, cuMemsetD2D32_v2,
+                      (t->ptr + 4, 8, (unsigned)(bits >> 32), 1, (size_t)n));
+  }
+  default:
+    return RT_CU_WHAT(what, cuMemsetD32_v2, (t->ptr, (unsigned)bits, (size_t)n));
+  }
+}
+
 void rt_tensor_free(RtDevTensor *t) {
   if (t->ptr) {
     /* Memory of a closed session went with its context. */

@@ -195,6 +195,9 @@ RtStatus rt_tensor_download(const RtDevTensor *t, void *host, size_t bytes,
 /* Sets every 32-bit word of `t` to `word` (0.0f, -inf ... as bits); the size
  * must be a multiple of 4. Returns RT_OK or the failure's status. */
 RtStatus rt_tensor_fill32(RtDevTensor *t, uint32_t word, Diag *d);
+/* Fills the first n elements of dtype `dt` with the pattern `bits` (its low
+ * 16 bits for f16/bf16, 32 for f32, 64 for f64). */
+RtStatus rt_tensor_fill_bits(RtDevTensor *t, IrDType dt, uint64_t bits, int64_t n, Diag *d);
 /* Frees the memory and empties `t`; safe on an empty tensor, and a no-op on
  * one whose driver session was closed. */
 void rt_tensor_free(RtDevTensor *t);
@@ -411,7 +414,7 @@ typedef struct RtExecResult {
  * timing it as `opt` says. Returns RT_OK or the status of the failure,
  * reported through `d`. */
 RtStatus rt_exec_program(const struct CgProgram *p, const Graph *g,
-                         const int64_t *syms, float *const *host,
+                         const int64_t *syms, void *const *host,
                          const RtExecOptions *opt, RtExecResult *res,
                          Diag *d);
 /* Frees the cached device formats of `g` (graph_free calls it through

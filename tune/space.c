@@ -454,6 +454,20 @@ uint64_t tune_op_hash(const IrOp *op) {
   return h;
 }
 
+/* A 16-bit output or temporary refuses atomic reductions (codegen/store.c:
+ * a 16-bit atomic rounds every addition): such points cannot compile. */
+static int drop_16bit_atomics(const IrOp *op, TunePoint *pts, int n) {
+  bool half = false;
+  for (int i = 0; i < op->ntensors; i++)
+    half |= op->tensors[i]->role != IR_ROLE_IN &&
+            (op->tensors[i]->dtype == IR_DT_F16 || op->tensors[i]->dtype == IR_DT_BF16);
+  if (!half || n <= 0) return n;
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (pts[i].atomic_rows + pts[i].atomic_scalars == 0) pts[k++] = pts[i];
+  return k;
+}
+
 int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
   TuneOpShape shape;
   tune_op_shape(op, &shape);
@@ -463,10 +477,12 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint *
   int lanes = 0;
   for (int i = 0; i < m; i++)
     if (named[i].lanes) named[lanes++] = named[i];
+  lanes = drop_16bit_atomics(op, named, lanes);
   if (lanes > 0) {
     *out = named;
     return lanes;
   }
   free(named);
-  return tune_space_enumerate(op, lib, a, out, d);
+  int n = tune_space_enumerate(op, lib, a, out, d);
+  return n < 0 ? n : drop_16bit_atomics(op, *out, n);
 }

@@ -19,7 +19,8 @@
  *    that passed both. The anchor itself is checked on the proxy graph
  *    only, so a bug that shows only at scale and hits every candidate the
  *    same way would go unseen; the report says which check was made.
- * The rules are gop_run_check's: sums within 1e-5 relative L2, max and min
+ * The rules are gop_run_check's: sums within 1e-5 relative L2 (an f16, bf16
+ * or f64 output: ir_check_limit of its dtype), max and min
  * exactly, NaN never equal; against the interpreter, an element that is a
  * sum of n stored terms may first differ by 2 sqrt(n) 2^-24 sum|terms| (a
  * summation in another order; interp_sum_allowance). Against the anchor,
@@ -130,7 +131,7 @@ static Slot take(Compiler *c, int i) {
  * if not NULL, the allowance of each element by tensor id). Returns 0 when
  * all agree, else 1 with the reason in `why`. */
 static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrExtents *ext,
-                   float *const *got, float *const *ref, float *const *allow, double *worst,
+                   void *const *got, void *const *ref, float *const *allow, double *worst,
                    char *why, size_t size) {
   *worst = 0;
   for (int i = 0; i < op->ntensors; i++) {
@@ -139,10 +140,11 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
     int64_t n = graph_tensor_numel(t, g, ext);
     bool exact = i < p->ntensors && (p->tensors[i].red == IR_RED_MAX ||
                                      p->tensors[i].red == IR_RED_MIN);
+    double limit = ir_check_limit(t->dtype);
     double diff2 = 0, ref2 = 0, worst_abs = -1;
     int64_t at = -1;
     for (int64_t k = 0; k < n; k++) {
-      double a = got[i][k], b = ref[i][k];
+      double a = ir_elem_get(t->dtype, got[i], k), b = ir_elem_get(t->dtype, ref[i], k);
       if (isnan(a) || isnan(b)) {
         snprintf(why, size, "%s[%lld] is NaN (got %g, reference %g)", t->name, (long long)k,
                  a, b);
@@ -159,11 +161,12 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
     }
     double rel = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
     if (rel > *worst) *worst = rel;
-    if (at >= 0 && (exact ? worst_abs > 0 : rel >= 1e-5)) {
-      snprintf(why, size, "%s differs (relative L2 %.3g%s%s); worst at element %lld: got %.9g, "
+    if (at >= 0 && (exact ? worst_abs > 0 : rel >= limit)) {
+      snprintf(why, size, "%s differs (relative L2 %.3g%s%s%g); worst at element %lld: got %.9g, "
                "reference %.9g", t->name, rel, allow ? " beyond the summation allowance" : "",
-               exact ? ", max/min must match exactly" :
-               ", limit 1e-5", (long long)at, got[i][at], ref[i][at]);
+               exact ? ", max/min must match exactly" : ", limit ", exact ? 0.0 : limit,
+               (long long)at, ir_elem_get(t->dtype, got[i], at),
+               ir_elem_get(t->dtype, ref[i], at));
       return 1;
     }
   }
@@ -171,9 +174,9 @@ static int compare(const CgProgram *p, const IrOp *op, const Graph *g, const IrE
 }
 
 /* Buffers by tensor id: the given inputs, fresh outputs; NULL elsewhere. */
-static float **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext,
-                            float *const *inputs, int ntensors) {
-  float **b = calloc((size_t)ntensors + 1, sizeof *b);
+static void **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext,
+                           void *const *inputs, int ntensors) {
+  void **b = calloc((size_t)ntensors + 1, sizeof *b);
   if (!b) return NULL;
   for (int i = 0; i < op->ntensors && i < ntensors; i++) {
     const IrTensor *t = op->tensors[i];
@@ -181,27 +184,41 @@ static float **make_buffers(const IrOp *op, const Graph *g, const IrExtents *ext
       b[i] = inputs[i];
     } else if (t->role == IR_ROLE_OUT) {
       int64_t n = graph_tensor_numel(t, g, ext);
-      b[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+      b[i] = malloc((size_t)ir_dtype_bytes(t->dtype) * (size_t)(n > 0 ? n : 1));
       if (!b[i]) return NULL; /* leaks little; the caller gives up */
     }
   }
   return b;
 }
 
-static void free_outputs(const IrOp *op, float **b) {
+static void free_outputs(const IrOp *op, void **b) {
   if (!b) return;
   for (int i = 0; i < op->ntensors; i++)
     if (op->tensors[i]->role == IR_ROLE_OUT) free(b[i]);
   free(b);
 }
 
-/* The interpreter's outputs for `inputs` on `g`, and in *allow the
- * allowance of each of their elements (interp_sum_allowance); NULL after
- * reporting. */
-static float **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
-                         float *const *inputs, float ***allow, Diag *d) {
-  float **b = make_buffers(op, g, ext, inputs, op->ntensors);
-  float **al = make_buffers(op, g, ext, inputs, op->ntensors);
+/* f32 arrays of each output's size, by tensor id (the allowances). */
+static float **allow_buffers(const IrOp *op, const Graph *g, const IrExtents *ext) {
+  float **b = calloc((size_t)op->ntensors + 1, sizeof *b);
+  if (!b) return NULL;
+  for (int i = 0; i < op->ntensors; i++) {
+    if (op->tensors[i]->role != IR_ROLE_OUT) continue;
+    int64_t n = graph_tensor_numel(op->tensors[i], g, ext);
+    b[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!b[i]) return NULL; /* leaks little; the caller gives up */
+  }
+  return b;
+}
+
+/* The interpreter's outputs for `inputs` on `g` (native mode: each tensor in
+ * its dtype), and in *allow the allowance of each of their elements
+ * (interp_sum_allowance; f32's unit roundoff, scaled to f64's when the op
+ * accumulates in f64); NULL after reporting. */
+static void **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
+                        void *const *inputs, float ***allow, Diag *d) {
+  void **b = make_buffers(op, g, ext, inputs, op->ntensors);
+  float **al = allow_buffers(op, g, ext);
   InterpTerms *terms = calloc((size_t)op->ntensors + 1, sizeof *terms);
   bool ok = b && al && terms;
   for (int i = 0; ok && i < op->ntensors; i++) {
@@ -212,14 +229,15 @@ static float **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
     ok = terms[i].n && terms[i].abs;
   }
   if (!ok) ir_error(d, tune_loc, "out of memory for the reference outputs");
-  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_F32,
-                     .buffers = (void **)b, .terms = terms};
+  InterpArgs args = {.graph = g, .extents = *ext, .mode = INTERP_NATIVE,
+                     .buffers = b, .terms = terms};
   if (ok && interp_run(op, &args, d) != 0) ok = false;
+  double scale = op->acc == IR_DT_F64 ? 0x1p-29 : 1;
   for (int i = 0; terms && i < op->ntensors; i++) {
     if (ok && op->tensors[i]->role == IR_ROLE_OUT) {
       int64_t n = graph_tensor_numel(op->tensors[i], g, ext);
       for (int64_t k = 0; k < n; k++)
-        al[i][k] = (float)interp_sum_allowance(terms[i].n[k], terms[i].abs[k]);
+        al[i][k] = (float)(scale * interp_sum_allowance(terms[i].n[k], terms[i].abs[k]));
     }
     free(terms[i].n);
     free(terms[i].abs);
@@ -227,7 +245,7 @@ static float **reference(const IrOp *op, const Graph *g, const IrExtents *ext,
   free(terms);
   if (!ok) {
     free_outputs(op, b);
-    free_outputs(op, al);
+    free_outputs(op, (void **)al);
     return NULL;
   }
   *allow = al;
@@ -331,7 +349,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
 
   /* The reference, and the proxy graph on large graphs. */
   RtStatus status = RT_OK;
-  float **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
+  void **ref = NULL, **proxy_ref = NULL, **proxy_in = NULL, **anchor = NULL;
   float **ref_allow = NULL, **proxy_allow = NULL;
   Graph *proxy = NULL;
   bool full = job->g->ne <= job->check_edges;
@@ -352,9 +370,10 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     for (int i = 0; proxy_in && i < op->ntensors; i++) {
       if (op->tensors[i]->role != IR_ROLE_IN) continue;
       int64_t k = graph_tensor_numel(op->tensors[i], proxy, &job->ext);
-      proxy_in[i] = malloc(sizeof(float) * (size_t)(k > 0 ? k : 1));
+      IrDType dt = op->tensors[i]->dtype;
+      proxy_in[i] = malloc((size_t)ir_dtype_bytes(dt) * (size_t)(k > 0 ? k : 1));
       if (!proxy_in[i]) break;
-      for (int64_t j = 0; j < k; j++) proxy_in[i][j] = next_uniform(&state);
+      for (int64_t j = 0; j < k; j++) ir_elem_put(dt, proxy_in[i], j, next_uniform(&state));
     }
     proxy_ref = proxy_in ? reference(op, proxy, &job->ext, proxy_in, &proxy_allow, d) : NULL;
     if (!proxy_ref) status = RT_ERR;
@@ -376,7 +395,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
 
   TuneKey key = {.op_hash = tune_op_hash(op),
                  .F = shape.feature_loop ? job->F : 0,
-                 .dtype = "f32",
+                 .dtype = ir_op_dtype_key(op),
                  .graph = sig,
                  .gpu = rep->device,
                  .cc = rt_cuda_cc(),
@@ -417,8 +436,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     }
     Diag rd; /* a failing candidate is a result, not the tuner's error */
     ir_diag_init(&rd, NULL);
-    float **out = make_buffers(op, job->g, &job->ext, job->inputs, slot.prog.ntensors);
-    float **pout = proxy ? make_buffers(op, proxy, &job->ext, proxy_in, slot.prog.ntensors)
+    void **out = make_buffers(op, job->g, &job->ext, job->inputs, slot.prog.ntensors);
+    void **pout = proxy ? make_buffers(op, proxy, &job->ext, proxy_in, slot.prog.ntensors)
                          : NULL;
     RtExecResult res = {0};
     RtStatus rs = out && (!proxy || pout) ? RT_OK : RT_ERR;
@@ -445,7 +464,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     }
     if (rs == RT_OK && !wrong) {
       double w2 = 0;
-      float *const *against = full ? ref : anchor;
+      void *const *against = full ? ref : anchor;
       if (against)
         wrong = compare(&slot.prog, op, job->g, &job->ext, out, against,
                         full ? ref_allow : NULL, &w2, why, sizeof why);
@@ -529,8 +548,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   rep->seconds = rt_wall_seconds() - t_start;
   free_outputs(op, ref);
   free_outputs(op, proxy_ref);
-  free_outputs(op, ref_allow);
-  free_outputs(op, proxy_allow);
+  free_outputs(op, (void **)ref_allow);
+  free_outputs(op, (void **)proxy_allow);
   free_outputs(op, anchor);
   for (int i = 0; proxy_in && i < op->ntensors; i++)
     if (op->tensors[i]->role == IR_ROLE_IN) free(proxy_in[i]);

@@ -235,7 +235,7 @@ typedef struct TuneJob {
   const Graph *g;
   IrExtents ext;           /* by symbol id, all set */
   int64_t F;               /* for the model and the database key */
-  float *const *inputs;    /* by tensor id: every input's data */
+  void *const *inputs;     /* by tensor id: every input's data, in its dtype */
   const char *target;      /* NULL: the GPU's */
   double budget_s;         /* measuring stops once this much time has passed */
   int max_candidates;      /* 0: every legal point, in the model's order */

@@ -243,7 +243,7 @@ static bool rerun_same(const Case *c, const Ref *ref, char *why, size_t n) {
   RtExecOptions once = {0};
   RtExecResult res;
   memset(&res, 0, sizeof res);
-  bool same = rt_exec_program(&c->prog, g, ext.value, again, &once, &res, &d) == RT_OK;
+  bool same = rt_exec_program(&c->prog, g, ext.value, (void *const *)again, &once, &res, &d) == RT_OK;
   if (!same) snprintf(why, n, "second run: %s", d.buf ? d.buf : "GPU run failed");
   for (int i = 0; same && i < op->ntensors; i++) {
     if (op->tensors[i]->role != IR_ROLE_OUT) continue;
@@ -393,7 +393,7 @@ static void run_ref(Ref *ref, Run *r) {
     memset(&res, 0, sizeof res);
     ir_diag_free(&d);
     ir_diag_init(&d, NULL);
-    RtStatus s = rt_exec_program(&c->prog, g, ext.value, ref->host, &timed, &res, &d);
+    RtStatus s = rt_exec_program(&c->prog, g, ext.value, (void *const *)ref->host, &timed, &res, &d);
     char why[600] = "";
     double rel = 0;
     bool ok = s == RT_OK &&

@@ -3,7 +3,10 @@
 #
 # Every stdlib operator x every named schedule of stdlib/schedules*.gop x a
 # few parameter settings (and the default schedule) is compiled to PTX with
-# `gopc emit --stage ptx` for sm_80 and sm_90, and each PTX is assembled by
+# `gopc emit --stage ptx` for sm_80 and sm_90; and a few operators in bf16,
+# f16 and f64 (gopc emit --dtype) x every schedule for sm_90, where code
+# generation may refuse on purpose (an atomic into a 16-bit tensor, a
+# transcendental in f64: counted as refused). Each PTX is assembled by
 # the CUDA toolkit's ptxas -v. A combination the scheduler refuses (the
 # schedule does not fit the operator) is listed and skipped; anything else
 # must compile, assemble, and not spill. Registers, spills and shared memory
@@ -69,11 +72,12 @@ schedules+=("deterministic(); gnnadvisor(4, 32)" "deterministic(); gnnadvisor_mg
 
 # One combination: writes $work/N.status (ok, refused, FAIL) and N.rows.
 run_one() {
-  local n=$1 op=$2 sched=$3 target=$4
+  local n=$1 op=$2 sched=$3 target=$4 dtype=${5:-}
   local base=$work/$n
-  local label="$op ${sched:-default} $target"
+  local label="$op ${sched:-default} $target${dtype:+ $dtype}"
   local sargs=()
   [[ -n $sched ]] && sargs=(--schedule "$sched")
+  [[ -n $dtype ]] && sargs+=(--dtype "$dtype")
   if ! "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
        >/dev/null 2>"$base.err"; then
     echo refused >"$base.status"
@@ -82,6 +86,11 @@ run_one() {
   fi
   if ! "$gopc" emit "stdlib:$op" --stage ptx "${sargs[@]}" --target "$target" --time \
        >"$base.ptx" 2>"$base.err"; then
+    if [[ -n $dtype ]] && grep -q "a 16-bit atomic would round\|is f32 only\|accumulate in f32 shared memory" "$base.err"; then
+      echo refused >"$base.status"
+      echo "refused  $label: $(grep -m1 'error:' "$base.err" | sed 's/.*error: //')" >"$base.rows"
+      return
+    fi
     echo FAIL >"$base.status"
     { echo "FAIL     $label: gopc could not compile it"; sed 's/^/    /' "$base.err"; } >"$base.rows"
     return
@@ -128,6 +137,22 @@ for op in "${ops[@]}"; do
     done
   done
 done
+# the dtypes (issue 19): a weighted sum, a mean, a max (atomics) and a
+# multi-stage softmax (exp: refused in f64)
+# one setting of each schedule (its first), to keep CI's time
+dschedules=()
+for sched in "${schedules[@]}"; do
+  [[ " ${dschedules[*]} " == *" ${sched%%(*}("* ]] || dschedules+=("$sched")
+done
+for dtype in bf16 f16 f64; do
+  for op in u_mul_e_sum copy_u_mean copy_u_max edge_softmax; do
+    for sched in "${dschedules[@]}"; do
+      n=$((n + 1))
+      run_one "$n" "$op" "$sched" sm_90 "$dtype" &
+      while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+    done
+  done
+done
 wait
 
 # ---- the report ----
@@ -159,7 +184,7 @@ cat "$work"/*.rows | sed -n 's/^time [^:]*: //p' | awk '
     for (j = 1; j <= m; j++) { printf " %s %.2f", order[j], sum[order[j]] / c; total += sum[order[j]] / c }
     printf "; total %.2f\n", total
   }'
-echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets): $ok assembled, $refused refused by the scheduler, $failed failed"
+echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets, and 4 operators x ${#dschedules[@]} schedules x 3 dtypes on sm_90): $ok assembled, $refused refused, $failed failed"
 if ((ok == 0)); then
   echo "FAIL: nothing was assembled" >&2
   exit 1

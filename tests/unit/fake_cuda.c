@@ -246,6 +246,19 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stre
   fill32(d, v, n);
   return 0;
 }
+/* the fills of 16-bit and f64 tensors (runtime/memory.c rt_tensor_fill_bits) */
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+  note('s');
+  for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
+  return 0;
+}
+EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w,
+                                 size_t h) {
+  note('s');
+  for (size_t r = 0; r < h; r++)
+    for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
+  return 0;
+}
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }
 EXPORT CUresult cuMemHostUnregister(void *p) { return 0; }
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o,

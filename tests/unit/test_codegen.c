@@ -723,12 +723,62 @@ START_TEST(test_bad_ir_refused) {
                             "'s' from inside a bound loop"), "%s", msg);
   free(msg);
   ir_arena_free(A);
-  /* f16 is not compiled yet */
+  /* an atomic into a 16-bit output would round every addition */
   op = op_edge_atomic();
-  op->tensors[0]->dtype = IR_DT_F16;
+  op->tensors[2]->dtype = IR_DT_BF16;
   msg = compile_err(op, "sm_90");
-  ck_assert_msg(strstr(msg, "tensor 'X' is f16: only f32"), "%s", msg);
+  ck_assert_msg(strstr(msg, "atomic `Y[...] +=` into a bf16 tensor: a 16-bit atomic "
+                            "would round every addition"), "%s", msg);
   free(msg);
+  ir_arena_free(A);
+  /* integer tensors are not values */
+  op = op_edge_atomic();
+  op->tensors[0]->dtype = IR_DT_I32;
+  msg = compile_err(op, "sm_90");
+  ck_assert_msg(strstr(msg, "tensor 'X' is i32: only float tensors"), "%s", msg);
+  free(msg);
+  ir_arena_free(A);
+}
+END_TEST
+
+/* 16-bit and f64 tensors: what the loads, stores and atomics become. */
+START_TEST(test_dtypes) {
+  /* bf16 X, W and Y: 16-bit loads, the store rounded in integers (the
+   * +0x7fff of round-to-nearest-even), math in f32 */
+  IrOp *op = op_warp_vertex(IR_HOW_PLAIN, 128);
+  for (int i = 0; i < 3; i++) op->tensors[i]->dtype = IR_DT_BF16;
+  CgProgram p;
+  compile_ok(op, "sm_90", &p);
+  ptx_check(strstr(p.ptx, "ld.global.nc.u16") && strstr(p.ptx, "st.global.u16") &&
+                strstr(p.ptx, "32767") && strstr(p.ptx, "fma.rn.f32"),
+            p.ptx, "bf16 loads, a rounded 16-bit store, f32 math");
+  cg_program_free(&p);
+  ir_arena_free(A);
+  /* f16: cvt between f16 and f32 */
+  op = op_warp_vertex(IR_HOW_PLAIN, 128);
+  for (int i = 0; i < 3; i++) op->tensors[i]->dtype = IR_DT_F16;
+  compile_ok(op, "sm_90", &p);
+  ptx_check(strstr(p.ptx, "cvt.f32.f16") && strstr(p.ptx, "cvt.rn.f16.f32"), p.ptx,
+            "f16 conversions");
+  cg_program_free(&p);
+  ir_arena_free(A);
+  /* f64 with an f64 accumulator: f64 loads, math and atomics */
+  op = op_edge_atomic();
+  for (int i = 0; i < 3; i++) op->tensors[i]->dtype = IR_DT_F64;
+  op->acc = IR_DT_F64;
+  compile_ok(op, "sm_90", &p);
+  ptx_check(strstr(p.ptx, "ld.global.nc.f64") && strstr(p.ptx, "mul.rn.f64") &&
+                strstr(p.ptx, "atom.global.add.f64"),
+            p.ptx, "f64 loads, multiply and atomic add");
+  cg_program_free(&p);
+  ir_arena_free(A);
+  op = op_minmax_atomic(IR_RED_MAX);
+  for (int i = 0; i < 2; i++) op->tensors[i]->dtype = IR_DT_F64;
+  op->acc = IR_DT_F64;
+  compile_ok(op, "sm_90", &p);
+  ptx_check(strstr(p.ptx, "atom.global.max.s64") && strstr(p.ptx, "atom.global.min.u64"),
+            p.ptx, "f64 max as 64-bit integer atomics");
+  cg_program_free(&p);
   ir_arena_free(A);
 }
 END_TEST
@@ -1087,6 +1137,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_fmuladd_and_no_approx_div);
   tcase_add_test(tc, test_params_and_launch);
   tcase_add_test(tc, test_range_launch_extent);
+  tcase_add_test(tc, test_dtypes);
   tcase_add_test(tc, test_emit_llvm);
   tcase_add_loop_test(tc, test_shuffle_and_vector_ptx, 0, 2);
   suite_add_tcase(s, tc);

@@ -59,6 +59,16 @@ START_TEST(bind_checks) {
   /* W (one weight per edge) and Y are still unbound */
   ck_assert_int_eq(gop_run_launch(r), -1);
   HAS(ctx, "input W is not bound to device memory");
+  /* a bf16 instance: the caller's device memory takes f32 tensors only */
+  GopOp *bf = gop_op_retype(gop_module_find_op(std_, "u_mul_e_sum"), "bf16");
+  ck_assert_ptr_nonnull(bf);
+  GopRun *rb = gop_run_new(ctx, bf, grid);
+  ck_assert_int_eq(gop_run_set_extent(rb, "F", 8), 0);
+  ck_assert_int_eq(gop_run_bind_device(rb, "X", 0x1000, 96), -1);
+  HAS(ctx, "tensor X of u_mul_e_sum is bf16: runs on the caller's device memory take f32 "
+           "tensors only yet");
+  ck_assert_ptr_null(gop_op_retype(bf, "i32"));
+  HAS(ctx, "unknown dtype 'i32'");
 }
 END_TEST
 

@@ -78,6 +78,56 @@ START_TEST(run_copy_u_sum) {
 }
 END_TEST
 
+/* --dtype: copy_u_sum in bf16 reads and writes '<V2' bfloat16 bits, f16
+ * reads '<f2'; a file whose dtype is not the tensor's is refused, naming
+ * both; emit --dtype shows the instance's types. */
+START_TEST(run_dtypes) {
+  /* X with values bf16 holds exactly; Y's 11 + 0.0625 is rounded */
+  const float x[8] = {1, 2, 3, 4, 5, 6.0625f, 7, 8};
+  uint16_t xb[8];
+  for (int i = 0; i < 8; i++) xb[i] = ir_bf16_from_float(x[i]);
+  NpyArray a = {.dtype = IR_DT_BF16, .ndim = 2, .shape = {4, 2}, .data = xb};
+  Diag d;
+  ir_diag_init(&d, stderr);
+  char path[512];
+  snprintf(path, sizeof path, "%s/xb.npy", tu_tmpdir());
+  ck_assert_int_eq(npy_write(path, &a, &d), 0);
+  char args[1024];
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --dtype bf16 "
+           "--in X=xb.npy --out Y=yb.npy --check", tiny());
+  ck_assert_msg(gopc(args) == 0, "%s", output);
+  ASSERT_OUTPUT_HAS("check: every output agrees with the interpreter");
+  snprintf(path, sizeof path, "%s/yb.npy", tu_tmpdir());
+  NpyArray y;
+  ck_assert_int_eq(npy_read(path, &y, &d), 0);
+  ck_assert_int_eq(y.dtype, IR_DT_BF16);
+  /* Y[2] = X[0] + X[1] + X[3] = (1, 2) + (3, 4) + (7, 8); Y[0] = X[2] */
+  const float want[8] = {5, 6.0625f, 1, 2, 11, 14, 0, 0};
+  for (int i = 0; i < 8; i++)
+    ck_assert_msg(ir_bf16_to_float(((uint16_t *)y.data)[i]) == ir_round_to(IR_DT_BF16, want[i]),
+                  "Y[%d] = %g", i, ir_bf16_to_float(((uint16_t *)y.data)[i]));
+  npy_free(&y);
+  /* the f32 file for a bf16 tensor, and the other way round */
+  write_npy("x.npy", 2, shape_v2, X);
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --dtype f16 "
+           "--in X=x.npy", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("--in X=x.npy: the file holds f32 but X is f16 in operator copy_u_sum");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --in X=xb.npy", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("the file holds bf16 but X is f32 in operator copy_u_sum (instantiate "
+                    "it in that type with --dtype)");
+  snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --dtype f33", tiny());
+  ck_assert_int_eq(gopc(args), 2);
+  ASSERT_OUTPUT_HAS("unknown dtype 'f33'");
+  ck_assert_int_eq(gopc("emit stdlib:u_mul_e_sum --dtype f64"), 0);
+  ASSERT_OUTPUT_HAS("op u_mul_e_sum(X: f64[src, F], W: f64[edge]) -> Y: f64[dst, F] {");
+  ck_assert_int_eq(gopc("emit stdlib:u_mul_e_sum --dtype bf16 --stage ptx --schedule 'warp_vertex(1, 1)'"), 0);
+  ASSERT_OUTPUT_HAS("ld.global.nc.u16");
+  ir_diag_free(&d);
+}
+END_TEST
+
 START_TEST(run_u_mul_e_sum_from_file) {
   write_npy("x.npy", 2, shape_v2, X);
   write_npy("w.npy", 1, shape_e, W);
@@ -408,6 +458,7 @@ int main(void) {
   TCase *tc = tcase_create("gopc");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, run_copy_u_sum);
+  tcase_add_test(tc, run_dtypes);
   tcase_add_test(tc, run_u_mul_e_sum_from_file);
   tcase_add_test(tc, run_max_and_mean_empty_neighbourhood);
   tcase_add_test(tc, run_random_inputs_on_generators);

@@ -168,12 +168,13 @@ static int run(const IrOp *op, const Graph *g, int nf, int64_t F, InterpMode mod
     if (!io[i]) continue;
     int64_t n = graph_tensor_numel(t, g, &args.extents);
     ck_assert_int_ge(n, 0);
-    bufs[i] = malloc((size_t)(n > 0 ? n : 1) * (f32 ? sizeof(float) : sizeof(double)));
+    /* native mode: each tensor in its dtype; F64 mode: double */
+    IrDType dt = f32 ? t->dtype : IR_DT_F64;
+    bufs[i] = malloc((size_t)(n > 0 ? n : 1) * (size_t)ir_dtype_bytes(dt));
     for (int64_t k = 0; k < n; k++) {
       /* outputs get garbage: the interpreter must initialise them */
       double x = t->role == IR_ROLE_IN ? io[i][k] : 12345.0;
-      if (f32) ((float *)bufs[i])[k] = (float)x;
-      else ((double *)bufs[i])[k] = x;
+      ir_elem_put(dt, bufs[i], k, x);
     }
   }
   int rc = interp_run(op, &args, &D);
@@ -182,7 +183,7 @@ static int run(const IrOp *op, const Graph *g, int nf, int64_t F, InterpMode mod
     if (op->tensors[i]->role != IR_ROLE_IN) {
       int64_t n = graph_tensor_numel(op->tensors[i], g, &args.extents);
       for (int64_t k = 0; k < n; k++)
-        io[i][k] = f32 ? ((float *)bufs[i])[k] : ((double *)bufs[i])[k];
+        io[i][k] = ir_elem_get(f32 ? op->tensors[i]->dtype : IR_DT_F64, bufs[i], k);
     }
     free(bufs[i]);
   }
@@ -391,6 +392,48 @@ START_TEST(f32_rounds_on_store) {
   ck_assert_int_eq(run(op, g, 0, 0, INTERP_F32, io), 0);
   ck_assert(y == 16777216);
   ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
+  ck_assert(y == 16777218);
+  graph_free(g);
+}
+END_TEST
+
+/* Native mode computes in the declared types: a reduction into a bf16
+ * element accumulates in f32 and rounds once when the stage ends (256 + 1
+ * + 1 = 258, where rounding every addition would stay at 256, a tie to
+ * even each time); a plain store rounds at once; an f64 operator keeps
+ * f64 locals and sums; a conversion rounds in both modes. */
+START_TEST(declared_types) {
+  Graph *g = tiny();
+  IrOp *op = ir_op_new(A, "sum3", L);
+  IrTensor *C = tensor(op, "C", IR_DOM_DENSE, IR_ROLE_IN, NULL);
+  C->dims[C->ndims++].value = 3;
+  IrTensor *Y = tensor(op, "Y", IR_DOM_DENSE, IR_ROLE_OUT, NULL);
+  C->dtype = Y->dtype = IR_DT_BF16;
+  IrVar *i = var(op, "i", IR_VAR_INDEX);
+  op->body = loop(i, IR_LOOP_RANGE, ic(3), st(Y, IR_RED_ADD, ld(C, 1, vr(i)), 0));
+  double c[] = {256, 1, 1}, y;
+  double *io[] = {c, &y};
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_NATIVE, io), 0);
+  ck_assert_msg(y == 258, "%g", y);
+  /* two stages: the first's result is rounded before the second reads it */
+  c[0] = 1.00390625; /* 1 + 2^-8: not a bf16 */
+  op->body = st(Y, IR_RED_ASSIGN, bin(IR_OP_MUL, ld(C, 1, ic(1)), fc(1.00390625)), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_NATIVE, io), 0);
+  ck_assert_msg(y == 1, "a plain store rounds to even: %g", y);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
+  ck_assert(y == 1.00390625);
+  /* an explicit conversion rounds in the oracle too */
+  Y->dtype = C->dtype = IR_DT_F32;
+  IrNode *args[1] = {ld(C, 1, ic(0))};
+  op->body = st(Y, IR_RED_ASSIGN, ir_call(A, L, IR_FN_TO_BF16, 1, args), 0);
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_F64, io), 0);
+  ck_assert(y == 1);
+  /* f64 tensors and accumulator: the sum of 2^24 + 1 + 1 is exact */
+  Y->dtype = C->dtype = IR_DT_F64;
+  op->acc = IR_DT_F64;
+  op->body = loop(i, IR_LOOP_RANGE, ic(3), st(Y, IR_RED_ADD, ld(C, 1, vr(i)), 0));
+  c[0] = 16777216;
+  ck_assert_int_eq(run(op, g, 0, 0, INTERP_NATIVE, io), 0);
   ck_assert(y == 16777218);
   graph_free(g);
 }
@@ -744,6 +787,7 @@ static Suite *suite(void) {
   tcase_add_test(t, max_propagates_nan);
   tcase_add_test(t, f32_rounds_on_store);
   tcase_add_test(t, math_functions);
+  tcase_add_test(t, declared_types);
   tcase_add_test(t, tensor_shapes);
   tcase_add_test(t, compiled_from_source);
   suite_add_tcase(s, t);

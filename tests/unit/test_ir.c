@@ -795,11 +795,64 @@ START_TEST(verify_reports_every_error) {
 }
 END_TEST
 
+/* ---- dtype.c: 16-bit conversions ---- */
+
+static float next_up(float x) { return nextafterf(x, INFINITY); }
+static float next_down(float x) { return nextafterf(x, -INFINITY); }
+
+/* Every f16 and bf16 value converts to f32 and back to itself; halfway
+ * between two neighbours rounds to the even one, just off halfway to the
+ * nearer; overflow gives inf, NaN stays NaN. */
+START_TEST(half_conversions) {
+  for (int k = 0; k < 2; k++) {
+    bool bf = k == 1;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+      float x = bf ? ir_bf16_to_float((uint16_t)h) : ir_f16_to_float((uint16_t)h);
+      uint16_t back = bf ? ir_bf16_from_float(x) : ir_f16_from_float(x);
+      if (isnan(x)) {
+        ck_assert(isnan(bf ? ir_bf16_to_float(back) : ir_f16_to_float(back)));
+        continue;
+      }
+      ck_assert_msg(back == h, "%s %04x -> %g -> %04x", bf ? "bf16" : "f16", h, x, back);
+      /* the neighbour above, within the finite positives */
+      uint32_t up = h + 1;
+      float y = bf ? ir_bf16_to_float((uint16_t)up) : ir_f16_to_float((uint16_t)up);
+      if ((h & 0x8000) || isinf(x) || isinf(y) || isnan(y)) continue;
+      float mid = (float)(((double)x + y) / 2); /* exact: 12 or 9 bits */
+      uint16_t r = bf ? ir_bf16_from_float(mid) : ir_f16_from_float(mid);
+      ck_assert_msg(r == ((h & 1) ? up : h), "%s tie %g between %04x and %04x gave %04x",
+                    bf ? "bf16" : "f16", mid, h, up, r);
+      ck_assert_uint_eq(bf ? ir_bf16_from_float(next_up(mid)) : ir_f16_from_float(next_up(mid)), up);
+      ck_assert_uint_eq(bf ? ir_bf16_from_float(next_down(mid)) : ir_f16_from_float(next_down(mid)), h);
+    }
+  }
+  ck_assert_uint_eq(ir_f16_from_float(65520.0f), 0x7c00);
+  ck_assert_uint_eq(ir_f16_from_float(next_down(65520.0f)), 0x7bff);
+  ck_assert_uint_eq(ir_f16_from_float(-1e9f), 0xfc00);
+  ck_assert_uint_eq(ir_f16_from_float(0x1p-25f), 0);      /* a tie to 0 */
+  ck_assert_uint_eq(ir_f16_from_float(next_up(0x1p-25f)), 1);
+  ck_assert_uint_eq(ir_bf16_from_float(3.4e38f), 0x7f80); /* rounds to inf */
+  ck_assert(isnan(ir_f16_to_float(ir_f16_from_float(NAN))));
+  ck_assert(isnan(ir_bf16_to_float(ir_bf16_from_float(NAN))));
+  ck_assert(ir_round_to(IR_DT_BF16, 1.00390625) == 1.0);    /* 1 + 2^-8: a tie, to even */
+  ck_assert(ir_round_to(IR_DT_F16, 1.0 + 0x1p-11 + 0x1p-20) == 1.0 + 0x1p-10);
+  /* through f32, as the GPU's f64 -> f32 -> f16: the f32 rounding makes
+   * this a tie, which goes to even (the double rounding of dtype.c) */
+  ck_assert(ir_round_to(IR_DT_F16, 1.0 + 0x1p-11 + 0x1p-30) == 1.0);
+  ck_assert(ir_round_to(IR_DT_F64, 0.1) == 0.1);
+  uint16_t buf[1];
+  ir_elem_put(IR_DT_BF16, buf, 0, -2.0);
+  ck_assert_uint_eq(buf[0], 0xc000);
+  ck_assert(ir_elem_get(IR_DT_BF16, buf, 0) == -2.0);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("ir");
   TCase *p = tcase_create("print");
   tcase_add_checked_fixture(p, setup, teardown);
   tcase_add_test(p, print_weighted_aggregation);
+  tcase_add_test(p, half_conversions);
   tcase_add_test(p, print_dot_product_with_local);
   tcase_add_test(p, print_softmax_stages_and_temporaries);
   tcase_add_test(p, print_annotations_guards_int_arithmetic);

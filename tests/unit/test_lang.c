@@ -723,6 +723,54 @@ START_TEST(round_trip_stdlib) {
 }
 END_TEST
 
+/* Tensor dtypes, the accumulator type (declared, or f64 when a tensor
+ * is), conversions, and their text form: `acc` is printed only when it is
+ * not the default, and reads back. */
+START_TEST(dtypes_and_acc) {
+  Fx f = fx_new();
+  IrModule *m = compile_ok(&f,
+      "op a(X: bf16[src, F], W: f16[edge]) -> Y: bf16[dst, F] acc f64 {\n"
+      "  for v in dst {\n"
+      "    for e in in_edges(v) {\n"
+      "      for f in 0..F { Y[v, f] += bf16(X[src(e), f] * f64(W[e])) }\n"
+      "    }\n"
+      "  }\n"
+      "}\n"
+      "op b(X: f64[src, F]) -> Y: f32[dst, F] {\n"
+      "  for v in dst { for e in in_edges(v) { for f in 0..F { Y[v, f] += X[src(e), f] } } }\n"
+      "}\n"
+      "op c(X: bf16[src, F]) -> Y: f32[dst, F] {\n"
+      "  for v in dst { for e in in_edges(v) { for f in 0..F { Y[v, f] += f32(X[src(e), f]) } } }\n"
+      "}\n");
+  IrOp *a = m->ops[0], *b = m->ops[1], *c = m->ops[2];
+  ck_assert_int_eq(a->tensors[0]->dtype, IR_DT_BF16);
+  ck_assert_int_eq(a->tensors[1]->dtype, IR_DT_F16);
+  ck_assert_int_eq(a->acc, IR_DT_F64);
+  ck_assert_int_eq(b->acc, IR_DT_F64); /* an f64 tensor makes the default f64 */
+  ck_assert_int_eq(c->acc, IR_DT_F32);
+  ck_assert_str_eq(ir_op_dtype_key(a), "mixed");
+  ck_assert_str_eq(ir_op_dtype_key(c), "mixed");
+  char *text = module_to_string(m);
+  ck_assert_msg(strstr(text, "-> Y: bf16[dst, F] acc f64 {"), "%s", text);
+  ck_assert_msg(strstr(text, "bf16(X[src(e), f] * f64(W[e]))"), "%s", text);
+  ck_assert_msg(!strstr(text, "f32[dst, F] acc"), "%s", text); /* defaults unprinted */
+  free(text);
+  assert_round_trip("dtypes", m);
+  /* instantiating: every f32 tensor takes the type; f64 brings its acc */
+  IrModule *k = compile_ok(&f, AGG);
+  ir_op_retype(k->ops[0], IR_DT_BF16);
+  ck_assert_str_eq(ir_op_dtype_key(k->ops[0]), "bf16");
+  ck_assert_int_eq(k->ops[0]->acc, IR_DT_F32);
+  ir_op_retype(k->ops[0], IR_DT_F64); /* no f32 tensor is left: only acc */
+  ck_assert_int_eq(k->ops[0]->acc, IR_DT_F64);
+  k = compile_ok(&f, AGG);
+  ir_op_retype(k->ops[0], IR_DT_F64);
+  ck_assert_str_eq(ir_op_dtype_key(k->ops[0]), "f64");
+  ck_assert(ir_verify_op(k->ops[0], &f.d, "retype"));
+  fx_free(&f);
+}
+END_TEST
+
 START_TEST(round_trip_ir_text) {
   Fx f = fx_new();
   IrModule *m = lang_parse_ir(f.a, &f.d, "t.ir", IR_TEXT);
@@ -756,6 +804,7 @@ int main(void) {
   tcase_add_test(tc, ir_tensors_and_syms);
   tcase_add_test(tc, ir_loops);
   tcase_add_test(tc, ir_locals_and_values);
+  tcase_add_test(tc, dtypes_and_acc);
   tcase_add_test(tc, ir_multistage);
   tcase_add_test(tc, ir_schedules);
   suite_add_tcase(s, tc);

@@ -72,6 +72,8 @@ static const struct {
     {IR_DT_F64, "<f8", 8},
     {IR_DT_I32, "<i4", 4},
     {IR_DT_I64, "<i8", 8},
+    {IR_DT_F16, "<f2", 2},
+    {IR_DT_BF16, "<V2", 2}, /* bfloat16 bits, as ml_dtypes saves them */
 };
 
 /* Every dtype with every shape: the file is the v1.0 numpy would write (the
@@ -191,8 +193,9 @@ static const BadNpy bad_npys[] = {
                                         "1.1"},
     {RAW("\x93NUMPY\x02\x00\xff\xff\xff\x7f"), "implausible .npy header "
                                                 "length"},
-    {1, HDR("<f2", "(2,)"), 4, "unsupported dtype '<f2' (gop reads <f4, "
-                               "<f8, <i4 and <i8)"},
+    {1, HDR("<u2", "(2,)"), 4, "unsupported dtype '<u2' (gop reads <f2, <f4, "
+                               "<f8, <V2 (bfloat16 bits), <i4 and <i8)"},
+    {1, HDR("<V4", "(2,)"), 8, "unsupported dtype '<V4'"},
     {1, HDR("<u4", "(2,)"), 8, "unsupported dtype '<u4'"},
     {1, HDR("<c8", "(2,)"), 16, "unsupported dtype '<c8'"},
     {1, HDR("|b1", "(2,)"), 2, "unsupported dtype '|b1'"},
@@ -303,10 +306,11 @@ START_TEST(test_write_errors) {
   char *path = strdup(tu_write("keep.npy", "precious"));
   Diag d;
   ir_diag_init(&d, NULL);
-  NpyArray a = {.dtype = IR_DT_F16, .ndim = 1, .shape = {4}, .data = x};
+  NpyArray a = {.dtype = IR_DT_COUNT, .ndim = 1, .shape = {4}, .data = x};
   ck_assert_int_eq(npy_write(path, &a, &d), -1);
-  ck_assert_msg(strstr(d.buf, "keep.npy: error: cannot write f16 arrays to "
-                              ".npy"), "%s", d.buf);
+  ck_assert_msg(strstr(d.buf, "keep.npy: error: cannot write unknown arrays to "
+                              ".npy (gop writes f16, bf16, f32, f64, i32 and i64)"),
+                "%s", d.buf);
   a = (NpyArray){.dtype = IR_DT_F32, .ndim = 9, .data = x};
   ck_assert_int_eq(npy_write(path, &a, &d), -1);
   a = (NpyArray){.dtype = IR_DT_F32, .ndim = 2, .shape = {2, -2}, .data = x};
@@ -355,7 +359,15 @@ static const char numpy_script[] =
     "with open(d + '/np_v2.npy', 'wb') as f:\n"
     "    np.lib.format.write_array(f, np.ones((3,), np.float32), version=(2, 0))\n"
     "np.save(d + '/np_fortran.npy', np.asfortranarray(np.ones((2, 3))))\n"
-    "np.save(d + '/np_big.npy', np.ones(3, dtype='>f4'))\n";
+    "np.save(d + '/np_big.npy', np.ones(3, dtype='>f4'))\n"
+    /* f16 both ways; bf16 as numpy sees gop's '<V2': two-byte voids whose
+     * bits are the top halves of the f32 values (1.5 -> 0x3fc0) */
+    "h = np.load(d + '/gop_f16.npy')\n"
+    "assert h.dtype == np.float16 and (h == np.array([1.5, -2, 65504], np.float16)).all(), h\n"
+    "np.save(d + '/np_f16.npy', np.array([[0.1, 3e-6], [-7, 1e4]], np.float16))\n"
+    "b = np.load(d + '/gop_bf16.npy')\n"
+    "assert b.dtype.kind == 'V' and b.dtype.itemsize == 2, b.dtype\n"
+    "assert (b.view('<u2') == np.array([0x3fc0, 0xc000], np.uint16)).all(), b.view('<u2')\n";
 
 static char *tmp_file(const char *name) {
   char buf[600];
@@ -399,6 +411,16 @@ START_TEST(test_numpy_interop) {
   a = (NpyArray){.dtype = IR_DT_I64, .ndim = 0, .data = &i};
   ck_assert_int_eq(npy_write(p, &a, &d), 0);
   free(p);
+  uint16_t h[3] = {ir_f16_from_float(1.5f), ir_f16_from_float(-2), ir_f16_from_float(65504)};
+  p = tmp_file("gop_f16.npy");
+  a = (NpyArray){.dtype = IR_DT_F16, .ndim = 1, .shape = {3}, .data = h};
+  ck_assert_int_eq(npy_write(p, &a, &d), 0);
+  free(p);
+  uint16_t bf[2] = {ir_bf16_from_float(1.5f), ir_bf16_from_float(-2)};
+  p = tmp_file("gop_bf16.npy");
+  a = (NpyArray){.dtype = IR_DT_BF16, .ndim = 1, .shape = {2}, .data = bf};
+  ck_assert_int_eq(npy_write(p, &a, &d), 0);
+  free(p);
   ir_diag_free(&d);
   char *script = strdup(tu_write("interop.py", numpy_script));
   char cmd[1400];
@@ -407,6 +429,7 @@ START_TEST(test_numpy_interop) {
   free(script);
 
   read_expect("np_f64.npy", 0, IR_DT_F64, 1, NULL);
+  read_expect("np_f16.npy", 0, IR_DT_F16, 2, NULL);
   read_expect("np_i32.npy", 0, IR_DT_I32, 3, NULL);
   read_expect("np_v2.npy", 0, IR_DT_F32, 1, NULL);
   read_expect("np_fortran.npy", -1, 0, 0, "Fortran-order");

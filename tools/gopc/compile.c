@@ -16,7 +16,7 @@ static const char *usage_check =
 
 static const char *usage_emit =
     "usage: gopc emit FILE [--op NAME] [--stage STAGE] [--schedule S]\n"
-    "                 [--target sm_XX] [--dump-after PASS] [--time]\n"
+    "                 [--target sm_XX] [--dump-after PASS] [--time] [--dtype T]\n"
     "Prints a stage of the compilation of operator NAME (every operator of\n"
     "FILE when --op is left out):\n"
     "  ast      the syntax tree of the file, with line:col of each node\n"
@@ -30,10 +30,13 @@ static const char *usage_emit =
     "                   default: the default schedule\n"
     "  --target sm_XX   sm_80, sm_86, sm_89 or sm_90 (default: the GPU's, else sm_90)\n"
     "  --dump-after P   also print the IR after lowering pass P (gopc passes)\n"
-    "  --time           print the time of each compilation step to stderr\n";
+    "  --time           print the time of each compilation step to stderr\n"
+    "  --dtype T        instantiate the operator in T (f16, bf16, f32, f64): its\n"
+    "                   f32 tensors take that type (docs/language.md, Types)\n";
 
 static const char *usage_pack =
-    "usage: gopc pack FILE [--op NAME] [--schedule S] [--target sm_XX] -o X.pack\n"
+    "usage: gopc pack FILE [--op NAME] [--schedule S] [--target sm_XX] [--dtype T]\n"
+    "                 -o X.pack\n"
     "Compiles the operator and writes a kernel pack: its PTX and what a\n"
     "runtime needs to launch it, so that `gopc run --pack X.pack` can run\n"
     "it on a machine without LLVM.\n";
@@ -87,7 +90,7 @@ int gopc_check(int argc, char **argv) {
 
 /* What emit and pack share: the operator and how to compile it. */
 typedef struct CompileArgs {
-  const char *file, *op_name, *stage_name, *out;
+  const char *file, *op_name, *stage_name, *out, *dtype;
   GopCompileOptions opts;
   bool time;
 } CompileArgs;
@@ -110,6 +113,7 @@ int gopc_emit(int argc, char **argv) {
       {"--schedule", GOPC_STRING, .dest = &c.opts.schedule},
       {"--target", GOPC_STRING, .dest = &c.opts.target},
       {"--dump-after", GOPC_STRING, .dest = &c.opts.dump_after},
+      {"--dtype", GOPC_STRING, .dest = &c.dtype},
       {NULL},
   };
   GopcArgs args = {.usage = usage_emit, .prefix = "gopc: ", .options = options,
@@ -139,7 +143,12 @@ int gopc_emit(int argc, char **argv) {
     if (stage == GOP_STAGE_AST) last = first; /* the AST is the whole file */
     status = 0;
     for (int i = first; i <= last; i++) {
-      char *text = gop_emit_with(gop_module_op(m, i), (GopStage)stage, &c.opts);
+      const GopOp *op = gop_module_op(m, i);
+      if (c.dtype && stage != GOP_STAGE_AST && !(op = gop_op_retype(op, c.dtype))) {
+        status = GOPC_EXIT_USAGE;
+        break;
+      }
+      char *text = gop_emit_with(op, (GopStage)stage, &c.opts);
       if (!text) {
         status = GOPC_EXIT_INPUT;
         break;
@@ -163,6 +172,7 @@ int gopc_pack(int argc, char **argv) {
       {"--target", GOPC_STRING, .dest = &c.opts.target},
       {"-o", GOPC_STRING, .dest = &c.out},
       {"--output", GOPC_STRING, .dest = &c.out},
+      {"--dtype", GOPC_STRING, .dest = &c.dtype},
       {NULL},
   };
   GopcArgs args = {.usage = usage_pack, .prefix = "gopc: ", .options = options,
@@ -181,6 +191,7 @@ int gopc_pack(int argc, char **argv) {
   else if (m && op_name) op = gop_module_find_op(m, op_name);
   else if (m)
     fprintf(stderr, "gopc: error: %s has several operators: choose one with --op\n", c.file);
+  if (op && c.dtype) op = gop_op_retype(op, c.dtype);
   if (op && gop_pack(op, &c.opts, c.out) == 0) {
     printf("%s: kernel pack of %s written to %s\n", c.file, gop_op_name(op), c.out);
     status = 0;

@@ -30,6 +30,9 @@ static const char *usage_run =
     "                   are filled with uniform random numbers in [-1, 1)\n"
     "  --out NAME=PATH  write output NAME to a float32 .npy file\n"
     "  --seed S         seed of the random inputs (default 1)\n"
+    "  --dtype T        instantiate the operator in T (f16, bf16, f32, f64): its\n"
+    "                   f32 tensors take that type (docs/language.md, Types);\n"
+    "                   --in files must then hold T (bf16: '<V2' bits)\n"
     "  --schedule S     the schedule (see gopc emit --help); default: the fastest\n"
     "                   measured in the tuning database (--db), else the learned\n"
     "                   predictor's choice (DB.xgb, gopc tune --train), else the\n"
@@ -83,10 +86,13 @@ static uint64_t next_random(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-static void fill_random(float *x, int64_t n, uint64_t seed) {
+/* Uniform numbers in [-1, 1), rounded to `dtype` (f32: the same floats as
+ * ever, whatever the dtype support). */
+static void fill_random(const char *dtype, void *x, int64_t n, uint64_t seed) {
   uint64_t state = seed;
   for (int64_t i = 0; i < n; i++)
-    x[i] = (float)((double)(next_random(&state) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    gop_dtype_put(dtype, x, i,
+                  (float)((double)(next_random(&state) >> 11) * 0x1.0p-53 * 2.0 - 1.0));
 }
 
 static void format_shape(char *buf, size_t size, int rank, const int64_t *shape) {
@@ -97,7 +103,7 @@ static void format_shape(char *buf, size_t size, int rank, const int64_t *shape)
 }
 
 typedef struct RunOpts {
-  const char *file, *op_name, *graph, *pack, *db, *grad, *reorder;
+  const char *file, *op_name, *graph, *pack, *db, *grad, *reorder, *dtype;
   GopcAssigns dims, ins, outs; /* --dim and --NAME, --in, --out */
   uint64_t seed;
   GopCompileOptions compile;
@@ -131,6 +137,7 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
       {"--pack", GOPC_STRING, .dest = &o->pack},
       {"--grad", GOPC_STRING, .dest = &o->grad},
       {"--graph", GOPC_STRING, .dest = &o->graph},
+      {"--dtype", GOPC_STRING, .dest = &o->dtype},
       {"--reorder", GOPC_STRING, .dest = &o->reorder},
       {"--warmup", GOPC_INT, .dest = &o->warmup, .min = 0, .max = 100000,
        .bad = "%s: not a count from 0 to 100000"},
@@ -155,6 +162,9 @@ static int parse_run_args(int argc, char **argv, RunOpts *o) {
     return gopc_usage_error(&args,
                             "--pack %s: a kernel pack is already compiled: give no FILE, "
                             "--op, --schedule or --target with it", o->pack);
+  if (o->pack && o->dtype)
+    return gopc_usage_error(&args, "--dtype %s: a kernel pack is compiled for its types; "
+                            "pack the instance instead", o->dtype);
   if (o->pack && o->grad)
     return gopc_usage_error(&args, "--grad %s: a kernel pack holds one compiled operator; "
                             "pack the gradient instead (gopc grad)", o->grad);
@@ -229,6 +239,10 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
     GopModule *gm = strchr(o->grad, ',') ? gop_grad_joint(op, o->grad) : gop_grad(op, o->grad);
     if (!gm) return NULL;
     op = gop_module_op(gm, 0);
+  }
+  if (o->dtype && !(op = gop_op_retype(op, o->dtype))) {
+    *status = GOPC_EXIT_USAGE;
+    return NULL;
   }
   GopGraph *g = open_graph(ctx, o);
   if (!g) return NULL;
@@ -312,7 +326,7 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
   }
 
   int n = gop_run_num_tensors(r);
-  float **data = calloc((size_t)n, sizeof *data);
+  void **data = calloc((size_t)n, sizeof *data);
   int64_t *numel = calloc((size_t)n, sizeof *numel);
   status = GOPC_EXIT_INPUT;
   for (int i = 0; i < n; i++) {
@@ -328,9 +342,20 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
     }
     numel[i] = 1;
     for (int k = 0; k < rank; k++) numel[i] *= shape[k];
+    const char *dt = gop_run_tensor_dtype(r, i);
     if (!out && as) {
-      GopArray arr;
-      if (gop_array_read(ctx, as->value, &arr) != 0) goto done;
+      GopTypedArray arr;
+      if (gop_typed_array_read(ctx, as->value, &arr) != 0) goto done;
+      if (strcmp(arr.dtype, dt) != 0 && !(strcmp(dt, "f32") == 0 && !strcmp(arr.dtype, "f64"))) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "the file holds %s but %s is %s in operator %s%s",
+                 arr.dtype, name, dt, op_name,
+                 o->dtype ? "" : " (instantiate it in that type with --dtype)");
+        option_error(as, "%s", msg);
+        gop_typed_array_free(&arr);
+        status = GOPC_EXIT_USAGE;
+        goto done;
+      }
       bool same = arr.ndim == rank;
       for (int k = 0; same && k < rank; k++) same = arr.shape[k] == shape[k];
       if (!same) {
@@ -340,19 +365,27 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
         snprintf(msg, sizeof msg, "shape %s does not match %s's %s on this graph", got,
                  name, want);
         option_error(as, "%s", msg);
-        gop_array_free(&arr);
+        gop_typed_array_free(&arr);
         status = GOPC_EXIT_USAGE;
         goto done;
       }
+      if (strcmp(arr.dtype, dt) != 0) { /* f64 data for an f32 tensor */
+        float *f = malloc(sizeof(float) * (size_t)(numel[i] ? numel[i] : 1));
+        for (int64_t k = 0; f && k < numel[i]; k++)
+          f[k] = (float)gop_dtype_get(arr.dtype, arr.data, k);
+        gop_typed_array_free(&arr);
+        arr.data = f;
+        if (!f) goto done;
+      }
       data[i] = arr.data;
     } else {
-      data[i] = malloc(sizeof(float) * (size_t)(numel[i] ? numel[i] : 1));
+      data[i] = malloc((size_t)gop_dtype_bytes(dt) * (size_t)(numel[i] ? numel[i] : 1));
       if (!data[i]) {
-        fprintf(stderr, "gopc: error: out of memory for %s (%" PRId64 " floats)\n", name,
+        fprintf(stderr, "gopc: error: out of memory for %s (%" PRId64 " elements)\n", name,
                 numel[i]);
         goto done;
       }
-      if (!out) fill_random(data[i], numel[i], o->seed * 1000003u + (uint64_t)i);
+      if (!out) fill_random(dt, data[i], numel[i], o->seed * 1000003u + (uint64_t)i);
     }
     if (gop_run_bind(r, name, data[i], numel[i]) != 0) goto done;
   }
@@ -387,18 +420,20 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
     int64_t shape[8];
     int rank = gop_run_tensor_shape(r, i, shape);
     double sum = 0, sq = 0;
+    const char *dt = gop_run_tensor_dtype(r, i);
     for (int64_t k = 0; k < numel[i]; k++) {
-      sum += data[i][k];
-      sq += (double)data[i][k] * data[i][k];
+      double x = gop_dtype_get(dt, data[i], k);
+      sum += x;
+      sq += x * x;
     }
     char sh[128];
     format_shape(sh, sizeof sh, rank, shape);
     printf("  %s %s: sum %.6g, L2 norm %.6g", name, sh, sum, sqrt(sq));
     const GopcAssign *as = find_assign(&o->outs, name);
     if (as) {
-      GopArray arr = {.ndim = rank, .data = data[i]};
+      GopTypedArray arr = {.ndim = rank, .dtype = dt, .data = data[i]};
       for (int k = 0; k < rank; k++) arr.shape[k] = shape[k];
-      if (gop_array_write(ctx, as->value, &arr) != 0) {
+      if (gop_typed_array_write(ctx, as->value, &arr) != 0) {
         putchar('\n');
         goto done;
       }

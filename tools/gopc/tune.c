@@ -28,7 +28,7 @@ enum { EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
 static const char *usage_tune =
     "usage: gopc tune FILE [--op NAME] --graph G --F N [--dim NAME=N]... [--budget-s S]\n"
     "                 [--top K] [--max N] [--db FILE] [--warmup N] [--reps N]\n"
-    "                 [--target sm_XX] [--check-edges N] [--grad X[,W]]\n"
+    "                 [--target sm_XX] [--check-edges N] [--grad X[,W]] [--dtype T]\n"
     "       gopc tune --train [--db FILE]\n"
     "       gopc tune --evaluate [--db FILE]\n"
     "       gopc tune --import-csv CSV... --gpu NAME --cc N [--datasets DIR] [--db FILE]\n"
@@ -40,6 +40,8 @@ static const char *usage_tune =
     "being measured, keeping what was found (exit 130).\n"
     "  --grad X         tune the gradient operator of NAME with respect to input X\n"
     "                   instead (gopc grad); X,W: the joint one (gopc grad --joint)\n"
+    "  --dtype T        tune the operator instantiated in T (f16, bf16, f32, f64;\n"
+    "                   gopc run --dtype); the database keys it by T\n"
     "  --budget-s S     stop measuring after S seconds (default 30)\n"
     "  --top K          schedules printed (default 5)\n"
     "  --max N          measure at most N candidates (default: every legal point)\n"
@@ -60,7 +62,7 @@ static const char *usage_tune =
     "4 no CUDA device, 130 interrupted.\n";
 
 typedef struct TuneArgs {
-  const char *file, *op, *graph, *db, *target, *gpu, *datasets, *grad;
+  const char *file, *op, *graph, *db, *target, *gpu, *datasets, *grad, *dtype;
   GopcAssigns dims; /* --dim NAME=N and --NAME N */
   const char *csv[MAX_CSV];
   int ncsv;
@@ -103,6 +105,7 @@ static int parse(int argc, char **argv, TuneArgs *a) {
       {"--import-csv", GOPC_HOOK, .hook = import_csv},
       {"--op", GOPC_STRING, .dest = &a->op},
       {"--grad", GOPC_STRING, .dest = &a->grad},
+      {"--dtype", GOPC_STRING, .dest = &a->dtype},
       {"--graph", GOPC_STRING, .dest = &a->graph},
       {"--db", GOPC_STRING, .dest = &a->db},
       {"--target", GOPC_STRING, .dest = &a->target},
@@ -255,6 +258,10 @@ static int tune(const TuneArgs *a) {
     GopModule *gm = strchr(a->grad, ',') ? gop_grad_joint(op, a->grad) : gop_grad(op, a->grad);
     if (!gm) goto done;
     op = gop_module_op(gm, 0);
+  }
+  if (a->dtype && !(op = gop_op_retype(op, a->dtype))) {
+    status = GOPC_EXIT_USAGE;
+    goto done;
   }
   GopGraph *g = gop_graph_open(ctx, a->graph);
   if (!g) goto done;
