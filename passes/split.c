@@ -45,6 +45,14 @@ int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
              l->loop.kind == IR_LOOP_IN_EDGES ? "in-edges" : "out-edges", loop);
     return -1;
   }
+  if (l->loop.kind != IR_LOOP_RANGE && l->loop.kind != IR_LOOP_SRC_V &&
+      l->loop.kind != IR_LOOP_DST_V && l->loop.kind != IR_LOOP_EDGES) {
+    ir_error(d, loc, "split: loop '%s' runs over %s, whose positions are known "
+             "only through a neighbour-group table at run time; split the "
+             "loops before group(), or choose another G", loop,
+             ir_loopkind_name(l->loop.kind));
+    return -1;
+  }
   if (!outer) outer = ir_sprintf(a, "%so", loop);
   if (!inner) inner = ir_sprintf(a, "%si", loop);
   if (strcmp(outer, inner) == 0) {
