@@ -22,6 +22,7 @@
 const char *gop_schedule_source_name(GopScheduleSource s) {
   return s == GOP_SCHEDULE_FROM_DATABASE    ? "database"
          : s == GOP_SCHEDULE_FROM_PREDICTOR ? "predictor"
+         : s == GOP_SCHEDULE_NONE           ? "default mapping"
                                             : "cost model";
 }
 
@@ -71,11 +72,10 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
                             &ctx->diag);
   if (n < 0) return -1;
-  if (n == 0) {
+  if (n == 0) { /* not an error: the caller runs the default mapping */
     free(pts);
-    ir_error(&ctx->diag, op->ir->loc, "no named schedule applies to operator %s",
-             op->ir->name);
-    return -1;
+    out->source = GOP_SCHEDULE_NONE;
+    return GOP_NO_SCHEDULE;
   }
   tune_model_rank(&shape, pts, n, &sig, F);
   out->source = GOP_SCHEDULE_FROM_MODEL;

@@ -443,8 +443,15 @@ const char *gop_op_acc(const GopOp *op);
 typedef enum {
   GOP_SCHEDULE_FROM_DATABASE,  /* measured: the fastest stored for this key */
   GOP_SCHEDULE_FROM_PREDICTOR, /* the learned predictor's (DB.xgb) best point */
-  GOP_SCHEDULE_FROM_MODEL      /* the analytical cost model's best point */
+  GOP_SCHEDULE_FROM_MODEL,     /* the analytical cost model's best point */
+  GOP_SCHEDULE_NONE            /* no candidate: the default mapping (schedule "") */
 } GopScheduleSource;
+
+/* gop_choose_schedule's return when no named schedule or strategy applies
+ * to the operator (an element-wise layer, a bias, a per-vertex update):
+ * not an error and nothing reported; the caller runs the default mapping
+ * (gop_run_set_compile not called, or with schedule NULL). */
+#define GOP_NO_SCHEDULE 1
 
 typedef struct GopScheduleChoice {
   char schedule[128];       /* "warp_edge(4, 2)", as --schedule takes it */
@@ -464,9 +471,11 @@ const char *gop_schedule_source_name(GopScheduleSource s);
  * signature, the GPU found (or none) and this gop's version; else the
  * learned predictor's best legal point, when DB.xgb exists beside the
  * database and libxgboost can be loaded (when it cannot, `note` says so);
- * else the cost model's best legal point. 0, or -1 after reporting (a
- * database or model file that cannot be opened, or is refused, is an
- * error, not skipped). */
+ * else the cost model's best legal point. 0; GOP_NO_SCHEDULE (1) when the
+ * operator has no candidate at all (out->candidates 0, out->source
+ * GOP_SCHEDULE_NONE, out->schedule "", nothing reported: run the default
+ * mapping); or -1 after reporting (a database or model file that cannot be
+ * opened, or is refused, is an error, not skipped). */
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
                         const char *db_path, GopScheduleChoice *out);
 

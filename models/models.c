@@ -516,11 +516,11 @@ typedef struct Bind {
  * aggregation, and its pick for GAT's fused attention took 39 ms where the
  * default takes 2.5. An operator nothing applies to keeps it too. */
 static int choose(GopModel *m, GopRun *r, const GopGraph *g, int64_t F) {
+  (void)m;
   GopScheduleChoice ch;
-  if (gop_choose_schedule(gop_run_op(r), g, F, NULL, &ch) != 0) {
-    gop_clear_diagnostics(m->ctx); /* nothing applies: the default mapping */
-    return 0;
-  }
+  int rc = gop_choose_schedule(gop_run_op(r), g, F, NULL, &ch);
+  if (rc == GOP_NO_SCHEDULE) return 0; /* nothing applies: the default mapping */
+  if (rc != 0) return -1;              /* reported (out of memory, say): not hidden */
   GopCompileOptions o = {.schedule = ch.schedule};
   return gop_run_set_compile(r, &o);
 }

@@ -133,6 +133,7 @@ _SIGS = {
 }
 
 GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU = 0, 1, 2
+GOP_NO_SCHEDULE = 1  # gop_choose_schedule: no candidate (include/gop.h)
 
 
 def _candidates():

@@ -369,12 +369,17 @@ class Operator:
     def choose_schedule(self, graph, F=0, db=None):
         """The schedule the tuning database (else the predictor, else the cost
         model) picks for this operator on `graph` at width F: (schedule,
-        source). db: a gopc tune database (default $GOP_TUNE_DB)."""
+        source); (None, "default mapping") for an operator no named schedule
+        or strategy applies to (gop_choose_schedule's GOP_NO_SCHEDULE). db: a
+        gopc tune database (default $GOP_TUNE_DB)."""
         db = db or os.environ.get("GOP_TUNE_DB")
         c = _lib.ScheduleChoice()
         with _lock:
-            _check(lib.gop_choose_schedule(self._h, graph._h, F, _b(db) if db else None,
-                                           ctypes.byref(c)) == 0, "choose_schedule")
+            rc = lib.gop_choose_schedule(self._h, graph._h, F, _b(db) if db else None,
+                                         ctypes.byref(c))
+            _check(rc >= 0, "choose_schedule")
+        if rc == _lib.GOP_NO_SCHEDULE:  # no candidate: the C API's default mapping
+            return None, "default mapping"
         return c.schedule.decode(), lib.gop_schedule_source_name(c.source).decode()
 
     def tune(self, graph, budget_s=30.0, db=None, max_candidates=0, **extents):
@@ -455,14 +460,9 @@ class Operator:
         key = (id(graph), F)
         hit = self._choices.get(key)
         if hit is None or hit[1] is not graph:
-            try:
-                chosen = self.choose_schedule(graph, F)[0]
-            except GopError as e:
-                # an operator no named schedule or strategy applies to (an
-                # element-wise layer, a bias): the C API's default mapping
-                if "no named schedule applies" not in str(e):
-                    raise
-                chosen = None
+            # None for an operator no named schedule or strategy applies to
+            # (an element-wise layer, a bias): the C API's default mapping
+            chosen = self.choose_schedule(graph, F)[0]
             hit = self._choices[key] = (chosen, graph)
         return hit[0]
 

@@ -209,6 +209,43 @@ START_TEST(repl_support) {
 }
 END_TEST
 
+/* gop_choose_schedule: a pick for an aggregation; for an operator no named
+ * schedule or strategy applies to, GOP_NO_SCHEDULE with nothing reported
+ * (models.c and the Python package run the default mapping on it, and
+ * tell it from a real error by this return alone). */
+START_TEST(choose_schedule_status) {
+  GopContext *ctx = gop_context_new();
+  GopGraph *g = gop_graph_open(ctx, tu_source("tests/data/tiny.mtx"));
+  ck_assert_ptr_nonnull(g);
+  GopScheduleChoice c;
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(gop_stdlib(ctx), "u_mul_e_sum"), g,
+                                       32, NULL, &c),
+                   0);
+  ck_assert_int_gt(c.candidates, 0);
+  ck_assert_ptr_nonnull(strchr(c.schedule, '('));
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
+  GopModule *m = gop_compile_string(ctx, "twice.gop",
+                                    "op twice(X: f32[dst, F]) -> Y: f32[dst, F] {\n"
+                                    "  for v in dst {\n    for f in 0..F {\n"
+                                    "      Y[v, f] = 2.0 * X[v, f]\n    }\n  }\n}\n");
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(m, "twice"), g, 8, NULL, &c),
+                   GOP_NO_SCHEDULE);
+  ck_assert_int_eq(c.candidates, 0);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_NONE);
+  ck_assert_str_eq(c.schedule, "");
+  ck_assert_str_eq(gop_schedule_source_name(c.source), "default mapping");
+  ck_assert_int_eq(gop_error_count(ctx), 0);
+  ck_assert_str_eq(gop_diagnostics(ctx), "");
+  /* a real error stays -1, reported: a database that cannot be opened */
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g,
+                                       8, "/nonexistent/dir/db.sqlite", &c),
+                   -1);
+  ck_assert_int_gt(gop_error_count(ctx), 0);
+  gop_context_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("api");
   TCase *tc = tcase_create("api");
@@ -217,6 +254,7 @@ int main(void) {
   tcase_add_test(tc, stdlib_and_emit);
   tcase_add_test(tc, npy_through_the_api);
   tcase_add_test(tc, repl_support);
+  tcase_add_test(tc, choose_schedule_status);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }

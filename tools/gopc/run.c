@@ -256,6 +256,13 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   return r;
 }
 
+static void print_choice(const GopScheduleChoice *c) {
+  if (c->source == GOP_SCHEDULE_NONE)
+    printf("  schedule: the default mapping (no named schedule applies)\n");
+  else
+    printf("  schedule: %s (from the %s)\n", c->schedule, gop_schedule_source_name(c->source));
+}
+
 /* `chosen`: where the schedule came from when none was given, or NULL. */
 static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
                               const GopScheduleChoice *chosen) {
@@ -266,8 +273,7 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
     printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, schedule %s, %.3f s\n",
            op_name, graph, info.num_vertices, info.num_edges, st->schedule, gop_run_seconds(r));
     if (chosen)
-      printf("  schedule: %s (from the %s)\n", chosen->schedule,
-             gop_schedule_source_name(chosen->source));
+      print_choice(chosen);
     if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
@@ -275,8 +281,7 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
   printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
          info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
   if (chosen)
-    printf("  schedule: %s (from the %s)\n", chosen->schedule,
-           gop_schedule_source_name(chosen->source));
+    print_choice(chosen);
   if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
   if (st->median_ms > 0)
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
@@ -316,13 +321,15 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
     int64_t F = 0;
     for (int i = 0; i < o->dims.n; i++)
       if (strcmp(o->dims.item[i].name, "F") == 0) gopc_parse_i64(o->dims.item[i].value, &F);
-    if (gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
-                            &choice) != 0)
-      return GOPC_EXIT_INPUT;
+    int rc = gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
+                                 &choice);
+    if (rc < 0) return GOPC_EXIT_INPUT;
     chosen = &choice;
-    GopCompileOptions co = o->compile;
-    co.schedule = choice.schedule;
-    if (gop_run_set_compile(r, &co) != 0) return GOPC_EXIT_INPUT;
+    if (rc == 0) { /* GOP_NO_SCHEDULE: no candidate, the default mapping */
+      GopCompileOptions co = o->compile;
+      co.schedule = choice.schedule;
+      if (gop_run_set_compile(r, &co) != 0) return GOPC_EXIT_INPUT;
+    }
   }
 
   int n = gop_run_num_tensors(r);
