@@ -47,10 +47,15 @@ prepare_python() {
   GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
     GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
     python3 tests/gpu/python_check.py --prepare
-  # bench/train.py (tests/gpu/train.sh): the derived backward kernels too
-  GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
-    GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
-    python3 bench/train.py --prepare
+  # bench/train.py (tests/gpu/train.sh): every kernel its gradcheck and its
+  # training call, forward and derived backward, the training's at the
+  # schedule gop_choose_schedule picks for each call's graph and width
+  # (gop.plan: the calls gop.nn's layers make) and at the default mapping;
+  # no tuning database, as on the GPU machine
+  env -u GOP_TUNE_DB GOP_LIBRARY=build-python/libgop.so \
+    GOP_CUDA_LIBRARY=/nonexistent/libcuda.so GOP_CACHE_DIR="$out/python/kernels" \
+    PYTHONPATH=python python3 bench/train.py --prepare --datasets ../shared/datasets \
+    --graphs "${GOP_TRAIN_GRAPHS:-pubmed ogbn-arxiv}"
 }
 if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)

@@ -17,6 +17,13 @@ joint operator for exactly the inputs that need a gradient in that call
 (made once per set, then cached). It is not itself differentiable (no
 double backward: torch says so if asked).
 
+Schedules: a forward called with schedule="auto" runs its derived
+operators with "auto" too, each getting gop_choose_schedule's pick for
+itself on the graph at its width (core.backward_schedule; the exceptions,
+each measured, are in core.AUTO_KEEPS_DEFAULT); a forward with the default
+(None) or a named schedule runs them under the default mapping (a named
+schedule is written for the forward's loops, not the gradient's).
+
 CPU float64 tensors that require grad run forward and backward on the
 interpreter in double precision (Operator.f64, Gradient.f64), so that
 torch.autograd.gradcheck can check any operator:
@@ -43,6 +50,7 @@ class OperatorFunction(torch.autograd.Function):
         need = ctx.needs_input_grad[3:]
         ctx.op, ctx.graph, ctx.n = op, graph, len(inputs)
         ctx.stream = opts.get("stream")
+        ctx.schedule = core.backward_schedule(opts.get("schedule"))
         ctx.wrt = tuple(s.name for s, r in zip(op.inputs, need) if r)
         ctx.in_idx, ctx.out_idx = [], []
         if ctx.wrt:
@@ -77,7 +85,7 @@ class OperatorFunction(torch.autograd.Function):
         else:
             adj = [None if g is None else
                    (g if g.dtype == torch.float32 else g.float()).contiguous() for g in grads]
-            res = gr(ctx.graph, inputs, outputs, adj, stream=ctx.stream)
+            res = gr(ctx.graph, inputs, outputs, adj, schedule=ctx.schedule, stream=ctx.stream)
         out = [None] * ctx.n
         index = {s.name: i for i, s in enumerate(op.inputs)}
         for name, dx in zip(ctx.wrt, res):
@@ -95,7 +103,7 @@ def _np(x):
 
 
 def _f64_call(fn, graph, inputs, schedule=None, target=None, stream=None, **extents):
-    if schedule or target or stream is not None:
+    if (schedule and schedule != "auto") or target or stream is not None:
         raise ValueError("float64 CPU tensors run the operator as written on the "
                          "interpreter: no schedule=, target= or stream=")
     out = fn(graph, *[_np(x) for x in inputs], **extents)

@@ -36,6 +36,20 @@ class GopError(RuntimeError):
     """An error reported by libgop (its diagnostics, `file:line:col: error:`)."""
 
 
+# Operators whose schedule="auto" keeps the C API's default mapping, by
+# name, with the measurement that put them here (besides gop.layers'
+# forward operators: Operator._chosen).
+AUTO_KEEPS_DEFAULT = {}
+
+
+def backward_schedule(schedule):
+    """The schedule= of the derived operators of a call with `schedule=`:
+    "auto" stays "auto" (each derived operator gets the chooser's pick for
+    itself, on the graph, at its width); anything else (a named schedule is
+    written for the forward's loops, not the gradient's) is the default."""
+    return "auto" if schedule == "auto" else None
+
+
 _lock = threading.RLock()
 _ctx = lib.gop_context_new()
 if not _ctx:
@@ -453,7 +467,17 @@ class Operator:
         API's fixed default (warp_edge(1, 1)) was 2.5x slower than the tuned
         best in geometric mean on the H100 for aggregation (bench/NOTES.md,
         session 7), but the choice depends on the width, so kernels prepared
-        for a machine without LLVM must be prepared at the widths used."""
+        for a machine without LLVM must be prepared at the widths used
+        (gop.plan lists the calls of the gop.nn layers, bench/train.py
+        --prepare prepares them).
+
+        Kept at the default mapping, each for a measured reason
+        (AUTO_KEEPS_DEFAULT): the forward operators of gop.layers (the cost
+        model is fitted on aggregation; its pick for GAT's fused attention
+        took 39 ms on ogbn-arxiv where the default takes 2.5, as models.c
+        found), and the derived operators named there."""
+        if self.library is layers or self.name in AUTO_KEEPS_DEFAULT:
+            return None
         F = 1
         for s in self.extents:
             F *= int(ext[s])
@@ -465,6 +489,13 @@ class Operator:
             chosen = self.choose_schedule(graph, F)[0]
             hit = self._choices[key] = (chosen, graph)
         return hit[0]
+
+    def schedule_for(self, graph, schedule="auto", **extents):
+        """The schedule a call with `schedule=` runs on `graph` at these
+        extents: "auto" resolved (None: the C API's default mapping)."""
+        if schedule != "auto":
+            return schedule
+        return self._chosen(graph, {**{s: 1 for s in self.extents}, **extents})
 
     def _extents(self, graph, ops, outs, given):
         ext = dict(given)

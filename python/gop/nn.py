@@ -9,8 +9,13 @@ and the standard library), run on the tensors where they are: CUDA tensors
 on the GPU in the current stream, CPU tensors on the reference interpreter.
 
 forward(x, graph) takes a gop.Graph or PyG's edge_index (converted once and
-cached by its storage). Each layer takes schedule= (a named schedule or
-directives for its graph operator; default: the operator's default).
+cached by its storage). Each layer takes schedule= for its graph operator:
+"auto" (gop_choose_schedule's pick for the graph at the call's width, and
+the same for each derived operator of its backward: bench/train.py trains
+with it), a named schedule or directives, or None (the default: the C API's
+default mapping, the only one needing no kernel prepared per width on a
+machine without LLVM). Which operator a layer calls, on which graph and at
+which width, is gop.plan's (the same functions prepare the kernels).
 
 The layers train: their parameters are torch Parameters, the dense parts
 plain torch, and each gop operator a torch.autograd.Function (gop.autograd)
@@ -24,11 +29,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from . import core
+from . import plan
 from .core import Graph
 
-_layers = core.layers
-_stdlib = core.stdlib
 
 
 # ---- graphs and what the layers derive from them ----
@@ -102,12 +105,14 @@ class GCNConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
+        c, = plan.gcn(g, self.in_channels, self.out_channels, self.fused, self.schedule,
+                      x.requires_grad, self.training)
         h = self.lin(x).contiguous()
         w, s = gcn_norm(g, h.device)
         if self.fused:
-            y = _layers.gcn_propagate(g, h, h, w, s, schedule=self.schedule)
+            y = c.op(c.graph, h, h, w, s, schedule=c.schedule)
         else:
-            y = _stdlib.u_mul_e_sum(g, h, w, schedule=self.schedule)
+            y = c.op(c.graph, h, w, schedule=c.schedule)
             y = torch.addcmul(y, s.view(-1, 1), h)
         return y + self.bias if self.bias is not None else y
 
@@ -136,16 +141,17 @@ class SAGEConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
-        op = _stdlib[self._ops[self.aggr]]
+        c, = plan.sage(g, self.in_channels, self.out_channels, self.aggr, self.schedule,
+                       x.requires_grad, self.training)
         x = x.contiguous()
-        if self.aggr != "max" and self.out_channels < self.in_channels:
+        if c.linear_first:
             # sum and mean commute with the linear map: aggregate the
             # narrower side (PyG aggregates first; equal up to rounding)
-            a = op(g, F.linear(x, self.lin_l.weight).contiguous(), schedule=self.schedule)
+            a = c.op(c.graph, F.linear(x, self.lin_l.weight).contiguous(), schedule=c.schedule)
             if self.lin_l.bias is not None:
                 a = a + self.lin_l.bias
         else:
-            a = op(g, x, schedule=self.schedule)
+            a = c.op(c.graph, x, schedule=c.schedule)
             if self.aggr == "max":  # PyG: a vertex with no in-edges gets 0
                 a = torch.where(torch.isneginf(a), torch.zeros((), device=a.device), a)
             a = self.lin_l(a)
@@ -171,13 +177,14 @@ class GINConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
+        c, = plan.gin(g, x.size(1), self.fused, isinstance(self.eps, nn.Parameter),
+                      self.schedule, x.requires_grad, self.training)
         x = x.contiguous()
         eps = self.eps  # a Parameter with train_eps: its gradient flows
         if self.fused:
-            a = _layers.gin_aggregate(g, x, x, eps.reshape(()).contiguous(),
-                                      schedule=self.schedule)
+            a = c.op(c.graph, x, x, eps.reshape(()).contiguous(), schedule=c.schedule)
         else:
-            a = _stdlib.copy_u_sum(g, x, schedule=self.schedule)
+            a = c.op(c.graph, x, schedule=c.schedule)
             a = torch.addcmul(a, x, 1 + eps)  # eps stays on the device: no sync
         return self.nn(a)
 
@@ -219,12 +226,13 @@ class GATConv(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, x, graph):
-        g = as_graph(graph, x.size(0)).with_self_loops()
         H, C = self.heads, self.out_channels
+        c, = plan.gat(as_graph(graph, x.size(0)), self.in_channels, C, H, self.schedule,
+                      x.requires_grad, self.training)
         z = self.lin(x).view(-1, H, C)
         a_src = (z * self.att_src).sum(-1).contiguous()
         a_dst = (z * self.att_dst).sum(-1).contiguous()
-        y = _layers.gat_attention(g, z.contiguous(), a_src, a_dst, schedule=self.schedule)
+        y = c.op(c.graph, z.contiguous(), a_src, a_dst, schedule=c.schedule)
         y = y.reshape(-1, H * C) if self.concat else y.mean(dim=1)
         return y + self.bias if self.bias is not None else y
 
