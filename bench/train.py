@@ -482,7 +482,7 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
         torch.manual_seed(0)
         ref = build(torch, tg.nn, m, K).to(dev)
         init = {k: v.detach().clone() for k, v in ref.state_dict().items()}
-        mine = build(torch, gop.nn, m, K, schedule=SCHEDULE if dev != "cpu" else None).to(dev)
+        mine = build(torch, gop.nn, m, K, schedule=SCHEDULE).to(dev)
         mine.load_state_dict(init, strict=True)
         ref2 = build(torch, tg.nn, m, K).to(dev)
         ref2.load_state_dict(init, strict=True)
@@ -515,7 +515,7 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
              "speedup": r_pyg[3] / r_gop[3],
              "peak_mb_pyg": r_pyg[4] / 2**20, "peak_mb_gop": r_gop[4] / 2**20,
              "device_growth_mb_pyg": r_pyg[5] / 2**20, "device_growth_mb_gop": r_gop[5] / 2**20,
-             "schedule_gop": SCHEDULE if dev != "cpu" else "default",
+             "schedule_gop": SCHEDULE,
              "epoch_ms_gop_default": r_base[3], "forward_ms_gop_default": r_base[6],
              "speedup_default": r_pyg[3] / r_base[3],
              "max_rel_loss_diff_default": max(abs(a - b) / abs(b)
@@ -568,20 +568,21 @@ def check_packs(g, gname):
     return not missing
 
 
-def median_ms(torch, fn, reps=20, warmup=3):
+def median_ms(torch, fn, reps=20, warmup=3, dev="cuda"):
     for _ in range(warmup):
         fn()
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-          for _ in range(reps)]
+          if dev != "cpu" else (_Clock(), _Clock()) for _ in range(reps)]
     for a, b in ev:
         a.record()
         fn()
         b.record()
-    torch.cuda.synchronize()
+    if dev != "cpu":
+        torch.cuda.synchronize()
     return statistics.median(a.elapsed_time(b) for a, b in ev)
 
 
-def time_ops(torch, g, gname, rows):
+def time_ops(torch, g, gname, rows, dev="cuda", reps=20):
     """Each distinct gop call of the training on this graph, forward and
     backward (joint, and per input where there are several), under the
     default mapping and under the call's schedule (SCHEDULE resolved):
@@ -593,8 +594,8 @@ def time_ops(torch, g, gname, rows):
             if key in seen:
                 continue
             seen.add(key)
-            gen = torch.Generator(device="cuda").manual_seed(0)
-            xs = [torch.rand(s.shape(c.graph, c.ext), generator=gen, device="cuda") + 0.5
+            gen = torch.Generator(device=dev).manual_seed(0)
+            xs = [torch.rand(s.shape(c.graph, c.ext), generator=gen, device=dev) + 0.5
                   for s in c.op.inputs]
             for joint in ((True, False) if len(c.wrt) > 1 else (True,)):
                 row = {"graph": gname, "model": m, "op": c.op.name,
@@ -607,15 +608,15 @@ def time_ops(torch, g, gname, rows):
                     y = c.op(c.graph, *xs, schedule=sched)
                     outs = list(y) if isinstance(y, tuple) else [y]
                     row[f"fwd_ms_{label}"] = median_ms(
-                        torch, lambda: c.op(c.graph, *xs, schedule=sched))
+                        torch, lambda: c.op(c.graph, *xs, schedule=sched), reps, dev=dev)
                     gr = c.gradient(joint)
                     if gr is None:
                         row[f"bwd_ms_{label}"] = ""
                         continue
-                    dy = [torch.randn(o.shape, generator=gen, device="cuda") for o in outs]
+                    dy = [torch.randn(o.shape, generator=gen, device=dev) for o in outs]
                     bs = gop.core.backward_schedule(sched)
                     row[f"bwd_ms_{label}"] = median_ms(
-                        torch, lambda: gr(c.graph, xs, outs, dy, schedule=bs))
+                        torch, lambda: gr(c.graph, xs, outs, dy, schedule=bs), reps, dev=dev)
                 rows.append(row)
                 b_d, b_c = row["bwd_ms_default"], row["bwd_ms_chosen"]
                 print(f"     ops {gname} {c.op.name} {row['extents']} wrt {row['wrt'] or '-'}"
@@ -686,7 +687,7 @@ def write_report(out, summary, orows=()):
              "", f"{len(results['checks']) - results['failed']} checks passed, "
              f"{results['failed']} failed", ""]
     if summary:
-        lines += ["## full-batch training, 50 Adam steps", "",
+        lines += [f"## full-batch training, {STEPS} Adam steps", "",
                   f"gop trains with schedule={SCHEDULE!r}; 'default' is the same gop model "
                   "under the default mapping, timed in the same run.", "",
                   "| graph | model | epoch ms PyG | epoch ms gop | speedup | epoch ms gop "
