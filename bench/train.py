@@ -641,7 +641,7 @@ def svg_curves(path, gname, curves):
     def px(i, v):
         return (L + (W - L - R) * i / (STEPS - 1), T + (H - T - B) * (hi - v) / (hi - lo))
 
-    colours = {"gcn": "#1f77b4", "gat": "#d62728", "sage": "#2ca02c"}
+    colours = {"gcn": "#1f77b4", "gat": "#d62728", "sage": "#2ca02c", "gin": "#9467bd"}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
            f'font-family="sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
@@ -737,6 +737,7 @@ def write_report(out, summary, orows=()):
 
 
 def main():
+    global STEPS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--datasets", default="../shared/datasets")
@@ -745,7 +746,12 @@ def main():
     ap.add_argument("--small", default="cora", help="graph of the gradcheck section")
     ap.add_argument("--skip", default="", help="sections to skip: gradcheck, train, ops")
     ap.add_argument("--models", default=" ".join(MODELS), help="models to train")
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                    help="cpu: a smoke test of this script on the interpreter, no GPU")
+    ap.add_argument("--steps", type=int, default=STEPS, help="training steps")
     a = ap.parse_args()
+    STEPS = a.steps
+    dev = a.device
     if a.prepare:
         return prepare(a.datasets, a.graphs.split())
     import torch
@@ -761,7 +767,7 @@ def main():
                                    "accuracy_abs": TOL_ACC}})
     print(f"== gop {gop.__version__} on {what}; torch {torch.__version__}, PyG {tg.__version__}",
           flush=True)
-    if status != 0 or not torch.cuda.is_available():
+    if dev == "cuda" and (status != 0 or not torch.cuda.is_available()):
         record("setup", "GPU", False, what)
         write_report(a.out, [])
         return 1
@@ -773,7 +779,7 @@ def main():
         small = os.path.join(a.datasets, f"{a.small}.mtx.gz")
         g = gop.Graph.open(small if os.path.exists(small) else "rmat:12:8")
         try:
-            gradcheck(torch, g, grows)
+            gradcheck(torch, g, grows, dev=dev)
         except Exception as e:  # noqa: BLE001 - a section's crash is its failure
             import traceback
             traceback.print_exc()
@@ -792,7 +798,8 @@ def main():
         if "train" not in skip:
             t0 = time.time()
             try:
-                curves = train_graph(torch, tg, path, gname, rows, summary, models=models)
+                curves = train_graph(torch, tg, path, gname, rows, summary, dev=dev,
+                                     models=models)
                 svg_curves(os.path.join(a.out, f"loss_{gname}.svg"), gname, curves)
             except Exception as e:  # noqa: BLE001
                 import traceback
@@ -802,7 +809,8 @@ def main():
         if "ops" not in skip:
             t0 = time.time()
             try:
-                time_ops(torch, gop.Graph.open(path), gname, orows)
+                time_ops(torch, gop.Graph.open(path), gname, orows, dev=dev,
+                         reps=20 if dev == "cuda" else 2)
             except Exception as e:  # noqa: BLE001
                 import traceback
                 traceback.print_exc()
