@@ -2,7 +2,11 @@
 (tests/gpu/train.sh runs it from the carried build; tools/gpu-prepare.sh
 prepares the kernels it needs).
 
-  train     full-batch training of GCN, GAT and GraphSAGE on each graph
+  packs     before a graph is trained: every kernel of its training plan
+            (plan_calls: gop.plan's calls of the models' layers, forward and
+            derived backward, under the chosen schedule and the default
+            mapping) is in the carried packs (this gop has no LLVM).
+  train     full-batch training of GCN, GAT, GraphSAGE and GIN on each graph
             (default pubmed and ogbn-arxiv), gop.nn against
             torch_geometric.nn: same initial weights (PyG's state_dict
             loaded into gop's model), same optimiser (Adam, lr 0.01), no
@@ -20,7 +24,15 @@ prepares the kernels it needs).
             memory (torch.cuda.max_memory_allocated; gop's own device
             memory, the graph's CSR/CSC and its kernels' temporaries, is
             outside torch's allocator: it is reported separately as the
-            growth of cudaMemGetInfo's used memory over the run).
+            growth of cudaMemGetInfo's used memory over the run). gop's
+            models train with schedule="auto" (SCHEDULE: gop_choose_schedule's
+            pick for each forward and derived operator at its graph and
+            width); the same model under the default mapping is timed beside
+            it (its loss difference reported, not checked).
+  ops       each distinct gop call of the training, forward and backward
+            (joint, and per input where there are several), under the
+            default mapping and under the chosen schedules: median of 20
+            launches between CUDA events, random inputs.
   gradcheck every operator the package exposes (gop.stdlib's 86 and
             gop.layers' 10): torch.autograd gradients of the gop operator
             (its derived backward on the GPU) against torch.autograd
@@ -48,12 +60,16 @@ Tolerances (float32 everywhere):
                   (predictions near a tie may flip between float orders).
 
   python3 bench/train.py --datasets DIR --out DIR [--graphs "pubmed ogbn-arxiv"]
-  python3 bench/train.py --prepare    (no GPU, no torch: fills GOP_CACHE_DIR with
-                                       the forward and backward kernels it runs)
+        [--models "gcn gat sage gin"] [--skip "gradcheck train ops"] [--steps 50]
+  python3 bench/train.py --prepare [--datasets DIR --graphs ...]
+        (no GPU, no torch: fills GOP_CACHE_DIR with every kernel the run
+        calls on those graphs, and lists the training's)
+  python3 bench/train.py --device cpu --steps 6 --graphs cora --skip gradcheck
+        (a smoke test of the whole script on the interpreter, no GPU)
 Writes OUT/train.csv (one row per graph, model, framework and step),
-OUT/train_summary.csv, OUT/gradcheck.csv, OUT/train.json, OUT/train.md and
-OUT/loss_<graph>.svg (loss curves, SVG written by hand); exits 1 if a check
-failed.
+OUT/train_summary.csv, OUT/gradcheck.csv, OUT/ops.csv, OUT/train.json,
+OUT/train.md and OUT/loss_<graph>.svg (loss curves, SVG written by hand);
+exits 1 if a check failed.
 """
 import argparse
 import csv
