@@ -1529,6 +1529,7 @@ IrOp *grad_derive_joint(Arena *a, const IrOp *op, const char *const *wrt, int nw
   if (!g.ok) return NULL;
   assemble(&g);
   grad_fuse_stages(g.bw, a);
+  grad_hoist_features(g.bw, a);
   if (!ir_verify_op(g.bw, d, "grad")) return NULL;
   for (int i = 0; adjoints && i < op->ntensors; i++) {
     const IrTensor *t = g.adj[i];

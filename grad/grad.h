@@ -92,4 +92,13 @@ typedef struct GradEdgeTraffic {
  * `out`; returns how many there are (0: nothing on the edges moves). */
 int grad_edge_traffic(const IrOp *op, GradEdgeTraffic *out, int max);
 
+/* ---------------------------------------------------------------------------
+ * hoist.c: what a feature loop of a derived operator computes the same on
+ * every iteration is moved out of it: costly invariant expressions into
+ * locals before the loop, and sums into an element the loop does not
+ * index into a local, stored once after it (GAT's dAs and dAd, an edge
+ * weight's SDDMM). Run by grad_derive on every derived operator.
+ */
+void grad_hoist_features(IrOp *op, Arena *a);
+
 #endif

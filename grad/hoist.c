@@ -1,0 +1,328 @@
+/* grad/hoist.c: what the reverse sweep leaves inside a feature loop that
+ * does not depend on the feature is moved out of it (grad/grad.h).
+ *
+ * The reverse sweep emits each adjoint contribution where the forward's
+ * store was, inside all its loops. For a contribution to an element that
+ * the innermost feature loop `for f` does not index (the gradient of an
+ * edge weight, `dW[e] += dY[v, f] * X[src(e), f]`; of GAT's attention
+ * term, `dAs[u, h] += alpha * dY[.., h, f] * (Z[u, h, f] - Y[.., h, f])`
+ * under a guard on the sign of the score) that means one read-modify-write
+ * of the element per feature (on the GPU, with the feature loop on the
+ * lanes of a warp, one atomic per lane on one address), and every factor
+ * that does not depend on f (alpha = exp(leaky_relu(..) - M) / D, with its
+ * loads) computed once per feature. Two rewrites, in this order, on every
+ * range loop whose body is stores and guards of stores:
+ *
+ *   1. an expression of a stored value that does not use f, reads nothing
+ *      the loop writes and costs a call or a division becomes a local
+ *      declared before the loop (equal expressions share one); guard
+ *      conditions are left as written (a guard must compare the value the
+ *      forward computed, operation for operation);
+ *   2. a sum store `T[idx] += a * b * ...` whose index does not use f,
+ *      whose guards (if any) do not use f nor read what the loop writes,
+ *      whose target the loop does not read, and which has a guard or a
+ *      factor that rewrite 1 made a local of, becomes `s += (the factors
+ *      that use f)` in the loop, unguarded, into a local `s` declared
+ *      before it (equal sums share one), and after the loop
+ *      `[if (guard)] { T[idx] += (the other factors) * s }`. A plain sum
+ *      of products (an edge weight's SDDMM) is left a sum of stores: the
+ *      GPU check's allowance for the order of summation counts the terms
+ *      of stores, not of a local (docs/autodiff.md), so moving them would
+ *      need the interpreter to count a local's terms into the store.
+ *
+ *   for f in 0..C {                        var a1 = exp(..) / D[..]
+ *     dZ[u, h, f] += dY[.., f] * (exp(..) / D[..])   var s1 = 0.0
+ *     if (c) { dAs[u, h] += exp(..) / D[..] *   ->   for f in 0..C {
+ *                dY[.., f] * (Z[u, h, f] - Y[..]) }     dZ[u, h, f] += dY[.., f] * a1
+ *     if (!c) { dAs[u, h] += ... * 0.2 }                 s1 += dY[.., f] * (Z[u, h, f] - Y[..])
+ *   }                                      }
+ *                                          if (c) { dAs[u, h] += a1 * s1 }
+ *                                          if (!c) { dAs[u, h] += a1 * 0.2 * s1 }
+ *
+ * The sum is the same sum in another association (a guard that holds for
+ * one feature holds for all), so the gradient is unchanged up to float
+ * rounding; the local's reduction over lanes is a warp shuffle
+ * (passes/conflicts.c), and the element gets one update per edge and head.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "grad/grad.h"
+
+typedef struct Hoist {
+  Arena *a;
+  IrOp *op;
+  int nlocal;
+  /* the loop being rewritten */
+  const IrVar *f;
+  bool *written; /* by tensor id: stored to in the loop */
+  bool *read;    /* by tensor id: loaded in the loop */
+  /* expressions hoisted before it (rewrite 1) and sums made (rewrite 2) */
+  const IrNode *hx[64];
+  IrVar *hv[64];
+  int nh;
+  const IrNode *sx[64];
+  IrVar *sv[64];
+  int ns;
+  IrNode *pre, *post;
+} Hoist;
+
+/* Structural equality (variables by identity). */
+static bool same(const IrNode *x, const IrNode *y) {
+  if (!x || !y) return x == y;
+  if (x->kind != y->kind) return false;
+  switch (x->kind) {
+  case IR_FCONST: return x->f == y->f;
+  case IR_ICONST: return x->i == y->i;
+  case IR_VAR: return x->var == y->var;
+  case IR_SYM: return x->sym == y->sym;
+  case IR_LOAD:
+    if (x->acc.tensor != y->acc.tensor || x->acc.nidx != y->acc.nidx) return false;
+    for (int i = 0; i < x->acc.nidx; i++)
+      if (!same(x->acc.idx[i], y->acc.idx[i])) return false;
+    return true;
+  case IR_BIN: return x->bin.op == y->bin.op && same(x->bin.a, y->bin.a) && same(x->bin.b, y->bin.b);
+  case IR_UN: return x->un.op == y->un.op && same(x->un.a, y->un.a);
+  case IR_CALL:
+    if (x->call.fn != y->call.fn || x->call.nargs != y->call.nargs) return false;
+    for (int i = 0; i < x->call.nargs; i++)
+      if (!same(x->call.args[i], y->call.args[i])) return false;
+    return true;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    return same(x->endpoint.e, y->endpoint.e);
+  case IR_NV: case IR_NE: return true;
+  default: return false;
+  }
+}
+
+static bool hit_costly(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_CALL || (n->kind == IR_BIN && n->bin.op == IR_OP_DIV);
+}
+
+typedef struct Reads {
+  const bool *t;
+} Reads;
+
+static bool hit_reads(const IrNode *n, void *ctx) {
+  const Reads *r = ctx;
+  return n->kind == IR_LOAD && r->t[n->acc.tensor->id];
+}
+
+/* Whether `e` is the same on every iteration of the loop: no f, nothing
+ * the loop writes. */
+static bool invariant(const Hoist *h, const IrNode *e) {
+  Reads r = {h->written};
+  return !ir_uses_var(e, h->f) && !ir_any(e, hit_reads, &r);
+}
+
+static bool name_taken(const IrOp *op, const char *name) {
+  for (int i = 0; i < op->nvars; i++)
+    if (op->vars[i]->name && strcmp(op->vars[i]->name, name) == 0) return true;
+  for (int i = 0; i < op->ntensors; i++)
+    if (strcmp(op->tensors[i]->name, name) == 0) return true;
+  for (int i = 0; i < op->nsyms; i++)
+    if (strcmp(op->syms[i]->name, name) == 0) return true;
+  return false;
+}
+
+/* A new local `stemN` declared before the loop with `init`. */
+static IrVar *new_local(Hoist *h, const char *stem, IrNode *init, Loc l) {
+  const char *name;
+  do
+    name = ir_sprintf(h->a, "%s%d", stem, ++h->nlocal);
+  while (name_taken(h->op, name));
+  IrVar *v = ir_op_add_var(h->a, h->op, name, l, IR_VAR_LOCAL);
+  ir_append(&h->pre, ir_let(h->a, l, v, init));
+  return v;
+}
+
+/* Rewrite 1 on expression `e` (in place where a child is replaced). */
+static IrNode *hoist_expr(Hoist *h, IrNode *e) {
+  if (!e) return e;
+  if (e->type == IR_TY_FLOAT && e->kind != IR_LOAD && e->kind != IR_VAR &&
+      e->kind != IR_FCONST && invariant(h, e) && ir_any(e, hit_costly, NULL)) {
+    for (int i = 0; i < h->nh; i++)
+      if (same(h->hx[i], e)) return ir_var(h->a, e->loc, h->hv[i]);
+    if (h->nh == 64) return e;
+    h->hx[h->nh] = e;
+    h->hv[h->nh] = new_local(h, "a", ir_clone(h->a, e), e->loc);
+    return ir_var(h->a, e->loc, h->hv[h->nh++]);
+  }
+  switch (e->kind) {
+  case IR_BIN:
+    e->bin.a = hoist_expr(h, e->bin.a);
+    e->bin.b = hoist_expr(h, e->bin.b);
+    break;
+  case IR_UN: e->un.a = hoist_expr(h, e->un.a); break;
+  case IR_CALL:
+    for (int i = 0; i < e->call.nargs; i++) e->call.args[i] = hoist_expr(h, e->call.args[i]);
+    break;
+  default: break;
+  }
+  return e;
+}
+
+/* The factors of a product chain a * b * ... (left to right). */
+static int factors(IrNode *e, IrNode **out, int n, int max) {
+  if (e->kind == IR_BIN && e->bin.op == IR_OP_MUL && e->type == IR_TY_FLOAT) {
+    n = factors(e->bin.a, out, n, max);
+    return n < 0 ? n : factors(e->bin.b, out, n, max);
+  }
+  if (n == max) return -1;
+  out[n] = e;
+  return n + 1;
+}
+
+static IrNode *product(Hoist *h, IrNode **f, int n, Loc l) {
+  IrNode *p = NULL;
+  for (int i = 0; i < n; i++) p = p ? ir_bin(h->a, l, IR_OP_MUL, p, f[i]) : f[i];
+  return p;
+}
+
+static bool index_uses(const IrNode *st, const IrVar *v) {
+  for (int i = 0; i < st->acc.nidx; i++)
+    if (ir_uses_var(st->acc.idx[i], v)) return true;
+  return false;
+}
+
+/* Rewrite 2 on store `st` under guard `cond` (NULL: none): the local's
+ * update that replaces it in the loop, or NULL when it does not apply. */
+static IrNode *sum_out(Hoist *h, IrNode *st, const IrNode *cond) {
+  if (st->kind != IR_STORE || st->acc.red != IR_RED_ADD || index_uses(st, h->f) ||
+      h->read[st->acc.tensor->id] || !ir_uses_var(st->acc.value, h->f) ||
+      (cond && !invariant(h, cond)))
+    return NULL;
+  IrNode *fs[32], *var[32], *inv[32];
+  int n = factors(st->acc.value, fs, 0, 32), nv = 0, ni = 0;
+  if (n < 0) return NULL;
+  bool hoisted = false; /* a factor rewrite 1 made a local of */
+  for (int i = 0; i < n; i++) {
+    if (invariant(h, fs[i])) inv[ni++] = fs[i];
+    else var[nv++] = fs[i];
+    if (fs[i]->kind == IR_VAR)
+      for (int k = 0; k < h->nh; k++) hoisted |= fs[i]->var == h->hv[k];
+  }
+  /* Only where a costly factor or a guard is saved: a plain sum of
+   * products (an edge weight's SDDMM, d eps of GIN) stays a sum of stores,
+   * whose terms the GPU check's allowance for summation order counts
+   * (docs/autodiff.md, "How it is checked on the GPU"); a local's are not. */
+  if (!hoisted && !cond) return NULL;
+  Loc l = st->loc;
+  IrNode *sum = product(h, var, nv, l);
+  IrVar *s = NULL;
+  for (int i = 0; i < h->ns && !s; i++)
+    if (same(h->sx[i], sum)) s = h->sv[i];
+  IrNode *upd = NULL;
+  if (!s) {
+    if (h->ns == 64) return NULL;
+    s = new_local(h, "s", ir_fconst(h->a, l, 0.0), l);
+    h->sx[h->ns] = sum;
+    h->sv[h->ns++] = s;
+    upd = ir_set(h->a, l, s, IR_RED_ADD, sum);
+  }
+  inv[ni++] = ir_var(h->a, l, s);
+  IrNode *idx[IR_MAX_IDX];
+  for (int i = 0; i < st->acc.nidx; i++) idx[i] = ir_clone(h->a, st->acc.idx[i]);
+  IrNode *after = ir_store(h->a, l, st->acc.tensor, st->acc.nidx, idx, IR_RED_ADD,
+                           product(h, inv, ni, l));
+  ir_append(&h->post, cond ? ir_if(h->a, l, ir_clone(h->a, cond), after) : after);
+  /* the update, or an empty statement list when an earlier one sums it */
+  return upd ? upd : (IrNode *)-1;
+}
+
+typedef struct Marks {
+  bool *written, *read;
+} Marks;
+
+static bool mark(const IrNode *n, void *ctx) {
+  Marks *m = ctx;
+  if (n->kind == IR_STORE) m->written[n->acc.tensor->id] = true;
+  if (n->kind == IR_LOAD) m->read[n->acc.tensor->id] = true;
+  return false;
+}
+
+/* Whether loop body `b` is stores and guards of stores only. */
+static bool simple_body(const IrNode *b) {
+  for (const IrNode *s = b; s; s = s->next) {
+    if (s->kind == IR_STORE) continue;
+    if (s->kind != IR_IF) return false;
+    for (const IrNode *t = s->ifs.then; t; t = t->next)
+      if (t->kind != IR_STORE) return false;
+  }
+  return true;
+}
+
+/* The rewrites on range loop `L`: the statements to put before it (its
+ * locals) and after it (the sums' stores), or neither. */
+static void rewrite_loop(Hoist *h, IrNode *L) {
+  h->f = L->loop.var;
+  h->nh = h->ns = 0;
+  h->pre = h->post = NULL;
+  memset(h->written, 0, sizeof(bool) * (size_t)h->op->ntensors);
+  memset(h->read, 0, sizeof(bool) * (size_t)h->op->ntensors);
+  Marks m = {h->written, h->read};
+  ir_any(L->loop.body, mark, &m);
+  for (IrNode *s = L->loop.body; s; s = s->next) {
+    if (s->kind == IR_STORE) s->acc.value = hoist_expr(h, s->acc.value);
+    else
+      for (IrNode *t = s->ifs.then; t; t = t->next) t->acc.value = hoist_expr(h, t->acc.value);
+  }
+  IrNode *body = NULL;
+  for (IrNode *s = L->loop.body, *next; s; s = next) {
+    next = s->next;
+    s->next = NULL;
+    if (s->kind == IR_STORE) {
+      IrNode *u = sum_out(h, s, NULL);
+      if (!u) ir_append(&body, s);
+      else if (u != (IrNode *)-1) ir_append(&body, u);
+      continue;
+    }
+    IrNode *keep = NULL;
+    for (IrNode *t = s->ifs.then, *tn; t; t = tn) {
+      tn = t->next;
+      t->next = NULL;
+      IrNode *u = sum_out(h, t, s->ifs.cond);
+      if (!u) ir_append(&keep, t);
+      else if (u != (IrNode *)-1) ir_append(&body, u);
+    }
+    if (keep) {
+      s->ifs.then = keep;
+      ir_append(&body, s);
+    }
+  }
+  L->loop.body = body;
+}
+
+/* `depth`: the loops around `list` (a stage's own loop, at depth 0, is
+ * left: locals live inside a vertex or edge loop). */
+static IrNode *rewrite_list(Hoist *h, IrNode *list, int depth) {
+  IrNode *out = NULL;
+  for (IrNode *s = list, *next; s; s = next) {
+    next = s->next;
+    s->next = NULL;
+    if (s->kind == IR_LOOP) {
+      s->loop.body = rewrite_list(h, s->loop.body, depth + 1);
+      if (depth > 0 && s->loop.kind == IR_LOOP_RANGE && s->loop.body &&
+          simple_body(s->loop.body)) {
+        rewrite_loop(h, s);
+        IrNode *pre = h->pre, *post = h->post;
+        if (pre) ir_append(&out, pre);
+        if (s->loop.body) ir_append(&out, s);
+        if (post) ir_append(&out, post);
+        continue;
+      }
+    } else if (s->kind == IR_IF) {
+      s->ifs.then = rewrite_list(h, s->ifs.then, depth);
+    }
+    ir_append(&out, s);
+  }
+  return out;
+}
+
+void grad_hoist_features(IrOp *op, Arena *a) {
+  Hoist h = {.a = a, .op = op};
+  h.written = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
+  h.read = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
+  op->body = rewrite_list(&h, op->body, 0);
+}
