@@ -33,7 +33,6 @@ from . import plan
 from .core import Graph
 
 
-
 # ---- graphs and what the layers derive from them ----
 
 _edge_index_cache = {}

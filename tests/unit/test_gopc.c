@@ -398,6 +398,12 @@ START_TEST(run_schedule_source) {
   ASSERT_OUTPUT_HAS("  schedule: ");
   ASSERT_OUTPUT_HAS(" (from the cost model)\n");
   check_npy("y.npy", 2, shape_v2, want);
+  /* An operator no named schedule applies to (GOP_NO_SCHEDULE): the
+   * default mapping, said so, not an error. */
+  snprintf(args, sizeof args, "run %s --op bias --graph %s --F 2",
+           tu_source("examples/models/layers.gop"), tiny());
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS("  schedule: the default mapping (no named schedule applies)\n");
   /* A schedule given: no such line. */
   snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2 --schedule 'gar()'",
            tiny());
