@@ -265,6 +265,7 @@ typedef struct CgCtx {
   bool launch_set;
   int bound_depth;            /* enclosing bound loops */
   bool in_block, in_warp, in_lane, in_thread; /* enclosing bindings */
+  int team;                  /* the enclosing @warp loop's @team(T), 0: none */
   int seq_depth;              /* enclosing sequential loops */
   /* vector.c: the body of a @vec(n) loop emitted once for n features */
   int vec;                    /* n while emitting it, else 0 */

@@ -13,7 +13,9 @@
  *     @lane    tid.x % 32                   32
  *
  * (inside a @block loop, @warp and @thread count within the block: tid.x / 32
- * of ntid.x / 32, tid.x of ntid.x). Bound loops test `i + count < end`
+ * of ntid.x / 32, tid.x of ntid.x). A @warp loop with @team(T) counts teams
+ * of T lanes instead of warps (gtid / T of nthreads / T), and the @lane
+ * loops inside it the lanes of the team (tid.x % T of T). Bound loops test `i + count < end`
  * unsigned: i < end <= 2^31 - 1 and count < 2^31, so the sum cannot wrap
  * in 32 bits, while a signed test could overflow near 2^31.
  *
@@ -123,7 +125,7 @@ static bool check_binding(CgCtx *cg, const IrNode *l) {
 }
 
 /* The worker id and count of a binding (sequential: 0 and 1). */
-static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
+static void worker(CgCtx *cg, IrBind bind, int team, LLVMValueRef *id,
                    LLVMValueRef *count) {
   LLVMBuilderRef b = cg->b;
   switch (bind) {
@@ -135,10 +137,12 @@ static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
     *id = cg_sreg(cg, "ctaid.x");
     *count = cg_sreg(cg, "nctaid.x");
     return;
-  case IR_BIND_LANE:
-    *id = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
-    *count = cg_i32(cg, 32);
+  case IR_BIND_LANE: {
+    int lanes = cg->team ? cg->team : 32;
+    *id = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, lanes - 1), "lane");
+    *count = cg_i32(cg, lanes);
     return;
+  }
   case IR_BIND_WARP:
   case IR_BIND_THREAD:
     break;
@@ -158,8 +162,10 @@ static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
     *id = gid;
     *count = gcount;
   } else {
-    *id = LLVMBuildLShr(b, gid, cg_i32(cg, 5), "warp");
-    *count = LLVMBuildLShr(b, gcount, cg_i32(cg, 5), "nwarps");
+    int shift = 5; /* a team of T = 2^k lanes: shift by k */
+    while (team && (1 << shift) > team) shift--;
+    *id = LLVMBuildLShr(b, gid, cg_i32(cg, shift), team ? "team" : "warp");
+    *count = LLVMBuildLShr(b, gcount, cg_i32(cg, shift), team ? "nteams" : "nwarps");
   }
 }
 
@@ -171,7 +177,7 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
   memset(ln, 0, sizeof *ln);
   ln->bind = l->loop.bind;
   ln->per_block = l->loop.bind == IR_BIND_BLOCK  ? 1
-                  : l->loop.bind == IR_BIND_WARP ? k->threads / 32
+                  : l->loop.bind == IR_BIND_WARP ? k->threads / (l->loop.team ? l->loop.team : 32)
                                                  : k->threads;
   ln->kind = CG_LAUNCH_EXTENT;
   switch (l->loop.kind) {
@@ -549,7 +555,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   }
 
   LLVMValueRef id, count;
-  worker(cg, bind, &id, &count);
+  worker(cg, bind, l->loop.team, &id, &count);
   LLVMValueRef start = LLVMBuildNSWAdd(b, base, id, "");
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
@@ -565,6 +571,8 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
 
   bool saved_block = cg->in_block, saved_warp = cg->in_warp,
        saved_lane = cg->in_lane, saved_thread = cg->in_thread;
+  int saved_team = cg->team;
+  if (bind == IR_BIND_WARP) cg->team = l->loop.team;
   if (bind == IR_BIND_NONE) cg->seq_depth++;
   else cg->bound_depth++;
   cg->in_block |= bind == IR_BIND_BLOCK;
@@ -580,6 +588,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   cg->in_warp = saved_warp;
   cg->in_lane = saved_lane;
   cg->in_thread = saved_thread;
+  cg->team = saved_team;
   *v = saved_var;
   /* eager loads the body did not use would keep their arrays as kernel
    * parameters: drop them */

@@ -85,6 +85,8 @@ int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
  * features. */
 int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
               const char *inner, Loc loc, Arena *a, Diag *d);
+/* team.c: gives each iteration of a @warp loop T lanes (@team(T)). */
+int pass_team(IrOp *op, const char *loop, int64_t lanes, Loc loc, Arena *a, Diag *d);
 /* unroll.c: marks a sequential loop @unroll(n). */
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);

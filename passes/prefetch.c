@@ -62,6 +62,15 @@ int pass_prefetch(IrOp *op, const char *loop, Loc loc, Arena *a, Diag *d) {
     ir_error(d, loc, "prefetch: loop '%s' is already prefetched", loop);
     return -1;
   }
+  for (int i = 0; i < site.depth; i++)
+    if (site.path[i]->kind == IR_LOOP && site.path[i]->loop.team) {
+      const IrNode *w = site.path[i];
+      ir_error(d, loc, "prefetch: loop '%s' is inside warp loop '%s', which runs "
+               "in teams of %d lanes (team(%s, %d)), each on its own edges; "
+               "prefetch's shuffles broadcast over the whole warp", loop,
+               w->loop.var->name, w->loop.team, w->loop.var->name, w->loop.team);
+      return -1;
+    }
   l->loop.prefetch = true;
   return 0;
 }

@@ -175,7 +175,7 @@ static int outer_bound_kind(const IrNode *n) {
  * A named schedule's kernel is costed by the lane model (tune/model.c)
  * when its lowered IR has this shape, whatever directives made it:
  *
- *   for W @warp                 W: `v in dst` (rows = 1), a range of
+ *   for W @warp [@team(T)]      W: `v in dst` (rows = 1), a range of
  *     ...                          (num_vertices() + R - 1) / R (rows = R),
  *     for fo in 0..(F + K - 1) / K    or `g in groups(G)` (egroup = G)
  *       for l in 0..n @lane     fpp = K (else n x vec)
@@ -296,6 +296,7 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   if (q.fpp < 1) return;
   q.rows = rows;
   q.egroup = egroup;
+  q.team = w->loop.team;
   q.finalise = fin != NULL;
   q.filled = filled;
   q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);

@@ -78,7 +78,8 @@ typedef struct TunePoint {
   bool lanes;
   int rows;   /* destinations per warp (0: a neighbour group per warp) */
   int egroup; /* the neighbour-group size G (0: whole rows) */
-  int fpp;    /* features of a row a warp covers per pass */
+  int team;   /* lanes per group or row set (@team(T)); 0: the whole warp */
+  int fpp;    /* features of a row a warp (or team) covers per pass */
   int vec;    /* features per lane per load (1 or the vector width) */
   int unroll; /* edges in flight per lane (the edge loop's unroll) */
   bool all_atomic; /* every group's partial row is added atomically (no

@@ -283,6 +283,56 @@ START_TEST(test_fill_unowned_rows) {
 }
 END_TEST
 
+/* Teams (team(eo, T), spmm_teams): 32 / T neighbour groups side by side in
+ * a warp. The interpreter runs the scheduled IR (the teams change no
+ * semantics) on a skewed graph (wiki-Vote: heavy and empty rows) and a
+ * balanced one (proteins), with F = 6 so that every lane split has a tail;
+ * the compiled kernel launches 256 / T groups per block and the fill stage
+ * runs in teams of 8. */
+START_TEST(test_teams) {
+  static const char *ops[] = {"copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max"};
+  static const char *graphs[] = {"wiki-Vote.mtx.gz", "proteins.mtx.gz"};
+  static const char *scheds[] = {"spmm_teams(8, 2)", "spmm_teams(5, 4)", "spmm_teams(32, 1)"};
+  static const int teams[] = {2, 4, 1};
+  const int64_t F = 6;
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  for (int gi = 0; gi < 2; gi++) {
+    Graph *g = open_graph(graphs[gi]);
+    float *x, *w;
+    inputs(g, F, &x, &w);
+    for (int oi = 0; oi < 4; oi++) {
+      float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
+      for (int si = 0; si < 3; si++) {
+        IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
+        ck_assert_int_eq(pass_schedule_text(op, lib, scheds[si], a, &d), 0);
+        ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+        const IrNode *fill = op->body, *groups = fill->next;
+        ck_assert_int_eq(fill->loop.team, 8);
+        ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.bind == IR_BIND_WARP);
+        ck_assert_int_eq(groups->loop.team, teams[si]);
+        CgProgram p = {0};
+        ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+        ck_assert_int_eq(p.kernels[1].launch.per_block, p.kernels[1].threads / teams[si]);
+        ck_assert_int_eq(p.kernels[0].launch.per_block, p.kernels[0].threads / 8);
+        cg_program_free(&p);
+        float *got = run(lib, ops[oi], scheds[si], g, F, x, w, a);
+        check_close(got, ref, g->nv * F, oi == 3, graphs[gi], ops[oi], scheds[si]);
+        free(got);
+      }
+      free(ref);
+    }
+    free(x);
+    free(w);
+    graph_free(g);
+  }
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_semantics) {
   static const char *graphs[] = {"blogcatalog.mtx.gz", "delaunay_n16.mtx.gz"};
   static const char *ops[] = {"u_mul_e_sum", "copy_u_max"};
@@ -521,6 +571,7 @@ int main(void) {
   tcase_add_test(tc, test_codegen_pack);
   tcase_add_test(tc, test_codegen_pack_classes);
   tcase_add_test(tc, test_fill_unowned_rows);
+  tcase_add_test(tc, test_teams);
   tcase_add_test(tc, test_semantics);
   tcase_add_test(tc, test_semantics_classes);
   suite_add_tcase(s, tc);
