@@ -228,6 +228,18 @@ static int plan(int argc, char **argv) {
           tune_model_cost(&shape, &np, &sig, F, &c);
           plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, named[k]);
         }
+        /* Neighbour groups in teams (spmm_teams(G, T), issue 13): T lanes
+         * per group where 4T covers F or half of it (F <= 128). */
+        for (int64_t T = F / 8 > 0 ? F / 8 : 1; F > 0 && T <= F / 4 && T <= 16; T *= 2)
+          for (int G = 16; G <= 64; G *= 2) {
+            char text[64];
+            snprintf(text, sizeof text, "spmm_teams(%d, %lld)", G, (long long)T);
+            TunePoint np;
+            if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
+            TuneCost c;
+            tune_model_cost(&shape, &np, &sig, F, &c);
+            plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+          }
         GopScheduleChoice ch;
         if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
           char role[64];
