@@ -104,7 +104,11 @@ static int prepare(const char *dir, bool all) {
           if (k > 0) break;
           snprintf(sched, sizeof sched, "default");
         } else {
-          const char *args = !groups ? settings_for(m->scheds[s]->nparams, k)
+          /* spmm_teams(G, T): teams of 4, 8 and 16 lanes (T must be a
+           * power of two), G not dividing the degrees */
+          static const char *teams[] = {"5, 4", "7, 8", "3, 16", NULL};
+          const char *args = strcmp(name, "spmm_teams") == 0 ? teams[k < 3 ? k : 3]
+                             : !groups ? settings_for(m->scheds[s]->nparams, k)
                              : variant <= 2 ? gnnadvisor_settings(m->scheds[s]->nparams, k % 3)
                                             : NULL;
           if (!args) break;
