@@ -229,11 +229,16 @@ static int plan(int argc, char **argv) {
           plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, named[k]);
         }
         /* Neighbour groups in teams (spmm_teams(G, T), issue 13): T lanes
-         * per group where 4T covers F or half of it (F <= 128). */
-        for (int64_t T = F / 8 > 0 ? F / 8 : 1; F > 0 && T <= F / 4 && T <= 16; T *= 2)
-          for (int G = 16; G <= 64; G *= 2) {
+         * per group where 4T covers F or half of it (F <= 128), G 16 or
+         * 32; and with 8 features a lane (spmm_teams8), where 8T does, G
+         * 32 or 64. */
+        for (int v8 = 0; v8 < 2; v8++)
+          for (int64_t T = F / (8 << v8) > 0 ? F / (8 << v8) : 1;
+               F > 0 && T <= F / (4 << v8) && T <= (v8 ? 32 : 16); T *= 2)
+          for (int G = 16 << v8; G <= 32 << v8; G *= 2) {
             char text[64];
-            snprintf(text, sizeof text, "spmm_teams(%d, %lld)", G, (long long)T);
+            snprintf(text, sizeof text, "spmm_teams%s(%d, %lld)", v8 ? "8" : "", G,
+                     (long long)T);
             TunePoint np;
             if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
             TuneCost c;
