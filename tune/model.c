@@ -168,6 +168,13 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
                    atomics / LANE_R_ATOMIC;
   out->launch_us = LAUNCH_US * (1 + p->finalise + p->filled);
   out->time_us = out->launch_us + fmax(out->memory_us, fmax(out->issue_us, out->critical_us));
+  /* Teams are costed only when sized to the row: one pass over a group's
+   * edges (fpp >= F) with at most half the team's features idle. Narrower
+   * teams walk their edges once per pass and wider ones idle lanes; on the
+   * H100 (run 7, bench/NOTES.md) both were always slower than the team
+   * sized to the row, by up to 5x, which the terms above do not see (they
+   * tie on memory). Out of that range a team is ranked behind everything. */
+  if (p->team > 0 && (fpp < Fe || fpp >= 2 * Fe)) out->time_us *= 10;
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
    * unroll of 4, the setting measured best. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);
