@@ -69,6 +69,25 @@ int pass_stage_count(const IrOp *op) {
   return n;
 }
 
+static bool stores_to(const IrNode *n, void *t) {
+  return n->kind == IR_STORE && n->acc.tensor == t;
+}
+
+bool pass_stage_stores(const IrNode *stage, const IrTensor *t) {
+  /* ir_any walks a statement and all that follows it: detach the stage */
+  IrNode *s = (IrNode *)stage, *saved = s->next;
+  s->next = NULL;
+  bool hit = ir_any(s, stores_to, (void *)t);
+  s->next = saved;
+  return hit;
+}
+
+int pass_store_stages(const IrOp *op, const IrTensor *t) {
+  int n = 0;
+  for (const IrNode *s = op->body; s; s = s->next) n += pass_stage_stores(s, t);
+  return n;
+}
+
 /* ---- names ---- */
 
 typedef struct Names {

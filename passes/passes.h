@@ -263,6 +263,11 @@ const char *pass_describe_stmts(Arena *a, const IrNode *list,
 const char *pass_expr_string(Arena *a, const IrNode *e);
 /* The number of stages (top-level statements) of `op`. */
 int pass_stage_count(const IrOp *op);
+/* Whether the statement `stage` alone (not the stages after it) stores
+ * into `t`. */
+bool pass_stage_stores(const IrNode *stage, const IrTensor *t);
+/* The number of stages of `op` that store into `t`. */
+int pass_store_stages(const IrOp *op, const IrTensor *t);
 /* The one loop of `op` called `name`; false after reporting
  * "PRIM: loop 'q' does not exist in operator X (loops: v, e, f)". */
 bool pass_find_loop(IrOp *op, const char *prim, const char *name,
