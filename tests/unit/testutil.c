@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include "interp/interp.h"
+#include "lang/lang.h"
 #include "passes/passes.h"
 
 #include <stdio.h>
@@ -200,4 +201,17 @@ int tu_interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out
   }
   InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
   return interp_run(op, &args, d);
+}
+
+void tu_ir_refused(const char *text, const char *error) {
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *m = lang_parse_ir(a, &d, "<test>", text);
+  if (m)
+    for (int k = 0; k < m->nops; k++) ir_verify_op(m->ops[k], &d, "test");
+  ck_assert_msg(d.nerrors > 0 && d.buf && strstr(d.buf, error), "want `%s` for:\n%sgot:\n%s",
+                error, text, d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  ir_arena_free(a);
 }

@@ -52,6 +52,9 @@ IrOp *tu_lowered(const IrModule *lib, const IrOp *base, const char *sched, Arena
  * in[] by tensor id, each output into a fresh zeroed buffer out[id]
  * (malloc'ed), temporaries the interpreter's. interp_run's status. */
 int tu_interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out, Diag *d);
+/* Fails the test unless the IR text `text` is refused, by the parser or
+ * the verifier, with a message that holds `error`. */
+void tu_ir_refused(const char *text, const char *error);
 /* The next value of a 64-bit linear congruential generator with state
  * `*s`: test data, the same on every machine. */
 uint64_t tu_lcg(uint64_t *s);
