@@ -434,6 +434,35 @@ bool pass_check_new_name(const IrOp *op, const char *prim, const char *name,
   return false;
 }
 
+bool pass_check_unscheduled(const IrNode *l, const char *prim, const char *name, Loc loc,
+                            Diag *d) {
+  if (l->loop.bind != IR_BIND_NONE) {
+    ir_error(d, loc, "%s: loop '%s' is already bound to %s; %s it before binding it", prim,
+             name, ir_bind_name(l->loop.bind), prim);
+    return false;
+  }
+  if (l->loop.unroll || l->loop.vec) {
+    ir_error(d, loc, "%s: loop '%s' is marked @%s; %s it before that", prim, name,
+             l->loop.unroll ? "unroll" : "vec", prim);
+    return false;
+  }
+  return true;
+}
+
+bool pass_new_loop_names(const IrOp *op, const char *prim, const char *loop,
+                         const char *const roles[2], const char *suffixes, const char **outer,
+                         const char **inner, Loc loc, Arena *a, Diag *d) {
+  if (!*outer) *outer = ir_sprintf(a, "%s%c", loop, suffixes[0]);
+  if (!*inner) *inner = ir_sprintf(a, "%s%c", loop, suffixes[1]);
+  if (strcmp(*outer, *inner) == 0) {
+    ir_error(d, loc, "%s: the %s and the %s of '%s' need two different names, not '%s' "
+             "twice", prim, roles[0], roles[1], loop, *outer);
+    return false;
+  }
+  return pass_check_new_name(op, prim, *outer, roles[0], loop, loc, d) &&
+         pass_check_new_name(op, prim, *inner, roles[1], loop, loc, d);
+}
+
 const char *pass_expr_string(Arena *a, const IrNode *e) {
   char *buf = NULL;
   size_t len = 0;

@@ -279,6 +279,18 @@ bool pass_check_new_name(const IrOp *op, const char *prim, const char *name,
                          const char *role, const char *replaced, Loc loc,
                          Diag *d);
 
+/* Refuses (false, reported) to apply `prim` to loop `l`, called `name`,
+ * once it is bound or marked @unroll or @vec: "PRIM it before binding it". */
+bool pass_check_unscheduled(const IrNode *l, const char *prim, const char *name, Loc loc,
+                            Diag *d);
+/* The names of the two loops `prim` puts in place of `loop`, its outer and
+ * inner ones (`roles` in messages: "outer loop", "inner loop"): those
+ * given, else `loop` and the letters of `suffixes` ("oi": LOOPo, LOOPi).
+ * false after reporting two names the same, or one `op` already uses. */
+bool pass_new_loop_names(const IrOp *op, const char *prim, const char *loop,
+                         const char *const roles[2], const char *suffixes, const char **outer,
+                         const char **inner, Loc loc, Arena *a, Diag *d);
+
 /* Integer expressions that fold constants as they are built. */
 IrNode *pass_add(Arena *a, Loc loc, IrNode *x, IrNode *y);
 IrNode *pass_mul(Arena *a, Loc loc, IrNode *x, IrNode *y);
