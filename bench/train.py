@@ -68,21 +68,18 @@ import numpy as np
 
 import gop
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from pyg_common import (build_model, finish, prepare as prepare_kernels,  # noqa: E402
+                        recorder, rel_l2, report_checks, report_head, section, small_graph,
+                        start)
+
 STEPS, WARMUP, LR = 50, 5, 0.01
 K, FIN = 8, 64
 TOL_GRAD, TOL_LOSS, TOL_ACC = 1e-4, 1e-3, 0.005
 EXT = {"F": 16, "H": 4, "C": 8}
 MODELS = ("gcn", "gat", "sage")
 
-results = {"checks": [], "failed": 0}
-
-
-def record(section, name, ok, detail=""):
-    results["checks"].append({"section": section, "name": name, "ok": bool(ok),
-                              "detail": detail})
-    if not ok:
-        results["failed"] += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {section:9s} {name}: {detail}", flush=True)
+results, record = recorder(9)
 
 
 # ---- what the run needs compiled (no torch here) ----
@@ -101,39 +98,8 @@ def grad_uses():
 
 
 def prepare():
-    g = gop.Graph.open("grid:4x4")
-    n, bad = 0, []
-    ops = list(gop.stdlib) + list(gop.layers)
-    for op in ops:
-        try:
-            op.prepare(g)
-            n += 1
-        except gop.GopError as e:
-            bad.append(f"{op.name}: {str(e).splitlines()[-1]}")
-    for op, wrt in grad_uses():
-        try:
-            op.grad(wrt).prepare(g)
-            n += 1
-        except gop.GopError as e:
-            bad.append(f"{op.name} grad {wrt}: {' '.join(str(e).split())[:300]}")
-    print(f"prepared {n} forward and gradient operators into {gop.cache_dir()}: "
-          f"{gop.cache_stats()}")
-    for b in bad:
-        print("  not prepared:", b)
-    return 0
-
-
-# ---- helpers ----
-
-def rel_l2(torch, a, b):
-    a, b = a.double().flatten(), b.double().flatten()
-    if (a.isnan() != b.isnan()).any():
-        return float("inf")
-    keep = ~(a.isnan() & b.isnan())
-    a = a[keep].nan_to_num(posinf=0.0, neginf=0.0)
-    b = b[keep].nan_to_num(posinf=0.0, neginf=0.0)
-    d, r = (a - b).norm().item(), b.norm().item()
-    return d / r if r > 0 else d
+    return prepare_kernels(list(gop.stdlib) + list(gop.layers), grad_uses(),
+                           "forward and gradient operators")
 
 
 # ---- gradcheck: every stdlib operator against torch ----
@@ -273,8 +239,8 @@ def gradcheck(torch, g, rows, dev="cuda", only=None):
             exp = torch.autograd.grad(y_ref, want, dy)
             if dev != "cpu":
                 torch.cuda.synchronize()
-            fwd = rel_l2(torch, y.detach(), y_ref.detach())
-            errs = [rel_l2(torch, a, b) for a, b in zip(got, exp)]
+            fwd = rel_l2(y.detach(), y_ref.detach())
+            errs = [rel_l2(a, b) for a, b in zip(got, exp)]
             worst = max(errs + [fwd])
             ok = worst <= TOL_GRAD
             n_ok += ok
@@ -319,37 +285,6 @@ def planted_partition(g, seed=0):
     x[np.arange(n), lab] += 1.0
     train = rng.random(n) < 0.5
     return x, lab, train
-
-
-def build(torch, gnn, name, classes):
-    nn, Fn = torch.nn, torch.nn.functional
-
-    class GCN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = gnn.GCNConv(FIN, 16), gnn.GCNConv(16, classes)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.relu(self.conv1(x, g)), g)
-
-    class GAT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = gnn.GATConv(FIN, 8, heads=8)
-            self.conv2 = gnn.GATConv(64, classes, heads=1)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.elu(self.conv1(x, g)), g)
-
-    class SAGE(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = gnn.SAGEConv(FIN, 64), gnn.SAGEConv(64, classes)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.relu(self.conv1(x, g)), g)
-
-    return {"gcn": GCN, "gat": GAT, "sage": SAGE}[name]()
 
 
 def train_one(torch, model, x, y, train, test, g):
@@ -415,11 +350,11 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
     curves = {}
     for m in MODELS:
         torch.manual_seed(0)
-        ref = build(torch, tg.nn, m, K).to(dev)
+        ref = build_model(torch, tg.nn, m, FIN, K).to(dev)
         init = {k: v.detach().clone() for k, v in ref.state_dict().items()}
-        mine = build(torch, gop.nn, m, K).to(dev)
+        mine = build_model(torch, gop.nn, m, FIN, K).to(dev)
         mine.load_state_dict(init, strict=True)
-        ref2 = build(torch, tg.nn, m, K).to(dev)
+        ref2 = build_model(torch, tg.nn, m, FIN, K).to(dev)
         ref2.load_state_dict(init, strict=True)
         r_pyg = train_one(torch, ref, x, y, train, test, ei)
         r_gop = train_one(torch, mine, x, y, train, test, g)
@@ -435,7 +370,7 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda"):
         gops = {k: v for k, v in r_gop[1].items()}
         pygs = {k.replace("lin_src.", "lin."): v for k, v in r_pyg[1].items()
                 if ".lin_dst." not in k or k.replace("lin_dst.", "lin_src.") not in r_pyg[1]}
-        gerr = {k: rel_l2(torch, gops[k], pygs[k]) for k in pygs if k in gops}
+        gerr = {k: rel_l2(gops[k], pygs[k]) for k in pygs if k in gops}
         missing = sorted(set(pygs) - set(gops))
         s = {"graph": gname, "model": m, "nodes": g.num_nodes, "edges": g.num_edges,
              "max_rel_loss_diff": drift, "max_rel_loss_diff_pyg_rerun": drift_pyg,
@@ -524,9 +459,7 @@ def write_csv(path, rows):
 
 
 def write_report(out, summary):
-    lines = [f"# gop training vs PyG on {results.get('device', '?')}, {results.get('date', '')}",
-             "", f"{len(results['checks']) - results['failed']} checks passed, "
-             f"{results['failed']} failed", ""]
+    lines = report_head(results, "gop training vs PyG")
     if summary:
         lines += ["## full-batch training, 50 Adam steps", "",
                   "| graph | model | epoch ms PyG | epoch ms gop | speedup | forward ms PyG | "
@@ -548,9 +481,7 @@ def write_report(out, summary):
                 gm = math.exp(sum(math.log(v) for v in sp) / len(sp))
                 results[f"geomean_speedup_{m}"] = gm
                 lines.append(f"\n{m}: geometric mean epoch speedup over PyG {gm:.2f}x")
-    lines += ["", "## checks", ""]
-    lines += [f"- {'ok' if c['ok'] else 'FAIL'} {c['section']}: {c['name']} {c['detail']}"
-              for c in results["checks"]]
+    lines += report_checks(results)
     with open(os.path.join(out, "train.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     results["summary"] = summary
@@ -574,52 +505,36 @@ def main():
     import torch_geometric.nn  # noqa: F401
     import gop.nn  # noqa: F401
     os.makedirs(a.out, exist_ok=True)
-    status, what = gop.device_status()
-    results.update({"device": what, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "torch": torch.__version__, "pyg": tg.__version__,
-                    "library": gop.library_path,
-                    "tolerances": {"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,
-                                   "accuracy_abs": TOL_ACC}})
+    ready, what = start(results, torch, tg.__version__,
+                        tolerances={"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,
+                                    "accuracy_abs": TOL_ACC})
     print(f"== gop {gop.__version__} on {what}; torch {torch.__version__}, PyG {tg.__version__}",
           flush=True)
-    if status != 0 or not torch.cuda.is_available():
+    if not ready:
         record("setup", "GPU", False, what)
         write_report(a.out, [])
         return 1
     skip = set(a.skip.split())
     summary, rows, grows = [], [], []
     if "gradcheck" not in skip:
-        t0 = time.time()
-        small = os.path.join(a.datasets, f"{a.small}.mtx.gz")
-        g = gop.Graph.open(small if os.path.exists(small) else "rmat:12:8")
-        try:
-            gradcheck(torch, g, grows)
-        except Exception as e:  # noqa: BLE001 - a section's crash is its failure
-            import traceback
-            traceback.print_exc()
-            record("gradcheck", "section", False, f"{type(e).__name__}: {e}")
+        section(record, "gradcheck",
+                lambda: gradcheck(torch, small_graph(a.datasets, a.small), grows))
         write_csv(os.path.join(a.out, "gradcheck.csv"), grows)
-        print(f"== gradcheck: {time.time() - t0:.1f} s", flush=True)
     if "train" not in skip:
         for gname in a.graphs.split():
-            t0 = time.time()
             path = os.path.join(a.datasets, f"{gname}.mtx.gz")
             if not os.path.exists(path):
                 record("train", gname, False, f"{path} is missing")
                 continue
-            try:
+
+            def one(path=path, gname=gname):
                 curves = train_graph(torch, tg, path, gname, rows, summary)
                 svg_curves(os.path.join(a.out, f"loss_{gname}.svg"), gname, curves)
-            except Exception as e:  # noqa: BLE001
-                import traceback
-                traceback.print_exc()
-                record("train", gname, False, f"{type(e).__name__}: {e}")
-            print(f"== train {gname}: {time.time() - t0:.1f} s", flush=True)
+            section(record, "train", one, check=gname, label=f"train {gname}")
         write_csv(os.path.join(a.out, "train.csv"), rows)
         write_csv(os.path.join(a.out, "train_summary.csv"), summary)
     write_report(a.out, summary)
-    print(f"== {len(results['checks']) - results['failed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return finish(results)
 
 
 if __name__ == "__main__":

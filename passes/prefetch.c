@@ -86,10 +86,6 @@ typedef struct Check {
   int errors;
 } Check;
 
-static bool writes_tensor(const IrNode *n, void *ctx) {
-  return n->kind == IR_STORE && n->acc.tensor == (const IrTensor *)ctx;
-}
-
 /* Every load of an edge tensor that uses the loop's variable must be
  * T[e] exactly. */
 static bool bad_edge_load(const IrNode *n, void *ctx) {
@@ -107,7 +103,7 @@ static bool bad_edge_load(const IrNode *n, void *ctx) {
              "so every lane would still load it; drop prefetch(%s)", text,
              e->name, t->name, e->name, e->name);
     c->errors++;
-  } else if (ir_any(c->stage, writes_tensor, (void *)t)) {
+  } else if (pass_stage_stores(c->stage, t)) {
     ir_error(c->d, n->loc, "prefetch: loop '%s' reads %s, which its stage "
              "also writes; only inputs of the stage are prefetched", e->name,
              text);

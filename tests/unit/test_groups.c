@@ -16,15 +16,6 @@
 #include "interp/interp.h"
 #include "testutil.h"
 
-static Graph *open_graph(const char *file) {
-  Diag d;
-  ir_diag_init(&d, stderr);
-  Graph *g = graph_read(tu_dataset(file), &d);
-  ck_assert_msg(g != NULL, "%s: %s", file, d.buf);
-  ir_diag_free(&d);
-  return g;
-}
-
 /* Every in-edge of every destination in exactly one row, rows of at most G
  * edges of one destination. Without interleaving the rows are in
  * destination order; interleaved, each row's class is its destination's
@@ -135,7 +126,7 @@ START_TEST(test_tables) {
   /* skewed graphs: blogcatalog (in-degrees 1..3992), cnr-2000 (1..18234) */
   static const char *graphs[] = {"blogcatalog.mtx.gz", "cnr-2000.mtx.gz"};
   for (int gi = 0; gi < 2; gi++) {
-    Graph *g = open_graph(graphs[gi]);
+    Graph *g = tu_graph(graphs[gi]);
     check_table(g, 1, 0, 0);
     check_table(g, 7, 0, 0);
     check_table(g, 5, 3, 2);
@@ -185,25 +176,13 @@ END_TEST
 static float *run(const IrModule *lib, const char *opname, const char *sched,
                   const Graph *g, int64_t F, float *x, float *w, Arena *a) {
   Diag d;
-  ir_diag_init(&d, stderr);
-  IrOp *op = pass_op_copy(ir_module_find_op(lib, opname), a);
-  if (sched) {
-    ck_assert_msg(pass_schedule_text(op, lib, sched, a, &d) == 0, "%s: %s", sched, d.buf);
-    ck_assert_msg(pass_lower(op, a, &d, NULL, NULL) == 0, "%s: %s", sched, d.buf);
-  }
-  float *y = calloc((size_t)g->nv * (size_t)F, sizeof(float));
-  void *bufs[8] = {x, w, y}; /* temporaries (deterministic()'s): none */
-  ck_assert(op->ntensors <= 8);
-  if (op->ninputs == 1) {
-    bufs[1] = y;
-    bufs[2] = NULL;
-  }
-  InterpArgs args = {.graph = g, .mode = INTERP_F32, .buffers = bufs};
-  args.extents.n = op->nsyms;
-  for (int i = 0; i < op->nsyms; i++) args.extents.value[i] = F;
-  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
+  ir_diag_init(&d, NULL);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, opname), sched, a, &d);
+  ck_assert_msg(op != NULL, "%s: %s", sched, d.buf);
+  float *in[16] = {x, w}, *out[16] = {0};
+  ck_assert_msg(tu_interp(op, g, F, in, out, &d) == 0, "%s: %s", sched, d.buf);
   ir_diag_free(&d);
-  return y;
+  return out[op->ninputs]; /* Y */
 }
 
 
@@ -244,7 +223,7 @@ START_TEST(test_fill_unowned_rows) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
-  Graph *g = open_graph("wiki-Vote.mtx.gz");
+  Graph *g = tu_graph("wiki-Vote.mtx.gz");
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 4; oi++) {
@@ -346,7 +325,7 @@ START_TEST(test_semantics) {
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
   for (int gi = 0; gi < 2; gi++) {
-    Graph *g = open_graph(graphs[gi]);
+    Graph *g = tu_graph(graphs[gi]);
     float *x, *w;
     inputs(g, F, &x, &w);
     for (int oi = 0; oi < 2; oi++) {
@@ -394,7 +373,7 @@ START_TEST(test_semantics_classes) {
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
-  Graph *g = open_graph("blogcatalog.mtx.gz");
+  Graph *g = tu_graph("blogcatalog.mtx.gz");
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 2; oi++) {
@@ -453,18 +432,7 @@ START_TEST(test_ir_text) {
        "  for g in groups(2) @classes(3) {\n  }\n}\n",
        "belong on a groups loop"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    Arena *a = ir_arena_new();
-    Diag d;
-    ir_diag_init(&d, NULL);
-    IrModule *m = lang_parse_ir(a, &d, "<test>", bad[i].text);
-    if (m)
-      for (int k = 0; k < m->nops; k++) ir_verify_op(m->ops[k], &d, "test");
-    ck_assert_msg(d.nerrors > 0 && strstr(d.buf, bad[i].error), "%zu: want `%s`, got:\n%s",
-                  i, bad[i].error, d.buf);
-    ir_diag_free(&d);
-    ir_arena_free(a);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) tu_ir_refused(bad[i].text, bad[i].error);
 }
 END_TEST
 
