@@ -163,6 +163,14 @@ static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
   }
 }
 
+/* worker() as indices (t_idx): the ids themselves stay below 2^31 (a grid
+ * is capped at a few waves), the loop variables they start may not. */
+static void worker_idx(CgCtx *cg, IrBind bind, LLVMValueRef *id, LLVMValueRef *count) {
+  worker(cg, bind, id, count);
+  *id = cg_to_idx(cg, *id);
+  *count = cg_to_idx(cg, *count);
+}
+
 /* The first bound loop not inside another sets how the grid is sized. */
 static void set_launch(CgCtx *cg, const IrNode *l) {
   CgKernel *k = cg->kernel;
@@ -280,7 +288,8 @@ static bool collect_pf(const IrNode *n, void *ctx) {
 
 static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                              LLVMValueRef lane, bool is_float) {
-  if (is_float && LLVMTypeOf(v) == cg->t_f64) { /* as two 32-bit halves */
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  if (ty == cg->t_f64 || ty == cg->t_i64) { /* as two 32-bit halves */
     LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
     LLVMValueRef h = LLVMBuildBitCast(cg->b, v, v2, "");
     for (int k = 0; k < 2; k++) {
@@ -288,7 +297,7 @@ static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
       h = LLVMBuildInsertElement(cg->b, h, shfl_idx(cg, mask, part, lane, false),
                                  cg_i32(cg, k), "");
     }
-    return LLVMBuildBitCast(cg->b, h, cg->t_f64, "");
+    return LLVMBuildBitCast(cg->b, h, ty, "");
   }
   LLVMValueRef args[4] = {mask, v, lane, cg_i32(cg, 31)};
   return cg_intrinsic(cg, is_float ? "llvm.nvvm.shfl.sync.idx.f32"
@@ -332,8 +341,8 @@ typedef struct PfChunk {
 } PfChunk;
 
 /* The edges of a chunk, from block `body` (entered from the chunk's block)
- * to the next chunk: `cnt` of them, from the lanes of the active mask in
- * order; cnt NULL: 32, from lane j (the warp is whole). */
+ * to the next chunk: `cnt` (i32) of them, from the lanes of the active mask
+ * in order; cnt NULL: 32, from lane j (the warp is whole). */
 static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
                         LLVMValueRef cnt) {
   LLVMBuilderRef b = cg->b;
@@ -428,8 +437,8 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
 
   /* the chunk: each lane loads the scalars of its edge */
   LLVMPositionBuilderAtEnd(b, chunk);
-  LLVMValueRef c = LLVMBuildPhi(b, i32, "chunk");
-  LLVMValueRef mine = LLVMBuildNSWAdd(b, c, rank, "");
+  LLVMValueRef c = LLVMBuildPhi(b, cg->t_idx, "chunk");
+  LLVMValueRef mine = LLVMBuildNSWAdd(b, c, cg_to_idx(cg, rank), "");
   LLVMValueRef k = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, mine, end, ""),
                                    mine, c, "k");
   CgParamKind eid_kind = l->loop.kind == IR_LOOP_OUT_EDGES ? CG_PARAM_OUT_EID
@@ -450,8 +459,10 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
     w_l[j] = cg_load_elems(cg, ts[j], p, 0, true);
   }
   LLVMValueRef left_n = LLVMBuildSub(b, end, c, "");
-  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n, left_n, ""),
-                                     n, left_n, "cnt");
+  LLVMValueRef n_idx = cg_to_idx(cg, n);
+  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n_idx, left_n, ""),
+                                     n_idx, left_n, "cnt");
+  cnt = LLVMBuildTrunc(b, cnt, i32, ""); /* at most 32: a no-op when narrow */
 
   /* a whole chunk of a whole warp takes the loop of 32 trips, which LLVM
    * unrolls (a shuffle is convergent: LLVM unrolls no loop holding one
@@ -469,7 +480,7 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
   drop_unused(eid_l);
 
   LLVMPositionBuilderAtEnd(b, next_chunk);
-  LLVMValueRef cn = LLVMBuildNSWAdd(b, c, n, "");
+  LLVMValueRef cn = LLVMBuildNSWAdd(b, c, n_idx, "");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cn, end, ""), chunk, exit);
   LLVMValueRef cin[2] = {base, cn};
   LLVMBasicBlockRef cbbs[2] = {pre, next_chunk};
@@ -480,6 +491,13 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
+  if (cg->wide && (l->loop.kind == IR_LOOP_GROUPS || l->loop.kind == IR_LOOP_GROUP_EDGES ||
+                   l->loop.kind == IR_LOOP_GROUP_ROWS)) {
+    cg_error(cg, l->loc, "loop '%s' runs over neighbour groups, whose tables hold 32-bit "
+             "CSR positions: kernels of 64-bit indices (graphs past 2^31 edges, "
+             "docs/index64.md) take schedules without group()", l->loop.var->name);
+    return;
+  }
   if (l->loop.kind == IR_LOOP_GROUPS && l->loop.shared) { /* shared.c */
     cg_shared_groups(cg, l);
     return;
@@ -492,27 +510,28 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     set_launch(cg, l);
 
   /* The iteration space [base, end) */
-  LLVMValueRef base = cg_i32(cg, 0), end = NULL, of = NULL;
+  LLVMValueRef base = cg_idx(cg, 0), end = NULL, of = NULL;
   switch (l->loop.kind) {
   case IR_LOOP_RANGE: end = cg_expr_as(cg, l->loop.extent, IR_TY_INT); break;
   case IR_LOOP_SRC_V:
-  case IR_LOOP_DST_V: end = cg_param(cg, CG_PARAM_NV, 0); break;
-  case IR_LOOP_EDGES: end = cg_param(cg, CG_PARAM_NE, 0); break;
+  case IR_LOOP_DST_V: end = cg_param_idx(cg, CG_PARAM_NV, 0); break;
+  case IR_LOOP_EDGES: end = cg_param_idx(cg, CG_PARAM_NE, 0); break;
   case IR_LOOP_IN_EDGES:
   case IR_LOOP_OUT_EDGES: {
     CgParamKind pk = l->loop.kind == IR_LOOP_IN_EDGES ? CG_PARAM_IN_PTR
                                                       : CG_PARAM_OUT_PTR;
+    LLVMTypeRef et = cg->wide ? cg->t_i64 : cg->t_i32; /* offsets */
     LLVMValueRef ptr = cg_param(cg, pk, 0);
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    LLVMValueRef at = LLVMBuildGEP2(b, cg->t_i32, ptr, &of, 1, "");
+    LLVMValueRef at = LLVMBuildGEP2(b, et, ptr, &of, 1, "");
     LLVMValueRef one = cg_i32(cg, 1);
-    LLVMValueRef at1 = LLVMBuildGEP2(b, cg->t_i32, at, &one, 1, "");
-    base = cg_load(cg, cg->t_i32, at, true, "kbeg");
-    end = cg_load(cg, cg->t_i32, at1, true, "kend");
+    LLVMValueRef at1 = LLVMBuildGEP2(b, et, at, &one, 1, "");
+    base = cg_to_idx(cg, cg_load(cg, et, at, true, "kbeg"));
+    end = cg_to_idx(cg, cg_load(cg, et, at1, true, "kend"));
     break;
   }
   case IR_LOOP_GROUPS: /* docs/gpu-ir.md: the rows of the group table */
-    end = cg_param(cg, CG_PARAM_NGROUPS, 0);
+    end = cg_param_idx(cg, CG_PARAM_NGROUPS, 0);
     cg->kernel->group = l->loop.group;
     cg->kernel->group_ilv = l->loop.ilv;
     cg->kernel->group_cls = l->loop.ilv_cls;
@@ -525,7 +544,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     break;
   case IR_LOOP_GROUP_ROWS: { /* docs/gpu-ir.md: a destination's rows */
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_i32(cg, 1), "");
+    LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_idx(cg, 1), "");
     base = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of, "rbeg");
     end = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of1, "rend");
     cg->kernel->group = l->loop.group;
@@ -549,7 +568,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   }
 
   LLVMValueRef id, count;
-  worker(cg, bind, &id, &count);
+  worker_idx(cg, bind, &id, &count);
   LLVMValueRef start = LLVMBuildNSWAdd(b, base, id, "");
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
@@ -557,7 +576,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), body, exit);
 
   LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef i = LLVMBuildPhi(b, cg->t_i32, l->loop.var->name);
+  LLVMValueRef i = LLVMBuildPhi(b, cg->t_idx, l->loop.var->name);
   CgVar *v = &cg->vars[l->loop.var->id];
   CgVar saved_var = *v;
   LLVMValueRef eager[3];

@@ -286,7 +286,10 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     switch (prm->kind) {
     case CG_PARAM_TENSOR: values[i] = tensors[prm->id].ptr; break;
     case CG_PARAM_NV: *(int32_t *)&values[i] = g->nv; break;
-    case CG_PARAM_NE: *(int32_t *)&values[i] = g->ne; break;
+    case CG_PARAM_NE: /* int64 in a kernel of 64-bit indices */
+      if (cg_program_index_bits(p) == 64) *(int64_t *)&values[i] = g->ne;
+      else *(int32_t *)&values[i] = (int32_t)g->ne;
+      break;
     case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
     case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
     case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
@@ -355,6 +358,8 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   }
 
   RtDevGraph *dg = device_graph(g);
+  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto done;
+  rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto done;
   for (int f = 0; f < RT_FMT_COUNT; f++)
     if (formats & RT_FMT_BIT(f)) res->graph_bytes[f] = rt_devgraph_bytes(dg, (RtGraphFormat)f);
@@ -566,6 +571,8 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       int f = param_format(p->kernels[k].params[i].kind);
       if (f >= 0) formats |= RT_FMT_BIT(f);
     }
+  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto fail;
+  rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto fail;
   /* temporaries live with the prepared run; the caller's tensors do not */
   for (int i = 0; i < p->ntensors; i++) {

@@ -24,6 +24,22 @@ static void check_i32(const int32_t *got, const int32_t *want, size_t n,
                   got[i], want[i]);
 }
 
+/* Offsets and edge ids are int64 (graph.h); expectations are written as
+ * int32 lists. */
+static void check_i64(const int64_t *got, const int32_t *want, size_t n,
+                      const char *what) {
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(got[i] == want[i], "%s[%zu] = %lld, expected %d", what, i,
+                  (long long)got[i], want[i]);
+}
+
+static void check_i64s(const int64_t *got, const int64_t *want, size_t n,
+                       const char *what) {
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(got[i] == want[i], "%s[%zu] = %lld, expected %lld", what, i,
+                  (long long)got[i], (long long)want[i]);
+}
+
 /* The path of a fixture under tests/data/graphs, malloc'ed (tu_source's
  * buffer is shared with the other helpers). */
 static char *fixture(const char *name) {
@@ -48,11 +64,11 @@ static void check_same_graph(const Graph *a, const Graph *b) {
   size_t ne = (size_t)a->ne, np = (size_t)a->nv + 1;
   check_i32(a->src, b->src, ne, "src");
   check_i32(a->dst, b->dst, ne, "dst");
-  check_i32(a->in_ptr, b->in_ptr, np, "in_ptr");
-  check_i32(a->in_eid, b->in_eid, ne, "in_eid");
+  check_i64s(a->in_ptr, b->in_ptr, np, "in_ptr");
+  check_i64s(a->in_eid, b->in_eid, ne, "in_eid");
   check_i32(a->in_src, b->in_src, ne, "in_src");
-  check_i32(a->out_ptr, b->out_ptr, np, "out_ptr");
-  check_i32(a->out_eid, b->out_eid, ne, "out_eid");
+  check_i64s(a->out_ptr, b->out_ptr, np, "out_ptr");
+  check_i64s(a->out_eid, b->out_eid, ne, "out_eid");
   check_i32(a->out_dst, b->out_dst, ne, "out_dst");
 }
 
@@ -71,12 +87,12 @@ START_TEST(test_from_coo_tiny) {
   check_i32(g->src, (int32_t[]){2, 0, 1, 2, 0}, 5, "src");
   check_i32(g->dst, (int32_t[]){2, 1, 2, 1, 2}, 5, "dst");
   /* in-edges: v1 <- e1, e3; v2 <- e0, e2, e4 (edge-id order) */
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 2, 5, 5, 5}, 6, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){1, 3, 0, 2, 4}, 5, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 2, 5, 5, 5}, 6, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){1, 3, 0, 2, 4}, 5, "in_eid");
   check_i32(g->in_src, (int32_t[]){0, 2, 2, 1, 0}, 5, "in_src");
   /* out-edges: v0 -> e1, e4; v1 -> e2; v2 -> e0, e3 */
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 5, 5, 5}, 6, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){1, 4, 2, 0, 3}, 5, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 5, 5, 5}, 6, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){1, 4, 2, 0, 3}, 5, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 2, 2, 2, 1}, 5, "out_dst");
   /* in-degrees 0 2 3 0 0: mean 1, variance (1+1+4+1+1)/5 */
   const GraphStats *s = &g->stats;
@@ -100,7 +116,7 @@ START_TEST(test_from_coo_empty) {
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(g->stats.isolated, 3);
   ck_assert_double_eq(g->stats.aes, 0.0);
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 0, 0}, 4, "in_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 0, 0}, 4, "in_ptr");
   graph_free(g);
   g = graph_from_coo(0, 0, NULL, NULL, "nothing", &d, (Loc){0});
   ck_assert_ptr_nonnull(g);
@@ -170,11 +186,11 @@ START_TEST(test_mm_general) {
   ck_assert_int_eq(g->ne, 4);
   check_i32(g->src, (int32_t[]){0, 2, 1, 0}, 4, "src");
   check_i32(g->dst, (int32_t[]){1, 4, 1, 1}, 4, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 3, 3, 3, 4}, 6, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){0, 2, 3, 1}, 4, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 3, 3, 3, 4}, 6, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){0, 2, 3, 1}, 4, "in_eid");
   check_i32(g->in_src, (int32_t[]){0, 1, 0, 2}, 4, "in_src");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 4, 4, 4}, 6, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){0, 3, 2, 1}, 4, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 4, 4, 4}, 6, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){0, 3, 2, 1}, 4, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 1, 1, 4}, 4, "out_dst");
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_int_eq(g->stats.isolated, 1); /* vertex 3 */
@@ -213,11 +229,11 @@ START_TEST(test_mm_symmetric_order) {
   /* (i,j) then (j,i) right after it; the diagonal entry once */
   check_i32(g->src, (int32_t[]){1, 0, 2, 3, 0, 3, 2}, 7, "src");
   check_i32(g->dst, (int32_t[]){0, 1, 2, 0, 3, 2, 3}, 7, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){0, 3, 1, 2, 5, 4, 6}, 7, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){0, 3, 1, 2, 5, 4, 6}, 7, "in_eid");
   check_i32(g->in_src, (int32_t[]){1, 3, 0, 2, 3, 0, 2}, 7, "in_src");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){1, 4, 0, 2, 6, 3, 5}, 7, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){1, 4, 0, 2, 6, 3, 5}, 7, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 3, 0, 2, 3, 0, 2}, 7, "out_dst");
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_double_eq_tol(g->stats.aes, (1 + 1 + 0 + 3 + 3 + 1 + 1) / 7.0,
@@ -234,7 +250,7 @@ START_TEST(test_snap) {
   ck_assert_int_eq(g->ne, 4);
   check_i32(g->src, (int32_t[]){0, 1, 2, 5}, 4, "src");
   check_i32(g->dst, (int32_t[]){1, 2, 0, 2}, 4, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 1, 2, 4, 4, 4, 4}, 7, "in_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 1, 2, 4, 4, 4, 4}, 7, "in_ptr");
   check_i32(g->in_src, (int32_t[]){2, 0, 1, 5}, 4, "in_src");
   ck_assert_int_eq(g->stats.isolated, 2);
   graph_free(g);
@@ -445,8 +461,8 @@ START_TEST(test_grid_small) {
             14, "src");
   check_i32(g->dst, (int32_t[]){1, 3, 0, 2, 4, 1, 5, 0, 4, 1, 3, 5, 2, 4},
             14, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "in_ptr");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "out_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "in_ptr");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "out_ptr");
   ck_assert_int_eq(g->stats.in_deg_max, 3);
   ck_assert_int_eq(g->stats.self_loops, 0);
   graph_free(g);
