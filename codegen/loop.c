@@ -305,14 +305,21 @@ static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                       NULL, 0, args, 4);
 }
 
-/* Removes `v` if nothing uses it, and then its address if that was its
- * only use. */
+/* Removes `v` if nothing uses it, and then what computed it (its address,
+ * the load a 64-bit index was extended from, the halves of a 64-bit
+ * shuffle) when that was its only use: a dropped array must leave no
+ * instruction that would keep it a kernel parameter. */
 static void drop_unused(LLVMValueRef v) {
-  if (!v || LLVMGetFirstUse(v)) return;
-  LLVMValueRef addr = LLVMIsALoadInst(v) ? LLVMGetOperand(v, 0) : NULL;
+  if (!v || !LLVMIsAInstruction(v) || LLVMGetFirstUse(v)) return;
+  if (!LLVMIsALoadInst(v) && !LLVMIsAGetElementPtrInst(v) && !LLVMIsACastInst(v) &&
+      !LLVMIsAExtractElementInst(v) && !LLVMIsAInsertElementInst(v) && !LLVMIsACallInst(v))
+    return;
+  int n = LLVMGetNumOperands(v);
+  LLVMValueRef ops[8];
+  if (n > 8) n = 8;
+  for (int i = 0; i < n; i++) ops[i] = LLVMGetOperand(v, (unsigned)i);
   LLVMInstructionEraseFromParent(v);
-  if (addr && LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
-    LLVMInstructionEraseFromParent(addr);
+  for (int i = 0; i < n; i++) drop_unused(ops[i]);
 }
 
 /* The lanes executing here together: PTX activemask.b32 (LLVM 16 has no
@@ -602,13 +609,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   *v = saved_var;
   /* eager loads the body did not use would keep their arrays as kernel
    * parameters: drop them */
-  for (int j = 0; j < neager; j++) {
-    if (LLVMGetFirstUse(eager[j])) continue;
-    LLVMValueRef addr = LLVMGetOperand(eager[j], 0);
-    LLVMInstructionEraseFromParent(eager[j]);
-    if (LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
-      LLVMInstructionEraseFromParent(addr);
-  }
+  for (int j = 0; j < neager; j++) drop_unused(eager[j]);
 
   LLVMValueRef next = LLVMBuildNUWAdd(b, i, count, "");
   LLVMValueRef more =

@@ -89,15 +89,15 @@ if [ "${GOP_PREPARE_ONLY:-}" = index64 ]; then
   # the ring past 2^31 edges: 64-bit kernels (name:F lines of list.txt)
   big=$out/index64/big
   : >"$big/list.txt"
-  while read -r name op sched F; do
+  while IFS='|' read -r name op sched F; do
     "$pack" pack "stdlib:$op" --schedule "$sched" --target $t --index64 -o "$big/$name.pack" >/dev/null
     echo "$name.pack:$F" >>"$big/list.txt"
   done <<'LIST'
-copy_u_sum-thread_vertex copy_u_sum thread_vertex(1, 1) 1
-copy_u_sum-warp_vertex copy_u_sum warp_vertex(1, 1) 2
-copy_u_sum-thread_edge copy_u_sum thread_edge(1, 1) 1
-u_mul_e_sum-thread_vertex u_mul_e_sum thread_vertex(1, 1) 1
-u_mul_e_sum-spmm_vec4p u_mul_e_sum spmm_vec4p(1) 4
+copy_u_sum-thread_vertex|copy_u_sum|thread_vertex(1, 1)|1
+copy_u_sum-warp_vertex|copy_u_sum|warp_vertex(1, 1)|2
+copy_u_sum-thread_edge|copy_u_sum|thread_edge(1, 1)|1
+u_mul_e_sum-thread_vertex|u_mul_e_sum|thread_vertex(1, 1)|1
+u_mul_e_sum-spmm_vec4p|u_mul_e_sum|spmm_vec4p(1)|4
 LIST
   # |V| x F past 2^31 with 32-bit indices (ring:67108864:2, F = 33)
   "$pack" pack stdlib:copy_u_sum --schedule 'thread_vertex(1, 1)' --target $t \
@@ -120,9 +120,14 @@ LIST
       [ "$sched" != default ] && sargs=(--schedule "$sched")
       "$pack" emit "stdlib:$op" --stage lowered "${sargs[@]}" >/dev/null 2>&1 || continue
       n=$((n + 1))
+      # the extents its signature names: F = 16, H = 2
+      sig=$("$pack" ops --representative | grep "^$op(")
+      ext=""
+      [[ $sig == *F]* ]] && ext="--F 16"
+      [[ $sig == *", H"* ]] && ext="$ext --H 2"
       if "$pack" pack "stdlib:$op" "${sargs[@]}" --target $t --index64 \
            -o "$small/$n.pack" >/dev/null 2>"$small/err"; then
-        echo "$n.pack $op $sched" >>"$small/list.txt"
+        echo "$n.pack|$op|$sched|$ext" >>"$small/list.txt"
       else
         echo "$op $sched: $(grep -m1 'error:' "$small/err" | sed 's/.*error: //')" >>"$small/refused.txt"
       fi

@@ -46,9 +46,8 @@ failed=()
 if [ "$part" = all ] || [ "$part" = 1 ]; then
   echo "== 1. 64-bit kernels on cora (GOP_INDEX64=1), checked against the interpreter"
   small=$carry/index64/small
-  while read -r pack op sched; do
-    extra=()
-    [[ $op == *_heads ]] && extra=(--H 2)
+  while IFS='|' read -r pack op sched ext; do
+    read -r -a extra <<<"$ext" # the operator's extents: --F 16 [--H 2]
     echo "### $op $sched ($pack)" >>"$log"
     if [ "$dev" = --interp ]; then
       # a dry run: no pack runs without a GPU; the operator as written
@@ -57,7 +56,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     else
       cmd=("$gopc" run --pack "$small/$pack" --gpu --reps 3)
     fi
-    if GOP_INDEX64=1 "${cmd[@]}" --graph "$carry/datasets/cora.mtx.gz" --F 16 "${extra[@]}" \
+    if GOP_INDEX64=1 "${cmd[@]}" --graph "$carry/datasets/cora.mtx.gz" "${extra[@]}" \
          --check >"$log.one" 2>&1; then
       pass=$((pass + 1))
     else
@@ -94,7 +93,7 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     fi
     cat "$log.one" >>"$log"
   }
-  first=$(head -1 "$small/list.txt" | cut -d' ' -f1)
+  first=$(head -1 "$small/list.txt" | cut -d'|' -f1)
   refuse "compiled for 64-bit indices" GOP_INDEX64=0 -- --pack "$small/$first" \
     --graph "$carry/datasets/cora.mtx.gz" --F 16
   refuse "compiled for 32-bit indices" GOP_INDEX64=1 -- --pack "$carry/index64/narrow.pack" \
