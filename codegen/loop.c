@@ -309,8 +309,10 @@ static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
  * the load a 64-bit index was extended from, the halves of a 64-bit
  * shuffle) when that was its only use: a dropped array must leave no
  * instruction that would keep it a kernel parameter. */
-static void drop_unused(LLVMValueRef v) {
+static void drop_unused_but(LLVMValueRef v, const LLVMValueRef *keep, int nkeep) {
   if (!v || !LLVMIsAInstruction(v) || LLVMGetFirstUse(v)) return;
+  for (int i = 0; i < nkeep; i++)
+    if (keep[i] == v) return;
   if (!LLVMIsALoadInst(v) && !LLVMIsAGetElementPtrInst(v) && !LLVMIsACastInst(v) &&
       !LLVMIsAExtractElementInst(v) && !LLVMIsAInsertElementInst(v) && !LLVMIsACallInst(v))
     return;
@@ -319,8 +321,10 @@ static void drop_unused(LLVMValueRef v) {
   if (n > 8) n = 8;
   for (int i = 0; i < n; i++) ops[i] = LLVMGetOperand(v, (unsigned)i);
   LLVMInstructionEraseFromParent(v);
-  for (int i = 0; i < n; i++) drop_unused(ops[i]);
+  for (int i = 0; i < n; i++) drop_unused_but(ops[i], keep, nkeep);
 }
+
+static void drop_unused(LLVMValueRef v) { drop_unused_but(v, NULL, 0); }
 
 /* The lanes executing here together: PTX activemask.b32 (LLVM 16 has no
  * intrinsic for it), a convergent call with side effects so that LLVM
@@ -416,11 +420,15 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
     LLVMValueRef lin[2] = {mask, leftn};
     LLVMAddIncoming(left, lin, bbs, 2);
   }
-  /* shuffles the body did not need */
-  drop_unused(dst_load);
-  for (int t = 0; t < nts; t++) drop_unused(sh_w[t]);
-  drop_unused(sh_end);
-  drop_unused(sh_eid);
+  /* shuffles the body did not need, down to (not including) what the
+   * chunk loaded: the other chunk loop shuffles it too, and prefetch_loop
+   * drops it when neither needed it */
+  LLVMValueRef keep[CG_MAX_PREFETCH + 4] = {pc->eid_l, pc->end_l, mask, of};
+  for (int t = 0; t < nts; t++) keep[4 + t] = pc->w_l[t];
+  drop_unused_but(dst_load, keep, 4 + nts);
+  for (int t = 0; t < nts; t++) drop_unused_but(sh_w[t], keep, 4 + nts);
+  drop_unused_but(sh_end, keep, 4 + nts);
+  drop_unused_but(sh_eid, keep, 4 + nts);
 }
 
 /* A @prefetch edge loop over CSR positions [base, end): the header above. */
@@ -482,8 +490,9 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
                 LLVMGetInsertBlock(b), next_chunk};
   chunk_edges(cg, &pc, whole, NULL);
   chunk_edges(cg, &pc, part, cnt);
-  for (int t = 0; t < nts; t++) drop_unused(w_l[t]);
-  drop_unused(end_l);
+  LLVMValueRef loaded[2] = {eid_l, end_l}; /* dropped last, each once */
+  for (int t = 0; t < nts; t++) drop_unused_but(w_l[t], loaded, 2);
+  drop_unused_but(end_l, loaded + 0, 1);
   drop_unused(eid_l);
 
   LLVMPositionBuilderAtEnd(b, next_chunk);

@@ -329,6 +329,13 @@ int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out) {
   return 0;
 }
 
+static bool is_group_loop(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOOP &&
+         (n->loop.kind == IR_LOOP_GROUPS || n->loop.kind == IR_LOOP_GROUP_EDGES ||
+          n->loop.kind == IR_LOOP_GROUP_ROWS);
+}
+
 int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
@@ -352,6 +359,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   ir_diag_free(&quiet);
   if (rc != 0) return 1;
   count_atomics(c->body, out);
+  out->groups = ir_any(c->body, is_group_loop, NULL);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {
     int k = outer_bound_kind(main_stage(c->body));

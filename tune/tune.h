@@ -88,6 +88,8 @@ typedef struct TunePoint {
   bool prefetch;   /* an edge loop shuffles its indices (prefetch(e)) */
   bool filled;     /* the op's first stage fills only the rows its groups do
                       not own (passes/fill.c), instead of a fill of all Y */
+  bool groups;     /* some loop runs over neighbour groups: not for kernels
+                      of 64-bit indices (docs/index64.md) */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */
