@@ -62,6 +62,35 @@ static RtDevGraph *device_graph(const Graph *g) {
   return &graph_cache[slot];
 }
 
+/* ---- the index width (docs/index64.md) ---- */
+
+int rt_index_bits(const Graph *g) {
+  const char *force = getenv("GOP_INDEX64");
+  if (force && strcmp(force, "1") == 0) return 64;
+  return cg_index_bits_needed(g->nv, g->ne);
+}
+
+RtStatus rt_check_index_bits(const CgProgram *p, const Graph *g, Diag *d) {
+  int have = cg_program_index_bits(p), want = rt_index_bits(g);
+  if (have == want) return RT_OK;
+  const char *name = g->name ? g->name : "the graph";
+  if (want == 64 && cg_index_bits_needed(g->nv, g->ne) == 64)
+    ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but %s has %lld edges "
+             "(more than %lld): it needs kernels of 64-bit indices (gopc pack --index64, "
+             "or compile with GOP_INDEX64=1; docs/index64.md)", p->op, name,
+             (long long)g->ne, (long long)CG_INDEX32_MAX_EDGES);
+  else if (want == 64)
+    ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but GOP_INDEX64=1 asks "
+             "for kernels of 64-bit indices (pack it with gopc pack --index64; "
+             "docs/index64.md)", p->op);
+  else
+    ir_error(d, (Loc){0}, "%s was compiled for 64-bit indices, but %s (%lld edges) runs "
+             "with 32-bit ones: set GOP_INDEX64=1 to run 64-bit kernels on a small "
+             "graph, or pack it without --index64 (docs/index64.md)", p->op, name,
+             (long long)g->ne);
+  return RT_ERR;
+}
+
 /* The graph format a kernel parameter lives in, or -1 for non-graph ones. */
 static int param_format(CgParamKind k) {
   switch (k) {

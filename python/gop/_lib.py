@@ -29,7 +29,8 @@ class CacheStats(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("schedule", c_char_p), ("target", c_char_p),
-                ("dump_after", c_char_p), ("dump", c_void_p)]
+                ("dump_after", c_char_p), ("dump", c_void_p),
+                ("index_bits", ctypes.c_int)]  # 0: 32, or 64 with GOP_INDEX64=1
 
 
 class CompileTimes(ctypes.Structure):
