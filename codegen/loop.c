@@ -289,6 +289,9 @@ static bool collect_pf(const IrNode *n, void *ctx) {
 static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                              LLVMValueRef lane, bool is_float) {
   LLVMTypeRef ty = LLVMTypeOf(v);
+  LLVMValueRef narrow = LLVMIsASExtInst(v) ? LLVMGetOperand(v, 0) : NULL;
+  if (ty == cg->t_i64 && narrow && LLVMTypeOf(narrow) == cg->t_i32) /* a vertex id */
+    return LLVMBuildSExt(cg->b, shfl_idx(cg, mask, narrow, lane, false), ty, "");
   if (ty == cg->t_f64 || ty == cg->t_i64) { /* as two 32-bit halves */
     LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
     LLVMValueRef h = LLVMBuildBitCast(cg->b, v, v2, "");
