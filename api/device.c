@@ -272,12 +272,6 @@ int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t n
     return -1;
   }
   const IrTensor *t = ir->tensors[i];
-  if (t->dtype != IR_DT_F32) {
-    ir_error(&r->ctx->diag, api_loc, "tensor %s of %s is %s: runs on the caller's device "
-             "memory take f32 tensors only yet (use gop_run_bind and gop_run_exec)", name,
-             ir->name, ir_dtype_name(t->dtype));
-    return -1;
-  }
   for (int d = 0; d < t->ndims; d++)
     if (t->dims[d].sym && !r->ext_set[t->dims[d].sym->id]) {
       ir_error(&r->ctx->diag, api_loc, "extent %s of tensor %s is not set (gop_run_set_extent)",
@@ -381,7 +375,8 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
     char what[96];
     snprintf(what, sizeof what, "%s %s of %s", gop_run_tensor_is_output(r, i) ? "output" : "input",
              ir->tensors[i]->name, ir->name);
-    if (rt_pointer_check(ptrs[i], (size_t)numel[i] * sizeof(float), what, &ctx->diag) != RT_OK)
+    size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(ir->tensors[i]->dtype);
+    if (rt_pointer_check(ptrs[i], bytes, what, &ctx->diag) != RT_OK)
       return -1;
     r->dptr_checked[i] = ptrs[i];
     r->dnumel[i] = numel[i];

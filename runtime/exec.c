@@ -563,13 +563,6 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       memcmp(x->syms, syms, sizeof(int64_t) * (size_t)p->nsyms) == 0)
     return RT_OK;
   rt_devexec_free(x);
-  for (int i = 0; i < p->ntensors; i++)
-    if (p->tensors[i].dtype != IR_DT_F32) {
-      ir_error(d, (Loc){0}, "%s: tensor %s is %s, and runs on the caller's device "
-               "memory take f32 tensors only yet (use gop_run_exec)", p->op,
-               p->tensors[i].name, ir_dtype_name(p->tensors[i].dtype));
-      return RT_ERR;
-    }
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
   x->p = p;
@@ -608,8 +601,8 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
     if (p->tensors[i].role != IR_ROLE_TEMP) continue;
     char what[64];
     snprintf(what, sizeof what, "%.40s", p->tensors[i].name);
-    if ((s = rt_tensor_alloc(&x->temps[i], (size_t)x->numel[i] * sizeof(float), what, d)) !=
-        RT_OK)
+    size_t bytes = (size_t)x->numel[i] * (size_t)ir_dtype_bytes(p->tensors[i].dtype);
+    if ((s = rt_tensor_alloc(&x->temps[i], bytes, what, d)) != RT_OK)
       goto fail;
   }
   RtModule *m = rt_module_load(p->ptx, p->op, d);
@@ -654,15 +647,27 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
   RtStatus s = rt_cuda_open(d); /* a no-op unless this thread is new */
   if (s != RT_OK) return s;
   const CgProgram *p = x->p;
+  static const char *init = "while initialising an output in the caller's stream";
   for (int i = 0; i < p->ntensors; i++) {
     const CgTensorInfo *t = &p->tensors[i];
     if (t->role == IR_ROLE_IN || (t->red == IR_RED_ASSIGN && t->role == IR_ROLE_OUT)) continue;
     RtDevPtr ptr = t->role == IR_ROLE_TEMP ? x->temps[i].ptr : ptrs[i];
-    if (!x->numel[i]) continue;
-    if ((s = RT_CU_WHAT("while initialising an output in the caller's stream",
-                        cuMemsetD32Async,
-                        (ptr, initial_word(t), (size_t)x->numel[i], (CUstream)stream))) != RT_OK)
-      return s;
+    size_t n = (size_t)x->numel[i];
+    if (!n) continue;
+    /* the start value in the tensor's dtype (initial_bits, as fill_initial) */
+    uint64_t bits = initial_bits(t);
+    CUstream st = (CUstream)stream;
+    if (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)
+      s = RT_CU_WHAT(init, cuMemsetD16Async, (ptr, (unsigned short)bits, n, st));
+    else if (t->dtype == IR_DT_F64) {
+      /* the low words, then the high words of every 8 bytes as a 2-D fill */
+      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, 2 * n, st));
+      if (s == RT_OK && (bits >> 32) != (bits & 0xffffffffu))
+        s = RT_CU_WHAT(init, cuMemsetD2D32Async, (ptr + 4, 8, (unsigned)(bits >> 32), 1, n, st));
+    } else {
+      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, n, st));
+    }
+    if (s != RT_OK) return s;
   }
   for (int k = 0; k < p->nkernels; k++) {
     struct RtDevLaunch *l = &x->launches[k];
