@@ -93,6 +93,7 @@ _SIGS = {
     "gop_module_op": (c_void_p, [c_void_p, c_int]),
     "gop_op_name": (c_char_p, [c_void_p]),
     "gop_op_signature": (c_char_p, [c_void_p]),
+    "gop_op_retype": (c_void_p, [c_void_p, c_char_p]),
     "gop_op_doc": (c_char_p, [c_void_p]),
     "gop_op_num_schedules": (c_int, [c_void_p]),
     "gop_op_schedule_signature": (c_char_p, [c_void_p, c_int]),
