@@ -476,7 +476,16 @@ static int drop_16bit_atomics(const IrOp *op, TunePoint *pts, int n) {
   return k;
 }
 
-int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
+/* Keeps the points that run over no neighbour groups. */
+static int drop_groups(TunePoint *pts, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!pts[i].groups) pts[k++] = pts[i];
+  return k;
+}
+
+int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena *a,
+                      TunePoint **out, Diag *d) {
   TuneOpShape shape;
   tune_op_shape(op, &shape);
   TunePoint *named = NULL;
@@ -486,11 +495,13 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint *
   for (int i = 0; i < m; i++)
     if (named[i].lanes) named[lanes++] = named[i];
   lanes = drop_16bit_atomics(op, named, lanes);
+  if (no_groups) lanes = drop_groups(named, lanes);
   if (lanes > 0) {
     *out = named;
     return lanes;
   }
   free(named);
   int n = tune_space_enumerate(op, lib, a, out, d);
+  if (n > 0 && no_groups) n = drop_groups(*out, n);
   return n < 0 ? n : drop_16bit_atomics(op, *out, n);
 }

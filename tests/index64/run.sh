@@ -64,6 +64,10 @@ check "64-bit PTX reads offsets and edge ids as u64" \
 expect "neighbour groups refused in 64-bit" \
   "runs over neighbour groups, whose tables hold 32-bit CSR positions" \
   "$gopc" emit stdlib:copy_u_sum --stage ptx --schedule 'spmm_groups(2, 2)' --index64
+check "the schedule chooser with 64-bit indices picks no neighbour groups (u_dot_v)" \
+  bash -c "GOP_INDEX64=1 '$gopc' run stdlib:u_dot_v --interp --graph ring:100:5 --F 16 --check | grep -q 'schedule: warp_edge'"
+check "... nor for copy_u_sum at F = 64" \
+  bash -c "GOP_INDEX64=1 '$gopc' run stdlib:copy_u_sum --interp --graph ring:100:5 --F 64 --check | grep 'schedule:' | grep -vq 'group\|gnnadvisor'"
 check "gopc graph ring:10:3" bash -c "'$gopc' graph ring:10:3 | grep -q 'graph ring:10:3: |V| 10, |E| 30, degree mean 3.00 std 0.00 max in 3 out 3'"
 expect "a bad ring" "D = 4 must be below N = 4" "$gopc" graph ring:4:4
 exit $fail
