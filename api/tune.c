@@ -68,13 +68,16 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
-  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
-                            &ctx->diag);
+  /* kernels of 64-bit indices take no neighbour groups (docs/index64.md) */
+  bool wide = rt_index_bits(g->rt) == 64;
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), wide, ctx->arena,
+                            &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) {
     free(pts);
-    ir_error(&ctx->diag, op->ir->loc, "no named schedule applies to operator %s",
-             op->ir->name);
+    ir_error(&ctx->diag, op->ir->loc, "no named schedule applies to operator %s%s",
+             op->ir->name,
+             wide ? " with 64-bit indices (docs/index64.md)" : "");
     return -1;
   }
   tune_model_rank(&shape, pts, n, &sig, F);

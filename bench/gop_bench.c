@@ -508,8 +508,8 @@ static int run(int argc, char **argv) {
                  100 * frac, wall);
         else
           printf(" %s (%.2f s)\n", why, wall);
-        fprintf(csv, "%s,%d,%d,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f\n", r->graph,
-                g->nv, g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
+        fprintf(csv, "%s,%d,%lld,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f\n", r->graph,
+                g->nv, (long long)g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
                 against, rel, ok ? res.timing.median_ms : 0, ok ? res.gbps : 0, ok ? frac : 0);
       }
       case_outputs_free(op, out);

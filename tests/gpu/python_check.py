@@ -46,11 +46,28 @@ MODEL_LAYERS = ["gcn_propagate", "gin_aggregate", "gat_attention"]  # + stdlib o
 SAGE_OPS = ["copy_u_mean"]
 
 results, record = recorder(8)
+# issue 19: 16-bit instances through the Python package on CUDA tensors
+# (plain reductions: 16-bit outputs refuse atomics)
+DTYPE_OPS = [(op, dt) for op in ("copy_u_sum", "u_mul_e_sum", "copy_u_mean")
+             for dt in ("bf16", "f16")]
+DTYPE_SCHED = "warp_vertex(1, 1)"
 
 
 def prepare():
     """Compiles every kernel the GPU run uses into the cache folder."""
-    return prepare_kernels(list(gop.stdlib) + [gop.layers[n] for n in MODEL_LAYERS])
+    rc = prepare_kernels(list(gop.stdlib) + [gop.layers[n] for n in MODEL_LAYERS])
+    g = gop.Graph.open("grid:4x4")
+    n, bad = 0, []
+    for op, dt in DTYPE_OPS:  # the 16-bit instances (check_dtypes)
+        try:
+            getattr(gop.stdlib, op).retype(dt).prepare(g, schedule=DTYPE_SCHED)
+            n += 1
+        except gop.GopError as e:
+            bad.append(f"{op} {dt}: {str(e).splitlines()[-1]}")
+    print(f"prepared {n} 16-bit instances into {gop.cache_dir()}")
+    for b in bad:
+        print("  not prepared:", b)
+    return rc
 
 
 # ---- helpers on the GPU ----
@@ -129,6 +146,26 @@ def check_ops(torch, g, tg):
         torch.cuda.synchronize()
         e = rel_l2(got, want)
         record("ops", f"{name} vs torch", e < 1e-5, f"rel L2 {e:.2g}")
+
+
+def check_dtypes(torch, g):
+    """bf16 and f16 instances on torch CUDA tensors of that dtype, against the
+    interpreter on the same CPU tensors (f32 accumulation, one rounding at
+    the end in both: they differ by a last-place rounding at most)."""
+    gen = torch.Generator().manual_seed(3)
+    for name, dt in DTYPE_OPS:
+        tdt = torch.bfloat16 if dt == "bf16" else torch.float16
+        try:
+            op = getattr(gop.stdlib, name).retype(dt)
+            xs = [x.to(tdt) for x in inputs_for(op, g, torch, gen)]
+            ref = op(g, *xs, schedule=DTYPE_SCHED)
+            got = op(g, *[x.cuda() for x in xs], schedule=DTYPE_SCHED)
+            torch.cuda.synchronize()
+            e = rel_l2(got.cpu(), ref)
+            ok = got.dtype == tdt and e < (1e-2 if dt == "bf16" else 2e-3)
+            record("dtypes", f"{name} {dt}", ok, f"rel L2 vs interpreter {e:.3g}, {got.dtype}")
+        except Exception as ex:  # noqa: BLE001 - every failure is recorded
+            record("dtypes", f"{name} {dt}", False, f"{type(ex).__name__}: {str(ex)[:300]}")
 
 
 def check_streams(torch, g):
@@ -457,6 +494,7 @@ def main():
     g = small_graph(a.datasets, a.small)
     skip = set(a.skip.split())
     sections = [("ops", lambda: check_ops(torch, g, tg)),
+                ("dtypes", lambda: check_dtypes(torch, g)),
                 ("streams", lambda: check_streams(torch, g)),
                 ("errors", lambda: check_errors(torch, g)),
                 ("cache", lambda: check_cache(torch, g)),

@@ -416,7 +416,7 @@ static void run_ref(Ref *ref, Run *r) {
     if (ok) printf(" relL2 %.1e\n", rel);
     else printf(" %s\n", why);
     if (csv)
-      fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
+      fprintf(csv, "%s,%d,%lld,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, (long long)g->ne,
               c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
               res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
     fflush(stdout);
@@ -487,7 +487,7 @@ static int run(int argc, char **argv) {
     double t_graph = rt_wall_seconds();
     Graph *g = graph_open(graphs[gi], &d);
     if (!g) return 1;
-    printf("# graph %s: |V| %d, |E| %d\n", gname, g->nv, g->ne);
+    printf("# graph %s: |V| %d, |E| %lld\n", gname, g->nv, (long long)g->ne);
     fflush(stdout);
     /* The distinct (operator, width) pairs, with their references computed
      * in parallel, leaving out those whose cases all passed before.
