@@ -104,6 +104,9 @@ const char *api_pick_target(GopContext *ctx, const char *asked);
  * after reporting. The original is never changed. */
 IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);
 /* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
+/* The index width to compile `o` for: o->index_bits, or when 0, 64 if
+ * GOP_INDEX64=1 else 32. -1 after reporting a width other than 32 or 64. */
+int api_index_bits(GopContext *ctx, const GopCompileOptions *o);
 int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
 
 /* ---- device.c ---- */

@@ -281,14 +281,29 @@ const char *api_pick_target(GopContext *ctx, const char *asked) {
   return t;
 }
 
+int api_index_bits(GopContext *ctx, const GopCompileOptions *o) {
+  int bits = o ? o->index_bits : 0;
+  if (bits == 0) {
+    const char *force = getenv("GOP_INDEX64");
+    return force && strcmp(force, "1") == 0 ? 64 : 32;
+  }
+  if (bits != 32 && bits != 64) {
+    ir_error(&ctx->diag, api_loc, "index width %d: kernels take 32- or 64-bit indices", bits);
+    return -1;
+  }
+  return bits;
+}
+
 /* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
 int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) {
   GopContext *ctx = op->module->ctx;
   const char *target = api_pick_target(ctx, o ? o->target : NULL);
   if (!target) return -1;
+  int bits = api_index_bits(ctx, o);
+  if (bits < 0) return -1;
   IrOp *lowered = api_schedule_op(op, o, true);
   if (!lowered) return -1;
-  if (cg_compile(lowered, target, out, &ctx->diag) != 0) return -1;
+  if (cg_compile_bits(lowered, target, bits, out, &ctx->diag) != 0) return -1;
   ctx->times.llvm_build_ms = out->times.build_ms;
   ctx->times.llvm_opt_ms = out->times.opt_ms;
   ctx->times.ptx_emit_ms = out->times.emit_ms;
@@ -316,8 +331,9 @@ char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o)
   }
   case GOP_STAGE_LLVM: {
     const char *target = api_pick_target(ctx, o ? o->target : NULL);
-    IrOp *c = target ? api_schedule_op(op, o, true) : NULL;
-    return c ? cg_emit_llvm(c, target, true, &ctx->diag) : NULL;
+    int bits = api_index_bits(ctx, o);
+    IrOp *c = target && bits > 0 ? api_schedule_op(op, o, true) : NULL;
+    return c ? cg_emit_llvm_bits(c, target, bits, true, &ctx->diag) : NULL;
   }
   case GOP_STAGE_PTX: {
     CgProgram p = {0};

@@ -141,14 +141,17 @@ static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], c
   GopContext *ctx = op->module->ctx;
   const char *target = api_pick_target(ctx, o ? o->target : NULL);
   if (!target) return -1;
+  int bits = api_index_bits(ctx, o);
+  if (bits < 0) return -1;
   IrOp *lowered = api_schedule_op(op, o, true);
   if (!lowered) return -1;
   char *written = ir_op_to_string(op->ir);
   char *low = ir_op_to_string(lowered);
   char *text = NULL;
+  /* 64-bit kernels are another program; 32-bit keys stay as they were */
   if (written && low &&
-      asprintf(&text, "%s\n--lowered\n%s\n--target %s\n--gop %s\n", written, low, target,
-               GOP_VERSION) < 0)
+      asprintf(&text, "%s\n--lowered\n%s\n--target %s\n--gop %s\n%s", written, low, target,
+               GOP_VERSION, bits == 64 ? "--index 64\n" : "") < 0)
     text = NULL;
   free(low);
   if (!text) {
@@ -175,7 +178,8 @@ int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
  * (and written to the folder). NULL after reporting. */
 static const CgProgram *cached_program(GopRun *r) {
   GopContext *ctx = r->ctx;
-  GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
+  GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
+                         .index_bits = rt_index_bits(r->graph->rt)};
   char key[17], *ir = NULL;
   const char *target;
   if (make_key(r->op, &o, key, &ir, &target) != 0) return NULL;
@@ -202,7 +206,8 @@ static const CgProgram *cached_program(GopRun *r) {
     /* a pack that cannot be read, or that (by a hash collision) holds
      * another operator, is compiled again and overwritten */
     found = cg_pack_read(path, &k->prog, &quiet) == 0 && k->prog.ir && ir &&
-            strcmp(k->prog.ir, ir) == 0 && strcmp(k->prog.target, target) == 0;
+            strcmp(k->prog.ir, ir) == 0 && strcmp(k->prog.target, target) == 0 &&
+            cg_program_index_bits(&k->prog) == o.index_bits;
     ir_diag_free(&quiet);
     if (found) {
       ctx->cache.disk_hits++;
@@ -267,12 +272,6 @@ int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t n
     return -1;
   }
   const IrTensor *t = ir->tensors[i];
-  if (t->dtype != IR_DT_F32) {
-    ir_error(&r->ctx->diag, api_loc, "tensor %s of %s is %s: runs on the caller's device "
-             "memory take f32 tensors only yet (use gop_run_bind and gop_run_exec)", name,
-             ir->name, ir_dtype_name(t->dtype));
-    return -1;
-  }
   for (int d = 0; d < t->ndims; d++)
     if (t->dims[d].sym && !r->ext_set[t->dims[d].sym->id]) {
       ir_error(&r->ctx->diag, api_loc, "extent %s of tensor %s is not set (gop_run_set_extent)",
@@ -376,7 +375,8 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
     char what[96];
     snprintf(what, sizeof what, "%s %s of %s", gop_run_tensor_is_output(r, i) ? "output" : "input",
              ir->tensors[i]->name, ir->name);
-    if (rt_pointer_check(ptrs[i], (size_t)numel[i] * sizeof(float), what, &ctx->diag) != RT_OK)
+    size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(ir->tensors[i]->dtype);
+    if (rt_pointer_check(ptrs[i], bytes, what, &ctx->diag) != RT_OK)
       return -1;
     r->dptr_checked[i] = ptrs[i];
     r->dnumel[i] = numel[i];

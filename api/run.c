@@ -99,7 +99,7 @@ const char *gop_graph_order(const GopGraph *g) {
 }
 
 long gop_graph_permutation(const GopGraph *g, const int32_t **new_of_old,
-                           const int32_t **edge_old) {
+                           const int64_t **edge_old) {
   const GraphPerm *p = g->rt->perm;
   if (new_of_old) *new_of_old = p ? p->new_of_old : NULL;
   if (edge_old) *edge_old = p ? p->edge_old : NULL;
@@ -199,6 +199,12 @@ GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) 
   if (!same) {
     ir_error(&ctx->diag, (Loc){file, 0, 0},
              "the kernels of this pack do not match the operator it carries");
+    cg_program_free(&p);
+    return NULL;
+  }
+  /* a pack of the other index width is refused before anything runs */
+  if (g && rt_check_index_bits(&p, g->rt, &ctx->diag) != RT_OK) {
+    ir_note(&ctx->diag, (Loc){file, 0, 0}, "in this kernel pack");
     cg_program_free(&p);
     return NULL;
   }
@@ -370,10 +376,12 @@ static int permuted_by(GopRun *r, const IrTensor *t) {
 
 /* Copies rows: to[map ? map[i] : i] = from[i], or (gather) to[i] =
  * from[map[i]], each row `w` bytes. */
-static void move_rows(void *to, const void *from, const int32_t *map, int64_t rows,
+/* `map` is int32 (vertices) or, with `map64`, int64 (edge ids). */
+static void move_rows(void *to, const void *from, const void *map, bool map64, int64_t rows,
                       int64_t w, bool gather) {
   for (int64_t i = 0; i < rows; i++) {
-    int64_t a = gather ? i : map[i], b = gather ? map[i] : i;
+    int64_t m = map64 ? ((const int64_t *)map)[i] : ((const int32_t *)map)[i];
+    int64_t a = gather ? i : m, b = gather ? m : i;
     memcpy((char *)to + a * w, (const char *)from + b * w, (size_t)w);
   }
 }
@@ -404,8 +412,10 @@ static void **permute_in(GopRun *r, void **user, int esize) {
     if (!in[i]) goto oom;
     if (t->role == IR_ROLE_OUT || rows == 0) continue;
     /* vertex v's row goes to new_of_old[v]; edge e here takes edge_old[e] */
-    if (how == 'v') move_rows(in[i], user[i], g->perm->new_of_old, rows, numel / rows * es, false);
-    else move_rows(in[i], user[i], g->perm->edge_old, rows, numel / rows * es, true);
+    if (how == 'v')
+      move_rows(in[i], user[i], g->perm->new_of_old, false, rows, numel / rows * es, false);
+    else
+      move_rows(in[i], user[i], g->perm->edge_old, true, rows, numel / rows * es, true);
   }
   return in;
 oom:
@@ -434,9 +444,9 @@ static void unpermute(GopRun *r, void **user, void **in, bool ok, int esize) {
       int64_t es = esize ? esize : ir_dtype_bytes(t->dtype);
       /* the row of vertex v is at new_of_old[v]; edge e here is edge_old[e] */
       if (rows > 0 && how == 'v')
-        move_rows(user[i], in[i], g->perm->new_of_old, rows, numel / rows * es, true);
+        move_rows(user[i], in[i], g->perm->new_of_old, false, rows, numel / rows * es, true);
       else if (rows > 0)
-        move_rows(user[i], in[i], g->perm->edge_old, rows, numel / rows * es, false);
+        move_rows(user[i], in[i], g->perm->edge_old, true, rows, numel / rows * es, false);
     }
     free(in[i]);
   }
@@ -508,7 +518,8 @@ static RtStatus open_gpu(GopRun *r) {
 static int run_gpu(GopRun *r, void **data) {
   GopContext *ctx = r->ctx;
   if (!r->have_prog) {
-    GopCompileOptions o = {.schedule = r->schedule, .target = r->target};
+    GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
+                           .index_bits = rt_index_bits(r->graph->rt)};
     if (api_compile_op(r->op, &o, &r->prog) != 0) return -1;
     r->have_prog = true;
     r->stats.compile = ctx->times;

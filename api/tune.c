@@ -69,8 +69,10 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
-  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), ctx->arena, &pts,
-                            &ctx->diag);
+  /* kernels of 64-bit indices take no neighbour groups (docs/index64.md) */
+  bool wide = rt_index_bits(g->rt) == 64;
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), wide, ctx->arena,
+                            &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */
     free(pts);

@@ -33,7 +33,9 @@
  * the tables and plots of bench/results.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,34 @@ static void usage(void) {
         "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n"
         "                     [--edges dst|input]\n",
         stderr);
+}
+
+/* A usage error: what is wrong, then the usage after a blank line (as
+ * gopc prints its own). Returns 2, the exit status. */
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("gop_bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\n\n", stderr);
+  usage();
+  return 2;
+}
+
+/* Option `name`'s value `v` as a whole number in [lo, hi]; false after
+ * saying what is wrong. */
+static bool count_arg(const char *name, const char *v, long lo, long hi, long *out) {
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || end == v || *end || x < lo || x > hi) {
+    bad_usage("%s %s: not a whole number from %ld to %ld", name, v, lo, hi);
+    return false;
+  }
+  *out = x;
+  return true;
 }
 
 /* ---- plan ---- */
@@ -116,30 +146,26 @@ static int plan(int argc, char **argv) {
   char ops_s[512] = "u_mul_e_sum copy_u_sum copy_u_mean copy_u_max u_dot_v u_add_v "
                     "edge_softmax";
   char grid_s[256] = "";
-  int top = 4;
+  long top = 4;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) {
-      usage();
-      return 2;
-    }
+    if (strcmp(argv[i], "--graphs") && strcmp(argv[i], "--F") && strcmp(argv[i], "--ops") &&
+        strcmp(argv[i], "--grid") && strcmp(argv[i], "--top"))
+      return bad_usage("%s: not an option of %s", argv[i], "gop_bench plan");
+    if (!v) return bad_usage("%s needs a value", argv[i]);
     if (strcmp(argv[i], "--graphs") == 0) snprintf(graphs_s, sizeof graphs_s, "%s", v);
     else if (strcmp(argv[i], "--F") == 0) snprintf(widths_s, sizeof widths_s, "%s", v);
     else if (strcmp(argv[i], "--ops") == 0) snprintf(ops_s, sizeof ops_s, "%s", v);
     else if (strcmp(argv[i], "--grid") == 0) snprintf(grid_s, sizeof grid_s, "%s", v);
-    else if (strcmp(argv[i], "--top") == 0) top = atoi(v);
-    else {
-      usage();
-      return 2;
-    }
+    else if (!count_arg("--top", v, 1, 64, &top)) return 2;
     i++;
   }
   const char *graphs[MAX_LIST], *widths[MAX_LIST], *ops[MAX_LIST];
   int ngraphs = split_list(graphs_s, graphs), nwidths = split_list(widths_s, widths),
       nops = split_list(ops_s, ops);
-  if (top < 1 || top > 64) {
-    fprintf(stderr, "gop_bench: --top must be 1..64\n");
-    return 2;
+  for (int wi = 0; wi < nwidths; wi++) {
+    long F;
+    if (!count_arg("--F", widths[wi], 1, 1 << 20, &F)) return 2;
   }
   mkdir(dir, 0755);
   char path[4096];
@@ -228,6 +254,23 @@ static int plan(int argc, char **argv) {
           tune_model_cost(&shape, &np, &sig, F, &c);
           plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, named[k]);
         }
+        /* Neighbour groups in teams (spmm_teams(G, T), issue 13): T lanes
+         * per group where 4T covers F or half of it (F <= 128), G 16 or
+         * 32; and with 8 features a lane (spmm_teams8), where 8T does, G
+         * 32 or 64. */
+        for (int v8 = 0; v8 < 2; v8++)
+          for (int64_t T = F / (8 << v8) > 0 ? F / (8 << v8) : 1;
+               F > 0 && T <= F / (4 << v8) && T <= (v8 ? 32 : 16); T *= 2)
+          for (int G = 16 << v8; G <= 32 << v8; G *= 2) {
+            char text[64];
+            snprintf(text, sizeof text, "spmm_teams%s(%d, %lld)", v8 ? "8" : "", G,
+                     (long long)T);
+            TunePoint np;
+            if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
+            TuneCost c;
+            tune_model_cost(&shape, &np, &sig, F, &c);
+            plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+          }
         GopScheduleChoice ch;
         if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
           char role[64];
@@ -277,7 +320,8 @@ static int read_plan(const char *dir, Row **out) {
   snprintf(path, sizeof path, "%s/plan.txt", dir);
   FILE *f = fopen(path, "r");
   if (!f) {
-    perror(path);
+    fprintf(stderr, "gop_bench: cannot read %s (gop_bench plan writes it): %s\n", path,
+            strerror(errno));
     return -1;
   }
   int n = 0, cap = 256;
@@ -325,30 +369,30 @@ static int read_plan(const char *dir, Row **out) {
 
 static int run(int argc, char **argv) {
   const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
-  int reps = 10;
-  double budget = 0, t0 = rt_wall_seconds();
+  long reps = 10, budget_s = 0;
+  double budget, t0 = rt_wall_seconds();
   bool by_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) {
-      usage();
-      return 2;
-    }
+    if (strcmp(argv[i], "--csv") && strcmp(argv[i], "--reps") && strcmp(argv[i], "--budget-s") &&
+        strcmp(argv[i], "--edges"))
+      return bad_usage("%s: not an option of %s", argv[i], "gop_bench run");
+    if (!v) return bad_usage("%s needs a value", argv[i]);
     if (strcmp(argv[i], "--csv") == 0) csv_path = v;
-    else if (strcmp(argv[i], "--reps") == 0) reps = atoi(v);
-    else if (strcmp(argv[i], "--budget-s") == 0) budget = atof(v);
-    else if (strcmp(argv[i], "--edges") == 0 && (!strcmp(v, "dst") || !strcmp(v, "input")))
+    else if (strcmp(argv[i], "--reps") == 0) {
+      if (!count_arg("--reps", v, 1, 100000, &reps)) return 2;
+    } else if (strcmp(argv[i], "--budget-s") == 0) {
+      if (!count_arg("--budget-s", v, 0, 1000000, &budget_s)) return 2;
+    } else if (!strcmp(v, "dst") || !strcmp(v, "input")) {
       by_dst = strcmp(v, "dst") == 0;
-    else {
-      usage();
-      return 2;
+    } else {
+      return bad_usage("--edges %s: choose dst (numbered by destination) or input "
+                       "(the file's order)", v);
     }
     i++;
   }
-  if (!csv_path || reps < 1) {
-    usage();
-    return 2;
-  }
+  budget = (double)budget_s;
+  if (!csv_path) return bad_usage("run needs --csv FILE");
   Row *rows;
   int nrows = read_plan(dir, &rows);
   if (nrows < 0) return 1;
@@ -464,8 +508,8 @@ static int run(int argc, char **argv) {
                  100 * frac, wall);
         else
           printf(" %s (%.2f s)\n", why, wall);
-        fprintf(csv, "%s,%d,%d,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f\n", r->graph,
-                g->nv, g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
+        fprintf(csv, "%s,%d,%lld,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f\n", r->graph,
+                g->nv, (long long)g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
                 against, rel, ok ? res.timing.median_ms : 0, ok ? res.gbps : 0, ok ? frac : 0);
       }
       case_outputs_free(op, out);
@@ -486,8 +530,12 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 4 && strcmp(argv[1], "plan") == 0) return plan(argc - 2, argv + 2);
-  if (argc >= 4 && strcmp(argv[1], "run") == 0) return run(argc - 2, argv + 2);
-  usage();
-  return 2;
+  if (argc < 2) {
+    usage();
+    return 2;
+  }
+  if (strcmp(argv[1], "plan") && strcmp(argv[1], "run"))
+    return bad_usage("%s: not a command (plan, run)", argv[1]);
+  if (argc < 4) return bad_usage("%s needs OUTDIR and DATASETS", argv[1]);
+  return strcmp(argv[1], "plan") == 0 ? plan(argc - 2, argv + 2) : run(argc - 2, argv + 2);
 }

@@ -13,17 +13,15 @@
 # GOP_MODELS_ARGS adds options, e.g. "--check-gop" (each gop forward also
 # checked against gop's interpreter: minutes more on the large graphs) or
 # "--models gcn,gat --reps 50".
-set -uo pipefail
-cd "$(dirname "$0")/.."
-carry=${1:?usage: bench/models.sh CARRY OUT [GRAPHS]}
-out=${2:?usage: bench/models.sh CARRY OUT [GRAPHS]}
+source "$(dirname "$0")/../tools/gpu-common.sh"
+gpu_usage "bench/models.sh CARRY OUT [GRAPHS]" 2 "$@"
 graphs=${3:-cora,pubmed,ogbn-arxiv,molhiv}
-mkdir -p "$out"
-bash tools/gpu-unpack.sh "$carry" || exit 1 # gopc may be xz'ed
+gpu_out "$2"
+gpu_carry "$1"
 for g in ${graphs//,/ }; do
   [ -f "$carry/datasets/$g.mtx.gz" ] || { echo "no $carry/datasets/$g.mtx.gz" >&2; exit 1; }
 done
-python3 bench/models_pyg.py --gopc "$carry/gopc" --datasets "$carry/datasets" \
+python3 bench/models_pyg.py --gopc "$gopc" --datasets "$carry/datasets" \
   --out "$out/work" --graphs "$graphs" ${GOP_MODELS_ARGS:-} 2>&1 |
   tee "$out/models.log"
 exit "${PIPESTATUS[0]}"

@@ -27,15 +27,11 @@
 # Writes OUT/reorder.csv (graph, method, op, F, schedule, median ms, AES,
 # locality, reorder seconds) and OUT/reorder.log; prints a table of times
 # and speedups over `none`.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-carry=${1:?usage: bench/reorder.sh CARRY OUT}
-out=${2:?usage: bench/reorder.sh CARRY OUT}
-mkdir -p "$out/graphs"
-out=$(cd "$out" && pwd)
-carry=$(cd "$carry" && pwd)
-gopc=$carry/gopc
-[ -x "$gopc" ] || { echo "no $gopc (run tools/gpu-unpack.sh $carry first)" >&2; exit 2; }
+source "$(dirname "$0")/../tools/gpu-common.sh"
+gpu_usage "bench/reorder.sh CARRY OUT" 2 "$@"
+gpu_out -a "$2" graphs
+gpu_carry -a "$1"
+[ -x "$gopc" ] || { echo "no $gopc: prepare $carry with tools/gpu-prepare.sh" >&2; exit 2; }
 budget=${GOP_REORDER_BUDGET_S:-300}
 methods=(${GOP_REORDER_METHODS:-none degree rcm community auto metis})
 if [ -n "${GOP_REORDER_GRAPHS:-}" ]; then
@@ -98,7 +94,6 @@ EOF
 fi
 
 # ---- timings ----
-ms_of() { sed -n 's/^  time \([0-9.]*\) ms.*/\1/p' | head -1; }
 for g in "${graphs[@]}"; do
   if [ $(( $(date +%s) - T0 )) -gt "$budget" ]; then
     echo "budget of $budget s spent: stopped before $g"
@@ -131,7 +126,7 @@ for g in "${graphs[@]}"; do
           rc=$?
           echo "== $g $m $op F=$F $s (exit $rc)" >> "$log"
           echo "$r" >> "$log"
-          ms=$(ms_of <<<"$r")
+          ms=$(gpu_ms <<<"$r")
           [ $rc -eq 0 ] || { ms=FAIL; status=1; }
           echo "$g,$m,$op,$F,\"$s\",${ms:-},$aes,$loc,$rs" >> "$csv"
         done

@@ -33,21 +33,17 @@
 #           aggregation schedules on the carried graphs (bench/reorder.sh;
 #           GOP_REORDER_BUDGET_S, default 300 s)
 # Writes OUT/<phase>/..., OUT/report/ and prints a short summary last.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-carry=${1:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
-out=${2:?usage: bench/run-all.sh CARRY OUT [PHASE...]}
+source "$(dirname "$0")/../tools/gpu-common.sh"
+gpu_usage "bench/run-all.sh CARRY OUT [PHASE...]" 2 "$@"
+gpu_out -a "$2"
+gpu_carry -a "$1"
 shift 2
 phases=("$@")
 [ ${#phases[@]} -gt 0 ] || phases=(suite ops peers gop models tune repl)
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-carry=$(cd "$carry" && pwd)
-bash tools/gpu-unpack.sh "$carry" || exit 1 # tools/gpu-prepare.sh compressed gopc, gop
 T0=$(date +%s)
 status=0
 summary=()
-gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "no GPU")
+gpu=$(gpu_name)
 echo "== $gpu, $(date -u +%Y-%m-%dT%H:%MZ), phases: ${phases[*]}"
 
 phase() { # name, then the command; records its status and seconds

@@ -85,6 +85,9 @@ import numpy as np
 import gop
 import gop.plan as gplan
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+from pyg_common import finish, recorder, report_checks, report_head, start  # noqa: E402
+
 STEPS, WARMUP, LR = 50, 5, 0.01
 K, FIN = 8, 64
 TOL_GRAD, TOL_LOSS, TOL_ACC = 1e-4, 1e-3, 0.005
@@ -111,15 +114,7 @@ ARCH = {
             ("gin", {"in_channels": 64, "out_channels": K, "train_eps": True})),
 }
 
-results = {"checks": [], "failed": 0}
-
-
-def record(section, name, ok, detail=""):
-    results["checks"].append({"section": section, "name": name, "ok": bool(ok),
-                              "detail": detail})
-    if not ok:
-        results["failed"] += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {section:9s} {name}: {detail}", flush=True)
+results, record = recorder(9)
 
 
 # ---- what the run needs compiled (no torch here) ----
@@ -699,9 +694,7 @@ def write_csv(path, rows):
 
 
 def write_report(out, summary, orows=()):
-    lines = [f"# gop training vs PyG on {results.get('device', '?')}, {results.get('date', '')}",
-             "", f"{len(results['checks']) - results['failed']} checks passed, "
-             f"{results['failed']} failed", ""]
+    lines = report_head(results, "gop training vs PyG")
     if summary:
         lines += [f"## full-batch training, {STEPS} Adam steps", "",
                   f"gop trains with schedule={SCHEDULE!r}; 'default' is the same gop model "
@@ -742,9 +735,7 @@ def write_report(out, summary, orows=()):
             lines.append(f"| {r['graph']} | {r['op']} | {r['extents']} | {r['wrt']} | "
                          f"{r['joint']} | {r['fwd_ms_default']:.3f} -> {r['fwd_ms_chosen']:.3f}"
                          f" | {b} | {r['schedule_chosen']} |")
-    lines += ["", "## checks", ""]
-    lines += [f"- {'ok' if c['ok'] else 'FAIL'} {c['section']}: {c['name']} {c['detail']}"
-              for c in results["checks"]]
+    lines += report_checks(results)
     with open(os.path.join(out, "train.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     results["summary"] = summary
@@ -775,15 +766,12 @@ def main():
     import torch_geometric.nn  # noqa: F401
     import gop.nn  # noqa: F401
     os.makedirs(a.out, exist_ok=True)
-    status, what = gop.device_status()
-    results.update({"device": what, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "torch": torch.__version__, "pyg": tg.__version__,
-                    "library": gop.library_path,
-                    "tolerances": {"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,
-                                   "accuracy_abs": TOL_ACC}})
+    ready, what = start(results, torch, tg.__version__,
+                        tolerances={"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,
+                                    "accuracy_abs": TOL_ACC})
     print(f"== gop {gop.__version__} on {what}; torch {torch.__version__}, PyG {tg.__version__}",
           flush=True)
-    if dev == "cuda" and (status != 0 or not torch.cuda.is_available()):
+    if dev == "cuda" and not ready:
         record("setup", "GPU", False, what)
         write_report(a.out, [])
         return 1
@@ -836,8 +824,7 @@ def main():
     write_csv(os.path.join(a.out, "train_summary.csv"), summary)
     write_csv(os.path.join(a.out, "ops.csv"), orows)
     write_report(a.out, summary, orows)
-    print(f"== {len(results['checks']) - results['failed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return finish(results)
 
 
 if __name__ == "__main__":

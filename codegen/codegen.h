@@ -37,16 +37,19 @@ int cg_target_check(const char *target, Diag *d);
 
 /* What a kernel parameter is bound to. Pointers are 64-bit device addresses
  * of int32 (graph arrays) or f32 (tensors) elements, 16-byte aligned, never
- * overlapping one another; scalars are int32. */
+ * overlapping one another; scalars are int32. In a program compiled for
+ * 64-bit indices (CgProgram.index_bits 64, docs/index64.md) the offsets
+ * and edge ids (in_ptr, in_eid, out_ptr, out_eid) are int64 arrays and
+ * `ne` an int64 scalar; vertex ids stay int32. */
 #define CG_PARAM_LIST(X)                                                      \
   X(TENSOR,  "tensor")  /* f32 *: tensor `id` of the op (IrTensor.id)     */ \
   X(SRC,     "src")     /* int32 *: COO source of each edge               */ \
   X(DST,     "dst")     /* int32 *: COO destination of each edge          */ \
-  X(IN_PTR,  "in_ptr")  /* int32 *: CSR by destination, |V| + 1 offsets   */ \
-  X(IN_EID,  "in_eid")  /* int32 *: CSR edge ids                          */ \
+  X(IN_PTR,  "in_ptr")  /* int32/64 *: CSR by destination, |V|+1 offsets */ \
+  X(IN_EID,  "in_eid")  /* int32/64 *: CSR edge ids                       */ \
   X(IN_SRC,  "in_src")  /* int32 *: CSR sources                           */ \
-  X(OUT_PTR, "out_ptr") /* int32 *: CSC by source, |V| + 1 offsets        */ \
-  X(OUT_EID, "out_eid") /* int32 *: CSC edge ids                          */ \
+  X(OUT_PTR, "out_ptr") /* int32/64 *: CSC by source, |V| + 1 offsets     */ \
+  X(OUT_EID, "out_eid") /* int32/64 *: CSC edge ids                       */ \
   X(OUT_DST, "out_dst") /* int32 *: CSC destinations                      */ \
   X(GRP_DST, "grp_dst") /* int32 *: neighbour-group table: destinations   */ \
   X(GRP_FIRST, "grp_first") /* int32 *: its first CSR positions           */ \
@@ -55,7 +58,7 @@ int cg_target_check(const char *target, Diag *d);
   X(GRP_VROW, "grp_vrow") /* int32 *: its rows in table order (segment.c)  */ \
   X(NGROUPS, "ngroups") /* int32: rows of that table                      */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
-  X(NE,      "ne")      /* int32: |E|                                     */ \
+  X(NE,      "ne")      /* int32 (int64 with 64-bit indices): |E|         */ \
   X(SYM,     "sym")     /* int32: the value of extent symbol `id`         */
 
 #define X_ENUM(k, ...) CG_PARAM_##k,
@@ -68,8 +71,18 @@ typedef struct CgParam {
 } CgParam;
 
 const char *cg_param_name(CgParamKind k);
-/* Size in bytes of the parameter as the kernel takes it: 8 or 4. */
+/* Size in bytes of the parameter as the kernel takes it: 8 (pointers) or 4
+ * (scalars; `ne` takes 8 in a program of 64-bit indices). */
 int cg_param_bytes(CgParamKind k);
+/* Whether graph array `k` holds int64 elements in a program of
+ * `index_bits` (32 or 64): the offsets and edge ids with 64-bit indices. */
+bool cg_param_wide(CgParamKind k, int index_bits);
+
+/* The index width a graph of nv vertices and ne edges needs: 64 when edge
+ * ids or CSR positions (with the headroom of split remainders and
+ * grid-stride steps, CG_INDEX32_MAX_EDGES) may pass int32, else 32. */
+#define CG_INDEX32_MAX_EDGES ((int64_t)INT32_MAX - ((int64_t)1 << 24))
+int cg_index_bits_needed(int64_t nv, int64_t ne);
 
 /* An integer expression over the graph's sizes and the extent symbols, in
  * postfix order: the extent of a bound loop, kept so that a runtime without
@@ -174,7 +187,11 @@ typedef struct CgProgram {
   CgTensorInfo *tensors; /* by IrTensor.id */
   char *ir;     /* the op's IR text (ir_op_to_string), or NULL */
   CgTimes times;
+  int index_bits; /* 32 or 64 (docs/index64.md); 0 reads as 32 */
 } CgProgram;
+
+/* p->index_bits, 0 read as 32. */
+int cg_program_index_bits(const CgProgram *p);
 
 /* Blocks to launch kernel `k`: 1 for ONE, `fill` for FILL, and for EXTENT
  * ceil(extent / per_block) (at least 1), with |V| = nv, |E| = ne and the
@@ -206,11 +223,19 @@ int cg_pack_read(const char *path, CgProgram *out, Diag *d);
  * `mean=` (lowering's job), dtypes other than f32 and bindings that break
  * docs/gpu-ir.md. Returns 0, or -1 after reporting (`out` is then zeroed). */
 int cg_compile(const IrOp *op, const char *target, CgProgram *out, Diag *d);
+/* The same for `index_bits` 32 or 64: with 64, every integer of the
+ * kernels (indices, loop variables, extents) is i64 and the graph's
+ * offsets and edge ids are read as int64 (docs/index64.md); neighbour-group
+ * loops are refused there. */
+int cg_compile_bits(const IrOp *op, const char *target, int index_bits,
+                    CgProgram *out, Diag *d);
 
 /* The LLVM module of `op` as text (after default<O3> when `optimize`), for
  * `gopc emit --stage llvm`; malloc'ed, or NULL after reporting. */
 char *cg_emit_llvm(const IrOp *op, const char *target, bool optimize,
                    Diag *d);
+char *cg_emit_llvm_bits(const IrOp *op, const char *target, int index_bits,
+                        bool optimize, Diag *d);
 
 /* ===========================================================================
  * Internal to codegen/: the codegen context and the construct emitters.
@@ -245,6 +270,8 @@ typedef struct CgCtx {
                                                              addrspace(1) */
   LLVMTypeRef t_i16, t_f16, t_f64;
   LLVMTypeRef t_val; /* values: the op's accumulator type, f32 or f64 */
+  bool wide;         /* 64-bit indices (docs/index64.md) */
+  LLVMTypeRef t_idx; /* IR integers: i32, or i64 when wide */
   unsigned md_invariant, md_loop; /* metadata kind ids */
 
   const IrOp *op;
@@ -265,6 +292,7 @@ typedef struct CgCtx {
   bool launch_set;
   int bound_depth;            /* enclosing bound loops */
   bool in_block, in_warp, in_lane, in_thread; /* enclosing bindings */
+  int team;                  /* the enclosing @warp loop's @team(T), 0: none */
   int seq_depth;              /* enclosing sequential loops */
   /* vector.c: the body of a @vec(n) loop emitted once for n features */
   int vec;                    /* n while emitting it, else 0 */
@@ -309,6 +337,10 @@ LLVMValueRef cg_load(CgCtx *cg, LLVMTypeRef ty, LLVMValueRef ptr,
                      bool invariant, const char *name);
 LLVMValueRef cg_i32(CgCtx *cg, int64_t v);
 LLVMValueRef cg_i64(CgCtx *cg, int64_t v);
+/* A constant of the index type (t_idx). */
+LLVMValueRef cg_idx(CgCtx *cg, int64_t v);
+/* An integer value (i32 or i64) sign-extended (or truncated) to t_idx. */
+LLVMValueRef cg_to_idx(CgCtx *cg, LLVMValueRef v);
 /* A constant of the value type (t_val: f32, or f64 in an f64 op). */
 LLVMValueRef cg_f32(CgCtx *cg, double v);
 
@@ -342,6 +374,8 @@ char *cg_emit_ptx(CgCtx *cg, size_t *len);
 int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k);
 /* The parameter of kind `kind` (for TENSOR and SYM: of `id`). */
 LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id);
+/* A scalar parameter (NV, NE, NGROUPS, SYM) as an IR integer (t_idx). */
+LLVMValueRef cg_param_idx(CgCtx *cg, CgParamKind kind, int id);
 
 /* stmt.c: statement lists, locals, guards. */
 void cg_stmts(CgCtx *cg, const IrNode *list);
@@ -360,7 +394,8 @@ LLVMValueRef cg_expr_as(CgCtx *cg, const IrNode *e, IrType want);
 /* The f32 value of `e`, fusing `a * b + c` into llvm.fmuladd when
  * `contract` (only sums are contracted, so max=/min= stay exact). */
 LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract);
-/* Element `idx` (i32) of graph array `kind`, read-only. */
+/* Element `idx` (an index, t_idx) of graph array `kind`, read-only, as an
+ * index (t_idx). */
 LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
                          const char *name);
 /* The address of element `idx` of `t`, with the linear offset in i64. */

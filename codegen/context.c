@@ -37,6 +37,7 @@ void cg_ctx_init(CgCtx *cg, const IrOp *op, const char *target,
   cg->t_f16 = LLVMHalfTypeInContext(cg->ctx);
   cg->t_f64 = LLVMDoubleTypeInContext(cg->ctx);
   cg->t_val = op && op->acc == IR_DT_F64 ? cg->t_f64 : cg->t_f32;
+  cg->t_idx = cg->t_i32; /* cg_compile_bits sets the width after this */
   cg->t_gptr = LLVMPointerTypeInContext(cg->ctx, 1); /* global memory */
   cg->md_invariant = LLVMGetMDKindIDInContext(cg->ctx, "invariant.load", 14);
   cg->md_loop = LLVMGetMDKindIDInContext(cg->ctx, "llvm.loop", 9);
@@ -124,6 +125,18 @@ LLVMValueRef cg_i32(CgCtx *cg, int64_t v) {
 
 LLVMValueRef cg_i64(CgCtx *cg, int64_t v) {
   return LLVMConstInt(cg->t_i64, (unsigned long long)v, 1);
+}
+
+LLVMValueRef cg_idx(CgCtx *cg, int64_t v) {
+  return LLVMConstInt(cg->t_idx, (unsigned long long)v, 1);
+}
+
+LLVMValueRef cg_to_idx(CgCtx *cg, LLVMValueRef v) {
+  LLVMTypeRef t = LLVMTypeOf(v);
+  if (t == cg->t_idx) return v;
+  if (LLVMGetIntTypeWidth(t) < LLVMGetIntTypeWidth(cg->t_idx))
+    return LLVMBuildSExt(cg->b, v, cg->t_idx, "");
+  return LLVMBuildTrunc(cg->b, v, cg->t_idx, "");
 }
 
 LLVMValueRef cg_f32(CgCtx *cg, double v) {

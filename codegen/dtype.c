@@ -140,13 +140,17 @@ static LLVMValueRef pack8(CgCtx *cg, const IrTensor *t, LLVMValueRef v) {
   return w;
 }
 
+static int min_int(int a, int b) { return a < b ? a : b; }
+
 LLVMValueRef cg_load_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef ptr, int n,
                            bool invariant) {
   if (n == 8 && ir_dtype_bytes(t->dtype) == 2)
     return fconv(cg, load8(cg, t, ptr, invariant), cg->t_val);
   LLVMTypeRef et = cg_elem_type(cg, t);
   LLVMValueRef v = cg_load(cg, wide(et, n), ptr, invariant, t->name);
-  if (n > 0) LLVMSetAlignment(v, (unsigned)(ir_dtype_bytes(t->dtype) * n));
+  /* 16 bytes at most: tensors start 16-byte aligned, and a wider vector (8
+   * f32) is two 16-byte accesses */
+  if (n > 0) LLVMSetAlignment(v, (unsigned)min_int(16, ir_dtype_bytes(t->dtype) * n));
   if (t->dtype == IR_DT_BF16) v = bf16_to_f32(cg, v, n);
   return fconv(cg, v, cg->t_val);
 }
@@ -167,7 +171,7 @@ LLVMValueRef cg_store_elems(CgCtx *cg, const IrTensor *t, LLVMValueRef v,
   default: v = fconv(cg, v, cg->t_f32); break;
   }
   LLVMValueRef st = LLVMBuildStore(cg->b, v, ptr);
-  LLVMSetAlignment(st, (unsigned)(ir_dtype_bytes(t->dtype) * (n > 0 ? n : 1)));
+  LLVMSetAlignment(st, (unsigned)min_int(16, ir_dtype_bytes(t->dtype) * (n > 0 ? n : 1)));
   return st;
 }
 

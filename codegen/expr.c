@@ -1,7 +1,7 @@
 /* codegen/expr.c: expressions, tensor addresses and graph accessors.
  *
- * Values are i32 for IR_TY_INT (indices: docs/gpu-ir.md makes integer
- * arithmetic 32-bit, refusing graphs and extents above 2^31 - 1), f32 for
+ * Values are t_idx for IR_TY_INT (indices: i32, or i64 in a program of
+ * 64-bit indices, docs/index64.md; docs/gpu-ir.md), f32 for
  * IR_TY_FLOAT and i1 for IR_TY_BOOL; operands are converted to the type the
  * IR builder gave the node. Element addresses are computed in i64, since
  * |E| * F alone can exceed 2^31: base + ((i0 * d1 + i1) * d2 + ...).
@@ -24,7 +24,7 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract);
 
 static LLVMTypeRef llvm_type(CgCtx *cg, IrType t) {
   switch (t) {
-  case IR_TY_INT: return cg->t_i32;
+  case IR_TY_INT: return cg->t_idx;
   case IR_TY_FLOAT: return cg->t_val;
   case IR_TY_BOOL: return cg->t_i1;
   case IR_TY_VOID: break;
@@ -42,11 +42,11 @@ static LLVMValueRef convert(CgCtx *cg, LLVMValueRef v, IrType from,
     if (from == IR_TY_BOOL) return LLVMBuildUIToFP(b, v, cg->t_val, "");
     break;
   case IR_TY_INT:
-    if (from == IR_TY_BOOL) return LLVMBuildZExt(b, v, cg->t_i32, "");
+    if (from == IR_TY_BOOL) return LLVMBuildZExt(b, v, cg->t_idx, "");
     break; /* float to index: refused below */
   case IR_TY_BOOL:
     if (from == IR_TY_INT)
-      return LLVMBuildICmp(b, LLVMIntNE, v, cg_i32(cg, 0), "");
+      return LLVMBuildICmp(b, LLVMIntNE, v, cg_idx(cg, 0), "");
     if (from == IR_TY_FLOAT)
       return LLVMBuildFCmp(b, LLVMRealUNE, v, cg_f32(cg, 0), "");
     break;
@@ -71,9 +71,10 @@ LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract) {
 
 LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
                          const char *name) {
+  LLVMTypeRef et = cg_param_wide(kind, cg->wide ? 64 : 32) ? cg->t_i64 : cg->t_i32;
   LLVMValueRef p =
-      LLVMBuildInBoundsGEP2(cg->b, cg->t_i32, cg_param(cg, kind, 0), &idx, 1, "");
-  return cg_load(cg, cg->t_i32, p, true, name);
+      LLVMBuildInBoundsGEP2(cg->b, et, cg_param(cg, kind, 0), &idx, 1, "");
+  return cg_to_idx(cg, cg_load(cg, et, p, true, name));
 }
 
 static LLVMValueRef dim_size(CgCtx *cg, const IrDim *d) {
@@ -142,7 +143,7 @@ static LLVMValueRef emit_var(CgCtx *cg, const IrNode *e) {
     return LLVMBuildLoad2(cg->b, cg->t_val, v->slot, var->name);
   }
   CgVar *v = loop_var(cg, var, e->loc);
-  return v ? v->value : LLVMGetUndef(cg->t_i32);
+  return v ? v->value : LLVMGetUndef(cg->t_idx);
 }
 
 /* src(e) or dst(e): an edge loop's variable has them loaded already (or
@@ -153,7 +154,7 @@ static LLVMValueRef emit_endpoint(CgCtx *cg, const IrNode *e) {
   const IrNode *edge = e->endpoint.e;
   if (edge->kind == IR_VAR && edge->var->kind == IR_VAR_EDGE) {
     CgVar *v = loop_var(cg, edge->var, edge->loc);
-    if (!v) return LLVMGetUndef(cg->t_i32);
+    if (!v) return LLVMGetUndef(cg->t_idx);
     if (v->src && v->dst) return is_src ? v->src : v->dst;
   }
   if (!is_src && edge->kind == IR_VAR) { /* dst(g): a group row's destination */
@@ -169,7 +170,7 @@ static LLVMValueRef emit_endpoint(CgCtx *cg, const IrNode *e) {
 static LLVMValueRef emit_degree(CgCtx *cg, const IrNode *e) {
   CgParamKind pk = e->kind == IR_INDEG ? CG_PARAM_IN_PTR : CG_PARAM_OUT_PTR;
   LLVMValueRef v = cg_expr_as(cg, e->endpoint.e, IR_TY_INT);
-  LLVMValueRef v1 = LLVMBuildNSWAdd(cg->b, v, cg_i32(cg, 1), "");
+  LLVMValueRef v1 = LLVMBuildNSWAdd(cg->b, v, cg_idx(cg, 1), "");
   LLVMValueRef deg = LLVMBuildNSWSub(cg->b, cg_graph_at(cg, pk, v1, ""),
                                      cg_graph_at(cg, pk, v, ""), "deg");
   return LLVMBuildSIToFP(cg->b, deg, cg->t_val, "");
@@ -303,7 +304,7 @@ static LLVMValueRef emit_un(CgCtx *cg, const IrNode *e, bool contract) {
   switch (e->un.op) {
   case IR_UN_NEG:
     if (e->type == IR_TY_INT)
-      return LLVMBuildNSWSub(cg->b, cg_i32(cg, 0),
+      return LLVMBuildNSWSub(cg->b, cg_idx(cg, 0),
                              cg_expr_as(cg, e->un.a, IR_TY_INT), "");
     return LLVMBuildFNeg(cg->b, cg_expr_float(cg, e->un.a, contract), "");
   case IR_UN_NOT:
@@ -350,14 +351,14 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   switch (e->kind) {
   case IR_FCONST: return cg_f32(cg, e->f);
   case IR_ICONST:
-    if (e->i < INT32_MIN || e->i > INT32_MAX) {
+    if (!cg->wide && (e->i < INT32_MIN || e->i > INT32_MAX)) {
       cg_error(cg, e->loc, "integer %lld does not fit the GPU's 32-bit "
                "indices", (long long)e->i);
-      return cg_i32(cg, 0);
+      return cg_idx(cg, 0);
     }
-    return cg_i32(cg, e->i);
+    return cg_idx(cg, e->i);
   case IR_VAR: return emit_var(cg, e);
-  case IR_SYM: return cg_param(cg, CG_PARAM_SYM, e->sym->id);
+  case IR_SYM: return cg_param_idx(cg, CG_PARAM_SYM, e->sym->id);
   case IR_LOAD: {
     const IrTensor *t = e->acc.tensor;
     /* T[e] in a @prefetch loop: the value a lane loaded for the warp */
@@ -374,8 +375,8 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   case IR_CALL: return emit_call(cg, e);
   case IR_SRC: case IR_DST: return emit_endpoint(cg, e);
   case IR_INDEG: case IR_OUTDEG: return emit_degree(cg, e);
-  case IR_NV: return cg_param(cg, CG_PARAM_NV, 0);
-  case IR_NE: return cg_param(cg, CG_PARAM_NE, 0);
+  case IR_NV: return cg_param_idx(cg, CG_PARAM_NV, 0);
+  case IR_NE: return cg_param_idx(cg, CG_PARAM_NE, 0);
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
     cg_error(cg, e->loc, "a statement (%s) where an expression belongs",
              ir_kind_name(e->kind));

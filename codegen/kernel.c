@@ -48,6 +48,10 @@ LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id) {
   unreachable("bad parameter kind");
 }
 
+LLVMValueRef cg_param_idx(CgCtx *cg, CgParamKind kind, int id) {
+  return cg_to_idx(cg, cg_param(cg, kind, id));
+}
+
 /* Marks the tensors stored to anywhere in `list`, and whether any loop is
  * bound. Expressions hold no stores, so only statements are walked. */
 static void scan(CgCtx *cg, const IrNode *list, bool *bound) {
@@ -204,7 +208,9 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
     fp[n++].p = (CgParam){(CgParamKind)kind, 0};
   for (int i = 0; i < op->nsyms; i++) fp[n++].p = (CgParam){CG_PARAM_SYM, i};
   for (int i = 0; i < n; i++)
-    types[i] = cg_param_bytes(fp[i].p.kind) == 8 ? cg->t_gptr : cg->t_i32;
+    types[i] = cg_param_bytes(fp[i].p.kind) == 8    ? cg->t_gptr
+               : cg->wide && fp[i].p.kind == CG_PARAM_NE ? cg->t_i64
+                                                       : cg->t_i32;
   LLVMValueRef full = LLVMAddFunction(
       cg->mod, "gop.full", LLVMFunctionType(cg->t_void, types, (unsigned)n, 0));
   free(types);

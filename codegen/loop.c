@@ -13,7 +13,9 @@
  *     @lane    tid.x % 32                   32
  *
  * (inside a @block loop, @warp and @thread count within the block: tid.x / 32
- * of ntid.x / 32, tid.x of ntid.x). Bound loops test `i + count < end`
+ * of ntid.x / 32, tid.x of ntid.x). A @warp loop with @team(T) counts teams
+ * of T lanes instead of warps (gtid / T of nthreads / T), and the @lane
+ * loops inside it the lanes of the team (tid.x % T of T). Bound loops test `i + count < end`
  * unsigned: i < end <= 2^31 - 1 and count < 2^31, so the sum cannot wrap
  * in 32 bits, while a signed test could overflow near 2^31.
  *
@@ -123,7 +125,7 @@ static bool check_binding(CgCtx *cg, const IrNode *l) {
 }
 
 /* The worker id and count of a binding (sequential: 0 and 1). */
-static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
+static void worker(CgCtx *cg, IrBind bind, int team, LLVMValueRef *id,
                    LLVMValueRef *count) {
   LLVMBuilderRef b = cg->b;
   switch (bind) {
@@ -135,10 +137,12 @@ static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
     *id = cg_sreg(cg, "ctaid.x");
     *count = cg_sreg(cg, "nctaid.x");
     return;
-  case IR_BIND_LANE:
-    *id = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
-    *count = cg_i32(cg, 32);
+  case IR_BIND_LANE: {
+    int lanes = cg->team ? cg->team : 32;
+    *id = LLVMBuildAnd(b, cg_sreg(cg, "tid.x"), cg_i32(cg, lanes - 1), "lane");
+    *count = cg_i32(cg, lanes);
     return;
+  }
   case IR_BIND_WARP:
   case IR_BIND_THREAD:
     break;
@@ -158,9 +162,20 @@ static void worker(CgCtx *cg, IrBind bind, LLVMValueRef *id,
     *id = gid;
     *count = gcount;
   } else {
-    *id = LLVMBuildLShr(b, gid, cg_i32(cg, 5), "warp");
-    *count = LLVMBuildLShr(b, gcount, cg_i32(cg, 5), "nwarps");
+    int shift = 5; /* a team of T = 2^k lanes: shift by k */
+    while (team && (1 << shift) > team) shift--;
+    *id = LLVMBuildLShr(b, gid, cg_i32(cg, shift), team ? "team" : "warp");
+    *count = LLVMBuildLShr(b, gcount, cg_i32(cg, shift), team ? "nteams" : "nwarps");
   }
+}
+
+/* worker() as indices (t_idx): the ids themselves stay below 2^31 (a grid
+ * is capped at a few waves), the loop variables they start may not. */
+static void worker_idx(CgCtx *cg, IrBind bind, int team, LLVMValueRef *id,
+                       LLVMValueRef *count) {
+  worker(cg, bind, team, id, count);
+  *id = cg_to_idx(cg, *id);
+  *count = cg_to_idx(cg, *count);
 }
 
 /* The first bound loop not inside another sets how the grid is sized. */
@@ -171,7 +186,7 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
   memset(ln, 0, sizeof *ln);
   ln->bind = l->loop.bind;
   ln->per_block = l->loop.bind == IR_BIND_BLOCK  ? 1
-                  : l->loop.bind == IR_BIND_WARP ? k->threads / 32
+                  : l->loop.bind == IR_BIND_WARP ? k->threads / (l->loop.team ? l->loop.team : 32)
                                                  : k->threads;
   ln->kind = CG_LAUNCH_EXTENT;
   switch (l->loop.kind) {
@@ -280,7 +295,11 @@ static bool collect_pf(const IrNode *n, void *ctx) {
 
 static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                              LLVMValueRef lane, bool is_float) {
-  if (is_float && LLVMTypeOf(v) == cg->t_f64) { /* as two 32-bit halves */
+  LLVMTypeRef ty = LLVMTypeOf(v);
+  LLVMValueRef narrow = LLVMIsASExtInst(v) ? LLVMGetOperand(v, 0) : NULL;
+  if (ty == cg->t_i64 && narrow && LLVMTypeOf(narrow) == cg->t_i32) /* a vertex id */
+    return LLVMBuildSExt(cg->b, shfl_idx(cg, mask, narrow, lane, false), ty, "");
+  if (ty == cg->t_f64 || ty == cg->t_i64) { /* as two 32-bit halves */
     LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
     LLVMValueRef h = LLVMBuildBitCast(cg->b, v, v2, "");
     for (int k = 0; k < 2; k++) {
@@ -288,7 +307,7 @@ static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
       h = LLVMBuildInsertElement(cg->b, h, shfl_idx(cg, mask, part, lane, false),
                                  cg_i32(cg, k), "");
     }
-    return LLVMBuildBitCast(cg->b, h, cg->t_f64, "");
+    return LLVMBuildBitCast(cg->b, h, ty, "");
   }
   LLVMValueRef args[4] = {mask, v, lane, cg_i32(cg, 31)};
   return cg_intrinsic(cg, is_float ? "llvm.nvvm.shfl.sync.idx.f32"
@@ -296,15 +315,26 @@ static LLVMValueRef shfl_idx(CgCtx *cg, LLVMValueRef mask, LLVMValueRef v,
                       NULL, 0, args, 4);
 }
 
-/* Removes `v` if nothing uses it, and then its address if that was its
- * only use. */
-static void drop_unused(LLVMValueRef v) {
-  if (!v || LLVMGetFirstUse(v)) return;
-  LLVMValueRef addr = LLVMIsALoadInst(v) ? LLVMGetOperand(v, 0) : NULL;
+/* Removes `v` if nothing uses it, and then what computed it (its address,
+ * the load a 64-bit index was extended from, the halves of a 64-bit
+ * shuffle) when that was its only use: a dropped array must leave no
+ * instruction that would keep it a kernel parameter. */
+static void drop_unused_but(LLVMValueRef v, const LLVMValueRef *keep, int nkeep) {
+  if (!v || !LLVMIsAInstruction(v) || LLVMGetFirstUse(v)) return;
+  for (int i = 0; i < nkeep; i++)
+    if (keep[i] == v) return;
+  if (!LLVMIsALoadInst(v) && !LLVMIsAGetElementPtrInst(v) && !LLVMIsACastInst(v) &&
+      !LLVMIsAExtractElementInst(v) && !LLVMIsAInsertElementInst(v) && !LLVMIsACallInst(v))
+    return;
+  int n = LLVMGetNumOperands(v);
+  LLVMValueRef ops[8];
+  if (n > 8) n = 8;
+  for (int i = 0; i < n; i++) ops[i] = LLVMGetOperand(v, (unsigned)i);
   LLVMInstructionEraseFromParent(v);
-  if (addr && LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
-    LLVMInstructionEraseFromParent(addr);
+  for (int i = 0; i < n; i++) drop_unused_but(ops[i], keep, nkeep);
 }
+
+static void drop_unused(LLVMValueRef v) { drop_unused_but(v, NULL, 0); }
 
 /* The lanes executing here together: PTX activemask.b32 (LLVM 16 has no
  * intrinsic for it), a convergent call with side effects so that LLVM
@@ -332,8 +362,8 @@ typedef struct PfChunk {
 } PfChunk;
 
 /* The edges of a chunk, from block `body` (entered from the chunk's block)
- * to the next chunk: `cnt` of them, from the lanes of the active mask in
- * order; cnt NULL: 32, from lane j (the warp is whole). */
+ * to the next chunk: `cnt` (i32) of them, from the lanes of the active mask
+ * in order; cnt NULL: 32, from lane j (the warp is whole). */
 static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
                         LLVMValueRef cnt) {
   LLVMBuilderRef b = cg->b;
@@ -400,11 +430,15 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
     LLVMValueRef lin[2] = {mask, leftn};
     LLVMAddIncoming(left, lin, bbs, 2);
   }
-  /* shuffles the body did not need */
-  drop_unused(dst_load);
-  for (int t = 0; t < nts; t++) drop_unused(sh_w[t]);
-  drop_unused(sh_end);
-  drop_unused(sh_eid);
+  /* shuffles the body did not need, down to (not including) what the
+   * chunk loaded: the other chunk loop shuffles it too, and prefetch_loop
+   * drops it when neither needed it */
+  LLVMValueRef keep[CG_MAX_PREFETCH + 4] = {pc->eid_l, pc->end_l, mask, of};
+  for (int t = 0; t < nts; t++) keep[4 + t] = pc->w_l[t];
+  drop_unused_but(dst_load, keep, 4 + nts);
+  for (int t = 0; t < nts; t++) drop_unused_but(sh_w[t], keep, 4 + nts);
+  drop_unused_but(sh_end, keep, 4 + nts);
+  drop_unused_but(sh_eid, keep, 4 + nts);
 }
 
 /* A @prefetch edge loop over CSR positions [base, end): the header above. */
@@ -428,8 +462,8 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
 
   /* the chunk: each lane loads the scalars of its edge */
   LLVMPositionBuilderAtEnd(b, chunk);
-  LLVMValueRef c = LLVMBuildPhi(b, i32, "chunk");
-  LLVMValueRef mine = LLVMBuildNSWAdd(b, c, rank, "");
+  LLVMValueRef c = LLVMBuildPhi(b, cg->t_idx, "chunk");
+  LLVMValueRef mine = LLVMBuildNSWAdd(b, c, cg_to_idx(cg, rank), "");
   LLVMValueRef k = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, mine, end, ""),
                                    mine, c, "k");
   CgParamKind eid_kind = l->loop.kind == IR_LOOP_OUT_EDGES ? CG_PARAM_OUT_EID
@@ -450,8 +484,10 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
     w_l[j] = cg_load_elems(cg, ts[j], p, 0, true);
   }
   LLVMValueRef left_n = LLVMBuildSub(b, end, c, "");
-  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n, left_n, ""),
-                                     n, left_n, "cnt");
+  LLVMValueRef n_idx = cg_to_idx(cg, n);
+  LLVMValueRef cnt = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, n_idx, left_n, ""),
+                                     n_idx, left_n, "cnt");
+  cnt = LLVMBuildTrunc(b, cnt, i32, ""); /* at most 32: a no-op when narrow */
 
   /* a whole chunk of a whole warp takes the loop of 32 trips, which LLVM
    * unrolls (a shuffle is convergent: LLVM unrolls no loop holding one
@@ -464,12 +500,13 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
                 LLVMGetInsertBlock(b), next_chunk};
   chunk_edges(cg, &pc, whole, NULL);
   chunk_edges(cg, &pc, part, cnt);
-  for (int t = 0; t < nts; t++) drop_unused(w_l[t]);
-  drop_unused(end_l);
+  LLVMValueRef loaded[2] = {eid_l, end_l}; /* dropped last, each once */
+  for (int t = 0; t < nts; t++) drop_unused_but(w_l[t], loaded, 2);
+  drop_unused_but(end_l, loaded + 0, 1);
   drop_unused(eid_l);
 
   LLVMPositionBuilderAtEnd(b, next_chunk);
-  LLVMValueRef cn = LLVMBuildNSWAdd(b, c, n, "");
+  LLVMValueRef cn = LLVMBuildNSWAdd(b, c, n_idx, "");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cn, end, ""), chunk, exit);
   LLVMValueRef cin[2] = {base, cn};
   LLVMBasicBlockRef cbbs[2] = {pre, next_chunk};
@@ -480,6 +517,13 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
+  if (cg->wide && (l->loop.kind == IR_LOOP_GROUPS || l->loop.kind == IR_LOOP_GROUP_EDGES ||
+                   l->loop.kind == IR_LOOP_GROUP_ROWS)) {
+    cg_error(cg, l->loc, "loop '%s' runs over neighbour groups, whose tables hold 32-bit "
+             "CSR positions: kernels of 64-bit indices (graphs past 2^31 edges, "
+             "docs/index64.md) take schedules without group()", l->loop.var->name);
+    return;
+  }
   if (l->loop.kind == IR_LOOP_GROUPS && l->loop.shared) { /* shared.c */
     cg_shared_groups(cg, l);
     return;
@@ -492,27 +536,28 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     set_launch(cg, l);
 
   /* The iteration space [base, end) */
-  LLVMValueRef base = cg_i32(cg, 0), end = NULL, of = NULL;
+  LLVMValueRef base = cg_idx(cg, 0), end = NULL, of = NULL;
   switch (l->loop.kind) {
   case IR_LOOP_RANGE: end = cg_expr_as(cg, l->loop.extent, IR_TY_INT); break;
   case IR_LOOP_SRC_V:
-  case IR_LOOP_DST_V: end = cg_param(cg, CG_PARAM_NV, 0); break;
-  case IR_LOOP_EDGES: end = cg_param(cg, CG_PARAM_NE, 0); break;
+  case IR_LOOP_DST_V: end = cg_param_idx(cg, CG_PARAM_NV, 0); break;
+  case IR_LOOP_EDGES: end = cg_param_idx(cg, CG_PARAM_NE, 0); break;
   case IR_LOOP_IN_EDGES:
   case IR_LOOP_OUT_EDGES: {
     CgParamKind pk = l->loop.kind == IR_LOOP_IN_EDGES ? CG_PARAM_IN_PTR
                                                       : CG_PARAM_OUT_PTR;
+    LLVMTypeRef et = cg->wide ? cg->t_i64 : cg->t_i32; /* offsets */
     LLVMValueRef ptr = cg_param(cg, pk, 0);
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    LLVMValueRef at = LLVMBuildGEP2(b, cg->t_i32, ptr, &of, 1, "");
+    LLVMValueRef at = LLVMBuildGEP2(b, et, ptr, &of, 1, "");
     LLVMValueRef one = cg_i32(cg, 1);
-    LLVMValueRef at1 = LLVMBuildGEP2(b, cg->t_i32, at, &one, 1, "");
-    base = cg_load(cg, cg->t_i32, at, true, "kbeg");
-    end = cg_load(cg, cg->t_i32, at1, true, "kend");
+    LLVMValueRef at1 = LLVMBuildGEP2(b, et, at, &one, 1, "");
+    base = cg_to_idx(cg, cg_load(cg, et, at, true, "kbeg"));
+    end = cg_to_idx(cg, cg_load(cg, et, at1, true, "kend"));
     break;
   }
   case IR_LOOP_GROUPS: /* docs/gpu-ir.md: the rows of the group table */
-    end = cg_param(cg, CG_PARAM_NGROUPS, 0);
+    end = cg_param_idx(cg, CG_PARAM_NGROUPS, 0);
     cg->kernel->group = l->loop.group;
     cg->kernel->group_ilv = l->loop.ilv;
     cg->kernel->group_cls = l->loop.ilv_cls;
@@ -525,7 +570,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     break;
   case IR_LOOP_GROUP_ROWS: { /* docs/gpu-ir.md: a destination's rows */
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_i32(cg, 1), "");
+    LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_idx(cg, 1), "");
     base = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of, "rbeg");
     end = cg_graph_at(cg, CG_PARAM_GRP_VPTR, of1, "rend");
     cg->kernel->group = l->loop.group;
@@ -549,7 +594,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   }
 
   LLVMValueRef id, count;
-  worker(cg, bind, &id, &count);
+  worker_idx(cg, bind, l->loop.team, &id, &count);
   LLVMValueRef start = LLVMBuildNSWAdd(b, base, id, "");
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
@@ -557,7 +602,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, end, ""), body, exit);
 
   LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef i = LLVMBuildPhi(b, cg->t_i32, l->loop.var->name);
+  LLVMValueRef i = LLVMBuildPhi(b, cg->t_idx, l->loop.var->name);
   CgVar *v = &cg->vars[l->loop.var->id];
   CgVar saved_var = *v;
   LLVMValueRef eager[3];
@@ -565,6 +610,8 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
 
   bool saved_block = cg->in_block, saved_warp = cg->in_warp,
        saved_lane = cg->in_lane, saved_thread = cg->in_thread;
+  int saved_team = cg->team;
+  if (bind == IR_BIND_WARP) cg->team = l->loop.team;
   if (bind == IR_BIND_NONE) cg->seq_depth++;
   else cg->bound_depth++;
   cg->in_block |= bind == IR_BIND_BLOCK;
@@ -580,16 +627,11 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   cg->in_warp = saved_warp;
   cg->in_lane = saved_lane;
   cg->in_thread = saved_thread;
+  cg->team = saved_team;
   *v = saved_var;
   /* eager loads the body did not use would keep their arrays as kernel
    * parameters: drop them */
-  for (int j = 0; j < neager; j++) {
-    if (LLVMGetFirstUse(eager[j])) continue;
-    LLVMValueRef addr = LLVMGetOperand(eager[j], 0);
-    LLVMInstructionEraseFromParent(eager[j]);
-    if (LLVMIsAInstruction(addr) && !LLVMGetFirstUse(addr))
-      LLVMInstructionEraseFromParent(addr);
-  }
+  for (int j = 0; j < neager; j++) drop_unused(eager[j]);
 
   LLVMValueRef next = LLVMBuildNUWAdd(b, i, count, "");
   LLVMValueRef more =

@@ -28,3 +28,15 @@ char *cg_emit_llvm(const IrOp *op, const char *target, bool optimize, Diag *d) {
   refuse(op, d);
   return NULL;
 }
+
+int cg_compile_bits(const IrOp *op, const char *target, int index_bits, CgProgram *out,
+                    Diag *d) {
+  (void)index_bits;
+  return cg_compile(op, target, out, d);
+}
+
+char *cg_emit_llvm_bits(const IrOp *op, const char *target, int index_bits, bool optimize,
+                        Diag *d) {
+  (void)index_bits;
+  return cg_emit_llvm(op, target, optimize, d);
+}

@@ -11,6 +11,7 @@
  *   gop-pack 1
  *   op u_mul_e_sum
  *   target sm_90
+ *   index 64              (only in a pack of 64-bit indices)
  *   times 1.250 9.875 4.500
  *   sym 0 F
  *   tensor 0 X in src f32 = $0
@@ -88,6 +89,18 @@ int cg_param_bytes(CgParamKind k) {
   }
   unreachable("bad parameter kind");
 }
+
+bool cg_param_wide(CgParamKind k, int index_bits) {
+  return index_bits == 64 && (k == CG_PARAM_IN_PTR || k == CG_PARAM_IN_EID ||
+                              k == CG_PARAM_OUT_PTR || k == CG_PARAM_OUT_EID);
+}
+
+int cg_index_bits_needed(int64_t nv, int64_t ne) {
+  (void)nv; /* vertex ids are int32 whatever the width (graph/graph.h) */
+  return ne > CG_INDEX32_MAX_EDGES ? 64 : 32;
+}
+
+int cg_program_index_bits(const CgProgram *p) { return p->index_bits == 64 ? 64 : 32; }
 
 int cg_expr_eval(const CgExpr *e, int64_t nv, int64_t ne, const int64_t *syms,
                  int nsyms, int64_t *out) {
@@ -201,6 +214,8 @@ static void write_pack(FILE *f, const CgProgram *p) {
   fprintf(f, "gop-pack 1\n");
   fprintf(f, "op %s\n", p->op);
   fprintf(f, "target %s\n", p->target);
+  /* absent: 32-bit indices (packs written before there were two) */
+  if (cg_program_index_bits(p) == 64) fprintf(f, "index 64\n");
   fprintf(f, "times %.3f %.3f %.3f\n", p->times.build_ms, p->times.opt_ms,
           p->times.emit_ms);
   for (int i = 0; i < p->nsyms; i++) fprintf(f, "sym %d %s\n", i, p->syms[i]);
@@ -625,6 +640,14 @@ static int parse_pack(PackReader *r, CgProgram *p) {
       if (!cg_target_known(r->words[1]))
         return fail(r, "unknown target %s", r->words[1]);
       p->target = dup_word(r->words[1]);
+    } else if (strcmp(w, "index") == 0) {
+      int64_t bits;
+      if (want_words(r, 2, "index 32|64")) return -1;
+      if (p->index_bits) return fail(r, "a second `index` line");
+      if (parse_int(r, r->words[1], 32, 64, "index width", &bits)) return -1;
+      if (bits != 32 && bits != 64)
+        return fail(r, "bad index width %" PRId64 " (32 or 64)", bits);
+      p->index_bits = (int)bits;
     } else if (strcmp(w, "times") == 0) {
       if (want_words(r, 4, "times BUILD_MS OPT_MS EMIT_MS") ||
           parse_double(r, r->words[1], &p->times.build_ms) ||

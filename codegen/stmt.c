@@ -9,7 +9,9 @@
  * copies are combined by a butterfly of shfl.sync.bfly (offsets 16, 8, 4,
  * 2, 1, full mask), which leaves the total in every lane. The `var` is
  * outside every @lane loop, so all 32 lanes of the warp reach the shuffles
- * together; lanes that contributed nothing hold the identity (the analysis
+ * together (in a @team(T) warp loop, the T lanes of the team: offsets T / 2
+ * down to 1, the team's mask, since teams of one warp may run different
+ * numbers of iterations); lanes that contributed nothing hold the identity (the analysis
  * made the local start at it). Guards (`if (f < F) { }`, made by split) are
  * a conditional branch around their body. Loops and stores have their own
  * files.
@@ -124,20 +126,26 @@ static void emit_butterfly(CgCtx *cg, const IrVar *var, IrRed red) {
   CgVar *v = &cg->vars[var->id];
   LLVMValueRef x = LLVMBuildLoad2(cg->b, cg->t_val, v->slot, var->name);
   bool f64 = cg->t_val == cg->t_f64;
-  for (int d = 16; d >= 1; d /= 2) {
+  int lanes = cg->team ? cg->team : 32;
+  LLVMValueRef mask = cg_i32(cg, -1);
+  if (lanes < 32) { /* the team's lanes: (2^T - 1) << (lane & ~(T - 1)) */
+    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31 & ~(lanes - 1)), "");
+    mask = LLVMBuildShl(cg->b, cg_i32(cg, (int)((1u << lanes) - 1)), lane, "team.mask");
+  }
+  for (int d = lanes / 2; d >= 1; d /= 2) {
     LLVMValueRef y;
     if (f64) { /* a double moves as its two 32-bit halves */
       LLVMTypeRef v2 = LLVMVectorType(cg->t_i32, 2);
       LLVMValueRef h = LLVMBuildBitCast(cg->b, x, v2, "");
       for (int k = 0; k < 2; k++) {
         LLVMValueRef part = LLVMBuildExtractElement(cg->b, h, cg_i32(cg, k), "");
-        LLVMValueRef args[4] = {cg_i32(cg, -1), part, cg_i32(cg, d), cg_i32(cg, 31)};
+        LLVMValueRef args[4] = {mask, part, cg_i32(cg, d), cg_i32(cg, 31)};
         part = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
         h = LLVMBuildInsertElement(cg->b, h, part, cg_i32(cg, k), "");
       }
       y = LLVMBuildBitCast(cg->b, h, cg->t_f64, "");
     } else {
-      LLVMValueRef args[4] = {cg_i32(cg, -1), x, cg_i32(cg, d), cg_i32(cg, 31)};
+      LLVMValueRef args[4] = {mask, x, cg_i32(cg, d), cg_i32(cg, 31)};
       y = cg_intrinsic(cg, "llvm.nvvm.shfl.sync.bfly.f32", NULL, 0, args, 4);
     }
     x = red == IR_RED_ADD   ? LLVMBuildFAdd(cg->b, x, y, "")

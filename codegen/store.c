@@ -120,7 +120,9 @@ void cg_store(CgCtx *cg, const IrNode *s) {
      * (what lanes computed apart reaches here only through a `shuffle`
      * reduction, which leaves the total in every lane): lane 0 stores it. */
     LLVMBasicBlockRef then = cg_block(cg, "lane0"), done = cg_block(cg, "lane0.done");
-    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg_sreg(cg, "tid.x"), cg_i32(cg, 31), "lane");
+    /* (in teams, @team(T): lane 0 of each team) */
+    int lanes = cg->team ? cg->team : 32;
+    LLVMValueRef lane = LLVMBuildAnd(cg->b, cg_sreg(cg, "tid.x"), cg_i32(cg, lanes - 1), "lane");
     LLVMBuildCondBr(cg->b, LLVMBuildICmp(cg->b, LLVMIntEQ, lane, cg_i32(cg, 0), ""),
                     then, done);
     LLVMPositionBuilderAtEnd(cg->b, then);

@@ -183,11 +183,11 @@ LLVMValueRef cg_vec_splat(CgCtx *cg, LLVMValueRef v) {
 static LLVMValueRef vector_test(CgCtx *cg, const Plan *p, int n, CgVar *fv) {
   LLVMBuilderRef b = cg->b;
   LLVMValueRef ok = LLVMConstInt(cg->t_i1, 1, 0);
-  fv->value = cg_i32(cg, n - 1);
+  fv->value = cg_idx(cg, n - 1);
   for (int i = 0; i < p->nguard; i++)
     ok = LLVMBuildAnd(b, ok, cg_expr_as(cg, p->guard[i], IR_TY_BOOL), "");
-  fv->value = cg_i32(cg, 0);
-  LLVMValueRef mask = cg_i32(cg, n - 1);
+  fv->value = cg_idx(cg, 0);
+  LLVMValueRef mask = cg_idx(cg, n - 1);
   for (int i = 0; i < p->nacc; i++) {
     const IrNode *a = p->acc[i];
     const IrTensor *t = a->acc.tensor;
@@ -195,11 +195,11 @@ static LLVMValueRef vector_test(CgCtx *cg, const Plan *p, int n, CgVar *fv) {
     LLVMValueRef bits = LLVMBuildAnd(b, last, mask, "");
     if (a->acc.nidx > 1 && t->ndims > 0) {
       const IrDim *d = &t->dims[t->ndims - 1];
-      LLVMValueRef len = d->sym ? cg_param(cg, CG_PARAM_SYM, d->sym->id)
-                                : cg_i32(cg, d->value);
+      LLVMValueRef len = d->sym ? cg_param_idx(cg, CG_PARAM_SYM, d->sym->id)
+                                : cg_idx(cg, d->value);
       bits = LLVMBuildOr(b, bits, LLVMBuildAnd(b, len, mask, ""), "");
     }
-    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, bits, cg_i32(cg, 0), ""), "");
+    ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntEQ, bits, cg_idx(cg, 0), ""), "");
   }
   return ok;
 }

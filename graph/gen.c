@@ -3,14 +3,17 @@
  * Benchmarks and tests need graphs of a chosen size and shape without
  * shipping files: `rmat:SCALE:EDGEFACTOR[:SEED]` gives Graph500's skewed
  * R-MAT graphs, `grid:WxH` a perfectly regular 2-D mesh (the opposite end of
- * the degree-skew range). Generation is deterministic for a spec: the PRNG
+ * the degree-skew range), `ring:N:D` a D-regular ring written straight
+ * into CSR (billions of edges in seconds: docs/index64.md). Generation is deterministic for a spec: the PRNG
  * is xoshiro256** seeded through splitmix64 with state on the stack, so the
  * same spec gives the same arcs on every machine. Both generators emit arcs
  * sorted by (src, dst), so edge ids are a function of the arc set alone.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "graph/graph.h"
 
@@ -173,10 +176,9 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
   }
   if (!spec_end(spec, p, d)) return NULL;
   uint64_t nv = 1ull << scale, nsamples = ef << scale;
-  if (nsamples > INT32_MAX) {
-    ir_error(d, NO_LOC,
-             "%s samples %" PRIu64 " arcs: graphs with more than 2^31-1 "
-             "edges need i64 indices, not supported yet", spec, nsamples);
+  if (nsamples > (uint64_t)GRAPH_MAX_EDGES) {
+    ir_error(d, NO_LOC, "%s samples %" PRIu64 " arcs, more than the %" PRId64
+             " a graph may hold", spec, nsamples, (int64_t)GRAPH_MAX_EDGES);
     return NULL;
   }
 
@@ -265,16 +267,128 @@ static Graph *gen_grid(const char *spec, Diag *d) {
   return g;
 }
 
+/* ---- rings ---- */
+
+/* ring:N:D: vertex u has arcs to u+1, ..., u+D (mod N), edge id u*D + j-1
+ * for the arc to u+j. The COO and the CSC by source are that order itself;
+ * the in-edges of v come from the cyclic range v-D .. v-1, in edge-id
+ * (that is, source) order: written directly, without a sort, by threads
+ * that each own a range of vertices, so that billions of edges take
+ * seconds (docs/index64.md). */
+typedef struct RingPart {
+  Graph *g;
+  int64_t D, from, to; /* vertices [from, to) */
+} RingPart;
+
+static void *ring_fill(void *arg) {
+  const RingPart *p = arg;
+  Graph *g = p->g;
+  int64_t N = g->nv, D = p->D;
+  for (int64_t u = p->from; u < p->to; u++) {
+    int64_t e = u * D;
+    g->out_ptr[u] = e;
+    for (int64_t j = 1; j <= D; j++, e++) {
+      int64_t v = u + j < N ? u + j : u + j - N;
+      g->src[e] = (int32_t)u;
+      g->dst[e] = (int32_t)v;
+      g->out_eid[e] = e;
+      g->out_dst[e] = (int32_t)v;
+    }
+  }
+  for (int64_t v = p->from; v < p->to; v++) {
+    int64_t k = v * D;
+    g->in_ptr[v] = k;
+    /* sources in increasing order: those below v (v-D .. v-1, or 0 .. v-1
+     * when that wraps), then the wrapped ones N-(D-v) .. N-1 */
+    int64_t lo = v >= D ? v - D : 0;
+    for (int64_t u = lo; u < v; u++, k++) {
+      g->in_src[k] = (int32_t)u;
+      g->in_eid[k] = u * D + (v - u) - 1;
+    }
+    for (int64_t u = v >= D ? N : N - (D - v); u < N; u++, k++) {
+      g->in_src[k] = (int32_t)u;
+      g->in_eid[k] = u * D + (v + N - u) - 1;
+    }
+  }
+  return NULL;
+}
+
+static Graph *gen_ring(const char *spec, Diag *d) {
+  const char *p = spec + strlen("ring:");
+  uint64_t n, deg;
+  if (!spec_field(spec, &p, ":", "N", 2, INT32_MAX, &n, d)) return NULL;
+  if (*p++ != ':') {
+    ir_error(d, NO_LOC, "bad graph spec '%s': D is missing (ring:N:D)", spec);
+    return NULL;
+  }
+  if (!spec_field(spec, &p, "", "D", 1, INT32_MAX, &deg, d) || !spec_end(spec, p, d))
+    return NULL;
+  if (deg >= n) {
+    ir_error(d, NO_LOC, "bad graph spec '%s': D = %" PRIu64 " must be below N = %" PRIu64
+             " (no self-loops, no duplicate arcs)", spec, deg, n);
+    return NULL;
+  }
+  if (n * deg > (uint64_t)GRAPH_MAX_EDGES) {
+    ir_error(d, NO_LOC, "bad graph spec '%s': %" PRIu64 " edges, more than the %" PRId64
+             " a graph may hold", spec, n * deg, (int64_t)GRAPH_MAX_EDGES);
+    return NULL;
+  }
+  int64_t nv = (int64_t)n, D = (int64_t)deg, ne = nv * D;
+  if (!graph_size_ok(nv, ne, 0, d, (Loc){spec, 0, 0})) return NULL;
+  Graph *g = calloc(1, sizeof *g);
+  if (g) {
+    g->nv = (int32_t)nv;
+    g->ne = ne;
+    g->name = strdup(spec);
+    g->src = malloc(sizeof(int32_t) * (size_t)ne);
+    g->dst = malloc(sizeof(int32_t) * (size_t)ne);
+    g->in_ptr = malloc(sizeof(int64_t) * (size_t)(nv + 1));
+    g->in_eid = malloc(sizeof(int64_t) * (size_t)ne);
+    g->in_src = malloc(sizeof(int32_t) * (size_t)ne);
+    g->out_ptr = malloc(sizeof(int64_t) * (size_t)(nv + 1));
+    g->out_eid = malloc(sizeof(int64_t) * (size_t)ne);
+    g->out_dst = malloc(sizeof(int32_t) * (size_t)ne);
+  }
+  if (!g || !g->name || !g->src || !g->dst || !g->in_ptr || !g->in_eid || !g->in_src ||
+      !g->out_ptr || !g->out_eid || !g->out_dst) {
+    graph_free(g);
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+    return NULL;
+  }
+  enum { MAX_THREADS = 32 };
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int64_t nt = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus;
+  if (ne < ((int64_t)1 << 22)) nt = 1; /* small rings: no threads */
+  RingPart parts[MAX_THREADS];
+  pthread_t th[MAX_THREADS];
+  bool started[MAX_THREADS] = {false};
+  for (int64_t t = 0; t < nt; t++) {
+    parts[t] = (RingPart){g, D, nv * t / nt, nv * (t + 1) / nt};
+    if (t > 0) started[t] = pthread_create(&th[t], NULL, ring_fill, &parts[t]) == 0;
+  }
+  ring_fill(&parts[0]);
+  for (int64_t t = 1; t < nt; t++) {
+    if (started[t]) pthread_join(th[t], NULL);
+    else ring_fill(&parts[t]); /* no thread: fill it here */
+  }
+  g->in_ptr[nv] = ne;
+  g->out_ptr[nv] = ne;
+  graph_compute_stats(g);
+  return g;
+}
+
 Graph *graph_generate(const char *spec, Diag *d) {
   if (strncmp(spec, "rmat:", 5) == 0) return gen_rmat(spec, d);
   if (strncmp(spec, "grid:", 5) == 0) return gen_grid(spec, d);
+  if (strncmp(spec, "ring:", 5) == 0) return gen_ring(spec, d);
   ir_error(d, NO_LOC, "unknown graph generator '%s' (known: "
-           "rmat:SCALE:EDGEFACTOR[:SEED], grid:WxH)", spec);
+           "rmat:SCALE:EDGEFACTOR[:SEED], grid:WxH, ring:N:D)", spec);
   return NULL;
 }
 
 Graph *graph_open(const char *spec, Diag *d) {
-  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0)
+  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0 ||
+      strncmp(spec, "ring:", 5) == 0)
     return graph_generate(spec, d);
   return graph_read(spec, d);
 }

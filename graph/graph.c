@@ -21,6 +21,9 @@
 static int32_t *alloc_i32(int64_t n) {
   return malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
 }
+static int64_t *alloc_i64(int64_t n) {
+  return malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+}
 
 void graph_free(Graph *g) {
   if (!g) return;
@@ -42,18 +45,20 @@ void graph_free(Graph *g) {
 }
 
 bool graph_size_ok(int64_t nv, int64_t ne, int64_t extra, Diag *d, Loc loc) {
-  /* the graph's own arrays: six of |E| and two of |V| + 1 int32s */
-  int64_t bytes = nv < 0 || ne < 0 || nv > INT32_MAX || ne > INT32_MAX
+  /* the graph's own arrays: four int32 arrays of |E| (COO, CSR sources,
+   * CSC destinations), two int64 arrays of |E| (edge ids) and two of
+   * |V| + 1 (offsets) */
+  int64_t bytes = nv < 0 || ne < 0 || nv > INT32_MAX || ne > GRAPH_MAX_EDGES
                       ? -1
-                      : 4 * (6 * ne + 2 * (nv + 1)) + (extra > 0 ? extra : 0);
+                      : 32 * ne + 16 * (nv + 1) + (extra > 0 ? extra : 0);
   char what[160];
   snprintf(what, sizeof what, "a graph of %" PRId64 " vertices and %" PRId64 " edges needs",
            nv, ne);
   return ir_limit_check(IR_LIMIT_HOST_BYTES, bytes, d, loc, what);
 }
 
-/* Refuses sizes that int32 indices cannot hold, and arcs that point outside
- * 0..nv-1. */
+/* Refuses sizes that the indices cannot hold (int32 vertex ids), and arcs
+ * that point outside 0..nv-1. */
 static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
                       const int64_t *dst, Diag *d, Loc loc) {
   if (nv < 0 || ne < 0) {
@@ -63,14 +68,13 @@ static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
   }
   if (nv > INT32_MAX) {
     ir_error(d, loc,
-             "%" PRId64 " vertices: graphs with more than 2^31-1 vertices "
-             "need i64 indices, not supported yet", nv);
+             "%" PRId64 " vertices: vertex ids are 32-bit, graphs with more "
+             "than 2^31-1 vertices are not supported (docs/index64.md)", nv);
     return false;
   }
-  if (ne > INT32_MAX) {
-    ir_error(d, loc,
-             "%" PRId64 " edges: graphs with more than 2^31-1 edges need i64 "
-             "indices, not supported yet", ne);
+  if (ne > GRAPH_MAX_EDGES) {
+    ir_error(d, loc, "%" PRId64 " edges: more than the %" PRId64 " a graph may hold",
+             ne, (int64_t)GRAPH_MAX_EDGES);
     return false;
   }
   if (!graph_size_ok(nv, ne, 0, d, loc)) return false;
@@ -88,21 +92,21 @@ static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
 /* Groups the arcs by key[e] (their destination for CSR, their source for
  * CSC): ptr[v]..ptr[v+1] lists the arcs of v in edge-id order, with their
  * ids in eid and their other endpoint in nbr. */
-static void build_index(int32_t nv, int32_t ne, const int32_t *key,
-                        const int32_t *other, int32_t *ptr, int32_t *eid,
+static void build_index(int32_t nv, int64_t ne, const int32_t *key,
+                        const int32_t *other, int64_t *ptr, int64_t *eid,
                         int32_t *nbr) {
-  memset(ptr, 0, sizeof(int32_t) * ((size_t)nv + 1));
-  for (int32_t e = 0; e < ne; e++) ptr[key[e] + 1]++;
+  memset(ptr, 0, sizeof(int64_t) * ((size_t)nv + 1));
+  for (int64_t e = 0; e < ne; e++) ptr[key[e] + 1]++;
   for (int32_t v = 0; v < nv; v++) ptr[v + 1] += ptr[v];
   /* ptr[v] serves as v's insertion cursor, which leaves it pointing at the
    * start of v+1; shifting by one restores the starts without a second
    * array. */
-  for (int32_t e = 0; e < ne; e++) {
-    int32_t k = ptr[key[e]]++;
+  for (int64_t e = 0; e < ne; e++) {
+    int64_t k = ptr[key[e]]++;
     eid[k] = e;
     nbr[k] = other[e];
   }
-  memmove(ptr + 1, ptr, sizeof(int32_t) * (size_t)nv);
+  memmove(ptr + 1, ptr, sizeof(int64_t) * (size_t)nv);
   ptr[0] = 0;
 }
 
@@ -125,7 +129,7 @@ double graph_block_locality(const Graph *g) {
   for (int32_t b = 0; b < nb; b++) last[b] = INT32_MIN;
   int64_t hits = 0;
   for (int32_t v = 0; v < g->nv; v++)
-    for (int32_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
+    for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
       int32_t b = g->in_src[k] >> 5;
       if (last[b] != INT32_MIN && v - last[b] < 32) hits++;
       last[b] = v;
@@ -134,28 +138,29 @@ double graph_block_locality(const Graph *g) {
   return (double)hits / g->ne;
 }
 
-static void compute_stats(Graph *g) {
+void graph_compute_stats(Graph *g) {
   GraphStats *s = &g->stats;
   memset(s, 0, sizeof *s);
   if (g->nv > 0) s->deg_mean = (double)g->ne / g->nv;
   double var = 0;
   for (int32_t v = 0; v < g->nv; v++) {
-    int32_t in = g->in_ptr[v + 1] - g->in_ptr[v];
-    int32_t out = g->out_ptr[v + 1] - g->out_ptr[v];
+    int64_t in = g->in_ptr[v + 1] - g->in_ptr[v];
+    int64_t out = g->out_ptr[v + 1] - g->out_ptr[v];
     if (in > s->in_deg_max) s->in_deg_max = in;
     if (out > s->out_deg_max) s->out_deg_max = out;
     if (in == 0 && out == 0) s->isolated++;
     var += (in - s->deg_mean) * (in - s->deg_mean);
   }
   if (g->nv > 0) s->in_deg_std = sqrt(var / g->nv);
-  /* Spans are below 2^31 and there are below 2^31 of them: no overflow. */
-  int64_t span = 0;
-  for (int32_t e = 0; e < g->ne; e++) {
+  /* Spans are below 2^31 and there may be 2^34 of them (GRAPH_MAX_EDGES):
+   * summed in double, exact below 2^53. */
+  double span = 0;
+  for (int64_t e = 0; e < g->ne; e++) {
     int64_t diff = (int64_t)g->src[e] - g->dst[e];
     span += diff < 0 ? -diff : diff;
     if (diff == 0) s->self_loops++;
   }
-  if (g->ne > 0) s->aes = (double)span / g->ne;
+  if (g->ne > 0) s->aes = span / (double)g->ne;
   s->locality = graph_block_locality(g);
 }
 
@@ -166,15 +171,15 @@ Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
   Graph *g = calloc(1, sizeof *g);
   if (!g) goto oom;
   g->nv = (int32_t)nv;
-  g->ne = (int32_t)ne;
+  g->ne = ne;
   g->name = strdup(name ? name : "<graph>");
   g->src = alloc_i32(ne);
   g->dst = alloc_i32(ne);
-  g->in_ptr = alloc_i32(nv + 1);
-  g->in_eid = alloc_i32(ne);
+  g->in_ptr = alloc_i64(nv + 1);
+  g->in_eid = alloc_i64(ne);
   g->in_src = alloc_i32(ne);
-  g->out_ptr = alloc_i32(nv + 1);
-  g->out_eid = alloc_i32(ne);
+  g->out_ptr = alloc_i64(nv + 1);
+  g->out_eid = alloc_i64(ne);
   g->out_dst = alloc_i32(ne);
   if (!g->name || !g->src || !g->dst || !g->in_ptr || !g->in_eid ||
       !g->in_src || !g->out_ptr || !g->out_eid || !g->out_dst)
@@ -186,7 +191,7 @@ Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
   build_index(g->nv, g->ne, g->dst, g->src, g->in_ptr, g->in_eid, g->in_src);
   build_index(g->nv, g->ne, g->src, g->dst, g->out_ptr, g->out_eid,
               g->out_dst);
-  compute_stats(g);
+  graph_compute_stats(g);
   return g;
 
 oom:
@@ -200,8 +205,8 @@ oom:
 void graph_print_stats(FILE *out, const Graph *g) {
   const GraphStats *s = &g->stats;
   fprintf(out,
-          "graph %s: |V| %" PRId32 ", |E| %" PRId32 ", degree mean %.2f std "
-          "%.2f max in %" PRId32 " out %" PRId32 ", isolated %" PRId32
+          "graph %s: |V| %" PRId32 ", |E| %" PRId64 ", degree mean %.2f std "
+          "%.2f max in %" PRId64 " out %" PRId64 ", isolated %" PRId32
           ", self-loops %" PRId64 ", AES %.1f\n",
           g->name, g->nv, g->ne, s->deg_mean, s->in_deg_std, s->in_deg_max,
           s->out_deg_max, s->isolated, s->self_loops, s->aes);

@@ -38,13 +38,15 @@
  *                  order; out_eid[k], out_dst[k] likewise
  * A reordered graph (reorder.c) also keeps the maps back to the numbering
  * it was made from (Graph.perm).
- * Indices are int32: graphs with more than INT32_MAX vertices or edges are
- * refused with a clear message.
+ * Vertex ids are int32 (graphs with more than INT32_MAX vertices are
+ * refused with a clear message); edge counts, edge ids and CSR/CSC offsets
+ * are int64, so a graph may hold more than 2^31 edges (docs/index64.md:
+ * the GPU then runs kernels compiled for 64-bit indices).
  */
 typedef struct GraphStats {
   double deg_mean;     /* |E| / |V| */
   double in_deg_std;   /* population std of the in-degree */
-  int32_t in_deg_max, out_deg_max;
+  int64_t in_deg_max, out_deg_max;
   int32_t isolated;    /* vertices with neither in- nor out-edges */
   int64_t self_loops;
   double aes;          /* GNNAdvisor's average edge span: mean |src - dst| */
@@ -57,17 +59,19 @@ typedef struct GraphPerm {
   char method[40];     /* "rcm", "metis:166", "auto=community" ... */
   int32_t *new_of_old; /* |V|: vertex v of the original is new_of_old[v] */
   int32_t *old_of_new; /* |V|: its inverse */
-  int32_t *edge_old;   /* |E|: edge e here is edge edge_old[e] there */
+  int64_t *edge_old;   /* |E|: edge e here is edge edge_old[e] there */
   double seconds;      /* computing the order and rebuilding the graph */
 } GraphPerm;
 
 typedef struct Graph {
   char *name; /* the file or generator spec it came from */
   int32_t nv;
-  int32_t ne;
-  int32_t *src, *dst;                  /* COO, by edge id */
-  int32_t *in_ptr, *in_eid, *in_src;   /* CSR by destination */
-  int32_t *out_ptr, *out_eid, *out_dst; /* CSC by source */
+  int64_t ne;
+  int32_t *src, *dst;                   /* COO, by edge id */
+  int64_t *in_ptr, *in_eid;             /* CSR by destination: offsets, */
+  int32_t *in_src;                      /* edge ids and sources */
+  int64_t *out_ptr, *out_eid;           /* CSC by source: offsets, */
+  int32_t *out_dst;                     /* edge ids and destinations */
   GraphStats stats;
   struct GraphGroups *groups; /* neighbour-group tables built so far
                               (graph/groups.c), freed with the graph */
@@ -77,6 +81,10 @@ typedef struct Graph {
   void (*on_free)(const struct Graph *g);
   GraphPerm *perm; /* NULL: the graph in its own numbering */
 } Graph;
+
+/* The most edges a graph may hold (vertex ids stay int32); the host-memory
+ * limit usually binds long before. */
+#define GRAPH_MAX_EDGES ((int64_t)1 << 34)
 
 /* Builds a graph from arcs in edge-id order (copies them; arrays may be NULL
  * when ne is 0; name NULL gives "<graph>"). Returns NULL and reports through
@@ -90,6 +98,9 @@ Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc);
 void graph_free(Graph *g); /* NULL is fine */
+/* Fills g->stats from the built arrays (for builders that fill a Graph's
+ * arrays themselves, like the ring generator). */
+void graph_compute_stats(Graph *g);
 /* Prints |V|, |E|, degree statistics, isolated vertices and AES on one
  * line. */
 void graph_print_stats(FILE *out, const Graph *g);
@@ -105,12 +116,15 @@ Graph *graph_read(const char *path, Diag *d);
 
 /* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19
  * c=.19 d=.05, vertex labels permuted, self-loops and duplicate arcs
- * removed, arcs sorted by (src, dst)) or `grid:WxH` (a W by H 4-neighbour
- * mesh, both directions). Returns NULL with a message on a bad spec; the
+ * removed, arcs sorted by (src, dst)), `grid:WxH` (a W by H 4-neighbour
+ * mesh, both directions) or `ring:N:D` (N vertices, u -> u+1 .. u+D mod N,
+ * edge id u*D + j-1 for u -> u+j; 1 <= D < N; written straight into the
+ * three formats by several threads: the way to a graph of billions of
+ * edges). Returns NULL with a message on a bad spec; the
  * message names the spec and has no location. */
 Graph *graph_generate(const char *spec, Diag *d);
 
-/* A spec that starts with `rmat:` or `grid:` is generated, anything else is
+/* A spec that starts with `rmat:`, `grid:` or `ring:` is generated, anything else is
  * read as a file. */
 Graph *graph_open(const char *spec, Diag *d);
 

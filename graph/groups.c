@@ -79,11 +79,12 @@ int graph_groups_class(const GraphGroups *t, int64_t deg) {
 
 /* Appends the rows of vertex v to t (row `*k` onwards). */
 static void add_rows(GraphGroups *t, const Graph *g, int32_t v, int64_t *k) {
-  for (int32_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
-    int32_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
+  /* graph_groups refuses graphs whose CSR positions pass int32 */
+  for (int64_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
+    int64_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
     t->dst[*k] = v;
-    t->first[*k] = p;
-    t->end[*k] = end;
+    t->first[*k] = (int32_t)p;
+    t->end[*k] = (int32_t)end;
     (*k)++;
   }
 }
@@ -100,13 +101,14 @@ static int set_classes(GraphGroups *t, const Graph *g) {
     /* rows by in-degree, then from the heaviest degree down: a degree with
      * `above` rows of heavier destinations goes to class K * above / n,
      * the least degree seen last */
-    int32_t maxdeg = 0;
+    int32_t maxdeg = 0; /* below 2^31: graph_groups checked |E| */
     for (int32_t v = 0; v < g->nv; v++)
-      if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg) maxdeg = g->in_ptr[v + 1] - g->in_ptr[v];
+      if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg)
+        maxdeg = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
     int64_t *rows = calloc((size_t)maxdeg + 1, sizeof *rows);
     if (!rows) return -1;
     for (int32_t v = 0; v < g->nv; v++) {
-      int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+      int32_t deg = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
       rows[deg] += (deg + t->G - 1) / t->G;
     }
     for (int c = 0; c < K; c++) t->cls_min[c] = -1;
@@ -123,7 +125,7 @@ static int set_classes(GraphGroups *t, const Graph *g) {
       if (t->cls_min[c] < 0) t->cls_min[c] = c ? t->cls_min[c - 1] : INT32_MAX;
   }
   for (int32_t v = 0; v < g->nv; v++) {
-    int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
     t->cls_rows[graph_groups_class(t, deg)] += (deg + t->G - 1) / t->G;
   }
   return 0;
@@ -151,8 +153,8 @@ static void add_interleaved(GraphGroups *t, const Graph *g) {
         pos[c] = 0;
       }
       int32_t v = cur[c];
-      int32_t p = g->in_ptr[v] + pos[c];
-      int32_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
+      int32_t p = (int32_t)(g->in_ptr[v] + pos[c]);
+      int32_t end = (int32_t)(g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1]);
       t->dst[k] = v;
       t->first[k] = p;
       t->end[k] = end;
@@ -173,6 +175,13 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
              "%d, %d classes, threshold %d: sizes must be positive, and an "
              "interleaved table has 2 to %d classes (a threshold for 2 only)",
              G, ilv, ncls, thr, IR_MAX_CLASSES);
+    return NULL;
+  }
+  if (g->ne > INT32_MAX) {
+    ir_error(d, (Loc){0}, "neighbour groups (G %d) of %s: the group tables hold "
+             "32-bit CSR positions, and this graph has %lld edges (more than "
+             "2^31 - 1; docs/index64.md): use a schedule without group()",
+             G, g->name ? g->name : "the graph", (long long)g->ne);
     return NULL;
   }
   int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;

@@ -158,10 +158,9 @@ static bool is_real(const char *tok) {
 
 static bool push_arc(Reader *r, Arcs *a, int64_t s, int64_t t) {
   if (a->n == a->cap) {
-    if (a->n >= INT32_MAX) {
-      ir_error(r->d, here(r),
-               "more than 2^31-1 edges: graphs with more than 2^31-1 edges "
-               "need i64 indices, not supported yet");
+    if (a->n >= GRAPH_MAX_EDGES) {
+      ir_error(r->d, here(r), "more than %" PRId64 " edges, the most a graph may hold",
+               (int64_t)GRAPH_MAX_EDGES);
       return false;
     }
     int64_t cap = a->cap ? a->cap * 2 : 1024;
@@ -272,20 +271,21 @@ static bool parse_mm_size(Reader *r, const MmHeader *h, int64_t size[3]) {
   }
   if (size[0] > INT32_MAX || size[1] > INT32_MAX) {
     ir_error(r->d, here(r),
-             "%" PRId64 " x %" PRId64 " matrix: graphs with more than 2^31-1 "
-             "vertices need i64 indices, not supported yet", size[0], size[1]);
+             "%" PRId64 " x %" PRId64 " matrix: vertex ids are 32-bit, graphs "
+             "with more than 2^31-1 vertices are not supported", size[0], size[1]);
     return false;
   }
-  if (size[2] > INT32_MAX) {
-    ir_error(r->d, here(r),
-             "%" PRId64 " entries: graphs with more than 2^31-1 edges need "
-             "i64 indices, not supported yet", size[2]);
+  if (size[2] > GRAPH_MAX_EDGES / 2) {
+    ir_error(r->d, here(r), "%" PRId64 " entries: more than the %" PRId64
+             " edges a graph may hold", size[2], (int64_t)GRAPH_MAX_EDGES / 2);
     return false;
   }
   /* what the declared size will need, before reading a line of it (a
    * symmetric matrix may store each off-diagonal entry once) */
   int64_t nv = size[0] > size[1] ? size[0] : size[1];
-  if (!graph_size_ok(nv, h->symmetric ? 2 * size[2] : size[2], 0, r->d, here(r)))
+  /* the arcs as read (two int64 each) are held while the graph is built */
+  int64_t ne = h->symmetric ? 2 * size[2] : size[2];
+  if (!graph_size_ok(nv, ne, 16 * ne, r->d, here(r)))
     return false;
   if (h->symmetric && size[0] != size[1]) {
     ir_error(r->d, here(r),
@@ -406,8 +406,8 @@ static bool read_snap(Reader *r, Arcs *a, int64_t *nv) {
       }
       if (id[i] >= INT32_MAX) {
         ir_error(r->d, here(r),
-                 "%s %" PRId64 ": graphs with more than 2^31-1 vertices need "
-                 "i64 indices, not supported yet", what, id[i]);
+                 "%s %" PRId64 ": vertex ids are 32-bit, graphs with more than "
+                 "2^31-1 vertices are not supported", what, id[i]);
         return false;
       }
       if (id[i] > max_id) max_id = id[i];

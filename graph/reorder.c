@@ -124,14 +124,14 @@ static int sym_build(const Graph *g, Sym *s, Diag *d, const char *what) {
   for (int32_t v = 0; v < nv; v++) {
     s->ptr[v] = (int32_t)n;
     mark[v] = v; /* no self-loops */
-    for (int32_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
+    for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
       int32_t u = g->in_src[k];
       if (mark[u] != v) {
         mark[u] = v;
         s->adj[n++] = u;
       }
     }
-    for (int32_t k = g->out_ptr[v]; k < g->out_ptr[v + 1]; k++) {
+    for (int64_t k = g->out_ptr[v]; k < g->out_ptr[v + 1]; k++) {
       int32_t u = g->out_dst[k];
       if (mark[u] != v) {
         mark[u] = v;
@@ -149,13 +149,14 @@ static int32_t sdeg(const Sym *s, int32_t v) { return s->ptr[v + 1] - s->ptr[v];
 /* ---- degree ---- */
 
 static int order_degree(const Graph *g, int32_t *order) {
-  int32_t nv = g->nv, maxd = g->stats.in_deg_max;
+  /* graph_reorder refuses graphs of more than 2^30 edges */
+  int32_t nv = g->nv, maxd = (int32_t)g->stats.in_deg_max;
   int32_t *count = calloc((size_t)maxd + 2, sizeof *count);
   if (!count) return -1;
   /* a counting sort on maxd - deg: descending degree, stable in id */
-  for (int32_t v = 0; v < nv; v++) count[maxd - (g->in_ptr[v + 1] - g->in_ptr[v]) + 1]++;
+  for (int32_t v = 0; v < nv; v++) count[maxd - (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]) + 1]++;
   for (int32_t k = 0; k <= maxd; k++) count[k + 1] += count[k];
-  for (int32_t v = 0; v < nv; v++) order[count[maxd - (g->in_ptr[v + 1] - g->in_ptr[v])]++] = v;
+  for (int32_t v = 0; v < nv; v++) order[count[maxd - (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v])]++] = v;
   free(count);
   return 0;
 }
@@ -442,7 +443,8 @@ out:
 /* ---- applying a permutation ---- */
 
 Graph *graph_permute(const Graph *g, const int32_t *new_of_old, const char *method, Diag *d) {
-  int32_t nv = g->nv, ne = g->ne;
+  int32_t nv = g->nv;
+  int64_t ne = g->ne;
   GraphPerm *p = calloc(1, sizeof *p);
   int64_t *src = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
   int64_t *dst = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
@@ -451,7 +453,7 @@ Graph *graph_permute(const Graph *g, const int32_t *new_of_old, const char *meth
   if (!p || !src || !dst) goto oom;
   p->new_of_old = alloc_i32(nv);
   p->old_of_new = alloc_i32(nv);
-  p->edge_old = alloc_i32(ne);
+  p->edge_old = malloc(sizeof(int64_t) * (size_t)(ne > 0 ? ne : 1));
   if (!p->new_of_old || !p->old_of_new || !p->edge_old) goto oom;
   for (int32_t v = 0; v < nv; v++) p->old_of_new[v] = -1;
   for (int32_t v = 0; v < nv; v++) {
@@ -464,11 +466,11 @@ Graph *graph_permute(const Graph *g, const int32_t *new_of_old, const char *meth
     p->old_of_new[nw] = v;
   }
   /* new edge ids: the CSR by new destination, in-edges in input order */
-  int32_t e = 0;
+  int64_t e = 0;
   for (int32_t nd = 0; nd < nv; nd++) {
     int32_t v = p->old_of_new[nd];
-    for (int32_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
-      int32_t old = g->in_eid[k];
+    for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
+      int64_t old = g->in_eid[k];
       p->edge_old[e] = old;
       src[e] = new_of_old[g->src[old]];
       dst[e] = nd;
@@ -486,7 +488,7 @@ Graph *graph_permute(const Graph *g, const int32_t *new_of_old, const char *meth
   if (g->perm) {
     for (int32_t v = 0; v < nv; v++) p->new_of_old[v] = new_of_old[g->perm->new_of_old[v]];
     for (int32_t v = 0; v < nv; v++) p->old_of_new[p->new_of_old[v]] = v;
-    for (int32_t k = 0; k < ne; k++) p->edge_old[k] = g->perm->edge_old[p->edge_old[k]];
+    for (int64_t k = 0; k < ne; k++) p->edge_old[k] = g->perm->edge_old[p->edge_old[k]];
   }
   snprintf(p->method, sizeof p->method, "%s", method);
   out->perm = p;
@@ -587,8 +589,8 @@ static void write_mtx(FILE *f, const void *ctx) {
   if (g->perm)
     fprintf(f, "%% vertices renumbered by the %s order (docs/reordering.md)\n",
             g->perm->method);
-  fprintf(f, "%" PRId32 " %" PRId32 " %" PRId32 "\n", g->nv, g->nv, g->ne);
-  for (int32_t e = 0; e < g->ne; e++)
+  fprintf(f, "%" PRId32 " %" PRId32 " %" PRId64 "\n", g->nv, g->nv, g->ne);
+  for (int64_t e = 0; e < g->ne; e++)
     fprintf(f, "%" PRId32 " %" PRId32 "\n", g->src[e] + 1, g->dst[e] + 1);
 }
 

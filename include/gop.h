@@ -105,6 +105,10 @@ typedef struct GopCompileOptions {
                              found, else sm_90 */
   const char *dump_after; /* print the IR after this lowering pass */
   FILE *dump;             /* where (NULL: stdout) */
+  int index_bits;         /* kernels of 32- or 64-bit indices (graphs past
+                             2^31 edges, docs/index64.md); 0: 64 when the
+                             environment has GOP_INDEX64=1, else 32. Runs
+                             choose it from their graph and ignore this */
 } GopCompileOptions;
 
 /* Milliseconds spent in each step of the last compilation. */
@@ -167,7 +171,7 @@ const char *gop_graph_order(const GopGraph *g);
  * belong to the graph; either pointer may be NULL). -1 if g is not
  * reordered, else |V|. */
 long gop_graph_permutation(const GopGraph *g, const int32_t **new_of_old,
-                           const int32_t **edge_old);
+                           const int64_t **edge_old);
 /* Seconds computing the order and rebuilding the graph took (0 if not
  * reordered). */
 double gop_graph_reorder_seconds(const GopGraph *g);

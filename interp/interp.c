@@ -293,7 +293,7 @@ static double eval_float(Interp *in, const IrNode *e) {
     if (in->failed) return 0;
     const char *what = e->kind == IR_INDEG ? "in_degree()" : "out_degree()";
     if (check_vertex(in, e, v, what) < 0) return 0;
-    const int32_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
+    const int64_t *ptr = e->kind == IR_INDEG ? in->g->in_ptr : in->g->out_ptr;
     return local_value(in, (double)(ptr[v + 1] - ptr[v]));
   }
   case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
@@ -371,12 +371,12 @@ static void exec_list(Interp *in, const IrNode *list);
 /* Runs `body` with loop variable `var` set to each id[k] for k in lo..hi-1
  * (id NULL: k itself). */
 static void run_loop(Interp *in, const IrNode *s, int64_t lo, int64_t hi,
-                     const int32_t *id) {
+                     const int64_t *id, const int32_t *id32) {
   int64_t *slot = &in->ival[s->loop.var->id];
   bool lane = s->loop.bind == IR_BIND_LANE;
   int saved = in->lane;
   for (int64_t k = lo; k < hi && !in->failed; k++) {
-    *slot = id ? id[k] : k;
+    *slot = id ? id[k] : id32 ? id32[k] : k;
     if (lane) in->lane = (int)((k - lo) % 32);
     exec_list(in, s->loop.body);
   }
@@ -387,11 +387,11 @@ static void exec_loop(Interp *in, const IrNode *s) {
   const Graph *g = in->g;
   switch (s->loop.kind) {
   case IR_LOOP_SRC_V:
-  case IR_LOOP_DST_V: run_loop(in, s, 0, g->nv, NULL); return;
-  case IR_LOOP_EDGES: run_loop(in, s, 0, g->ne, NULL); return;
+  case IR_LOOP_DST_V: run_loop(in, s, 0, g->nv, NULL, NULL); return;
+  case IR_LOOP_EDGES: run_loop(in, s, 0, g->ne, NULL, NULL); return;
   case IR_LOOP_RANGE: {
     int64_t n = eval_int(in, s->loop.extent);
-    if (!in->failed) run_loop(in, s, 0, n, NULL);
+    if (!in->failed) run_loop(in, s, 0, n, NULL, NULL);
     return;
   }
   case IR_LOOP_IN_EDGES:
@@ -400,8 +400,8 @@ static void exec_loop(Interp *in, const IrNode *s) {
     int64_t v = eval_int(in, s->loop.of);
     if (in->failed) return;
     if (check_vertex(in, s, v, is_in ? "in_edges()" : "out_edges()") < 0) return;
-    const int32_t *ptr = is_in ? g->in_ptr : g->out_ptr;
-    run_loop(in, s, ptr[v], ptr[v + 1], is_in ? g->in_eid : g->out_eid);
+    const int64_t *ptr = is_in ? g->in_ptr : g->out_ptr;
+    run_loop(in, s, ptr[v], ptr[v + 1], is_in ? g->in_eid : g->out_eid, NULL);
     return;
   }
   case IR_LOOP_GROUPS: {
@@ -414,7 +414,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
     }
     const GraphGroups *saved = in->gtab[s->loop.var->id];
     in->gtab[s->loop.var->id] = t;
-    run_loop(in, s, 0, t->n, NULL);
+    run_loop(in, s, 0, t->n, NULL, NULL);
     in->gtab[s->loop.var->id] = saved;
     return;
   }
@@ -428,7 +428,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
            (long long)r, t->n);
       return;
     }
-    run_loop(in, s, t->first[r], t->end[r], g->in_eid);
+    run_loop(in, s, t->first[r], t->end[r], g->in_eid, NULL);
     return;
   }
   case IR_LOOP_GROUP_ROWS: {
@@ -441,7 +441,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
     }
     int64_t v = eval_int(in, s->loop.of);
     if (in->failed || check_vertex(in, s, v, "group_rows()") < 0) return;
-    run_loop(in, s, t->vptr[v], t->vptr[v + 1], t->vrow);
+    run_loop(in, s, t->vptr[v], t->vptr[v + 1], NULL, t->vrow);
     return;
   }
   case IR_LOOP_COUNT: break;

@@ -249,6 +249,9 @@ struct IrNode {
       IrBind bind;   /* see docs/gpu-ir.md for what each binding means */
       int threads;   /* top-level loops: threads per block of the kernel
                         this stage becomes; 0: the default (256) */
+      int team;   /* @warp loops: lanes per iteration, a power of two below
+                     32 (32 / team iterations share a warp, each on its own
+                     lanes: team(w, T), passes/team.c); 0: the whole warp */
       int unroll; /* 0: not asked */
       int vec;    /* 0: not vectorised */
       /* GROUPS (passes/group.c, passes/interleave.c), and GROUP_ROWS (of:

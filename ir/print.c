@@ -167,6 +167,7 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   }
   /* Annotations in a fixed order: binding, unroll, vectorise, block size. */
   if (s->loop.bind != IR_BIND_NONE) fprintf(out, " @%s", ir_bind_name(s->loop.bind));
+  if (s->loop.team > 0) fprintf(out, " @team(%d)", s->loop.team);
   if (s->loop.unroll > 0) fprintf(out, " @unroll(%d)", s->loop.unroll);
   if (s->loop.vec > 0) fprintf(out, " @vec(%d)", s->loop.vec);
   if (s->loop.prefetch) fputs(" @prefetch", out);

@@ -28,6 +28,7 @@ typedef struct Verifier {
   int lanes;      /* @lane loops around the statement being checked */
   const IrVar *group_var; /* the variable of the enclosing groups loop */
   bool in_shared;         /* ... and it is @shared */
+  int team;               /* the enclosing @warp loop's @team, 0: none */
   Loc at;         /* the statement being checked, for missing operands */
 } Verifier;
 
@@ -321,6 +322,22 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
            s->loop.threads);
   }
 
+  /* docs/gpu-ir.md: a team of T lanes per iteration of a @warp loop; the
+   * warp-wide forms (shared accumulators, prefetch's shuffles) need the
+   * whole warp on one iteration */
+  if (s->loop.team != 0) {
+    if (s->loop.team < 1 || s->loop.team > 16 || (s->loop.team & (s->loop.team - 1)))
+      fail(v, s->loc, "loop team %d is not a power of two below 32", s->loop.team);
+    else if (s->loop.bind != IR_BIND_WARP)
+      fail(v, s->loc, "loop team %d on a loop not bound to warp", s->loop.team);
+    else if (s->loop.shared)
+      fail(v, s->loc, "@shared groups loop with a team: the accumulator rows "
+           "are per warp");
+  }
+  if (s->loop.prefetch && v->team)
+    fail(v, s->loc, "@prefetch loop inside a @team(%d) loop: its shuffles "
+         "broadcast across the whole warp", v->team);
+
   const IrVar *var = s->loop.var;
   bool var_good = var_of_op(v, var);
   if (!var_good) {
@@ -340,7 +357,10 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   bool saved_shared = v->in_shared;
   if (k == IR_LOOP_GROUPS && var_good) v->group_var = var;
   if (k == IR_LOOP_GROUPS) v->in_shared = s->loop.shared;
+  int saved_team = v->team;
+  if (s->loop.team) v->team = s->loop.team;
   check_stmts(v, s->loop.body, false);
+  v->team = saved_team;
   v->group_var = saved_group;
   v->in_shared = saved_shared;
   v->lanes -= s->loop.bind == IR_BIND_LANE;

@@ -21,13 +21,14 @@ const char *check_loop_word(IrLoopKind k) {
                                                   : "edge loop";
 }
 
-/* Loop annotations (IR text): @warp @block @lane @thread, @unroll(N),
+/* Loop annotations (IR text): @warp @block @lane @thread, @team(T) on a
+ * @warp loop, @unroll(N),
  * @vec(N), @prefetch on an edge loop, @threads(N) on a stage's loop, and on
  * a groups loop @shared and
  * @interleave(D) @classes(K) @threshold(N), into ilv[0..2] (docs/gpu-ir.md). */
 static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
-                         int *unroll, int *vec, int *threads, int ilv[3],
-                         bool *shared, bool *prefetch) {
+                         int *unroll, int *vec, int *threads, int *team,
+                         int ilv[3], bool *shared, bool *prefetch) {
   const LangNode *annots = loop->loop.annots;
   if (!annots) return true;
   if (!c->ir) {
@@ -66,6 +67,18 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
         ok = false;
       }
       *prefetch = true;
+    } else if (!strcmp(name, "team")) {
+      /* IR text: team(w, T); verify.c checks where it may be */
+      int64_t n = a->annot.has_value ? a->annot.value : 0;
+      if (n < 1 || n > 32 || (n & (n - 1)) != 0) {
+        check_error(c, a->loc, "`@team(T)` needs a power of two from 1 to 32");
+        ok = false;
+      } else if (*team) {
+        check_error(c, a->loc, "`@team` is given twice");
+        ok = false;
+      } else {
+        *team = (int)n;
+      }
     } else if (!strcmp(name, "threads")) {
       int64_t n = a->annot.has_value ? a->annot.value : 0;
       if (c->depth > 0) {
@@ -100,6 +113,11 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
       check_error(c, a->loc, "unknown annotation `@%s`", name);
       ok = false;
     }
+  }
+  if (*team && *bind_ != IR_BIND_WARP) {
+    check_error(c, annots->loc, "`@team(%d)` divides the lanes of a @warp loop; "
+                "loop `%s` is not bound to warp", *team, loop->loop.var);
+    ok = false;
   }
   return ok;
 }
@@ -256,9 +274,9 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   }
   if (header_ok) header_ok = check_nesting(c, n, kind);
   IrBind b = IR_BIND_NONE;
-  int unroll = 0, vec = 0, threads = 0, ilv[3] = {0, 0, 0};
+  int unroll = 0, vec = 0, threads = 0, team = 0, ilv[3] = {0, 0, 0};
   bool shared = false, prefetch = false;
-  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, ilv, &shared,
+  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, &team, ilv, &shared,
                          &prefetch);
   bool table = kind == IR_LOOP_GROUPS || (kind == IR_LOOP_GROUP_ROWS && !shared);
   if (ok && (ilv[0] | ilv[1] | ilv[2] || shared) &&
@@ -301,6 +319,7 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   loop->loop.unroll = unroll;
   loop->loop.vec = vec;
   loop->loop.threads = threads;
+  loop->loop.team = team == 32 ? 0 : team;
   loop->loop.group = group;
   loop->loop.ilv = ilv[0];
   loop->loop.ilv_cls = ilv[0] ? (ilv[2] ? ilv[2] : 2) : 0;

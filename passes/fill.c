@@ -25,10 +25,6 @@
  */
 #include "passes/passes.h"
 
-static bool writes(const IrNode *n, void *t) {
-  return n->kind == IR_STORE && n->acc.tensor == t;
-}
-
 int pass_fill(IrOp *op, Arena *a, Diag *d) {
   (void)d;
   for (int i = 0; i < op->ntensors; i++) {
@@ -37,13 +33,8 @@ int pass_fill(IrOp *op, Arena *a, Diag *d) {
     /* The reduction the runtime would have filled for. */
     IrRed red = IR_RED_ASSIGN;
     IrNode **slot = NULL;
-    for (IrNode **p = &op->body; *p; p = &(*p)->next) {
-      IrNode *s = *p, *saved = s->next;
-      s->next = NULL;
-      bool w = ir_any(s, writes, t);
-      s->next = saved;
-      if (w && !slot) slot = p;
-    }
+    for (IrNode **p = &op->body; *p && !slot; p = &(*p)->next)
+      if (pass_stage_stores(*p, t)) slot = p;
     if (!slot) continue;
     red = pass_target_red(*slot, t);
     if (red == IR_RED_ASSIGN) continue; /* written whole by plain stores */

@@ -47,20 +47,9 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
     ir_error(d, loc, "fuse: loop '%s' cannot be fused with itself", outer);
     return -1;
   }
-  for (int k = 0; k < 2; k++) {
-    const IrNode *l = k ? i : o;
-    const char *name = k ? inner : outer;
-    if (l->loop.bind != IR_BIND_NONE) {
-      ir_error(d, loc, "fuse: loop '%s' is already bound to %s; fuse before "
-               "binding", name, ir_bind_name(l->loop.bind));
-      return -1;
-    }
-    if (l->loop.unroll || l->loop.vec) {
-      ir_error(d, loc, "fuse: loop '%s' is marked @%s; fuse before that", name,
-               l->loop.unroll ? "unroll" : "vec");
-      return -1;
-    }
-  }
+  if (!pass_check_unscheduled(o, "fuse", outer, loc, d) ||
+      !pass_check_unscheduled(i, "fuse", inner, loc, d))
+    return -1;
   bool edges = vertex_and_edges(o, i);
   bool in_body = false; /* one of the statements of `outer` */
   for (const IrNode *s = o->loop.body; s; s = s->next) in_body |= s == i;

@@ -30,17 +30,8 @@
  * after reporting. */
 static int new_names(const IrOp *op, const char *loop, const char **outer, const char **inner,
                      Loc loc, Arena *a, Diag *d) {
-  if (!*outer) *outer = ir_sprintf(a, "%so", loop);
-  if (!*inner) *inner = ir_sprintf(a, "%si", loop);
-  if (strcmp(*outer, *inner) == 0) {
-    ir_error(d, loc, "group: the group loop and the loop inside a group of '%s' "
-             "need two different names, not '%s' twice", loop, *outer);
-    return -1;
-  }
-  if (!pass_check_new_name(op, "group", *outer, "group loop", loop, loc, d) ||
-      !pass_check_new_name(op, "group", *inner, "loop inside a group", loop, loc, d))
-    return -1;
-  return 0;
+  static const char *const roles[2] = {"group loop", "loop inside a group"};
+  return pass_new_loop_names(op, "group", loop, roles, "oi", outer, inner, loc, a, d) ? 0 : -1;
 }
 
 static int neighbour_groups(IrOp *op, PassSite *site, const char *loop,
@@ -129,16 +120,7 @@ int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
              "integer, not %lld", loop, (long long)g);
     return -1;
   }
-  if (l->loop.bind != IR_BIND_NONE) {
-    ir_error(d, loc, "group: loop '%s' is already bound to %s; group it before "
-             "binding it", loop, ir_bind_name(l->loop.bind));
-    return -1;
-  }
-  if (l->loop.unroll || l->loop.vec) {
-    ir_error(d, loc, "group: loop '%s' is marked @%s; group it before that", loop,
-             l->loop.unroll ? "unroll" : "vec");
-    return -1;
-  }
+  if (!pass_check_unscheduled(l, "group", loop, loc, d)) return -1;
   if (new_names(op, loop, &outer, &inner, loc, a, d) != 0) return -1;
   /* Everything split checks has been checked: it cannot refuse now. */
   if (pass_split(op, loop, g, outer, inner, loc, a, d) != 0)

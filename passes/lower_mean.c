@@ -95,6 +95,12 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
   }
   IrNode *top = row;
   hole = row ? &row->loop.body : &top;
+  /* Where neighbour groups own their rows (fill.c), this stage visits the
+   * few rows they do not own and skips the rest after reading a degree: a
+   * team of 8 lanes per row (four rows a warp, 32-byte stores) instead of
+   * a warp that would mostly test and leave. */
+  int lanes = row && deg && t->owner_group > 0 && row->loop.bind == IR_BIND_WARP ? 8 : 32;
+  if (lanes < 32) row->loop.team = lanes;
   if (row && deg && t->owner_group > 0) {
     IrNode *none = ir_bin(a, at, IR_OP_EQ, ir_clone(a, deg), ir_fconst(a, at, 0.0));
     IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, deg),
@@ -110,17 +116,18 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
     IrNode *ext = t->dims[k].sym ? ir_symref(a, at, t->dims[k].sym)
                                  : ir_iconst(a, at, t->dims[k].value);
     if (row && k == t->ndims - 1) {
-      /* for fo in 0..(ext + 31) / 32 { for fl in 0..32 @lane { if (fo * 32 + fl < ext) */
+      /* for fo in 0..(ext + L-1) / L { for fl in 0..L @lane { if (fo * L + fl < ext),
+       * L the lanes of a row (32, or the team's 8) */
       names[nn] = stage_name(op, a, "fl_fin", names, nn);
       IrVar *fl = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
       IrNode *chunks = ir_bin(a, at, IR_OP_DIV,
-                              ir_bin(a, at, IR_OP_ADD, ext, ir_iconst(a, at, 31)),
-                              ir_iconst(a, at, 32));
+                              ir_bin(a, at, IR_OP_ADD, ext, ir_iconst(a, at, lanes - 1)),
+                              ir_iconst(a, at, lanes));
       IrNode *lo = ir_loop(a, at, f, IR_LOOP_RANGE, chunks, NULL, NULL);
-      IrNode *li = ir_loop(a, at, fl, IR_LOOP_RANGE, ir_iconst(a, at, 32), NULL, NULL);
+      IrNode *li = ir_loop(a, at, fl, IR_LOOP_RANGE, ir_iconst(a, at, lanes), NULL, NULL);
       li->loop.bind = IR_BIND_LANE;
       IrNode *feat = ir_bin(a, at, IR_OP_ADD,
-                            ir_bin(a, at, IR_OP_MUL, ir_var(a, at, f), ir_iconst(a, at, 32)),
+                            ir_bin(a, at, IR_OP_MUL, ir_var(a, at, f), ir_iconst(a, at, lanes)),
                             ir_var(a, at, fl));
       IrNode *in = ir_if(a, at, ir_bin(a, at, IR_OP_LT, feat, ir_clone(a, ext)), NULL);
       lo->loop.body = li;

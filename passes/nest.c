@@ -69,6 +69,25 @@ int pass_stage_count(const IrOp *op) {
   return n;
 }
 
+static bool stores_to(const IrNode *n, void *t) {
+  return n->kind == IR_STORE && n->acc.tensor == t;
+}
+
+bool pass_stage_stores(const IrNode *stage, const IrTensor *t) {
+  /* ir_any walks a statement and all that follows it: detach the stage */
+  IrNode *s = (IrNode *)stage, *saved = s->next;
+  s->next = NULL;
+  bool hit = ir_any(s, stores_to, (void *)t);
+  s->next = saved;
+  return hit;
+}
+
+int pass_store_stages(const IrOp *op, const IrTensor *t) {
+  int n = 0;
+  for (const IrNode *s = op->body; s; s = s->next) n += pass_stage_stores(s, t);
+  return n;
+}
+
 /* ---- names ---- */
 
 typedef struct Names {
@@ -413,6 +432,35 @@ bool pass_check_new_name(const IrOp *op, const char *prim, const char *name,
   ir_error(d, loc, "%s: the name '%s' for the %s is already taken in operator "
            "%s; give the new loops other names", prim, name, role, op->name);
   return false;
+}
+
+bool pass_check_unscheduled(const IrNode *l, const char *prim, const char *name, Loc loc,
+                            Diag *d) {
+  if (l->loop.bind != IR_BIND_NONE) {
+    ir_error(d, loc, "%s: loop '%s' is already bound to %s; %s it before binding it", prim,
+             name, ir_bind_name(l->loop.bind), prim);
+    return false;
+  }
+  if (l->loop.unroll || l->loop.vec) {
+    ir_error(d, loc, "%s: loop '%s' is marked @%s; %s it before that", prim, name,
+             l->loop.unroll ? "unroll" : "vec", prim);
+    return false;
+  }
+  return true;
+}
+
+bool pass_new_loop_names(const IrOp *op, const char *prim, const char *loop,
+                         const char *const roles[2], const char *suffixes, const char **outer,
+                         const char **inner, Loc loc, Arena *a, Diag *d) {
+  if (!*outer) *outer = ir_sprintf(a, "%s%c", loop, suffixes[0]);
+  if (!*inner) *inner = ir_sprintf(a, "%s%c", loop, suffixes[1]);
+  if (strcmp(*outer, *inner) == 0) {
+    ir_error(d, loc, "%s: the %s and the %s of '%s' need two different names, not '%s' "
+             "twice", prim, roles[0], roles[1], loop, *outer);
+    return false;
+  }
+  return pass_check_new_name(op, prim, *outer, roles[0], loop, loc, d) &&
+         pass_check_new_name(op, prim, *inner, roles[1], loop, loc, d);
 }
 
 const char *pass_expr_string(Arena *a, const IrNode *e) {

@@ -85,6 +85,8 @@ int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
  * features. */
 int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
               const char *inner, Loc loc, Arena *a, Diag *d);
+/* team.c: gives each iteration of a @warp loop T lanes (@team(T)). */
+int pass_team(IrOp *op, const char *loop, int64_t lanes, Loc loc, Arena *a, Diag *d);
 /* unroll.c: marks a sequential loop @unroll(n). */
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);
@@ -263,6 +265,11 @@ const char *pass_describe_stmts(Arena *a, const IrNode *list,
 const char *pass_expr_string(Arena *a, const IrNode *e);
 /* The number of stages (top-level statements) of `op`. */
 int pass_stage_count(const IrOp *op);
+/* Whether the statement `stage` alone (not the stages after it) stores
+ * into `t`. */
+bool pass_stage_stores(const IrNode *stage, const IrTensor *t);
+/* The number of stages of `op` that store into `t`. */
+int pass_store_stages(const IrOp *op, const IrTensor *t);
 /* The one loop of `op` called `name`; false after reporting
  * "PRIM: loop 'q' does not exist in operator X (loops: v, e, f)". */
 bool pass_find_loop(IrOp *op, const char *prim, const char *name,
@@ -273,6 +280,18 @@ bool pass_find_loop(IrOp *op, const char *prim, const char *name,
 bool pass_check_new_name(const IrOp *op, const char *prim, const char *name,
                          const char *role, const char *replaced, Loc loc,
                          Diag *d);
+
+/* Refuses (false, reported) to apply `prim` to loop `l`, called `name`,
+ * once it is bound or marked @unroll or @vec: "PRIM it before binding it". */
+bool pass_check_unscheduled(const IrNode *l, const char *prim, const char *name, Loc loc,
+                            Diag *d);
+/* The names of the two loops `prim` puts in place of `loop`, its outer and
+ * inner ones (`roles` in messages: "outer loop", "inner loop"): those
+ * given, else `loop` and the letters of `suffixes` ("oi": LOOPo, LOOPi).
+ * false after reporting two names the same, or one `op` already uses. */
+bool pass_new_loop_names(const IrOp *op, const char *prim, const char *loop,
+                         const char *const roles[2], const char *suffixes, const char **outer,
+                         const char **inner, Loc loc, Arena *a, Diag *d);
 
 /* Integer expressions that fold constants as they are built. */
 IrNode *pass_add(Arena *a, Loc loc, IrNode *x, IrNode *y);

@@ -62,6 +62,15 @@ int pass_prefetch(IrOp *op, const char *loop, Loc loc, Arena *a, Diag *d) {
     ir_error(d, loc, "prefetch: loop '%s' is already prefetched", loop);
     return -1;
   }
+  for (int i = 0; i < site.depth; i++)
+    if (site.path[i]->kind == IR_LOOP && site.path[i]->loop.team) {
+      const IrNode *w = site.path[i];
+      ir_error(d, loc, "prefetch: loop '%s' is inside warp loop '%s', which runs "
+               "in teams of %d lanes (team(%s, %d)), each on its own edges; "
+               "prefetch's shuffles broadcast over the whole warp", loop,
+               w->loop.var->name, w->loop.team, w->loop.var->name, w->loop.team);
+      return -1;
+    }
   l->loop.prefetch = true;
   return 0;
 }
@@ -76,10 +85,6 @@ typedef struct Check {
   const IrNode *stage; /* its stage */
   int errors;
 } Check;
-
-static bool writes_tensor(const IrNode *n, void *ctx) {
-  return n->kind == IR_STORE && n->acc.tensor == (const IrTensor *)ctx;
-}
 
 /* Every load of an edge tensor that uses the loop's variable must be
  * T[e] exactly. */
@@ -98,7 +103,7 @@ static bool bad_edge_load(const IrNode *n, void *ctx) {
              "so every lane would still load it; drop prefetch(%s)", text,
              e->name, t->name, e->name, e->name);
     c->errors++;
-  } else if (ir_any(c->stage, writes_tensor, (void *)t)) {
+  } else if (pass_stage_stores(c->stage, t)) {
     ir_error(c->d, n->loc, "prefetch: loop '%s' reads %s, which its stage "
              "also writes; only inputs of the stage are prefetched", e->name,
              text);

@@ -361,22 +361,6 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
 
 /* ---- finishing a target in the flush ---- */
 
-static bool stores_to(const IrNode *n, void *t) {
-  return n->kind == IR_STORE && n->acc.tensor == t;
-}
-
-/* The number of stages of `op` that store into `t`. */
-static int store_count(const IrOp *op, const IrTensor *t) {
-  int stores = 0;
-  for (const IrNode *s = op->body; s; s = s->next) {
-    const IrNode *saved = s->next;
-    ((IrNode *)s)->next = NULL;
-    stores += ir_any(s, stores_to, (void *)t);
-    ((IrNode *)s)->next = (IrNode *)saved;
-  }
-  return stores;
-}
-
 /* Whether the flush of candidate k can finish its target itself: a +=,
  * mean=, max= or min= store into row v of a vertex tensor, where L is v's whole
  * neighbourhood (in_edges(v) for a dst tensor, out_edges(u) for a src one),
@@ -416,7 +400,7 @@ static bool finishes(IrOp *op, const PassSite *site, Scan *sc, int k) {
     }
   }
   if (team != IR_BIND_NONE && !apart) return false;
-  if (store_count(op, t) != 1) return false;
+  if (pass_store_stages(op, t) != 1) return false;
   for (int g = 0; g < sc->nguards[k]; g++)
     if (!cond_outer(sc, sc->guards[k][g])) return false;
   return !pass_store_conflicts(site->path, site->depth, st, NULL);
@@ -461,7 +445,7 @@ static bool owns_rows(const IrOp *op, const IrNode *st) {
   if ((red != IR_RED_ADD && red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) ||
       t->domain != IR_DOM_DST || t->role == IR_ROLE_IN || t->owner_group)
     return false;
-  return store_count(op, t) == 1;
+  return pass_store_stages(op, t) == 1;
 }
 
 /* `if (in_degree(dst(g)) <= G) { plain Y[...] = acc }   (acc / in_degree for a mean)

@@ -90,6 +90,10 @@ static int do_unroll(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_unroll(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
 
+static int do_team(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_team(op, x->name[0], x->value[1], x->dir->loc, a, d);
+}
+
 static int do_prefetch(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_prefetch(op, x->name[0], x->dir->loc, a, d);
 }
@@ -116,6 +120,7 @@ static const Prim prims[] = {
     {"group", "group(LOOP, G) -> (GROUPS, INNER)", "li", 2, 2, 2, do_group},
     {"tile", "tile(LOOP, T) -> (WORKERS, INNER)", "li", 2, 2, 2, do_tile},
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
+    {"team", "team(WARP_LOOP, LANES)", "li", 2, 2, 0, do_team},
     {"prefetch", "prefetch(EDGE_LOOP)", "l", 1, 1, 0, do_prefetch},
     {"vectorize", "vectorize(LOOP, 2|4)", "li", 2, 2, 0, do_vectorize},
     {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},

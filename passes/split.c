@@ -28,16 +28,7 @@ int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
              "integer, not %lld", loop, (long long)factor);
     return -1;
   }
-  if (l->loop.bind != IR_BIND_NONE) {
-    ir_error(d, loc, "split: loop '%s' is already bound to %s; split it before "
-             "binding it", loop, ir_bind_name(l->loop.bind));
-    return -1;
-  }
-  if (l->loop.unroll || l->loop.vec) {
-    ir_error(d, loc, "split: loop '%s' is marked @%s; split it before that",
-             loop, l->loop.unroll ? "unroll" : "vec");
-    return -1;
-  }
+  if (!pass_check_unscheduled(l, "split", loop, loc, d)) return -1;
   if (l->loop.kind == IR_LOOP_IN_EDGES || l->loop.kind == IR_LOOP_OUT_EDGES) {
     ir_error(d, loc, "split: loop '%s' runs over the %s of one vertex, which "
              "have no positions to split by; fuse the vertex loop with it "
@@ -53,15 +44,8 @@ int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
              ir_loopkind_name(l->loop.kind));
     return -1;
   }
-  if (!outer) outer = ir_sprintf(a, "%so", loop);
-  if (!inner) inner = ir_sprintf(a, "%si", loop);
-  if (strcmp(outer, inner) == 0) {
-    ir_error(d, loc, "split: the outer and inner loops of '%s' need two "
-             "different names, not '%s' twice", loop, outer);
-    return -1;
-  }
-  if (!pass_check_new_name(op, "split", outer, "outer loop", loop, loc, d) ||
-      !pass_check_new_name(op, "split", inner, "inner loop", loop, loc, d))
+  static const char *const roles[2] = {"outer loop", "inner loop"};
+  if (!pass_new_loop_names(op, "split", loop, roles, "oi", &outer, &inner, loc, a, d))
     return -1;
 
   /* Legal: build the two loops around the old body. */

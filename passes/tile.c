@@ -31,25 +31,9 @@ int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
              "positive integer, not %lld", loop, (long long)t);
     return -1;
   }
-  if (l->loop.bind != IR_BIND_NONE) {
-    ir_error(d, loc, "tile: loop '%s' is already bound to %s; tile it before "
-             "binding it", loop, ir_bind_name(l->loop.bind));
-    return -1;
-  }
-  if (l->loop.unroll || l->loop.vec) {
-    ir_error(d, loc, "tile: loop '%s' is marked @%s; tile it before that", loop,
-             l->loop.unroll ? "unroll" : "vec");
-    return -1;
-  }
-  if (!outer) outer = ir_sprintf(a, "%st", loop);
-  if (!inner) inner = ir_sprintf(a, "%ss", loop);
-  if (strcmp(outer, inner) == 0) {
-    ir_error(d, loc, "tile: the worker and inner loops of '%s' need two "
-             "different names, not '%s' twice", loop, outer);
-    return -1;
-  }
-  if (!pass_check_new_name(op, "tile", outer, "worker loop", loop, loc, d) ||
-      !pass_check_new_name(op, "tile", inner, "inner loop", loop, loc, d))
+  static const char *const roles[2] = {"worker loop", "inner loop"};
+  if (!pass_check_unscheduled(l, "tile", loop, loc, d) ||
+      !pass_new_loop_names(op, "tile", loop, roles, "ts", &outer, &inner, loc, a, d))
     return -1;
 
   Loc at = l->loc;

@@ -1,7 +1,8 @@
-/* passes/vectorize.c: vectorize(loop, 2 | 4 | 8), 8- or 16-byte feature accesses.
+/* passes/vectorize.c: vectorize(loop, 2 | 4 | 8), 8- to 32-byte feature accesses.
  *
- * Contract: requires an unbound range loop of exactly 2 or 4 iterations (8
- * when every tensor it indexes is f16 or bf16: 16 bytes)
+ * Contract: requires an unbound range loop of exactly 2, 4 or 8 iterations
+ * (8 when every tensor it indexes has elements of at most 4 bytes: 16 bytes
+ * of f16 or bf16, or 32 bytes of f32, two 16-byte accesses)
  * (what split(f, 4) makes of a feature loop) whose variable is used by
  * every tensor access only as the last index plus one: `X[u, fo * 4 + fv]`
  * reads 4 consecutive floats for fv = 0..3. Sequential loops inside it are
@@ -27,8 +28,8 @@ static bool unit_stride(const IrNode *e, const IrVar *v) {
 }
 
 /* The first access under `n` that reads `v` other than with unit stride in
- * its last index (and, when `half`, one of a tensor whose elements are not
- * 16-bit). */
+ * its last index (and, when `half`, one of a tensor whose elements are
+ * wider than 4 bytes). */
 static const IrNode *bad_access(const IrNode *n, const IrVar *v, bool half) {
   for (; n; n = n->next) {
     const IrNode *r = NULL;
@@ -39,7 +40,7 @@ static const IrNode *bad_access(const IrNode *n, const IrVar *v, bool half) {
         const IrNode *ix = n->acc.idx[i];
         bool last = i == n->acc.nidx - 1;
         if (ir_uses_var(ix, v) && (!last || !unit_stride(ix, v))) return n;
-        if (half && last && ir_uses_var(ix, v) && ir_dtype_bytes(n->acc.tensor->dtype) != 2)
+        if (half && last && ir_uses_var(ix, v) && ir_dtype_bytes(n->acc.tensor->dtype) > 4)
           return n;
         if ((r = bad_access(ix, v, half))) return r;
       }
@@ -86,9 +87,8 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
   if (!pass_find_loop(op, "vectorize", loop, &site, loc, a, d)) return -1;
   IrNode *l = site.node;
   if (width != 2 && width != 4 && width != 8) {
-    ir_error(d, loc, "vectorize: loop '%s' can be vectorised by 2 or 4 (8 or 16 "
-             "bytes of f32), or 8 (16 bytes of f16 or bf16), not %lld", loop,
-             (long long)width);
+    ir_error(d, loc, "vectorize: loop '%s' can be vectorised by 2, 4 or 8 (8, 16 "
+             "or 32 bytes of f32), not %lld", loop, (long long)width);
     return -1;
   }
   if (l->loop.bind != IR_BIND_NONE) {
@@ -121,8 +121,9 @@ int pass_vectorize(IrOp *op, const char *loop, int64_t width, Loc loc, Arena *a,
   }
   const IrNode *bad = bad_access(l->loop.body, l->loop.var, false);
   if (!bad && width == 8 && (bad = bad_access(l->loop.body, l->loop.var, true))) {
-    ir_error(d, loc, "vectorize: loop '%s' by 8 needs 16-bit tensors (8 of them make "
-             "16 bytes), and '%s' is %s: vectorise it by 4", loop, bad->acc.tensor->name,
+    ir_error(d, loc, "vectorize: loop '%s' by 8 takes tensors of at most 4-byte "
+             "elements (8 of them: 16 or 32 bytes), and '%s' is %s: vectorise it by 4",
+             loop, bad->acc.tensor->name,
              ir_dtype_name(bad->acc.tensor->dtype));
     return -1;
   }

@@ -13,12 +13,14 @@
 
 static const Loc no_loc = {0};
 
-/* One array of a format: where it goes and what it holds. */
+/* One array of a format: where it goes and what it holds (int32, or
+ * int64 when `wide`: offsets and edge ids, uploaded in dg->index_bits). */
 typedef struct Part {
   RtDevTensor *t;
-  const int32_t *host;
+  const void *host;
   int64_t n;
   const char *name;
+  bool wide;
 } Part;
 
 /* The arrays of format `f`; returns how many. The degree arrays have no
@@ -28,22 +30,22 @@ static int parts_of(RtDevGraph *dg, RtGraphFormat f, Part out[3]) {
   int64_t nv = dg->nv, ne = dg->ne;
   switch (f) {
   case RT_FMT_COO:
-    out[0] = (Part){&dg->src, g->src, ne, "graph coo src"};
-    out[1] = (Part){&dg->dst, g->dst, ne, "graph coo dst"};
+    out[0] = (Part){&dg->src, g->src, ne, "graph coo src", false};
+    out[1] = (Part){&dg->dst, g->dst, ne, "graph coo dst", false};
     return 2;
   case RT_FMT_CSR:
-    out[0] = (Part){&dg->in_ptr, g->in_ptr, nv + 1, "graph csr in_ptr"};
-    out[1] = (Part){&dg->in_eid, g->in_eid, ne, "graph csr in_eid"};
-    out[2] = (Part){&dg->in_src, g->in_src, ne, "graph csr in_src"};
+    out[0] = (Part){&dg->in_ptr, g->in_ptr, nv + 1, "graph csr in_ptr", true};
+    out[1] = (Part){&dg->in_eid, g->in_eid, ne, "graph csr in_eid", true};
+    out[2] = (Part){&dg->in_src, g->in_src, ne, "graph csr in_src", false};
     return 3;
   case RT_FMT_CSC:
-    out[0] = (Part){&dg->out_ptr, g->out_ptr, nv + 1, "graph csc out_ptr"};
-    out[1] = (Part){&dg->out_eid, g->out_eid, ne, "graph csc out_eid"};
-    out[2] = (Part){&dg->out_dst, g->out_dst, ne, "graph csc out_dst"};
+    out[0] = (Part){&dg->out_ptr, g->out_ptr, nv + 1, "graph csc out_ptr", true};
+    out[1] = (Part){&dg->out_eid, g->out_eid, ne, "graph csc out_eid", true};
+    out[2] = (Part){&dg->out_dst, g->out_dst, ne, "graph csc out_dst", false};
     return 3;
   case RT_FMT_DEG:
-    out[0] = (Part){&dg->in_deg, NULL, nv, "graph in_deg"};
-    out[1] = (Part){&dg->out_deg, NULL, nv, "graph out_deg"};
+    out[0] = (Part){&dg->in_deg, NULL, nv, "graph in_deg", false};
+    out[1] = (Part){&dg->out_deg, NULL, nv, "graph out_deg", false};
     return 2;
   case RT_FMT_COUNT: break;
   }
@@ -60,21 +62,56 @@ void rt_devgraph_init(RtDevGraph *dg, const Graph *g) {
   dg->host = g;
   dg->nv = g->nv;
   dg->ne = g->ne;
+  dg->index_bits = 32;
 }
 
-/* Degrees from a pointer array: ptr[v+1] - ptr[v]. Malloc'ed, or NULL. */
-static int32_t *degrees(const int32_t *ptr, int32_t nv) {
+void rt_devgraph_set_index_bits(RtDevGraph *dg, int bits) {
+  bits = bits == 64 ? 64 : 32;
+  if (bits == dg->index_bits) return;
+  for (int f = RT_FMT_CSR; f <= RT_FMT_CSC; f++) {
+    Part parts[3];
+    int n = parts_of(dg, (RtGraphFormat)f, parts);
+    for (int i = 0; i < n; i++) rt_tensor_free(parts[i].t);
+    dg->loaded &= ~RT_FMT_BIT(f);
+  }
+  dg->index_bits = bits;
+  dg->groups_gen++; /* prepared launches holding the old addresses redo theirs */
+}
+
+/* Degrees from a pointer array: ptr[v+1] - ptr[v] (int32: a degree past
+ * 2^31 is refused by load_format). Malloc'ed, or NULL. */
+static int32_t *degrees(const int64_t *ptr, int32_t nv) {
   int32_t *deg = malloc(sizeof *deg * (size_t)(nv > 0 ? nv : 1));
   if (deg)
-    for (int32_t v = 0; v < nv; v++) deg[v] = ptr[v + 1] - ptr[v];
+    for (int32_t v = 0; v < nv; v++) deg[v] = (int32_t)(ptr[v + 1] - ptr[v]);
   return deg;
 }
 
-static RtStatus upload_part(const Part *p, Diag *d) {
-  size_t bytes = sizeof(int32_t) * (size_t)p->n;
+/* Uploads a part; int64 host arrays go as int32 (converted a chunk at a
+ * time, so the host never holds a second copy) unless the device graph
+ * holds 64-bit indices. */
+static RtStatus upload_part(const RtDevGraph *dg, const Part *p, Diag *d) {
+  bool as64 = p->wide && dg->index_bits == 64;
+  size_t esize = as64 ? sizeof(int64_t) : sizeof(int32_t);
+  size_t bytes = esize * (size_t)p->n;
   RtStatus s = rt_tensor_alloc(p->t, bytes, p->name, d);
   if (s) return s;
-  return rt_tensor_upload(p->t, p->host, bytes, d);
+  if (!p->wide || as64) return rt_tensor_upload(p->t, p->host, bytes, d);
+  enum { CHUNK = 1 << 22 };
+  int32_t *buf = malloc(sizeof(int32_t) * (size_t)(p->n < CHUNK ? (p->n > 0 ? p->n : 1) : CHUNK));
+  if (!buf) {
+    ir_error(d, no_loc, "out of host memory uploading %s", p->name);
+    return RT_ERR;
+  }
+  const int64_t *h = p->host;
+  for (int64_t at = 0; at < p->n && s == RT_OK; at += CHUNK) {
+    int64_t n = p->n - at < CHUNK ? p->n - at : CHUNK;
+    for (int64_t i = 0; i < n; i++) buf[i] = (int32_t)h[at + i];
+    s = rt_tensor_upload_at(p->t, (size_t)at * sizeof(int32_t), buf,
+                            (size_t)n * sizeof(int32_t), d);
+  }
+  free(buf);
+  return s;
 }
 
 static RtStatus load_format(RtDevGraph *dg, RtGraphFormat f, Diag *d) {
@@ -95,7 +132,13 @@ static RtStatus load_format(RtDevGraph *dg, RtGraphFormat f, Diag *d) {
     parts[1].host = deg[1];
   }
   RtStatus s = RT_OK;
-  for (int i = 0; i < n && s == RT_OK; i++) s = upload_part(&parts[i], d);
+  if (f == RT_FMT_DEG && (dg->host->stats.in_deg_max > INT32_MAX ||
+                          dg->host->stats.out_deg_max > INT32_MAX)) {
+    ir_error(d, no_loc, "a vertex of %s has more than 2^31-1 edges: its degree does not "
+             "fit the int32 degree arrays", dg->host->name ? dg->host->name : "the graph");
+    s = RT_ERR;
+  }
+  for (int i = 0; i < n && s == RT_OK; i++) s = upload_part(dg, &parts[i], d);
   if (s) /* nothing half-built: a format is held whole or not at all */
     for (int i = 0; i < n; i++) rt_tensor_free(parts[i].t);
   free(deg[0]);
@@ -131,9 +174,9 @@ size_t rt_devgraph_bytes(const RtDevGraph *dg, RtGraphFormat f) {
 void rt_devgraph_print(FILE *out, const RtDevGraph *dg) {
   char buf[32];
   size_t total = 0;
-  fprintf(out, "device graph %s: |V| = %d, |E| = %d\n",
+  fprintf(out, "device graph %s: |V| = %d, |E| = %lld, %d-bit indices\n",
           dg->host && dg->host->name ? dg->host->name : "(unnamed)", dg->nv,
-          dg->ne);
+          (long long)dg->ne, dg->index_bits);
   for (int f = 0; f < RT_FMT_COUNT; f++) {
     if (!(dg->loaded & RT_FMT_BIT(f))) continue;
     size_t b = rt_devgraph_bytes(dg, (RtGraphFormat)f);

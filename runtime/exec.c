@@ -62,6 +62,35 @@ static RtDevGraph *device_graph(const Graph *g) {
   return &graph_cache[slot];
 }
 
+/* ---- the index width (docs/index64.md) ---- */
+
+int rt_index_bits(const Graph *g) {
+  const char *force = getenv("GOP_INDEX64");
+  if (force && strcmp(force, "1") == 0) return 64;
+  return cg_index_bits_needed(g->nv, g->ne);
+}
+
+RtStatus rt_check_index_bits(const CgProgram *p, const Graph *g, Diag *d) {
+  int have = cg_program_index_bits(p), want = rt_index_bits(g);
+  if (have == want) return RT_OK;
+  const char *name = g->name ? g->name : "the graph";
+  if (want == 64 && cg_index_bits_needed(g->nv, g->ne) == 64)
+    ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but %s has %lld edges "
+             "(more than %lld): it needs kernels of 64-bit indices (gopc pack --index64, "
+             "or compile with GOP_INDEX64=1; docs/index64.md)", p->op, name,
+             (long long)g->ne, (long long)CG_INDEX32_MAX_EDGES);
+  else if (want == 64)
+    ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but GOP_INDEX64=1 asks "
+             "for kernels of 64-bit indices (pack it with gopc pack --index64; "
+             "docs/index64.md)", p->op);
+  else
+    ir_error(d, (Loc){0}, "%s was compiled for 64-bit indices, but %s (%lld edges) runs "
+             "with 32-bit ones: set GOP_INDEX64=1 to run 64-bit kernels on a small "
+             "graph, or pack it without --index64 (docs/index64.md)", p->op, name,
+             (long long)g->ne);
+  return RT_ERR;
+}
+
 /* The graph format a kernel parameter lives in, or -1 for non-graph ones. */
 static int param_format(CgParamKind k) {
   switch (k) {
@@ -286,7 +315,10 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     switch (prm->kind) {
     case CG_PARAM_TENSOR: values[i] = tensors[prm->id].ptr; break;
     case CG_PARAM_NV: *(int32_t *)&values[i] = g->nv; break;
-    case CG_PARAM_NE: *(int32_t *)&values[i] = g->ne; break;
+    case CG_PARAM_NE: /* int64 in a kernel of 64-bit indices */
+      if (cg_program_index_bits(p) == 64) *(int64_t *)&values[i] = g->ne;
+      else *(int32_t *)&values[i] = (int32_t)g->ne;
+      break;
     case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
     case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
     case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
@@ -355,6 +387,8 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   }
 
   RtDevGraph *dg = device_graph(g);
+  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto done;
+  rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto done;
   for (int f = 0; f < RT_FMT_COUNT; f++)
     if (formats & RT_FMT_BIT(f)) res->graph_bytes[f] = rt_devgraph_bytes(dg, (RtGraphFormat)f);
@@ -529,13 +563,6 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       memcmp(x->syms, syms, sizeof(int64_t) * (size_t)p->nsyms) == 0)
     return RT_OK;
   rt_devexec_free(x);
-  for (int i = 0; i < p->ntensors; i++)
-    if (p->tensors[i].dtype != IR_DT_F32) {
-      ir_error(d, (Loc){0}, "%s: tensor %s is %s, and runs on the caller's device "
-               "memory take f32 tensors only yet (use gop_run_exec)", p->op,
-               p->tensors[i].name, ir_dtype_name(p->tensors[i].dtype));
-      return RT_ERR;
-    }
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
   x->p = p;
@@ -566,14 +593,16 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       int f = param_format(p->kernels[k].params[i].kind);
       if (f >= 0) formats |= RT_FMT_BIT(f);
     }
+  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto fail;
+  rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto fail;
   /* temporaries live with the prepared run; the caller's tensors do not */
   for (int i = 0; i < p->ntensors; i++) {
     if (p->tensors[i].role != IR_ROLE_TEMP) continue;
     char what[64];
     snprintf(what, sizeof what, "%.40s", p->tensors[i].name);
-    if ((s = rt_tensor_alloc(&x->temps[i], (size_t)x->numel[i] * sizeof(float), what, d)) !=
-        RT_OK)
+    size_t bytes = (size_t)x->numel[i] * (size_t)ir_dtype_bytes(p->tensors[i].dtype);
+    if ((s = rt_tensor_alloc(&x->temps[i], bytes, what, d)) != RT_OK)
       goto fail;
   }
   RtModule *m = rt_module_load(p->ptx, p->op, d);
@@ -618,15 +647,27 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
   RtStatus s = rt_cuda_open(d); /* a no-op unless this thread is new */
   if (s != RT_OK) return s;
   const CgProgram *p = x->p;
+  static const char *init = "while initialising an output in the caller's stream";
   for (int i = 0; i < p->ntensors; i++) {
     const CgTensorInfo *t = &p->tensors[i];
     if (t->role == IR_ROLE_IN || (t->red == IR_RED_ASSIGN && t->role == IR_ROLE_OUT)) continue;
     RtDevPtr ptr = t->role == IR_ROLE_TEMP ? x->temps[i].ptr : ptrs[i];
-    if (!x->numel[i]) continue;
-    if ((s = RT_CU_WHAT("while initialising an output in the caller's stream",
-                        cuMemsetD32Async,
-                        (ptr, initial_word(t), (size_t)x->numel[i], (CUstream)stream))) != RT_OK)
-      return s;
+    size_t n = (size_t)x->numel[i];
+    if (!n) continue;
+    /* the start value in the tensor's dtype (initial_bits, as fill_initial) */
+    uint64_t bits = initial_bits(t);
+    CUstream st = (CUstream)stream;
+    if (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)
+      s = RT_CU_WHAT(init, cuMemsetD16Async, (ptr, (unsigned short)bits, n, st));
+    else if (t->dtype == IR_DT_F64) {
+      /* the low words, then the high words of every 8 bytes as a 2-D fill */
+      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, 2 * n, st));
+      if (s == RT_OK && (bits >> 32) != (bits & 0xffffffffu))
+        s = RT_CU_WHAT(init, cuMemsetD2D32Async, (ptr + 4, 8, (unsigned)(bits >> 32), 1, n, st));
+    } else {
+      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, n, st));
+    }
+    if (s != RT_OK) return s;
   }
   for (int k = 0; k < p->nkernels; k++) {
     struct RtDevLaunch *l = &x->launches[k];

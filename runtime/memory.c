@@ -108,6 +108,20 @@ RtStatus rt_tensor_upload(RtDevTensor *t, const void *host, size_t bytes,
   return RT_CU_WHAT(what, cuMemcpyHtoD_v2, (t->ptr, host, bytes));
 }
 
+RtStatus rt_tensor_upload_at(RtDevTensor *t, size_t offset, const void *host, size_t bytes,
+                             Diag *d) {
+  if (offset > t->bytes) {
+    ir_error(d, no_loc, "cannot copy into %s at byte %zu: it holds %zu bytes", t->name,
+             offset, t->bytes);
+    return RT_ERR;
+  }
+  RtStatus s = copy_check(t, offset + bytes, "into", d);
+  if (s || bytes == 0) return s;
+  char what[96];
+  snprintf(what, sizeof what, "while copying into %s", t->name);
+  return RT_CU_WHAT(what, cuMemcpyHtoD_v2, (t->ptr + offset, host, bytes));
+}
+
 RtStatus rt_tensor_download(const RtDevTensor *t, void *host, size_t bytes,
                             Diag *d) {
   RtStatus s = copy_check(t, bytes, "out of", d);

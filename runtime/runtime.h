@@ -189,6 +189,10 @@ RtStatus rt_tensor_alloc(RtDevTensor *t, size_t bytes, const char *name,
  * larger than the tensor before calling the driver. */
 RtStatus rt_tensor_upload(RtDevTensor *t, const void *host, size_t bytes,
                           Diag *d);
+/* Copies `bytes` from the host to `t` at byte `offset`; refuses a copy
+ * that would end past the tensor. */
+RtStatus rt_tensor_upload_at(RtDevTensor *t, size_t offset, const void *host, size_t bytes,
+                             Diag *d);
 /* Copies `bytes` from the start of `t` to the host; refuses like upload. */
 RtStatus rt_tensor_download(const RtDevTensor *t, void *host, size_t bytes,
                             Diag *d);
@@ -216,6 +220,8 @@ typedef struct RtMemStats {
 } RtMemStats;
 RtMemStats rt_mem_stats(void);
 
+struct CgProgram;
+
 /* The formats of a graph a kernel can ask for (see Graph). */
 typedef enum RtGraphFormat {
   RT_FMT_COO, /* src, dst */
@@ -228,11 +234,15 @@ typedef enum RtGraphFormat {
 #define RT_FMT_ALL (RT_FMT_BIT(RT_FMT_COUNT) - 1u)
 
 /* A host graph's arrays on the device, uploaded lazily one format at a time
- * and then kept: a schedule asks for the formats it needs. All arrays are
- * int32, with the host graph's meaning and edge ids. */
+ * and then kept: a schedule asks for the formats it needs. Arrays have the
+ * host graph's meaning and edge ids; vertex ids and degrees are int32, the
+ * offsets and edge ids of CSR and CSC int32 or int64 as index_bits says
+ * (the width of the kernels that read them, docs/index64.md). */
 typedef struct RtDevGraph {
   const Graph *host; /* not owned; must outlive the device graph */
-  int32_t nv, ne;
+  int32_t nv;
+  int64_t ne;
+  int index_bits; /* of the CSR and CSC held: 32 or 64 */
   RtDevTensor src, dst;
   RtDevTensor in_ptr, in_eid, in_src;
   RtDevTensor out_ptr, out_eid, out_dst;
@@ -267,6 +277,17 @@ void rt_devgraph_init(RtDevGraph *dg, const Graph *g);
  * RT_OK, or the failure's status after reporting; a format that failed
  * holds no memory and is not marked loaded. */
 RtStatus rt_devgraph_load(RtDevGraph *dg, unsigned formats, Diag *d);
+/* Sets the width of the offsets and edge ids (32 or 64) the next loads
+ * upload; CSR and CSC held in the other width are freed first. */
+void rt_devgraph_set_index_bits(RtDevGraph *dg, int bits);
+
+/* The index width the GPU runs `g` with: 64 when it needs it
+ * (cg_index_bits_needed) or when GOP_INDEX64=1 forces 64-bit kernels on
+ * any graph (docs/index64.md), else 32. */
+int rt_index_bits(const Graph *g);
+/* RT_OK when program `p` was compiled for rt_index_bits(g); else refuses,
+ * saying which width the graph needs and how to get it. */
+RtStatus rt_check_index_bits(const struct CgProgram *p, const Graph *g, Diag *d);
 /* Bytes of device memory format `f` holds (0 when not loaded). */
 size_t rt_devgraph_bytes(const RtDevGraph *dg, RtGraphFormat f);
 /* "coo", "csr", "csc", "deg". */

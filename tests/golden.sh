@@ -1,5 +1,6 @@
 # tests/golden.sh: what the golden runners share (sourced by
-# tests/errors/run.sh, tests/grad/run.sh, tests/reorder/run.sh, and by
+# tests/errors/run.sh, tests/grad/run.sh, tests/reorder/run.sh,
+# tests/bench/run.sh, tests/repl/run.sh, and by
 # tests/ptxas/run.sh for golden_find_ptxas).
 #
 #   source "$(dirname "$0")/../golden.sh"
@@ -7,6 +8,8 @@
 #                                  # SUITE_DIR, a scratch folder $work
 #   ... for each case: write its output to a file, then
 #   golden_check NAME.expected "$work/out" "what failed" [NOTE]
+#   (or golden_args PROG: NAME.args -> NAME.err, PROG's exit status and
+#   stderr)
 #   golden_summary "label: "       # "N passed, M failed"; status 1 on a failure
 #
 # golden_check compares byte for byte and counts; with UPDATE=1 it
@@ -50,6 +53,26 @@ golden_check() {
   fi
   golden_fail=$((golden_fail + 1))
   return 1
+}
+
+# golden_args PROG: the argument cases of this folder. Each NAME.args holds
+# PROG's arguments (one line, split into words at spaces, no quoting; $TMP
+# is a scratch folder); NAME.err holds `exit N` on its first line and then
+# PROG's stderr up to its first blank line (a usage error's usage text is
+# left out). Each case is a golden_check.
+golden_args() {
+  local prog=$1 case_file name args status
+  local tmp=$work/scratch
+  mkdir -p "$tmp"
+  for case_file in *.args; do
+    name=${case_file%.args}
+    args=$(sed "s|\$TMP|$tmp|g" "$case_file")
+    # shellcheck disable=SC2086 # the arguments are words
+    "$prog" $args >/dev/null 2>"$work/raw"
+    status=$?
+    { echo "exit $status"; sed '/^$/,$d' "$work/raw"; } >"$work/err"
+    golden_check "$name.err" "$work/err" "$name" "exit status $status"
+  done
 }
 
 # golden_failed WHAT REASON: a case that failed before its comparison.

@@ -26,7 +26,12 @@
 #   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv);
 # GOP_PREPARE_ONLY=models only gopc and the graphs, for tests/gpu/models.sh
 #   and bench/models.sh (GOP_PREPARE_ONLY=models tools/gpu-prepare.sh, by
-#   default cora, pubmed, ogbn-arxiv and molhiv).
+#   default cora, pubmed, ogbn-arxiv and molhiv);
+# GOP_PREPARE_ONLY=index64 what tests/gpu/index64.sh needs (a few MB): gopc
+#   and its ring runner index64 without LLVM, kernel packs of 64-bit indices
+#   (index64/small: every representative operator x schedule, for checks
+#   on cora with GOP_INDEX64=1; index64/big: the ring past 2^31 edges),
+#   32-bit packs for the refusals and the |V| x F > 2^31 ring, and cora.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
@@ -72,6 +77,73 @@ if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
   cmake --build build-static --target gopc >/dev/null
   strip -o "$out/gopc" build-static/gopc
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  du -sh "$out"
+  exit 0
+fi
+if [ "${GOP_PREPARE_ONLY:-}" = index64 ]; then
+  rm -rf "$out" && mkdir -p "$out/datasets" "$out/index64/small" "$out/index64/big"
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target gopc >/dev/null
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gopc gop_gpu_index64 >/dev/null
+  strip -o "$out/gopc" build-nollvm/gopc
+  strip -o "$out/index64/index64" build-nollvm/tests/gop_gpu_index64
+  pack=build-static/gopc
+  t=sm_90 # H100 and H200
+  # the ring past 2^31 edges: 64-bit kernels (name:F lines of list.txt)
+  big=$out/index64/big
+  : >"$big/list.txt"
+  while IFS='|' read -r name op sched F; do
+    "$pack" pack "stdlib:$op" --schedule "$sched" --target $t --index64 -o "$big/$name.pack" >/dev/null
+    echo "$name.pack:$F" >>"$big/list.txt"
+  done <<'LIST'
+copy_u_sum-thread_vertex|copy_u_sum|thread_vertex(1, 1)|1
+copy_u_sum-warp_vertex|copy_u_sum|warp_vertex(1, 1)|2
+copy_u_sum-thread_edge|copy_u_sum|thread_edge(1, 1)|1
+u_mul_e_sum-thread_vertex|u_mul_e_sum|thread_vertex(1, 1)|1
+u_mul_e_sum-spmm_vec4p|u_mul_e_sum|spmm_vec4p(1)|4
+LIST
+  # |V| x F past 2^31 with 32-bit indices (ring:67108864:2, F = 33)
+  "$pack" pack stdlib:copy_u_sum --schedule 'thread_vertex(1, 1)' --target $t \
+    -o "$big/wide_rows-thread_vertex.pack" >/dev/null
+  "$pack" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target $t \
+    -o "$big/wide_rows-warp_vertex.pack" >/dev/null
+  # every representative operator x named schedule (a setting of 2s) and
+  # the default, in 64-bit, that compiles (group schedules are refused
+  # with 64-bit indices: listed, not packed)
+  small=$out/index64/small
+  : >"$small/list.txt"
+  : >"$small/refused.txt"
+  mapfile -t ops < <("$pack" ops --representative | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p')
+  mapfile -t scheds < <(sed -n 's/^schedule \([A-Za-z_][A-Za-z0-9_]*\)(\([^)]*\)).*/\1 \2/p' \
+    stdlib/schedules*.gop | awk '{s = $1 "("; for (i = 1; i < NF; i++) s = s (i > 1 ? ", " : "") "2"; print s ")"}')
+  n=0
+  for op in "${ops[@]}"; do
+    for sched in default "${scheds[@]}"; do
+      sargs=()
+      [ "$sched" != default ] && sargs=(--schedule "$sched")
+      "$pack" emit "stdlib:$op" --stage lowered "${sargs[@]}" >/dev/null 2>&1 || continue
+      n=$((n + 1))
+      # the extents its signature names: F = 16, H = 2
+      sig=$("$pack" ops --representative | grep "^$op(")
+      ext=""
+      [[ $sig == *F]* ]] && ext="--F 16"
+      [[ $sig == *", H"* ]] && ext="$ext --H 2"
+      if "$pack" pack "stdlib:$op" "${sargs[@]}" --target $t --index64 \
+           -o "$small/$n.pack" >/dev/null 2>"$small/err"; then
+        echo "$n.pack|$op|$sched|$ext" >>"$small/list.txt"
+      else
+        echo "$op $sched: $(grep -m1 'error:' "$small/err" | sed 's/.*error: //')" >>"$small/refused.txt"
+      fi
+    done
+  done
+  rm -f "$small/err"
+  # the refusals: a 32-bit pack where 64-bit is asked for
+  "$pack" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target $t \
+    -o "$out/index64/narrow.pack" >/dev/null
+  cp ../shared/datasets/cora.mtx.gz "$out/datasets/"
+  echo "$(wc -l <"$small/list.txt") small packs, $(wc -l <"$small/refused.txt") refused"
   du -sh "$out"
   exit 0
 fi

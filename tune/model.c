@@ -75,7 +75,9 @@ static double ceil_div(double a, double b) { return ceil(a / b); }
  *   a warp        c0 steps to start (offsets, the group table), then its
  *                 rows' edges: for R rows the longest of R in-degrees
  *                 (mean + c(R) x std, at most the max; c(R) the expected
- *                 largest of R normal draws), for a group at most G
+ *                 largest of R normal draws), for a group at most G; a
+ *                 warp in teams of T lanes (@team(T)) holds 32 / T groups
+ *                 and steps as long as the longest
  *   issue         (steps / U + warps x c0) x L / resident warps, U the
  *                 edges in flight per lane (the unroll, at most 4: more
  *                 buys nothing measured; a plain loop counts as 3.5), x
@@ -129,12 +131,19 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
     longest = dmax * passes;
   } else {
     double G = p->egroup;
-    warps = E / G + LANE_GROUPS_V * V;
-    steps = E * passes;
-    per = warps > 0 ? E / warps : 0;
+    double groups = E / G + LANE_GROUPS_V * V;
+    per = groups > 0 ? E / groups : 0;
     longest = fmin(G, dmax) * passes;
     /* heavy rows' partial sums, or every group's */
-    atomics = (p->all_atomic ? warps : fmax(0.0, E / G - 0.5 * V)) * Fe;
+    atomics = (p->all_atomic ? groups : fmax(0.0, E / G - 0.5 * V)) * Fe;
+    /* teams (@team(T)): k = 32 / T groups side by side in a warp, which
+     * steps as long as its longest group: about per x (1 + log2(k) / 2)
+     * edges, at most G */
+    double k = p->team > 0 ? 32.0 / p->team : 1.0;
+    double span = k > 1 ? fmin(fmin(G, fmax(1.0, dmax)), per * (1 + 0.5 * log2(k))) : per;
+    warps = groups / k;
+    steps = warps * span * passes;
+    if (k > 1) per = span;
   }
   double U = fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
   double inflight = fmax(1.0, fmin(U, fmin(per, LANE_UMAX)));
@@ -159,6 +168,13 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
                    atomics / LANE_R_ATOMIC;
   out->launch_us = LAUNCH_US * (1 + p->finalise + p->filled);
   out->time_us = out->launch_us + fmax(out->memory_us, fmax(out->issue_us, out->critical_us));
+  /* Teams are costed only when sized to the row: one pass over a group's
+   * edges (fpp >= F) with at most half the team's features idle. Narrower
+   * teams walk their edges once per pass and wider ones idle lanes; on the
+   * H100 (run 7, bench/NOTES.md) both were always slower than the team
+   * sized to the row, by up to 5x, which the terms above do not see (they
+   * tie on memory). Out of that range a team is ranked behind everything. */
+  if (p->team > 0 && (fpp < Fe || fpp >= 2 * Fe)) out->time_us *= 10;
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
    * unroll of 4, the setting measured best. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);

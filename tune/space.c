@@ -175,7 +175,7 @@ static int outer_bound_kind(const IrNode *n) {
  * A named schedule's kernel is costed by the lane model (tune/model.c)
  * when its lowered IR has this shape, whatever directives made it:
  *
- *   for W @warp                 W: `v in dst` (rows = 1), a range of
+ *   for W @warp [@team(T)]      W: `v in dst` (rows = 1), a range of
  *     ...                          (num_vertices() + R - 1) / R (rows = R),
  *     for fo in 0..(F + K - 1) / K    or `g in groups(G)` (egroup = G)
  *       for l in 0..n @lane     fpp = K (else n x vec)
@@ -296,6 +296,7 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   if (q.fpp < 1) return;
   q.rows = rows;
   q.egroup = egroup;
+  q.team = w->loop.team;
   q.finalise = fin != NULL;
   q.filled = filled;
   q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);
@@ -329,6 +330,13 @@ int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out) {
   return 0;
 }
 
+static bool is_group_loop(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOOP &&
+         (n->loop.kind == IR_LOOP_GROUPS || n->loop.kind == IR_LOOP_GROUP_EDGES ||
+          n->loop.kind == IR_LOOP_GROUP_ROWS);
+}
+
 int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
@@ -352,6 +360,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   ir_diag_free(&quiet);
   if (rc != 0) return 1;
   count_atomics(c->body, out);
+  out->groups = ir_any(c->body, is_group_loop, NULL);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {
     int k = outer_bound_kind(main_stage(c->body));
@@ -468,7 +477,16 @@ static int drop_16bit_atomics(const IrOp *op, TunePoint *pts, int n) {
   return k;
 }
 
-int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
+/* Keeps the points that run over no neighbour groups. */
+static int drop_groups(TunePoint *pts, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!pts[i].groups) pts[k++] = pts[i];
+  return k;
+}
+
+int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena *a,
+                      TunePoint **out, Diag *d) {
   TuneOpShape shape;
   tune_op_shape(op, &shape);
   TunePoint *named = NULL;
@@ -478,11 +496,13 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint *
   for (int i = 0; i < m; i++)
     if (named[i].lanes) named[lanes++] = named[i];
   lanes = drop_16bit_atomics(op, named, lanes);
+  if (no_groups) lanes = drop_groups(named, lanes);
   if (lanes > 0) {
     *out = named;
     return lanes;
   }
   free(named);
   int n = tune_space_enumerate(op, lib, a, out, d);
+  if (n > 0 && no_groups) n = drop_groups(*out, n);
   return n < 0 ? n : drop_16bit_atomics(op, *out, n);
 }

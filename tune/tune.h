@@ -78,7 +78,8 @@ typedef struct TunePoint {
   bool lanes;
   int rows;   /* destinations per warp (0: a neighbour group per warp) */
   int egroup; /* the neighbour-group size G (0: whole rows) */
-  int fpp;    /* features of a row a warp covers per pass */
+  int team;   /* lanes per group or row set (@team(T)); 0: the whole warp */
+  int fpp;    /* features of a row a warp (or team) covers per pass */
   int vec;    /* features per lane per load (1 or the vector width) */
   int unroll; /* edges in flight per lane (the edge loop's unroll) */
   bool all_atomic; /* every group's partial row is added atomically (no
@@ -88,6 +89,8 @@ typedef struct TunePoint {
   bool prefetch;   /* an edge loop shuffles its indices (prefetch(e)) */
   bool filled;     /* the op's first stage fills only the rows its groups do
                       not own (passes/fill.c), instead of a fill of all Y */
+  bool groups;     /* some loop runs over neighbour groups: not for kernels
+                      of 64-bit indices (docs/index64.md) */
 } TunePoint;
 
 /* The operator's shape (from its unscheduled IR). */
@@ -125,9 +128,12 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
 /* The candidates of the default choice (gop_choose_schedule): the named
  * schedules the lane model costs (tune/model.c), where the operator has
  * any (its absolute estimates are fitted, the strategies' are not, so the
- * two are not mixed), else tune_space_enumerate's points. Returns the
- * count (*out malloc'ed) or -1 after reporting. */
-int tune_space_choice(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out,
+ * two are not mixed), else tune_space_enumerate's points; with
+ * `no_groups` (kernels of 64-bit indices, docs/index64.md) none that runs
+ * over neighbour groups. Returns the count (*out malloc'ed) or -1 after
+ * reporting. */
+int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena *a,
+                      TunePoint **out,
                       Diag *d);
 
 /* The graph's signature, as the model and the database key see it. */

@@ -29,7 +29,8 @@ class CacheStats(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("schedule", c_char_p), ("target", c_char_p),
-                ("dump_after", c_char_p), ("dump", c_void_p)]
+                ("dump_after", c_char_p), ("dump", c_void_p),
+                ("index_bits", ctypes.c_int)]  # 0: 32, or 64 with GOP_INDEX64=1
 
 
 class CompileTimes(ctypes.Structure):
@@ -92,6 +93,7 @@ _SIGS = {
     "gop_module_op": (c_void_p, [c_void_p, c_int]),
     "gop_op_name": (c_char_p, [c_void_p]),
     "gop_op_signature": (c_char_p, [c_void_p]),
+    "gop_op_retype": (c_void_p, [c_void_p, c_char_p]),
     "gop_op_doc": (c_char_p, [c_void_p]),
     "gop_op_num_schedules": (c_int, [c_void_p]),
     "gop_op_schedule_signature": (c_char_p, [c_void_p, c_int]),

@@ -274,6 +274,10 @@ class Graph:
 # ---- operands ----
 
 _F32 = "float32"
+# an operator's dtype (docs/language.md, Types) -> the torch and NumPy dtype
+# names of its arrays; NumPy has no bfloat16 of its own: ml_dtypes' is
+# accepted (its name is "bfloat16"), or a torch tensor
+_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
 
 
 def _kind(x):
@@ -313,10 +317,11 @@ def _inspect(spec, x, what):
         x = o.obj = _from_dlpack(x)
         k = _kind(x)
     o.framework = k
+    want = _DTYPES.get(spec.dtype, spec.dtype)
     if k == "torch":
         import torch
-        if x.dtype != torch.float32:
-            raise TypeError(f"{what} must be float32, got {x.dtype}")
+        if x.dtype != getattr(torch, want, None):
+            raise TypeError(f"{what} must be {want}, got {x.dtype}")
         if not x.is_contiguous():
             raise ValueError(f"{what} is not contiguous (strides {tuple(x.stride())}): gop "
                              f"reads row-major memory as it is and never copies behind your "
@@ -328,9 +333,10 @@ def _inspect(spec, x, what):
         o.device = x.device
         o.ptr = x.data_ptr()
     else:
-        import numpy as np
-        if x.dtype != np.float32:
-            raise TypeError(f"{what} must be float32, got {x.dtype}")
+        if x.dtype.name != want:
+            hint = (" (NumPy has no bfloat16: pass ml_dtypes.bfloat16 arrays or torch tensors)"
+                    if want == "bfloat16" else "")
+            raise TypeError(f"{what} must be {want}, got {x.dtype}{hint}")
         if not x.flags["C_CONTIGUOUS"]:
             raise ValueError(f"{what} is not C-contiguous (strides {x.strides}): gop never "
                              f"copies behind your back; pass numpy.ascontiguousarray(...)")
@@ -566,11 +572,25 @@ class Operator:
         return self._call_host(graph, ops, outs, ext, schedule, target)
 
     def _alloc(self, spec, shape, like):
+        want = _DTYPES.get(spec.dtype, spec.dtype)
         if like.framework == "torch":
             import torch
-            return torch.empty(shape, dtype=torch.float32, device=like.device)
+            return torch.empty(shape, dtype=getattr(torch, want), device=like.device)
         import numpy as np
-        return np.empty(shape, dtype=np.float32)
+        # a bf16 output next to NumPy inputs: the inputs' own dtype object
+        # (ml_dtypes' bfloat16), since NumPy cannot name it
+        dt = like.obj.dtype if like.obj.dtype.name == want else np.dtype(want)
+        return np.empty(shape, dtype=dt)
+
+    def retype(self, dtype):
+        """This operator instantiated in `dtype` ('f16', 'bf16', 'f32', 'f64'):
+        its f32 tensors take that type, accumulating in f32 (f64 in f64);
+        docs/language.md, Types. Arrays are then float16, bfloat16 (torch, or
+        ml_dtypes with NumPy) or float64, on the interpreter and on the GPU
+        (plain reductions: 16-bit outputs refuse atomics)."""
+        h = lib.gop_op_retype(self._h, _b(dtype))
+        _check(h, f"{self.name}: retype to {dtype!r}")
+        return Operator(h, self.library)
 
     def _finish(self, outs, ops, graph, ext, inputs_like):
         res = []

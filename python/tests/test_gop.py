@@ -118,6 +118,27 @@ class NumpyCalls(unittest.TestCase):
         self.assertEqual((y.shape, y.dtype), ((4, 5), np.float32))
         np.testing.assert_allclose(y, ref_sum(SRC, DST, self.x, 4, self.w), rtol=1e-6)
 
+    def test_dtypes(self):
+        # issue 19: an operator instantiated in f16 or f64 takes and gives
+        # arrays of that type (f32 accumulation for f16: one rounding)
+        for dt, npdt, tol in (("f16", np.float16, 2e-3), ("f64", np.float64, 1e-12)):
+            op = gop.stdlib.u_mul_e_sum.retype(dt)
+            self.assertIn(f"X: {dt}[src, F]", op.signature)
+            x, w = self.x.astype(npdt), self.w.astype(npdt)
+            y = op(self.g, x, w)
+            self.assertEqual((y.shape, y.dtype), ((4, 5), npdt))
+            want = ref_sum(SRC, DST, x.astype(np.float64), 4, w.astype(np.float64))
+            np.testing.assert_allclose(y.astype(np.float64), want, rtol=tol, atol=tol)
+            with self.assertRaisesRegex(TypeError, f"input X must be {npdt.__name__}, got float32"):
+                op(self.g, self.x, w)
+        with self.assertRaisesRegex(TypeError, "input X must be float32, got float16"):
+            gop.stdlib.copy_u_sum(self.g, self.x.astype(np.float16))
+        bf = gop.stdlib.copy_u_sum.retype("bf16")
+        with self.assertRaisesRegex(TypeError, "must be bfloat16, got float32 .NumPy has no bfloat16"):
+            bf(self.g, self.x)
+        with self.assertRaisesRegex(gop.GopError, "unknown dtype 'i32'"):
+            gop.stdlib.copy_u_sum.retype("i32")
+
     def test_out_and_extents(self):
         out = np.full((4, 5), 7.0, dtype=np.float32)
         r = gop.stdlib.copy_u_sum(self.g, self.x, out=out)

@@ -59,6 +59,18 @@ def op_of(lib, name):
     return (gop.stdlib if lib == "stdlib" else gop.layers)[name]
 
 
+def outputs(y):
+    """An operator's result as a tuple (one output comes back bare)."""
+    return y if isinstance(y, tuple) else (y,)
+
+
+def forward(op, rng):
+    """Inputs, the f64 forward's outputs and random output adjoints."""
+    xs = inputs(op, rng)
+    ys = outputs(op.f64(G, *xs))
+    return xs, ys, [rng.standard_normal(y.shape) for y in ys]
+
+
 class FiniteDifferences(unittest.TestCase):
     def test_against_forward_f64(self):
         """<dY, (Y(x + hV) - Y(x - hV)) / 2h> = sum_i <dX_i, V_i>, all float
@@ -69,18 +81,13 @@ class FiniteDifferences(unittest.TestCase):
         for lib, name in CASES:
             with self.subTest(op=name):
                 op = op_of(lib, name)
-                xs = inputs(op, rng)
-                ys = op.f64(G, *xs)
-                ys = ys if isinstance(ys, tuple) else (ys,)
-                dys = [rng.standard_normal(y.shape) for y in ys]
+                xs, ys, dys = forward(op, rng)
                 gr = op.grad()
                 self.assertEqual(gr.wrt, tuple(s.name for s in op.inputs))
                 dxs = gr.f64(G, xs, ys, dys)
                 vs = [rng.standard_normal(x.shape) for x in xs]
-                yp = op.f64(G, *[x + h * v for x, v in zip(xs, vs)])
-                ym = op.f64(G, *[x - h * v for x, v in zip(xs, vs)])
-                yp = yp if isinstance(yp, tuple) else (yp,)
-                ym = ym if isinstance(ym, tuple) else (ym,)
+                yp = outputs(op.f64(G, *[x + h * v for x, v in zip(xs, vs)]))
+                ym = outputs(op.f64(G, *[x - h * v for x, v in zip(xs, vs)]))
                 fd = sum(dot(dy, (a - b) / (2 * h)) for dy, a, b in zip(dys, yp, ym))
                 an = sum(float(np.sum(dx * v)) for dx, v in zip(dxs, vs))
                 self.assertLess(abs(fd - an), 1e-6 * max(1.0, abs(fd)), f"{name}: {fd} {an}")
@@ -116,14 +123,10 @@ class FiniteDifferences(unittest.TestCase):
         for lib, name in CASES:
             with self.subTest(op=name):
                 op = op_of(lib, name)
-                xs = inputs(op, rng)
-                ys = op.f64(G, *xs)
-                ys = ys if isinstance(ys, tuple) else (ys,)
-                dys = [rng.standard_normal(y.shape) for y in ys]
+                xs, ys, dys = forward(op, rng)
                 want = op.grad().f64(G, xs, ys, dys)
                 f32 = lambda a: a.astype(np.float32)  # noqa: E731
-                y32 = op(G, *map(f32, xs))
-                y32 = y32 if isinstance(y32, tuple) else (y32,)
+                y32 = outputs(op(G, *map(f32, xs)))
                 got = op.grad()(G, list(map(f32, xs)), list(y32), list(map(f32, dys)))
                 for g, w in zip(got, want):
                     self.assertEqual(g.dtype, np.float32)

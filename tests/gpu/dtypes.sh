@@ -23,13 +23,10 @@
 # Prepare CARRY_DIR with tools/gpu-prepare.sh (cora pubmed ogbn-arxiv
 # molhiv cnr-2000). Writes OUT_DIR/dtypes.log (every gopc output) and prints
 # a summary; exits 1 if a check failed.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/dtypes.sh CARRY_DIR OUT_DIR}
-out=${2:?usage: tests/gpu/dtypes.sh CARRY_DIR OUT_DIR}
-mkdir -p "$out"
-bash tools/gpu-unpack.sh "$carry"
-gopc=$carry/gopc
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/dtypes.sh CARRY_DIR OUT_DIR" 2 "$@"
+gpu_carry "$1"
+gpu_out "$2"
 log=$out/dtypes.log
 : >"$log"
 status=0
@@ -135,7 +132,7 @@ time_of() { # DT GRAPH F SCHEDULE ("model": the cost model's choice)
   [ "$4" = model ] && sarg=()
   echo "### time copy_u_sum $1 $2 F=$3 $4" >>"$log"
   "$gopc" run stdlib:copy_u_sum --graph "$2" --F "$3" --dtype "$1" "${sarg[@]}" \
-    "$dev" --reps 20 2>>"$log" | tee -a "$log" | sed -n 's/^  time \([0-9.]*\) ms.*/\1/p'
+    "$dev" --reps 20 2>>"$log" | tee -a "$log" | gpu_ms
 }
 best() { sort -g | head -1; }
 for g in ogbn-arxiv molhiv cnr-2000 rmat:19:16; do

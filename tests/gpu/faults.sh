@@ -11,19 +11,17 @@
 #   bash tests/gpu/faults.sh .carry/gpu [OUT_DIR]
 # which prints the log and writes it to OUT_DIR/faults.log (default $OUT, else
 # /tmp). Exit status: 0 when every check passed.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/faults.sh CARRY_DIR [OUT_DIR]}
-out=${2:-${OUT:-/tmp}}
-mkdir -p "$out"
-bash tools/gpu-unpack.sh "$carry"
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/faults.sh CARRY_DIR [OUT_DIR]" 1 "$@"
+gpu_carry "$1"
+gpu_out "${2:-${OUT:-/tmp}}"
 log=$out/faults.log
 pack=$carry/faults.pack
 graph=$carry/datasets/cora.mtx.gz
 [ -f "$graph" ] || graph=rmat:14:8
 status=0
 {
-  echo "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null), $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "== $(gpu_name), $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "== faults (one process: each case, then whether the next run works)"
   timeout 300 "$carry/faults" "$pack" "$graph"
   rc=$?
@@ -31,7 +29,6 @@ status=0
   echo "(exit $rc)"
 
   echo "== gopc, one process per case"
-  gopc=$carry/gopc
   expect() { # expect NAME STATUS PATTERN -- COMMAND...: the exit status and a line of the output
     local name=$1 want=$2 pat=$3
     shift 4

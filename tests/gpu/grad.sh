@@ -18,13 +18,10 @@
 # Inputs are gopc run's seeded random numbers (the math is checked against
 # finite differences in CI; this checks the GPU code against the oracle).
 # Prepare CARRY_DIR with tools/gpu-prepare.sh (cora pubmed ogbn-arxiv).
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/grad.sh CARRY_DIR OUT_DIR}
-out=${2:?usage: tests/gpu/grad.sh CARRY_DIR OUT_DIR}
-mkdir -p "$out"
-bash tools/gpu-unpack.sh "$carry"
-gopc=$carry/gopc
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/grad.sh CARRY_DIR OUT_DIR" 2 "$@"
+gpu_carry "$1"
+gpu_out "$2"
 layers=examples/models/layers.gop
 status=0
 pass=0
@@ -169,7 +166,7 @@ time_of() { # SCHEDULE-or-empty gopc-run-arguments...
     "$gopc" run "$@" --gpu --reps 20 --schedule "$sched" 2>>"$log"
   else
     "$gopc" run "$@" --gpu --reps 20 2>>"$log"
-  fi | sed -n 's/^  time \([0-9.]*\) ms.*/\1/p'
+  fi | gpu_ms
 }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == "") print "?"; else if (a == "?") print "?"; else print a + b }'; }
 for g in pubmed ogbn-arxiv; do

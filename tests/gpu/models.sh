@@ -19,22 +19,18 @@
 # Writes OUT/models_check.md (the table), OUT/check/*.log (each gopc run),
 # OUT/pyg/ (bench/models.sh's log and work) and prints the table. Exit
 # status 0 when every case ran on the GPU and agreed.
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/models.sh CARRY OUT [CHECK_GRAPHS [PYG_GRAPHS]]}
-out=${2:?usage: tests/gpu/models.sh CARRY OUT [CHECK_GRAPHS [PYG_GRAPHS]]}
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/models.sh CARRY OUT [CHECK_GRAPHS [PYG_GRAPHS]]" 2 "$@"
 check_graphs=${3:-cora,pubmed}
 pyg_graphs=${4:-cora,pubmed,ogbn-arxiv}
-mkdir -p "$out/check"
-out=$(cd "$out" && pwd)
-bash tools/gpu-unpack.sh "$carry" || exit 1
-carry=$(cd "$carry" && pwd)
+gpu_out -a "$2" check
+gpu_carry -a "$1"
 status=0
 table=$out/models_check.md
 {
   echo "# gopc model --gpu --check --reps 20"
   echo
-  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no GPU'), $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "$(gpu_name), $(date -u +%Y-%m-%dT%H:%MZ)"
   echo
   echo "| graph | model | result | time (ms) | min (ms) | steps | wall (s) |"
   echo "|---|---|---|---:|---:|---:|---:|"

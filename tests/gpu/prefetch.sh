@@ -9,11 +9,9 @@
 # time next to the baseline's. Exits 1 when any check fails.
 # Prepare CARRY here with tools/gpu-prepare.sh; on the GPU machine:
 #   bash tests/gpu/prefetch.sh .carry/gpu
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/prefetch.sh CARRY_DIR}
-bash tools/gpu-unpack.sh "$carry"
-gopc=$carry/gopc
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/prefetch.sh CARRY_DIR" 1 "$@"
+gpu_carry "$1"
 # PREFETCH_GRAPHS, PREFETCH_OPS and PREFETCH_F narrow the matrix (each
 # `gopc run` reads its graph and, with --check, interprets the operator:
 # on the large graphs that is seconds per run).
@@ -26,7 +24,6 @@ pairs=("spmm_vec4p(4)=spmm_vec4(4)" "spmm_vec4p(8)=spmm_vec4(8)"
        "spmm_groupsp(32, 4)=spmm_groups(32, 4)" "spmm_groupsp(7, 2)=spmm_groups(7, 2)"
        "gnnadvisorp(16, 32)=gnnadvisor(16, 32)" "gnnadvisorp(5, 3)=gnnadvisor(5, 3)")
 fail=0
-time_of() { sed -n 's/^  time \([0-9.]*\) ms.*/\1/p' | head -1; }
 printf '%-18s %-12s %-4s %-22s %10s %10s\n' graph op F schedule ms base_ms
 for g in "${graphs[@]}"; do
   for op in ${PREFETCH_OPS:-u_mul_e_sum copy_u_sum copy_u_mean}; do
@@ -40,8 +37,8 @@ for g in "${graphs[@]}"; do
           fail=1
           continue
         fi
-        t=$(echo "$out" | time_of)
-        tb=$("$gopc" run "stdlib:$op" --graph "$g" --F "$F" --schedule "$base" --gpu 2>&1 | time_of)
+        t=$(echo "$out" | gpu_ms)
+        tb=$("$gopc" run "stdlib:$op" --graph "$g" --F "$F" --schedule "$base" --gpu 2>&1 | gpu_ms)
         printf '%-18s %-12s %-4s %-22s %10s %10s\n' "$(basename "$g" .mtx.gz)" "$op" "$F" "$s" "$t" "$tb"
       done
     done

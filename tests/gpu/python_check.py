@@ -38,52 +38,39 @@ import numpy as np
 
 import gop
 from gop import core
+from pyg_common import (build_model, finish, prepare as prepare_kernels, recorder, rel_l2,
+                        report_checks, report_head, section, small_graph, start)
 
 EXT = {"F": 32, "H": 4, "C": 8}  # extents of the operator checks
 MODEL_LAYERS = ["gcn_propagate", "gin_aggregate", "gat_attention"]  # + stdlib ops
 SAGE_OPS = ["copy_u_mean"]
 
-results = {"checks": [], "failed": 0}
-
-
-def record(section, name, ok, detail=""):
-    results["checks"].append({"section": section, "name": name, "ok": bool(ok),
-                              "detail": detail})
-    if not ok:
-        results["failed"] += 1
-    print(f"{'ok  ' if ok else 'FAIL'} {section:8s} {name}: {detail}", flush=True)
+results, record = recorder(8)
+# issue 19: 16-bit instances through the Python package on CUDA tensors
+# (plain reductions: 16-bit outputs refuse atomics)
+DTYPE_OPS = [(op, dt) for op in ("copy_u_sum", "u_mul_e_sum", "copy_u_mean")
+             for dt in ("bf16", "f16")]
+DTYPE_SCHED = "warp_vertex(1, 1)"
 
 
 def prepare():
     """Compiles every kernel the GPU run uses into the cache folder."""
+    rc = prepare_kernels(list(gop.stdlib) + [gop.layers[n] for n in MODEL_LAYERS])
     g = gop.Graph.open("grid:4x4")
     n, bad = 0, []
-    for op in list(gop.stdlib) + [gop.layers[n] for n in MODEL_LAYERS]:
+    for op, dt in DTYPE_OPS:  # the 16-bit instances (check_dtypes)
         try:
-            op.prepare(g)
+            getattr(gop.stdlib, op).retype(dt).prepare(g, schedule=DTYPE_SCHED)
             n += 1
         except gop.GopError as e:
-            bad.append(f"{op.name}: {str(e).splitlines()[-1]}")
-    print(f"prepared {n} operators into {gop.cache_dir()}: {gop.cache_stats()}")
+            bad.append(f"{op} {dt}: {str(e).splitlines()[-1]}")
+    print(f"prepared {n} 16-bit instances into {gop.cache_dir()}")
     for b in bad:
         print("  not prepared:", b)
-    return 0
+    return rc
 
 
 # ---- helpers on the GPU ----
-
-def rel_l2(a, b):
-    a, b = a.double().flatten(), b.double().flatten()
-    both_nan = a.isnan() & b.isnan()
-    if (a.isnan() != b.isnan()).any():
-        return float("inf")
-    a, b = a[~both_nan], b[~both_nan]
-    a = a.nan_to_num(posinf=0.0, neginf=0.0)
-    b = b.nan_to_num(posinf=0.0, neginf=0.0)
-    d = (a - b).norm().item()
-    r = b.norm().item()
-    return d / r if r > 0 else d
-
 
 def inputs_for(op, g, torch, gen):
     xs = []
@@ -159,6 +146,26 @@ def check_ops(torch, g, tg):
         torch.cuda.synchronize()
         e = rel_l2(got, want)
         record("ops", f"{name} vs torch", e < 1e-5, f"rel L2 {e:.2g}")
+
+
+def check_dtypes(torch, g):
+    """bf16 and f16 instances on torch CUDA tensors of that dtype, against the
+    interpreter on the same CPU tensors (f32 accumulation, one rounding at
+    the end in both: they differ by a last-place rounding at most)."""
+    gen = torch.Generator().manual_seed(3)
+    for name, dt in DTYPE_OPS:
+        tdt = torch.bfloat16 if dt == "bf16" else torch.float16
+        try:
+            op = getattr(gop.stdlib, name).retype(dt)
+            xs = [x.to(tdt) for x in inputs_for(op, g, torch, gen)]
+            ref = op(g, *xs, schedule=DTYPE_SCHED)
+            got = op(g, *[x.cuda() for x in xs], schedule=DTYPE_SCHED)
+            torch.cuda.synchronize()
+            e = rel_l2(got.cpu(), ref)
+            ok = got.dtype == tdt and e < (1e-2 if dt == "bf16" else 2e-3)
+            record("dtypes", f"{name} {dt}", ok, f"rel L2 vs interpreter {e:.3g}, {got.dtype}")
+        except Exception as ex:  # noqa: BLE001 - every failure is recorded
+            record("dtypes", f"{name} {dt}", False, f"{type(ex).__name__}: {str(ex)[:300]}")
 
 
 def check_streams(torch, g):
@@ -366,52 +373,6 @@ def check_overhead(torch):
 
 # ---- models ----
 
-def build_models(torch, tg, gnn, name, fin, classes, **kw):
-    """The model `name` built from the convolution classes of `gnn` (PyG's
-    torch_geometric.nn or gop.nn); `kw` goes to gop's GCNConv and GINConv
-    (fused=False: the stdlib aggregation and a torch epilogue)."""
-    nn, Fn = torch.nn, torch.nn.functional
-    gcn_kw = kw if gnn is gop.nn else {}
-
-    class GCN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = gnn.GCNConv(fin, 16, **gcn_kw)
-            self.conv2 = gnn.GCNConv(16, classes, **gcn_kw)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.relu(self.conv1(x, g)), g)
-
-    class GAT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = gnn.GATConv(fin, 8, heads=8)
-            self.conv2 = gnn.GATConv(64, classes, heads=1)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.elu(self.conv1(x, g)), g)
-
-    class SAGE(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = gnn.SAGEConv(fin, 64), gnn.SAGEConv(64, classes)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.relu(self.conv1(x, g)), g)
-
-    class GIN(nn.Module):
-        def __init__(self):
-            super().__init__()
-            mlp = lambda a, b: nn.Sequential(nn.Linear(a, 64), nn.ReLU(), nn.Linear(64, b))  # noqa
-            self.conv1 = gnn.GINConv(mlp(fin, 64), **gcn_kw)
-            self.conv2 = gnn.GINConv(mlp(64, classes), **gcn_kw)
-
-        def forward(self, x, g):
-            return self.conv2(Fn.relu(self.conv1(x, g)), g)
-
-    return {"gcn": GCN, "gat": GAT, "sage": SAGE, "gin": GIN}[name.split("-")[0]]()
-
-
 def time_forward(torch, fn, reps):
     for _ in range(3):
         fn()
@@ -443,8 +404,8 @@ def check_models(torch, tg, datasets, graphs, reps):
         for m in ("gcn", "gcn-unfused", "gat", "sage", "gin", "gin-unfused"):
             torch.manual_seed(1)
             kw = {"fused": False} if m.endswith("-unfused") else {"fused": True}
-            ref = build_models(torch, tg, tg.nn, m, fin, classes).cuda().eval()
-            mine = build_models(torch, tg, gop.nn, m, fin, classes, **kw).cuda().eval()
+            ref = build_model(torch, tg.nn, m, fin, classes).cuda().eval()
+            mine = build_model(torch, gop.nn, m, fin, classes, **kw).cuda().eval()
             try:
                 mine.load_state_dict(ref.state_dict(), strict=True)
             except Exception as e:  # noqa: BLE001
@@ -482,9 +443,7 @@ def write_report(out):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "python_check.json"), "w") as f:
         json.dump(results, f, indent=1)
-    lines = [f"# gop Python package on {results.get('device', '?')}, {results.get('date', '')}",
-             "", f"{len(results['checks']) - results['failed']} checks passed, "
-             f"{results['failed']} failed", ""]
+    lines = report_head(results, "gop Python package")
     if "overhead" in results:
         lines += ["## per-call overhead (us)", ""]
         lines += [f"- {k}: {v:.2f}" for k, v in results["overhead"].items()] + [""]
@@ -500,9 +459,7 @@ def write_report(out):
             lines += ["", f"geometric mean speedup (GCN, GAT, SAGE): "
                       f"{results['models_geomean_speedup_gcn_gat_sage']:.2f}x; with the "
                       f"faster GCN form: {results.get('models_geomean_speedup_best_form', 0):.2f}x"]
-    lines += ["", "## checks", ""]
-    lines += [f"- {'ok' if c['ok'] else 'FAIL'} {c['section']}: {c['name']} {c['detail']}"
-              for c in results["checks"]]
+    lines += report_checks(results)
     with open(os.path.join(out, "python_check.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -526,20 +483,18 @@ def main():
         import torch_geometric.utils  # noqa: F401
     except ImportError:
         tg = None
-    status, what = gop.device_status()
-    results.update({"device": what, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "torch": torch.__version__, "pyg": getattr(tg, "__version__", None),
-                    "library": gop.library_path, "cache_dir": gop.cache_dir()})
+    ready, what = start(results, torch, getattr(tg, "__version__", None),
+                        cache_dir=gop.cache_dir())
     print(f"== gop {gop.__version__} ({gop.library_path}) on {what}; torch {torch.__version__}, "
           f"PyG {results['pyg']}", flush=True)
-    if status != 0 or not torch.cuda.is_available():
+    if not ready:
         record("setup", "GPU", False, what)
         write_report(a.out)
         return 1
-    small = os.path.join(a.datasets, f"{a.small}.mtx.gz")
-    g = gop.Graph.open(small if os.path.exists(small) else "rmat:12:8")
+    g = small_graph(a.datasets, a.small)
     skip = set(a.skip.split())
     sections = [("ops", lambda: check_ops(torch, g, tg)),
+                ("dtypes", lambda: check_dtypes(torch, g)),
                 ("streams", lambda: check_streams(torch, g)),
                 ("errors", lambda: check_errors(torch, g)),
                 ("cache", lambda: check_cache(torch, g)),
@@ -551,17 +506,9 @@ def main():
         if name == "models" and tg is None:
             record("models", "PyG", False, "torch_geometric is not installed")
             continue
-        t0 = time.time()
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - a section's crash is its failure
-            import traceback
-            traceback.print_exc()
-            record(name, "section", False, f"{type(e).__name__}: {e}")
-        print(f"== {name}: {time.time() - t0:.1f} s", flush=True)
+        section(record, name, fn)
     write_report(a.out)
-    print(f"== {len(results['checks']) - results['failed']} passed, {results['failed']} failed")
-    return 1 if results["failed"] else 0
+    return finish(results)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,10 @@
 # GOP_SUITE_PRELUDE=0 skips the driver and gopc checks before
 # them. Prepare the inputs here first with tools/gpu-prepare.sh.
 # Usage: tests/gpu/run.sh CARRY_DIR OUT_DIR [--F "16 32 64 128 256"] [--reps N]
-set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=${1:?usage: tests/gpu/run.sh CARRY_DIR OUT_DIR}
-out=${2:?usage: tests/gpu/run.sh CARRY_DIR OUT_DIR}
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/run.sh CARRY_DIR OUT_DIR" 2 "$@"
+carry=$1
+out=$2
 shift 2
 widths="16 32 64 128 256"
 reps=10
@@ -32,10 +32,10 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-mkdir -p "$out"
-bash tools/gpu-unpack.sh "$carry" # tools/gpu-prepare.sh may have compressed gopc
+gpu_out "$out"
+gpu_carry "$carry"
 status=0
-echo "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== $(gpu_name), $(date -u +%Y-%m-%dT%H:%MZ)"
 
 if [ "${GOP_SUITE_PRELUDE:-1}" = 1 ]; then # 0: only the tiers (a second call)
 echo "== the CUDA driver layer (tests/gpu/test_driver)"

@@ -104,7 +104,11 @@ static int prepare(const char *dir, bool all) {
           if (k > 0) break;
           snprintf(sched, sizeof sched, "default");
         } else {
-          const char *args = !groups ? settings_for(m->scheds[s]->nparams, k)
+          /* spmm_teams(G, T), spmm_teams8: teams of 4, 8 and 16 lanes (T
+           * must be a power of two), G not dividing the degrees */
+          static const char *teams[] = {"5, 4", "7, 8", "3, 16", NULL};
+          const char *args = strncmp(name, "spmm_teams", 10) == 0 ? teams[k < 3 ? k : 3]
+                             : !groups ? settings_for(m->scheds[s]->nparams, k)
                              : variant <= 2 ? gnnadvisor_settings(m->scheds[s]->nparams, k % 3)
                                             : NULL;
           if (!args) break;
@@ -412,7 +416,7 @@ static void run_ref(Ref *ref, Run *r) {
     if (ok) printf(" relL2 %.1e\n", rel);
     else printf(" %s\n", why);
     if (csv)
-      fprintf(csv, "%s,%d,%d,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, g->ne,
+      fprintf(csv, "%s,%d,%lld,%s,\"%s\",%lld,%d,%.3g,%.5f,%.2f,%.4f\n", gname, g->nv, (long long)g->ne,
               c->op, c->sched, (long long)ref->F, ok, rel, res.timing.median_ms, res.gbps,
               res.copy_gbps > 0 ? res.gbps / res.copy_gbps : 0);
     fflush(stdout);
@@ -483,7 +487,7 @@ static int run(int argc, char **argv) {
     double t_graph = rt_wall_seconds();
     Graph *g = graph_open(graphs[gi], &d);
     if (!g) return 1;
-    printf("# graph %s: |V| %d, |E| %d\n", gname, g->nv, g->ne);
+    printf("# graph %s: |V| %d, |E| %lld\n", gname, g->nv, (long long)g->ne);
     fflush(stdout);
     /* The distinct (operator, width) pairs, with their references computed
      * in parallel, leaving out those whose cases all passed before.

@@ -241,10 +241,10 @@ static void test_shared(RtModule *m) {
 static void test_graph(void) {
   /* 0 -> 1, 0 -> 2, 2 -> 1, 1 -> 3 (edge ids in this order) */
   int32_t src[] = {0, 0, 2, 1}, dst[] = {1, 2, 1, 3};
-  int32_t in_ptr[] = {0, 0, 2, 3, 4}, in_eid[] = {0, 2, 1, 3},
-          in_src[] = {0, 2, 0, 1};
-  int32_t out_ptr[] = {0, 2, 3, 4, 4}, out_eid[] = {0, 1, 3, 2},
-          out_dst[] = {1, 2, 3, 1};
+  int64_t in_ptr[] = {0, 0, 2, 3, 4}, in_eid[] = {0, 2, 1, 3};
+  int32_t in_src[] = {0, 2, 0, 1};
+  int64_t out_ptr[] = {0, 2, 3, 4, 4}, out_eid[] = {0, 1, 3, 2};
+  int32_t out_dst[] = {1, 2, 3, 1};
   Graph g = {.name = "tiny", .nv = 4, .ne = 4, .src = src, .dst = dst,
                .in_ptr = in_ptr, .in_eid = in_eid, .in_src = in_src,
                .out_ptr = out_ptr, .out_eid = out_eid, .out_dst = out_dst};

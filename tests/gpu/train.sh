@@ -22,19 +22,10 @@
 # tool brings back a few files only). GOP_TRAIN_ARGS passes more options
 # (e.g. '--skip gradcheck', '--models "gcn gat"').
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-carry=$(cd "${1:?usage: tests/gpu/train.sh CARRY OUT}" && pwd)
-out=${2:?usage: tests/gpu/train.sh CARRY OUT}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-[ -e "$carry/python/libgop.so" ] || {
-  echo "no $carry/python/libgop.so: run tools/gpu-prepare.sh (or GOP_PREPARE_ONLY=python)"; exit 1; }
-export GOP_LIBRARY=$carry/python/libgop.so
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
-# a writable copy of the carried packs (forward and derived backward kernels)
-export GOP_CACHE_DIR=$(mktemp -d)
-trap 'rm -rf "$GOP_CACHE_DIR"' EXIT
-cp "$carry"/python/kernels/*.gopk "$GOP_CACHE_DIR"/
+source "$(dirname "$0")/../../tools/gpu-common.sh"
+gpu_usage "tests/gpu/train.sh CARRY OUT" 2 "$@"
+gpu_python "$1" # GOP_LIBRARY, PYTHONPATH, a writable copy of the carried packs
+gpu_out -a "$2"
 # the schedules chosen here must be the ones prepared there: the cost
 # model's, from no tuning database on either side
 unset GOP_TUNE_DB

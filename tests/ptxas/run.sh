@@ -6,7 +6,11 @@
 # `gopc emit --stage ptx` for sm_80 and sm_90; and a few operators in bf16,
 # f16 and f64 (gopc emit --dtype) x every schedule for sm_90, where code
 # generation may refuse on purpose (an atomic into a 16-bit tensor, a
-# transcendental in f64: counted as refused). Each PTX is assembled by
+# transcendental in f64: counted as refused); and the representative
+# operators x every schedule (its first setting) compiled for 64-bit
+# indices (--index64, docs/index64.md), alternately for sm_80 and sm_90
+# (an operator's schedules alternate, so each target sees each), where schedules
+# over neighbour groups are refused on purpose. Each PTX is assembled by
 # the CUDA toolkit's ptxas -v. A combination the scheduler refuses (the
 # schedule does not fit the operator) is listed and skipped; anything else
 # must compile, assemble, and not spill. Registers, spills and shared memory
@@ -72,12 +76,13 @@ schedules+=("deterministic(); gnnadvisor(4, 32)" "deterministic(); gnnadvisor_mg
 
 # One combination: writes $work/N.status (ok, refused, FAIL) and N.rows.
 run_one() {
-  local n=$1 op=$2 sched=$3 target=$4 dtype=${5:-}
+  local n=$1 op=$2 sched=$3 target=$4 dtype=${5:-} wide=${6:-}
   local base=$work/$n
-  local label="$op ${sched:-default} $target${dtype:+ $dtype}"
+  local label="$op ${sched:-default} $target${dtype:+ $dtype}${wide:+ i64}"
   local sargs=()
   [[ -n $sched ]] && sargs=(--schedule "$sched")
   [[ -n $dtype ]] && sargs+=(--dtype "$dtype")
+  [[ -n $wide ]] && sargs+=(--index64)
   if ! "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
        >/dev/null 2>"$base.err"; then
     echo refused >"$base.status"
@@ -86,7 +91,8 @@ run_one() {
   fi
   if ! "$gopc" emit "stdlib:$op" --stage ptx "${sargs[@]}" --target "$target" --time \
        >"$base.ptx" 2>"$base.err"; then
-    if [[ -n $dtype ]] && grep -q "a 16-bit atomic would round\|is f32 only\|accumulate in f32 shared memory" "$base.err"; then
+    if { [[ -n $dtype ]] && grep -q "a 16-bit atomic would round\|is f32 only\|accumulate in f32 shared memory" "$base.err"; } ||
+       { [[ -n $wide ]] && grep -q "runs over neighbour groups" "$base.err"; }; then
       echo refused >"$base.status"
       echo "refused  $label: $(grep -m1 'error:' "$base.err" | sed 's/.*error: //')" >"$base.rows"
       return
@@ -153,6 +159,18 @@ for dtype in bf16 f16 f64; do
     done
   done
 done
+# 64-bit indices (docs/index64.md): every representative operator x the
+# first setting of each schedule, once each, for sm_80 and sm_90 in turn
+# (both targets see every schedule across the operators; CI's time)
+nwide=0
+for op in "${ops[@]}"; do
+  for sched in "" "${dschedules[@]}"; do
+    n=$((n + 1))
+    nwide=$((nwide + 1))
+    run_one "$n" "$op" "$sched" "${targets[nwide % 2]}" "" i64 &
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  done
+done
 wait
 
 # ---- the report ----
@@ -184,7 +202,7 @@ cat "$work"/*.rows | sed -n 's/^time [^:]*: //p' | awk '
     for (j = 1; j <= m; j++) { printf " %s %.2f", order[j], sum[order[j]] / c; total += sum[order[j]] / c }
     printf "; total %.2f\n", total
   }'
-echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets, and 4 operators x ${#dschedules[@]} schedules x 3 dtypes on sm_90): $ok assembled, $refused refused, $failed failed"
+echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets, 4 operators x ${#dschedules[@]} schedules x 3 dtypes on sm_90, and $nwide of 64-bit indices): $ok assembled, $refused refused, $failed failed"
 if ((ok == 0)); then
   echo "FAIL: nothing was assembled" >&2
   exit 1

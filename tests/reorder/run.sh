@@ -13,17 +13,5 @@
 set -u
 source "$(dirname "$0")/../golden.sh"
 golden_setup "$@"
-TMP=$work/scratch
-mkdir -p "$TMP"
-for case_file in *.args; do
-  name=${case_file%.args}
-  args=$(sed "s|\$TMP|$TMP|g" "$case_file")
-  # shellcheck disable=SC2086 # the arguments are words
-  "$gopc" $args >/dev/null 2>"$work/raw"
-  status=$?
-  # the usage text after a usage error is gopc's own (tested elsewhere):
-  # keep stderr up to its first blank line
-  { echo "exit $status"; sed '/^$/,$d' "$work/raw"; } >"$work/err"
-  golden_check "$name.err" "$work/err" "$name" "exit status $status"
-done
+golden_args "$gopc"
 golden_summary

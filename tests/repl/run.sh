@@ -12,60 +12,30 @@
 # UPDATE=1 rewrites every NAME.out from gop's output instead of comparing;
 # read each rewritten file before committing it.
 set -u
-
-if [ $# -ne 2 ]; then
-  echo "usage: $0 SUITE_DIR GOPC" >&2
-  exit 2
-fi
-suite=$(cd "$1" && pwd) || exit 2
-gopc=$2
-case $gopc in
-  */*) gopc="$(cd "$(dirname "$gopc")" && pwd)/$(basename "$gopc")" ;;
-esac
+source "$(dirname "$0")/../golden.sh"
+golden_setup "$@"
+suite=$PWD
 gop=${GOP_REPL:-$(dirname "$gopc")/gop}
 if [ ! -x "$gop" ]; then
   echo "gop not found at $gop" >&2
   exit 2
 fi
 
-scratch=$(mktemp -d)
-out=$(mktemp)
-trap 'rm -rf "$scratch" "$out"' EXIT
-
-pass=0
-fail=0
-for in in "$suite"/*.in "$suite"/*.cmd; do
+for in in *.in *.cmd; do
   [ -f "$in" ] || continue
-  name=$(basename "$in"); name=${name%.*}
-  work="$scratch/$name/run"
-  mkdir -p "$work"
-  cp "$suite"/*.gop "$work"/ 2>/dev/null
-  ln -s "$suite/../data" "$scratch/$name/data"
+  name=${in%.*}
+  run="$work/$name/run"
+  mkdir -p "$run"
+  cp ./*.gop "$run"/ 2>/dev/null
+  ln -s "$suite/../data" "$work/$name/data"
   # No history file, no terminal: output only.
   if [ "${in%.cmd}" != "$in" ]; then
     eval "set -- $(cat "$in")"
-    (cd "$work" && GOP_HISTORY=/dev/null "$gop" "$@" </dev/null >"$out" 2>&1)
+    (cd "$run" && GOP_HISTORY=/dev/null "$gop" "$@" </dev/null >"$work/out" 2>&1)
   else
-    (cd "$work" && GOP_HISTORY=/dev/null "$gop" <"$in" >"$out" 2>&1)
+    (cd "$run" && GOP_HISTORY=/dev/null "$gop" <"$suite/$in" >"$work/out" 2>&1)
   fi
-  echo "[exit $?]" >>"$out"
-  if [ "${UPDATE:-}" = 1 ]; then
-    cp "$out" "$suite/$name.out"
-    echo "updated $name.out"
-    continue
-  fi
-  if [ ! -f "$suite/$name.out" ]; then
-    echo "FAIL $name: $name.out is missing (make it with UPDATE=1)"
-    fail=$((fail + 1))
-  elif ! cmp -s "$suite/$name.out" "$out"; then
-    echo "FAIL $name: output differs from $name.out"
-    diff -u "$suite/$name.out" "$out" | sed 's/^/  /'
-    fail=$((fail + 1))
-  else
-    pass=$((pass + 1))
-  fi
+  echo "[exit $?]" >>"$work/out"
+  golden_check "$name.out" "$work/out" "$name"
 done
-
-[ "${UPDATE:-}" = 1 ] && exit 0
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+golden_summary

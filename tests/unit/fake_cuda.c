@@ -246,6 +246,22 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stre
   fill32(d, v, n);
   return 0;
 }
+/* the same in a stream for 16-bit and f64 outputs (exec.c rt_devexec_launch):
+ * recorded with the pattern and the count (rows for the 2-D fill) */
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, void *stream) {
+  note('m');
+  if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
+  for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
+  return 0;
+}
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h,
+                                   void *stream) {
+  note('m');
+  if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, h, stream};
+  for (size_t r = 0; r < h; r++)
+    for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
+  return 0;
+}
 /* the fills of 16-bit and f64 tensors (runtime/memory.c rt_tensor_fill_bits) */
 EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
   note('s');

@@ -80,6 +80,24 @@ static inline IrVar *var(IrOp *op, const char *name, IrVarKind k) {
   return ir_op_add_var(A, op, name, L, k);
 }
 
+/* S[e] = sum_f X[src(e), f] * Y[v, f], through a local s.
+ * Tensors: X (0), Y (1), S (2). */
+static inline IrOp *make_u_dot_v(void) {
+  IrOp *op = ir_op_new(A, "u_dot_v", L);
+  IrSym *F = ir_op_sym(A, op, "F", L);
+  IrTensor *X = tensor(op, "X", IR_DOM_SRC, IR_ROLE_IN, F);
+  IrTensor *Y = tensor(op, "Y", IR_DOM_DST, IR_ROLE_IN, F);
+  IrTensor *S = tensor(op, "S", IR_DOM_EDGE, IR_ROLE_OUT, NULL);
+  IrVar *v = var(op, "v", IR_VAR_DST_V), *e = var(op, "e", IR_VAR_EDGE);
+  IrVar *f = var(op, "f", IR_VAR_INDEX), *s = var(op, "s", IR_VAR_LOCAL);
+  IrNode *acc = ir_set(A, L, s, IR_RED_ADD,
+                       bin(IR_OP_MUL, ld(X, 2, src_of(vr(e)), vr(f)), ld(Y, 2, vr(v), vr(f))));
+  IrNode *inner = seq(ir_let(A, L, s, fc(0.0)), loop(f, IR_LOOP_RANGE, sym(F), acc),
+                      st(S, IR_RED_ASSIGN, vr(s), 1, vr(e)), NULL);
+  op->body = loop(v, IR_LOOP_DST_V, NULL, loop(e, IR_LOOP_IN_EDGES, vr(v), inner));
+  return op;
+}
+
 /* Edge softmax over in-edges in three stages with two temporaries:
  * M = max S, Z = sum exp(S - M), A = exp(S - M) / Z.
  * Tensors: S (0), A (1), M (2), Z (3). */

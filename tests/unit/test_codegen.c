@@ -808,6 +808,7 @@ END_TEST
 
 static void assert_same_program(const CgProgram *a, const CgProgram *b) {
   ck_assert_str_eq(a->op, b->op);
+  ck_assert_int_eq(cg_program_index_bits(a), cg_program_index_bits(b));
   ck_assert_str_eq(a->target, b->target);
   ck_assert_uint_eq(a->ptx_len, b->ptx_len);
   ck_assert_str_eq(a->ptx, b->ptx);
@@ -1128,6 +1129,84 @@ START_TEST(test_ptxas) {
 }
 END_TEST
 
+/* ---- 64-bit indices (docs/index64.md) ---- */
+
+/* Every case compiles for 64-bit indices: the graph's offsets and edge ids
+ * are read as u64, `ne` comes as a u64 parameter, and the integers are
+ * 64-bit; the 32-bit program reads none of them so. */
+START_TEST(test_index64_kernels) {
+  const Case *c = &cases[_i];
+  CgProgram p, q;
+  Diag d;
+  ir_diag_init(&d, NULL);
+  int rc = cg_compile_bits(c->build(), "sm_90", 64, &p, &d);
+  ck_assert_msg(rc == 0, "%s: %s", c->name, d.buf ? d.buf : "");
+  ck_assert_int_eq(cg_program_index_bits(&p), 64);
+  ir_arena_free(A);
+  compile_ok(c->build(), "sm_90", &q);
+  ck_assert_int_eq(cg_program_index_bits(&q), 32);
+  bool reads_ptr = false, reads_ne = false;
+  for (int k = 0; k < q.nkernels; k++)
+    for (int i = 0; i < q.kernels[k].nparams; i++) {
+      CgParamKind pk = q.kernels[k].params[i].kind;
+      reads_ptr |= cg_param_wide(pk, 64);
+      reads_ne |= pk == CG_PARAM_NE;
+    }
+  if (reads_ptr) {
+    ptx_check(strstr(p.ptx, "ld.global.nc.u64"), p.ptx, "64-bit offsets not read as u64");
+    ptx_check(!strstr(q.ptx, "ld.global.nc.u64"), q.ptx, "32-bit program reads u64");
+  }
+  /* ne: .u32 in the 32-bit kernel, .u64 in the 64-bit one */
+  if (reads_ne)
+    ck_assert_int_gt(count(p.ptx, ".param .u64"), count(q.ptx, ".param .u64"));
+  ck_assert_int_eq(p.nkernels, q.nkernels);
+  for (int k = 0; k < p.nkernels; k++) ck_assert_int_eq(p.kernels[k].nparams, q.kernels[k].nparams);
+  ptx_check(!strstr(p.ptx, ".local"), p.ptx, "local memory used");
+  cg_program_free(&p);
+  cg_program_free(&q);
+  ir_diag_free(&d);
+  ir_arena_free(A);
+}
+END_TEST
+
+START_TEST(test_index64_pack_and_rules) {
+  CgProgram p, q;
+  Diag d;
+  ir_diag_init(&d, NULL);
+  ck_assert_int_eq(cg_compile_bits(op_warp_vertex_default(), "sm_90", 64, &p, &d), 0);
+  char path[512];
+  snprintf(path, sizeof path, "%s/wide.pack", tu_tmpdir());
+  ck_assert_int_eq(cg_pack_write(&p, path, &d), 0);
+  char *text = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(strstr(text, "\nindex 64\n"));
+  ck_assert_msg(cg_pack_read(path, &q, &d) == 0, "%s", d.buf);
+  assert_same_program(&p, &q);
+  cg_program_free(&q);
+  expect_pack_err(text, "index 64", "index 48", "error: bad index width 48 (32 or 64)");
+  expect_pack_err(text, "index 64", "index 64\nindex 32", "error: a second `index` line");
+  /* a 32-bit pack says nothing: packs written before 64-bit ones read the same */
+  char *narrow = replace(text, "index 64\n", "");
+  const char *npath = tu_write("narrow.pack", narrow);
+  ck_assert_int_eq(cg_pack_read(npath, &q, &d), 0);
+  ck_assert_int_eq(cg_program_index_bits(&q), 32);
+  cg_program_free(&q);
+  free(narrow);
+  free(text);
+  cg_program_free(&p);
+  ir_arena_free(A);
+  /* widths other than 32 and 64 */
+  ck_assert_int_eq(cg_compile_bits(op_warp_vertex_default(), "sm_90", 16, &p, &d), -1);
+  ck_assert_ptr_nonnull(strstr(d.buf, "index width 16"));
+  ir_arena_free(A);
+  /* which graphs need 64 bits: edge ids and positions with headroom */
+  ck_assert_int_eq(cg_index_bits_needed(1000, 5000), 32);
+  ck_assert_int_eq(cg_index_bits_needed(1000, CG_INDEX32_MAX_EDGES), 32);
+  ck_assert_int_eq(cg_index_bits_needed(1000, CG_INDEX32_MAX_EDGES + 1), 64);
+  ck_assert_int_eq(cg_index_bits_needed(1 << 26, (int64_t)1 << 31), 64);
+  ir_diag_free(&d);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("ptx");
@@ -1151,6 +1230,11 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_pack_malformed);
   tcase_add_test(tc, test_pack_write_atomic);
   tcase_add_test(tc, test_expr_eval);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("index64");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, test_index64_kernels, 0, NCASES);
+  tcase_add_test(tc, test_index64_pack_and_rules);
   suite_add_tcase(s, tc);
   tc = tcase_create("ptxas");
   tcase_set_timeout(tc, 600);

@@ -169,8 +169,10 @@ END_TEST
 START_TEST(device_graph_without_driver) {
   no_driver();
   int32_t src[] = {0, 1}, dst[] = {1, 2};
-  int32_t in_ptr[] = {0, 0, 1, 2}, in_eid[] = {0, 1}, in_src[] = {0, 1};
-  int32_t out_ptr[] = {0, 1, 2, 2}, out_eid[] = {0, 1}, out_dst[] = {1, 2};
+  int64_t in_ptr[] = {0, 0, 1, 2}, in_eid[] = {0, 1};
+  int32_t in_src[] = {0, 1};
+  int64_t out_ptr[] = {0, 1, 2, 2}, out_eid[] = {0, 1};
+  int32_t out_dst[] = {1, 2};
   Graph g = {.name = "path3", .nv = 3, .ne = 2, .src = src, .dst = dst,
                .in_ptr = in_ptr, .in_eid = in_eid, .in_src = in_src,
                .out_ptr = out_ptr, .out_eid = out_eid, .out_dst = out_dst};

@@ -59,14 +59,14 @@ START_TEST(bind_checks) {
   /* W (one weight per edge) and Y are still unbound */
   ck_assert_int_eq(gop_run_launch(r), -1);
   HAS(ctx, "input W is not bound to device memory");
-  /* a bf16 instance: the caller's device memory takes f32 tensors only */
+  /* a bf16 instance binds the same element counts (device_dtypes runs it) */
   GopOp *bf = gop_op_retype(gop_module_find_op(std_, "u_mul_e_sum"), "bf16");
   ck_assert_ptr_nonnull(bf);
   GopRun *rb = gop_run_new(ctx, bf, grid);
   ck_assert_int_eq(gop_run_set_extent(rb, "F", 8), 0);
-  ck_assert_int_eq(gop_run_bind_device(rb, "X", 0x1000, 96), -1);
-  HAS(ctx, "tensor X of u_mul_e_sum is bf16: runs on the caller's device memory take f32 "
-           "tensors only yet");
+  ck_assert_int_eq(gop_run_bind_device(rb, "X", 0x1000, 96), 0);
+  ck_assert_int_eq(gop_run_bind_device(rb, "X", 0x1000, 97), -1);
+  HAS(ctx, "tensor X needs 96 elements on this graph, got 97");
   ck_assert_ptr_null(gop_op_retype(bf, "i32"));
   HAS(ctx, "unknown dtype 'i32'");
 }
@@ -386,6 +386,77 @@ START_TEST(device_launch) {
 }
 END_TEST
 
+/* 16-bit and f64 tensors on the caller's device memory: buffers sized by
+ * the dtype are accepted (one element fewer's bytes is refused), and the
+ * outputs start at their reduction's identity in their own width, in the
+ * caller's stream. */
+START_TEST(device_dtypes) {
+  use_fake_driver();
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 8;
+  void *stream = (void *)0x1000;
+  static const struct {
+    const char *op, *dtype, *sched;
+    int bytes;
+    bool fill;       /* Y is a reduction target in memory (atomics) */
+    unsigned lo, hi; /* its start value's words: low (all of a 16-bit one), f64 high */
+  } cases[] = {
+      /* 16-bit outputs refuse atomics: plain stores write Y whole */
+      {"u_mul_e_sum", "bf16", "warp_vertex(1, 1)", 2, false, 0, 0},
+      {"u_mul_e_sum", "f16", "thread_vertex(1, 1)", 2, false, 0, 0},
+      {"copy_u_max", "bf16", "warp_vertex(1, 1)", 2, false, 0, 0},
+      /* f64 atomics: -inf is low words 0, then the high words 0xfff00000 */
+      {"copy_u_max", "f64", "thread_edge(1, 1)", 8, true, 0, 0xfff00000u},
+      {"u_mul_e_sum", "f64", "thread_edge(1, 1)", 8, true, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    GopOp *op = gop_op_retype(gop_module_find_op(std_, cases[c].op), cases[c].dtype);
+    ck_assert_ptr_nonnull(op);
+    GopRun *r = gop_run_new(ctx, op, grid);
+    ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+    /* plain reductions: 16-bit outputs refuse atomics */
+    GopCompileOptions o = {.schedule = cases[c].sched};
+    ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
+    bool weighted = strcmp(cases[c].op, "u_mul_e_sum") == 0;
+    size_t b = (size_t)cases[c].bytes;
+    uint64_t x = fake_alloc_on(0, (size_t)(nv * F) * b), w = fake_alloc_on(0, (size_t)ne * b),
+             y = fake_alloc_on(0, (size_t)(nv * F) * b), small = fake_alloc_on(0, (size_t)(nv * F) * b - b);
+    GopDevicePtr p3[3] = {x, w, y}, p2[2] = {x, y};
+    fake_reset();
+    ck_assert_msg(gop_run_launch_ptrs(r, weighted ? p3 : p2, weighted ? 3 : 2, stream) == 0,
+                  "%s %s: %s", cases[c].op, cases[c].dtype, gop_diagnostics(ctx));
+    ck_assert(passed(x) && passed(y));
+    const FakeMemset *ms;
+    int nm = fake_memsets(&ms);
+    bool lo = false, hi = cases[c].hi == 0, any = false;
+    for (int i = 0; i < nm; i++) {
+      ck_assert_ptr_eq(ms[i].stream, stream);
+      any |= ms[i].ptr == y || ms[i].ptr == y + 4;
+      if (ms[i].ptr == y && ms[i].value == cases[c].lo)
+        lo = ms[i].count == (size_t)(nv * F) * (b == 8 ? 2 : 1);
+      if (ms[i].ptr == y + 4 && ms[i].value == cases[c].hi) hi = ms[i].count == (size_t)(nv * F);
+    }
+    if (cases[c].fill)
+      ck_assert_msg(lo && hi, "%s %s: Y not filled with its start value (%d memsets)",
+                    cases[c].op, cases[c].dtype, nm);
+    else
+      ck_assert_msg(!any, "%s %s: Y of plain stores was filled", cases[c].op, cases[c].dtype);
+    /* a buffer one element short is refused before any launch */
+    GopDevicePtr bad3[3] = {x, w, small}, bad2[2] = {x, small};
+    fake_reset();
+    ck_assert_int_eq(gop_run_launch_ptrs(r, weighted ? bad3 : bad2, weighted ? 3 : 2, stream), -1);
+    HAS(ctx, "run past the end of its allocation");
+    const FakeLaunch *l;
+    ck_assert_int_eq(fake_launches(&l), 0);
+    gop_clear_diagnostics(ctx);
+  }
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
 START_TEST(device_refusals) {
   use_fake_driver();
   GopGraphInfo gi;
@@ -443,6 +514,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cache_dir_errors);
   tcase_add_test(tc, device_launch);
   tcase_add_test(tc, device_refusals);
+  tcase_add_test(tc, device_dtypes);
   suite_add_tcase(s, tc);
   return s;
 }

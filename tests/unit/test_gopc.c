@@ -270,7 +270,7 @@ START_TEST(limits_refused_before_allocating) {
   setenv("GOP_MAX_HOST_BYTES", "1000000", 1);
   ck_assert_int_eq(gopc("graph rmat:16:16"), 1);
   ASSERT_OUTPUT_HAS("rmat:16:16: error: a graph of 65536 vertices and 1048576 edges needs: "
-                    "59768840 bytes, over the limit of 1000000 (set GOP_MAX_HOST_BYTES");
+                    "68681744 bytes, over the limit of 1000000 (set GOP_MAX_HOST_BYTES");
   ck_assert_int_eq(gopc("graph grid:1000x1000"), 1);
   ASSERT_OUTPUT_HAS("over the limit of 1000000 (set GOP_MAX_HOST_BYTES");
   ck_assert_int_eq(gopc("run stdlib:copy_u_sum --graph rmat:10:4 --F 1000"), 2);
@@ -281,7 +281,7 @@ START_TEST(limits_refused_before_allocating) {
                       "2147483647 2147483647 1\n1 1\n");
   ck_assert_int_eq(gopc("graph big.mtx"), 1);
   ASSERT_OUTPUT_HAS("big.mtx:2: error: a graph of 2147483647 vertices and 1 edges needs: "
-                    "17179869208 bytes, over the limit");
+                    "34359738416 bytes, over the limit");
   setenv("GOP_MAX_HOST_BYTES", "junk", 1);
   ck_assert_int_eq(gopc("graph grid:2x2"), 1);
   ASSERT_OUTPUT_HAS("GOP_MAX_HOST_BYTES=junk: not a positive integer");

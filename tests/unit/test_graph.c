@@ -24,6 +24,22 @@ static void check_i32(const int32_t *got, const int32_t *want, size_t n,
                   got[i], want[i]);
 }
 
+/* Offsets and edge ids are int64 (graph.h); expectations are written as
+ * int32 lists. */
+static void check_i64(const int64_t *got, const int32_t *want, size_t n,
+                      const char *what) {
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(got[i] == want[i], "%s[%zu] = %lld, expected %d", what, i,
+                  (long long)got[i], want[i]);
+}
+
+static void check_i64s(const int64_t *got, const int64_t *want, size_t n,
+                       const char *what) {
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(got[i] == want[i], "%s[%zu] = %lld, expected %lld", what, i,
+                  (long long)got[i], (long long)want[i]);
+}
+
 /* The path of a fixture under tests/data/graphs, malloc'ed (tu_source's
  * buffer is shared with the other helpers). */
 static char *fixture(const char *name) {
@@ -48,11 +64,11 @@ static void check_same_graph(const Graph *a, const Graph *b) {
   size_t ne = (size_t)a->ne, np = (size_t)a->nv + 1;
   check_i32(a->src, b->src, ne, "src");
   check_i32(a->dst, b->dst, ne, "dst");
-  check_i32(a->in_ptr, b->in_ptr, np, "in_ptr");
-  check_i32(a->in_eid, b->in_eid, ne, "in_eid");
+  check_i64s(a->in_ptr, b->in_ptr, np, "in_ptr");
+  check_i64s(a->in_eid, b->in_eid, ne, "in_eid");
   check_i32(a->in_src, b->in_src, ne, "in_src");
-  check_i32(a->out_ptr, b->out_ptr, np, "out_ptr");
-  check_i32(a->out_eid, b->out_eid, ne, "out_eid");
+  check_i64s(a->out_ptr, b->out_ptr, np, "out_ptr");
+  check_i64s(a->out_eid, b->out_eid, ne, "out_eid");
   check_i32(a->out_dst, b->out_dst, ne, "out_dst");
 }
 
@@ -71,12 +87,12 @@ START_TEST(test_from_coo_tiny) {
   check_i32(g->src, (int32_t[]){2, 0, 1, 2, 0}, 5, "src");
   check_i32(g->dst, (int32_t[]){2, 1, 2, 1, 2}, 5, "dst");
   /* in-edges: v1 <- e1, e3; v2 <- e0, e2, e4 (edge-id order) */
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 2, 5, 5, 5}, 6, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){1, 3, 0, 2, 4}, 5, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 2, 5, 5, 5}, 6, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){1, 3, 0, 2, 4}, 5, "in_eid");
   check_i32(g->in_src, (int32_t[]){0, 2, 2, 1, 0}, 5, "in_src");
   /* out-edges: v0 -> e1, e4; v1 -> e2; v2 -> e0, e3 */
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 5, 5, 5}, 6, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){1, 4, 2, 0, 3}, 5, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 5, 5, 5}, 6, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){1, 4, 2, 0, 3}, 5, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 2, 2, 2, 1}, 5, "out_dst");
   /* in-degrees 0 2 3 0 0: mean 1, variance (1+1+4+1+1)/5 */
   const GraphStats *s = &g->stats;
@@ -100,7 +116,7 @@ START_TEST(test_from_coo_empty) {
   ck_assert_ptr_nonnull(g);
   ck_assert_int_eq(g->stats.isolated, 3);
   ck_assert_double_eq(g->stats.aes, 0.0);
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 0, 0}, 4, "in_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 0, 0}, 4, "in_ptr");
   graph_free(g);
   g = graph_from_coo(0, 0, NULL, NULL, "nothing", &d, (Loc){0});
   ck_assert_ptr_nonnull(g);
@@ -122,12 +138,13 @@ START_TEST(test_from_coo_errors) {
   ck_assert_ptr_null(graph_from_coo(3, 2, dst, src, "g", &d, (Loc){0}));
   ck_assert_ptr_null(
       graph_from_coo((int64_t)INT32_MAX + 1, 0, NULL, NULL, "g", &d, (Loc){0}));
-  ck_assert_msg(strstr(d.buf, "more than 2^31-1 vertices need i64 indices"),
-                "%s", d.buf);
+  ck_assert_msg(strstr(d.buf, "vertex ids are 32-bit, graphs with more than 2^31-1 "
+                              "vertices are not supported"), "%s", d.buf);
+  /* edges past 2^31 are fine (docs/index64.md), up to GRAPH_MAX_EDGES */
   ck_assert_ptr_null(
-      graph_from_coo(4, (int64_t)INT32_MAX + 1, NULL, NULL, "g", &d, (Loc){0}));
-  ck_assert_msg(strstr(d.buf, "graphs with more than 2^31-1 edges need i64 "
-                              "indices, not supported yet"), "%s", d.buf);
+      graph_from_coo(4, GRAPH_MAX_EDGES + 1, NULL, NULL, "g", &d, (Loc){0}));
+  ck_assert_msg(strstr(d.buf, "17179869185 edges: more than the 17179869184 a graph may "
+                              "hold"), "%s", d.buf);
   ck_assert_ptr_null(graph_from_coo(-1, 0, NULL, NULL, "g", &d, (Loc){0}));
   ck_assert_int_eq(d.nerrors, 5);
   ir_diag_free(&d);
@@ -170,11 +187,11 @@ START_TEST(test_mm_general) {
   ck_assert_int_eq(g->ne, 4);
   check_i32(g->src, (int32_t[]){0, 2, 1, 0}, 4, "src");
   check_i32(g->dst, (int32_t[]){1, 4, 1, 1}, 4, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 0, 3, 3, 3, 4}, 6, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){0, 2, 3, 1}, 4, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 0, 3, 3, 3, 4}, 6, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){0, 2, 3, 1}, 4, "in_eid");
   check_i32(g->in_src, (int32_t[]){0, 1, 0, 2}, 4, "in_src");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 4, 4, 4}, 6, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){0, 3, 2, 1}, 4, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 4, 4, 4}, 6, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){0, 3, 2, 1}, 4, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 1, 1, 4}, 4, "out_dst");
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_int_eq(g->stats.isolated, 1); /* vertex 3 */
@@ -213,11 +230,11 @@ START_TEST(test_mm_symmetric_order) {
   /* (i,j) then (j,i) right after it; the diagonal entry once */
   check_i32(g->src, (int32_t[]){1, 0, 2, 3, 0, 3, 2}, 7, "src");
   check_i32(g->dst, (int32_t[]){0, 1, 2, 0, 3, 2, 3}, 7, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "in_ptr");
-  check_i32(g->in_eid, (int32_t[]){0, 3, 1, 2, 5, 4, 6}, 7, "in_eid");
+  check_i64(g->in_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){0, 3, 1, 2, 5, 4, 6}, 7, "in_eid");
   check_i32(g->in_src, (int32_t[]){1, 3, 0, 2, 3, 0, 2}, 7, "in_src");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "out_ptr");
-  check_i32(g->out_eid, (int32_t[]){1, 4, 0, 2, 6, 3, 5}, 7, "out_eid");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 3, 5, 7}, 5, "out_ptr");
+  check_i64(g->out_eid, (int32_t[]){1, 4, 0, 2, 6, 3, 5}, 7, "out_eid");
   check_i32(g->out_dst, (int32_t[]){1, 3, 0, 2, 3, 0, 2}, 7, "out_dst");
   ck_assert_int_eq(g->stats.self_loops, 1);
   ck_assert_double_eq_tol(g->stats.aes, (1 + 1 + 0 + 3 + 3 + 1 + 1) / 7.0,
@@ -234,7 +251,7 @@ START_TEST(test_snap) {
   ck_assert_int_eq(g->ne, 4);
   check_i32(g->src, (int32_t[]){0, 1, 2, 5}, 4, "src");
   check_i32(g->dst, (int32_t[]){1, 2, 0, 2}, 4, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 1, 2, 4, 4, 4, 4}, 7, "in_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 1, 2, 4, 4, 4, 4}, 7, "in_ptr");
   check_i32(g->in_src, (int32_t[]){2, 0, 1, 5}, 4, "in_src");
   ck_assert_int_eq(g->stats.isolated, 2);
   graph_free(g);
@@ -319,11 +336,9 @@ static const BadFile bad_files[] = {
                                              "'99999999999999999999' is out "
                                              "of range"},
     {MM_PAT "3000000000 3000000000 1\n1 2\n", 2,
-     "graphs with more than 2^31-1 vertices need i64 indices, not supported "
-     "yet"},
-    {MM_PAT "3 3 3000000000\n1 2\n", 2,
-     "graphs with more than 2^31-1 edges need i64 indices, not supported "
-     "yet"},
+     "vertex ids are 32-bit, graphs with more than 2^31-1 vertices are not supported"},
+    {MM_PAT "3 3 9000000000\n1 2\n", 2,
+     "9000000000 entries: more than the 8589934592 edges a graph may hold"},
     {MM_SYM "2 3 1\n1 1\n", 2, "a symmetric matrix must be square"},
     {MM_PAT "% c\n3 3 3\n1 2\n2 3\n", 5, "file ends after 2 of the 3 "
                                          "entries declared on line 3"},
@@ -350,8 +365,8 @@ static const BadFile bad_files[] = {
     {"0 1 5\n", 1, "trailing junk '5' after the edge"},
     {"# c\n-1 2\n", 2, "negative source vertex id -1"},
     {"# c\n0\n", 2, "expected an edge 'source destination', found 1 field"},
-    {"0 3000000000\n", 1, "graphs with more than 2^31-1 vertices need i64 "
-                          "indices"},
+    {"0 3000000000\n", 1, "vertex ids are 32-bit, graphs with more than 2^31-1 "
+                          "vertices are not supported"},
     {"# a\n\n# b\n", 3, "no edges"},
 };
 
@@ -445,8 +460,8 @@ START_TEST(test_grid_small) {
             14, "src");
   check_i32(g->dst, (int32_t[]){1, 3, 0, 2, 4, 1, 5, 0, 4, 1, 3, 5, 2, 4},
             14, "dst");
-  check_i32(g->in_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "in_ptr");
-  check_i32(g->out_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "out_ptr");
+  check_i64(g->in_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "in_ptr");
+  check_i64(g->out_ptr, (int32_t[]){0, 2, 5, 7, 9, 12, 14}, 7, "out_ptr");
   ck_assert_int_eq(g->stats.in_deg_max, 3);
   ck_assert_int_eq(g->stats.self_loops, 0);
   graph_free(g);
@@ -549,7 +564,7 @@ static const BadSpec bad_specs[] = {
     {"rmat:10:8:99999999999999999999", "SEED must be in"},
     {"rmat:10:8:1:2", "unexpected ':2' at the end"},
     {"rmat:10:8x", "EDGEFACTOR must be a number in 1..1024, found '8x'"},
-    {"rmat:26:64", "graphs with more than 2^31-1 edges need i64 indices"},
+    {"rmat:26:1024", "samples 68719476736 arcs, more than the 17179869184 a graph may hold"},
     {"grid:3x", "H is missing"},
     {"grid:3", "H is missing"},
     {"grid:x3", "W is missing"},
@@ -559,8 +574,79 @@ static const BadSpec bad_specs[] = {
     {"grid:3x4y", "H must be a number in 1..268435456, found '4y'"},
     {"grid:3x3x3", "found '3x3'"},
     {"grid:20000x20000", "400000000 vertices, more than the 2^28"},
-    {"ring:5", "unknown graph generator 'ring:5'"},
+    {"ring:5", "D is missing (ring:N:D)"},
+    {"ring:1:1", "N must be in 2..2147483647, found 1"},
+    {"ring:x:2", "N must be a number in 2..2147483647, found 'x'"},
+    {"ring:5:0", "D must be in 1..2147483647, found 0"},
+    {"ring:5:5", "D = 5 must be below N = 5"},
+    {"ring:5:2:1", "found '2:1'"},
+    {"ring:2147483647:16", "34359738352 edges, more than the 17179869184 a graph may hold"},
+    {"star:5", "unknown graph generator 'star:5'"},
 };
+
+/* ring:N:D written straight into CSR and CSC is the graph graph_from_coo
+ * builds from its arcs (edge id u*D + j-1 for u -> u+j mod N), with the
+ * threads (|E| >= 2^22) and without. */
+static void ring_same_as_coo(int64_t N, int64_t D) {
+  char spec[64];
+  snprintf(spec, sizeof spec, "ring:%lld:%lld", (long long)N, (long long)D);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *g = graph_generate(spec, &d);
+  ck_assert_msg(g != NULL, "%s: %s", spec, d.buf);
+  int64_t ne = N * D;
+  int64_t *src = malloc(sizeof *src * (size_t)ne), *dst = malloc(sizeof *dst * (size_t)ne);
+  for (int64_t u = 0; u < N; u++)
+    for (int64_t j = 1; j <= D; j++) {
+      src[u * D + j - 1] = u;
+      dst[u * D + j - 1] = (u + j) % N;
+    }
+  Graph *want = graph_from_coo(N, ne, src, dst, spec, &d, (Loc){0});
+  ck_assert_ptr_nonnull(want);
+  check_same_graph(g, want);
+  ck_assert_double_eq_tol(g->stats.aes, want->stats.aes, 1e-9);
+  ck_assert_int_eq(g->stats.in_deg_max, D);
+  ck_assert_int_eq(g->stats.out_deg_max, D);
+  ck_assert_double_eq_tol(g->stats.locality, want->stats.locality, 1e-12);
+  free(src);
+  free(dst);
+  graph_free(want);
+  graph_free(g);
+  ir_diag_free(&d);
+}
+
+START_TEST(test_ring) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *g = graph_generate("ring:5:2", &d);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_int_eq(g->nv, 5);
+  ck_assert_int_eq(g->ne, 10);
+  check_i32(g->src, (int32_t[]){0, 0, 1, 1, 2, 2, 3, 3, 4, 4}, 10, "src");
+  check_i32(g->dst, (int32_t[]){1, 2, 2, 3, 3, 4, 4, 0, 0, 1}, 10, "dst");
+  /* v = 0 takes 3 -> 0 (edge 7) and 4 -> 0 (edge 8); v = 1 takes 0 -> 1
+   * (edge 0) and 4 -> 1 (edge 9) */
+  check_i64(g->in_ptr, (int32_t[]){0, 2, 4, 6, 8, 10}, 6, "in_ptr");
+  check_i64(g->in_eid, (int32_t[]){7, 8, 0, 9, 1, 2, 3, 4, 5, 6}, 10, "in_eid");
+  check_i32(g->in_src, (int32_t[]){3, 4, 0, 4, 0, 1, 1, 2, 2, 3}, 10, "in_src");
+  ck_assert_int_eq(g->stats.self_loops, 0);
+  graph_free(g);
+  ir_diag_free(&d);
+  ring_same_as_coo(7, 3);
+  ring_same_as_coo(2, 1);
+  ring_same_as_coo(100, 99);
+  ring_same_as_coo(600000, 7); /* 4.2M edges: the threaded fill */
+  /* the host-memory limit holds before anything is allocated */
+  setenv("GOP_MAX_HOST_BYTES", "1000000", 1);
+  ir_diag_init(&d, NULL);
+  ck_assert_ptr_null(graph_generate("ring:100000:20", &d));
+  unsetenv("GOP_MAX_HOST_BYTES");
+  ck_assert_msg(strstr(d.buf, "ring:100000:20: error: a graph of 100000 vertices and 2000000 "
+                              "edges needs: 65600016 bytes, over the limit of 1000000"),
+                "%s", d.buf);
+  ir_diag_free(&d);
+}
+END_TEST
 
 START_TEST(test_bad_specs) {
   const BadSpec *b = &bad_specs[_i];
@@ -685,6 +771,7 @@ static Suite *graph_suite(void) {
   tcase_add_test(tc, test_grid_degrees);
   tcase_add_test(tc, test_rmat);
   tcase_add_loop_test(tc, test_bad_specs, 0, (int)N(bad_specs));
+  tcase_add_test(tc, test_ring);
   tcase_add_test(tc, test_open_dispatch);
   suite_add_tcase(s, tc);
   tc = tcase_create("datasets");

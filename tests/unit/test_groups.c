@@ -16,15 +16,6 @@
 #include "interp/interp.h"
 #include "testutil.h"
 
-static Graph *open_graph(const char *file) {
-  Diag d;
-  ir_diag_init(&d, stderr);
-  Graph *g = graph_read(tu_dataset(file), &d);
-  ck_assert_msg(g != NULL, "%s: %s", file, d.buf);
-  ir_diag_free(&d);
-  return g;
-}
-
 /* Every in-edge of every destination in exactly one row, rows of at most G
  * edges of one destination. Without interleaving the rows are in
  * destination order; interleaved, each row's class is its destination's
@@ -135,7 +126,7 @@ START_TEST(test_tables) {
   /* skewed graphs: blogcatalog (in-degrees 1..3992), cnr-2000 (1..18234) */
   static const char *graphs[] = {"blogcatalog.mtx.gz", "cnr-2000.mtx.gz"};
   for (int gi = 0; gi < 2; gi++) {
-    Graph *g = open_graph(graphs[gi]);
+    Graph *g = tu_graph(graphs[gi]);
     check_table(g, 1, 0, 0);
     check_table(g, 7, 0, 0);
     check_table(g, 5, 3, 2);
@@ -185,25 +176,13 @@ END_TEST
 static float *run(const IrModule *lib, const char *opname, const char *sched,
                   const Graph *g, int64_t F, float *x, float *w, Arena *a) {
   Diag d;
-  ir_diag_init(&d, stderr);
-  IrOp *op = pass_op_copy(ir_module_find_op(lib, opname), a);
-  if (sched) {
-    ck_assert_msg(pass_schedule_text(op, lib, sched, a, &d) == 0, "%s: %s", sched, d.buf);
-    ck_assert_msg(pass_lower(op, a, &d, NULL, NULL) == 0, "%s: %s", sched, d.buf);
-  }
-  float *y = calloc((size_t)g->nv * (size_t)F, sizeof(float));
-  void *bufs[8] = {x, w, y}; /* temporaries (deterministic()'s): none */
-  ck_assert(op->ntensors <= 8);
-  if (op->ninputs == 1) {
-    bufs[1] = y;
-    bufs[2] = NULL;
-  }
-  InterpArgs args = {.graph = g, .mode = INTERP_F32, .buffers = bufs};
-  args.extents.n = op->nsyms;
-  for (int i = 0; i < op->nsyms; i++) args.extents.value[i] = F;
-  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
+  ir_diag_init(&d, NULL);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, opname), sched, a, &d);
+  ck_assert_msg(op != NULL, "%s: %s", sched, d.buf);
+  float *in[16] = {x, w}, *out[16] = {0};
+  ck_assert_msg(tu_interp(op, g, F, in, out, &d) == 0, "%s: %s", sched, d.buf);
   ir_diag_free(&d);
-  return y;
+  return out[op->ninputs]; /* Y */
 }
 
 
@@ -244,7 +223,7 @@ START_TEST(test_fill_unowned_rows) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
-  Graph *g = open_graph("wiki-Vote.mtx.gz");
+  Graph *g = tu_graph("wiki-Vote.mtx.gz");
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 4; oi++) {
@@ -283,6 +262,56 @@ START_TEST(test_fill_unowned_rows) {
 }
 END_TEST
 
+/* Teams (team(eo, T), spmm_teams): 32 / T neighbour groups side by side in
+ * a warp. The interpreter runs the scheduled IR (the teams change no
+ * semantics) on a skewed graph (wiki-Vote: heavy and empty rows) and a
+ * balanced one (proteins), with F = 6 so that every lane split has a tail;
+ * the compiled kernel launches 256 / T groups per block and the fill stage
+ * runs in teams of 8. */
+START_TEST(test_teams) {
+  static const char *ops[] = {"copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max"};
+  static const char *graphs[] = {"wiki-Vote.mtx.gz", "proteins.mtx.gz"};
+  static const char *scheds[] = {"spmm_teams(5, 4)", "spmm_teams8(8, 2)"};
+  static const int teams[] = {4, 2};
+  const int64_t F = 6;
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  for (int gi = 0; gi < 2; gi++) {
+    Graph *g = tu_graph(graphs[gi]);
+    float *x, *w;
+    inputs(g, F, &x, &w);
+    for (int oi = 0; oi < 4; oi++) {
+      float *ref = run(lib, ops[oi], NULL, g, F, x, w, a);
+      for (int si = 0; si < 2; si++) {
+        IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
+        ck_assert_int_eq(pass_schedule_text(op, lib, scheds[si], a, &d), 0);
+        ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+        const IrNode *fill = op->body, *groups = fill->next;
+        ck_assert_int_eq(fill->loop.team, 8);
+        ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.bind == IR_BIND_WARP);
+        ck_assert_int_eq(groups->loop.team, teams[si]);
+        CgProgram p = {0};
+        ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+        ck_assert_int_eq(p.kernels[1].launch.per_block, p.kernels[1].threads / teams[si]);
+        ck_assert_int_eq(p.kernels[0].launch.per_block, p.kernels[0].threads / 8);
+        cg_program_free(&p);
+        float *got = run(lib, ops[oi], scheds[si], g, F, x, w, a);
+        check_close(got, ref, g->nv * F, oi == 3, graphs[gi], ops[oi], scheds[si]);
+        free(got);
+      }
+      free(ref);
+    }
+    free(x);
+    free(w);
+    graph_free(g);
+  }
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_semantics) {
   static const char *graphs[] = {"blogcatalog.mtx.gz", "delaunay_n16.mtx.gz"};
   static const char *ops[] = {"u_mul_e_sum", "copy_u_max"};
@@ -296,7 +325,7 @@ START_TEST(test_semantics) {
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
   for (int gi = 0; gi < 2; gi++) {
-    Graph *g = open_graph(graphs[gi]);
+    Graph *g = tu_graph(graphs[gi]);
     float *x, *w;
     inputs(g, F, &x, &w);
     for (int oi = 0; oi < 2; oi++) {
@@ -344,7 +373,7 @@ START_TEST(test_semantics_classes) {
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
-  Graph *g = open_graph("blogcatalog.mtx.gz");
+  Graph *g = tu_graph("blogcatalog.mtx.gz");
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 2; oi++) {
@@ -403,18 +432,7 @@ START_TEST(test_ir_text) {
        "  for g in groups(2) @classes(3) {\n  }\n}\n",
        "belong on a groups loop"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    Arena *a = ir_arena_new();
-    Diag d;
-    ir_diag_init(&d, NULL);
-    IrModule *m = lang_parse_ir(a, &d, "<test>", bad[i].text);
-    if (m)
-      for (int k = 0; k < m->nops; k++) ir_verify_op(m->ops[k], &d, "test");
-    ck_assert_msg(d.nerrors > 0 && strstr(d.buf, bad[i].error), "%zu: want `%s`, got:\n%s",
-                  i, bad[i].error, d.buf);
-    ir_diag_free(&d);
-    ir_arena_free(a);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) tu_ir_refused(bad[i].text, bad[i].error);
 }
 END_TEST
 
@@ -521,6 +539,7 @@ int main(void) {
   tcase_add_test(tc, test_codegen_pack);
   tcase_add_test(tc, test_codegen_pack_classes);
   tcase_add_test(tc, test_fill_unowned_rows);
+  tcase_add_test(tc, test_teams);
   tcase_add_test(tc, test_semantics);
   tcase_add_test(tc, test_semantics_classes);
   suite_add_tcase(s, tc);

@@ -58,23 +58,6 @@ static IrOp *make_agg(IrRed red, bool weighted) {
   return op;
 }
 
-/* S[e] = sum_f X[src(e), f] * Yd[v, f], through a local. */
-static IrOp *make_u_dot_v(void) {
-  IrOp *op = ir_op_new(A, "u_dot_v", L);
-  IrSym *F = ir_op_sym(A, op, "F", L);
-  IrTensor *X = tensor(op, "X", IR_DOM_SRC, IR_ROLE_IN, F);
-  IrTensor *Y = tensor(op, "Yd", IR_DOM_DST, IR_ROLE_IN, F);
-  IrTensor *S = tensor(op, "S", IR_DOM_EDGE, IR_ROLE_OUT, NULL);
-  IrVar *v = var(op, "v", IR_VAR_DST_V), *e = var(op, "e", IR_VAR_EDGE);
-  IrVar *f = var(op, "f", IR_VAR_INDEX), *s = var(op, "s", IR_VAR_LOCAL);
-  IrNode *acc = ir_set(A, L, s, IR_RED_ADD,
-                       bin(IR_OP_MUL, ld(X, 2, src_of(vr(e)), vr(f)), ld(Y, 2, vr(v), vr(f))));
-  IrNode *inner = seq(ir_let(A, L, s, fc(0.0)), loop(f, IR_LOOP_RANGE, sym(F), acc),
-                      st(S, IR_RED_ASSIGN, vr(s), 1, vr(e)), NULL);
-  op->body = loop(v, IR_LOOP_DST_V, NULL, loop(e, IR_LOOP_IN_EDGES, vr(v), inner));
-  return op;
-}
-
 /* E[e, f] = X[src(e), f] + Yd[dst(e), f] */
 static IrOp *make_u_add_v(void) {
   IrOp *op = ir_op_new(A, "u_add_v", L);
@@ -589,8 +572,7 @@ static double rnd(uint64_t *s) {
 
 /* Y = Aᵀ X against a dense adjacency matrix built from the COO arrays. */
 static void check_real_sum(const char *file) {
-  Graph *g = graph_read(tu_dataset(file), &D);
-  ck_assert_msg(g != NULL, "%s", D.buf ? D.buf : "");
+  Graph *g = tu_graph(file);
   enum { F = 16 };
   int64_t nv = g->nv;
   float *adj = calloc((size_t)(nv * nv), sizeof(float));

@@ -578,7 +578,7 @@ END_TEST
 static const char *IR_TEXT =
     "op u_mul_e_sum(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {\n"
     "  for vo in 0..(num_vertices() + 3) / 4 @block @threads(128) {\n"
-    "    for vi in 0..4 @warp {\n"
+    "    for vi in 0..4 @warp @team(8) {\n"
     "      if (vo * 4 + vi < num_vertices()) {\n"
     "        for e in in_edges(vo * 4 + vi) {\n"
     "          for fo in 0..(F + 31) / 32 @unroll(2) {\n"
@@ -617,6 +617,7 @@ START_TEST(ir_text_annotations) {
   ck_assert_int_eq(vo->loop.extent->type, IR_TY_INT);
   IrNode *vi = vo->loop.body;
   ck_assert_int_eq(vi->loop.bind, IR_BIND_WARP);
+  ck_assert_int_eq(vi->loop.team, 8);
   IrNode *guard = vi->loop.body;
   ck_assert_int_eq(guard->kind, IR_IF);
   ck_assert_int_eq(guard->ifs.cond->type, IR_TY_BOOL);
@@ -666,6 +667,10 @@ START_TEST(ir_text_still_checked) {
       "{ Y[v] += 1 } } }",
       "op t() -> Y: f32[dst] { for v in dst @threads(100) { Y[v] = 1 } }",
       "op t() -> Y: f32[dst] { for v in dst @warp @lane { Y[v] = 1 } }",
+      /* `@team(T)`: a power of two, once, on a @warp loop */
+      "op t() -> Y: f32[dst] { for v in dst @thread @team(4) { Y[v] = 1 } }",
+      "op t() -> Y: f32[dst] { for v in dst @warp @team(3) { Y[v] = 1 } }",
+      "op t() -> Y: f32[dst] { for v in dst @warp @team(4) @team(4) { Y[v] = 1 } }",
       "op t() -> Y: f32[dst] { for v in dst @fast { Y[v] = 1 } }",
       "op t() -> Y: f32[dst] { for v in dst { sometimes Y[v] += 1 } }",
       "op t() -> Y: f32[dst] { for v in dst { var s = 0; atomic s += 1; "

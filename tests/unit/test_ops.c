@@ -444,11 +444,7 @@ START_TEST(reference_tiny_graph) {
 END_TEST
 
 START_TEST(reference_real_graph) {
-  Diag d;
-  ir_diag_init(&d, NULL);
-  Graph *g = graph_read(tu_dataset("wiki-Vote.mtx.gz"), &d);
-  ck_assert_msg(g != NULL, "%s", d.buf);
-  ir_diag_free(&d);
+  Graph *g = tu_graph("wiki-Vote.mtx.gz");
   Case c = {g, 4, 2};
   ck_assert_int_eq(check_all(&c, "wiki-Vote"), 0);
   graph_free(g);

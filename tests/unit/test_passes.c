@@ -320,8 +320,7 @@ START_TEST(test_shuffle_reduction) {
     /* the interpreter: lanes' partials combined, same result as the
      * unscheduled op (F = 37: one lane holds two features, and lanes past
      * the tail hold the identity) */
-    Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
-    ck_assert_msg(g != NULL, "%s", d.buf);
+    Graph *g = tu_graph("cora.mtx.gz");
     IrExtents ext = {.n = 1, .value = {37}};
     int64_t nx = graph_tensor_numel(op->tensors[0], g, &ext);
     float *x = malloc(sizeof(float) * (size_t)nx), *y = malloc(sizeof(float) * (size_t)nx);
@@ -656,35 +655,17 @@ typedef struct Shared {
   pthread_mutex_t lock;
 } Shared;
 
-static IrExtents extents_of(const IrOp *op, int64_t F) {
-  IrExtents ext = {.n = op->nsyms};
-  for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
-  return ext;
-}
-
-/* Runs `op` on graph gi; outputs into fresh buffers stored in out[]. */
+/* Runs `op` on graph gi with operator oi's inputs; outputs into fresh
+ * buffers stored in out[]. */
 static int interp(Shared *sh, const IrOp *op, int gi, int oi, float **out, Diag *d) {
-  IrExtents ext = extents_of(op, graphs[gi].F);
-  void *bufs[8] = {0};
-  for (int i = 0; i < op->ntensors; i++) {
-    const IrTensor *t = op->tensors[i];
-    if (t->role == IR_ROLE_IN) bufs[i] = sh->inputs[gi][oi][i];
-    else if (t->role == IR_ROLE_OUT) {
-      int64_t n = graph_tensor_numel(t, graphs[gi].g, &ext);
-      out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-      bufs[i] = out[i];
-    }
-  }
-  InterpArgs args = {.graph = graphs[gi].g, .extents = ext, .mode = INTERP_F32,
-                       .buffers = bufs};
-  return interp_run(op, &args, d);
+  return tu_interp(op, graphs[gi].g, graphs[gi].F, sh->inputs[gi][oi], out, d);
 }
 
 static bool exact_op(const char *name) { return strcmp(name, "copy_u_max") == 0; }
 
 /* NULL when equal enough, else a message. */
 static char *compare(const IrOp *op, int gi, float **got, float **want) {
-  IrExtents ext = extents_of(op, graphs[gi].F);
+  IrExtents ext = tu_extents(op, graphs[gi].F);
   for (int i = 0; i < op->ntensors; i++) {
     const IrTensor *t = op->tensors[i];
     if (t->role != IR_ROLE_OUT) continue;
@@ -778,8 +759,7 @@ START_TEST(test_semantics_preserved) {
   Shared sh = {.lib = stdlib_module(a, &d)};
   pthread_mutex_init(&sh.lock, NULL);
   for (int gi = 0; gi < NGRAPHS; gi++) {
-    graphs[gi].g = graph_read(tu_dataset(graphs[gi].file), &d);
-    ck_assert_msg(graphs[gi].g != NULL, "%s: %s", graphs[gi].file, d.buf);
+    graphs[gi].g = tu_graph(graphs[gi].file);
   }
   /* inputs in [-1, 1), and the unscheduled results */
   uint64_t seed = 12345;
@@ -787,7 +767,7 @@ START_TEST(test_semantics_preserved) {
     for (int oi = 0; oi < NOPS; oi++) {
       IrOp *op = ir_module_find_op(sh.lib, sem_ops[oi]);
       ck_assert(op && op->ntensors <= 8);
-      IrExtents ext = extents_of(op, graphs[gi].F);
+      IrExtents ext = tu_extents(op, graphs[gi].F);
       for (int i = 0; i < op->ntensors; i++) {
         if (op->tensors[i]->role != IR_ROLE_IN) continue;
         int64_t n = graph_tensor_numel(op->tensors[i], graphs[gi].g, &ext);

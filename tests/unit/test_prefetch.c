@@ -37,32 +37,18 @@ static IrModule *lib_of(Arena *a) {
 static float *run(const IrModule *lib, const char *opname, const char *sched, const Graph *g,
                   int64_t F, float **in, Arena *a) {
   Diag d;
-  ir_diag_init(&d, stderr);
-  IrOp *op = pass_op_copy(ir_module_find_op(lib, opname), a);
+  ir_diag_init(&d, NULL);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, opname), sched, a, &d);
+  ck_assert_msg(op != NULL, "%s: %s", sched, d.buf);
   if (sched) {
-    ck_assert_msg(pass_schedule_text(op, lib, sched, a, &d) == 0, "%s: %s", sched, d.buf);
-    ck_assert_msg(pass_lower(op, a, &d, NULL, NULL) == 0, "%s: %s", sched, d.buf);
     char *text = ir_op_to_string(op);
     ck_assert_msg(strstr(text, "@prefetch") != NULL, "%s: no @prefetch", sched);
     free(text);
   }
-  IrExtents ext = {.n = op->nsyms};
-  for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
-  void *bufs[8] = {0};
-  float *y = NULL;
-  ck_assert(op->ntensors <= 8);
-  for (int i = 0; i < op->ntensors; i++) {
-    const IrTensor *t = op->tensors[i];
-    if (t->role == IR_ROLE_IN) bufs[i] = in[i];
-    else if (t->role == IR_ROLE_OUT) {
-      y = calloc((size_t)graph_tensor_numel(t, g, &ext), sizeof(float));
-      bufs[i] = y;
-    }
-  }
-  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
-  ck_assert_msg(interp_run(op, &args, &d) == 0, "%s: %s", sched, d.buf);
+  float *out[16] = {0};
+  ck_assert_msg(tu_interp(op, g, F, in, out, &d) == 0, "%s: %s", sched, d.buf);
   ir_diag_free(&d);
-  return y;
+  return out[op->ninputs]; /* the one output */
 }
 
 START_TEST(test_semantics) {
@@ -96,8 +82,7 @@ START_TEST(test_semantics) {
       int64_t F = widths[wi];
       for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
         IrOp *op = ir_module_find_op(lib, ops[oi]);
-        IrExtents ext = {.n = op->nsyms};
-        for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
+        IrExtents ext = tu_extents(op, F);
         float *in[8] = {0};
         for (int i = 0; i < op->ntensors; i++) {
           if (op->tensors[i]->role != IR_ROLE_IN) continue;
@@ -218,12 +203,6 @@ START_TEST(test_ir_text) {
 }
 END_TEST
 
-static int count(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
-}
-
 /* The PTX: one activemask per prefetched loop emission, index and weight
  * shuffles, and no warning (LLVM unrolls the loop of whole chunks). */
 START_TEST(test_ptx) {
@@ -250,24 +229,15 @@ START_TEST(test_ptx) {
       ck_assert_msg(cg_compile(op, targets[ti], &p, &d) == 0, "%s", d.buf);
       ck_assert_msg(d.nwarnings == 0 && (!d.buf || !strstr(d.buf, "warning")), "%s %s: %s",
                     cases[i].op, cases[i].sched, d.buf);
-      ck_assert_msg(count(p.ptx, "activemask.b32") >= 1, "%s", p.ptx);
-      ck_assert_msg(count(p.ptx, "shfl.sync.idx.b32") >= 2, "%s", p.ptx);
+      ck_assert_msg(tu_count(p.ptx, "activemask.b32") >= 1, "%s", p.ptx);
+      ck_assert_msg(tu_count(p.ptx, "shfl.sync.idx.b32") >= 2, "%s", p.ptx);
       /* the source index comes from a shuffle, the weight too: in the
        * weighted op every edge loop broadcasts both */
       if (cases[i].f32_shfl)
-        ck_assert_msg(count(p.ptx, "shfl.sync.idx.b32\t%f") >= 2, "%s", p.ptx);
+        ck_assert_msg(tu_count(p.ptx, "shfl.sync.idx.b32\t%f") >= 2, "%s", p.ptx);
       else
-        ck_assert_msg(count(p.ptx, "shfl.sync.idx.b32\t%f") == 0, "%s", p.ptx);
-      if (tu_ptxas()) {
-        const char *path = tu_write("prefetch.ptx", p.ptx);
-        char cmd[8192], out[4096];
-        snprintf(cmd, sizeof cmd, "%s -arch=%s %s -o /dev/null 2>&1", tu_ptxas(), targets[ti],
-                 path);
-        FILE *f = popen(cmd, "r");
-        size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-        out[n] = 0;
-        ck_assert_msg(f && pclose(f) == 0, "ptxas %s: %s", targets[ti], out);
-      }
+        ck_assert_msg(tu_count(p.ptx, "shfl.sync.idx.b32\t%f") == 0, "%s", p.ptx);
+      free(tu_assemble(p.ptx, targets[ti], "prefetch"));
       cg_program_free(&p);
       ir_diag_free(&d);
       ir_arena_free(a);

@@ -427,7 +427,8 @@ START_TEST(api_maps_and_errors) {
   ck_assert_int_eq(gop_graph_permutation(g, NULL, NULL), -1);
   ck_assert_double_eq(gop_graph_reorder_seconds(g), 0);
   GopGraph *r = gop_graph_reorder(ctx, g, "rcm");
-  const int32_t *vp, *ep;
+  const int32_t *vp;
+  const int64_t *ep;
   ck_assert_int_eq(gop_graph_permutation(r, &vp, &ep), 16);
   ck_assert_str_eq(gop_graph_order(r), "rcm");
   const int32_t *src, *dst;

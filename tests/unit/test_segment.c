@@ -27,40 +27,6 @@
 #include "interp/interp.h"
 #include "testutil.h"
 
-static Graph *open_graph(const char *file) {
-  Diag d;
-  ir_diag_init(&d, stderr);
-  Graph *g = graph_read(tu_dataset(file), &d);
-  ck_assert_msg(g != NULL, "%s: %s", file, d.buf);
-  ir_diag_free(&d);
-  return g;
-}
-
-static IrExtents extents_of(const IrOp *op, int64_t F) {
-  IrExtents ext = {.n = op->nsyms};
-  for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
-  return ext;
-}
-
-/* Runs `op` on g; fresh output buffers in out[] (by tensor id). */
-static int interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out,
-                  Diag *d) {
-  IrExtents ext = extents_of(op, F);
-  void *bufs[16] = {0};
-  ck_assert(op->ntensors <= 16);
-  for (int i = 0; i < op->ntensors; i++) {
-    const IrTensor *t = op->tensors[i];
-    if (t->role == IR_ROLE_IN) bufs[i] = in[i];
-    else if (t->role == IR_ROLE_OUT) {
-      int64_t n = graph_tensor_numel(t, g, &ext);
-      out[i] = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-      bufs[i] = out[i];
-    }
-  }
-  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
-  return interp_run(op, &args, d);
-}
-
 /* Whether every reduction into an output is max= or min=: then the
  * segmented result must be exact (max of maxima is the max). */
 static bool exact_list(const IrNode *s, bool *any) {
@@ -73,16 +39,6 @@ static bool exact_list(const IrNode *s, bool *any) {
     }
   }
   return true;
-}
-
-/* The op scheduled by `sched` and lowered, or NULL when refused (the
- * diagnostics in d). */
-static IrOp *lowered(const IrModule *lib, const char *name, const char *sched, Arena *a,
-                     Diag *d) {
-  IrOp *op = pass_op_copy(ir_module_find_op(lib, name), a);
-  if (pass_schedule_text(op, lib, sched, a, d) != 0) return NULL;
-  if (pass_lower(op, a, d, NULL, NULL) != 0) return NULL;
-  return op;
 }
 
 static bool has_text(const IrOp *op, const char *needle) {
@@ -111,14 +67,14 @@ START_TEST(test_semantics) {
   int segmented = 0, compared = 0;
   uint64_t seed = 777;
   for (size_t gi = 0; gi < sizeof graphs / sizeof graphs[0]; gi++) {
-    Graph *g = open_graph(graphs[gi].file);
+    Graph *g = tu_graph(graphs[gi].file);
     int64_t F = graphs[gi].F;
     for (int oi = 0; oi < lib->nops; oi++) {
       const IrOp *base = lib->ops[oi];
       if (!lang_ops_representative(base->name)) continue;
       ck_assert(base->ntensors <= 16);
       float *in[16] = {0}, *ref[16] = {0};
-      IrExtents ext = extents_of(base, F);
+      IrExtents ext = tu_extents(base, F);
       for (int i = 0; i < base->ntensors; i++) {
         if (base->tensors[i]->role != IR_ROLE_IN) continue;
         int64_t n = graph_tensor_numel(base->tensors[i], g, &ext);
@@ -131,7 +87,7 @@ START_TEST(test_semantics) {
           if (r & 1) in[i][k] = -in[i][k];
         }
       }
-      ck_assert_msg(interp(base, g, F, in, ref, &d) == 0, "%s: %s", base->name, d.buf);
+      ck_assert_msg(tu_interp(base, g, F, in, ref, &d) == 0, "%s: %s", base->name, d.buf);
       bool any = false;
       bool exact = exact_list(base->body, &any) && any;
       for (size_t si = 0; si < graphs[gi].nscheds; si++) {
@@ -140,8 +96,8 @@ START_TEST(test_semantics) {
         Diag dp, dd;
         ir_diag_init(&dp, NULL);
         ir_diag_init(&dd, NULL);
-        IrOp *plain = lowered(lib, base->name, scheds[si], a, &dp);
-        IrOp *op = lowered(lib, base->name, det, a, &dd);
+        IrOp *plain = tu_lowered(lib, base, scheds[si], a, &dp);
+        IrOp *op = tu_lowered(lib, base, det, a, &dd);
         /* deterministic() refuses nothing the plain schedule accepts */
         ck_assert_msg(!plain || op, "%s %s: refused:\n%s", base->name, det, dd.buf);
         if (op) {
@@ -152,8 +108,10 @@ START_TEST(test_semantics) {
             segmented++;
           }
           float *y1[16] = {0}, *y2[16] = {0};
-          ck_assert_msg(interp(op, g, F, in, y1, &d) == 0, "%s %s: %s", base->name, det, d.buf);
-          ck_assert_msg(interp(op, g, F, in, y2, &d) == 0, "%s %s: %s", base->name, det, d.buf);
+          ck_assert_msg(tu_interp(op, g, F, in, y1, &d) == 0, "%s %s: %s", base->name, det,
+                        d.buf);
+          ck_assert_msg(tu_interp(op, g, F, in, y2, &d) == 0, "%s %s: %s", base->name, det,
+                        d.buf);
           for (int i = 0; i < op->ntensors; i++) {
             const IrTensor *t = op->tensors[i];
             if (t->role != IR_ROLE_OUT) continue;
@@ -204,7 +162,7 @@ END_TEST
 
 /* The rows by destination list every row once, in table order. */
 START_TEST(test_rows_by_destination) {
-  Graph *g = open_graph("blogcatalog.mtx.gz");
+  Graph *g = tu_graph("blogcatalog.mtx.gz");
   Diag d;
   ir_diag_init(&d, stderr);
   /* G, distance, classes */
@@ -245,8 +203,8 @@ START_TEST(test_ir_text) {
   Diag d;
   ir_diag_init(&d, NULL);
   IrModule *lib = lang_stdlib(a, &d);
-  IrOp *op = lowered(lib, "u_div_e_mean_heads", "deterministic(); gnnadvisor_mgg(4, 8, 3)", a,
-                     &d);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "u_div_e_mean_heads"),
+                        "deterministic(); gnnadvisor_mgg(4, 8, 3)", a, &d);
   ck_assert_msg(op != NULL, "%s", d.buf);
   char *s = ir_op_to_string(op);
   ck_assert_msg(strstr(s, "tensor Y_seg: f32[groups(4), H, F]") &&
@@ -274,16 +232,7 @@ START_TEST(test_ir_text) {
        "    for r in group_rows(v, 2) @shared {\n    }\n  }\n}\n",
        "belong on a groups loop"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    Diag e;
-    ir_diag_init(&e, NULL);
-    IrModule *m = lang_parse_ir(a, &e, "<test>", bad[i].text);
-    if (m)
-      for (int k = 0; k < m->nops; k++) ir_verify_op(m->ops[k], &e, "test");
-    ck_assert_msg(e.nerrors > 0 && strstr(e.buf, bad[i].error), "%zu: want `%s`, got:\n%s",
-                  i, bad[i].error, e.buf ? e.buf : "");
-    ir_diag_free(&e);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) tu_ir_refused(bad[i].text, bad[i].error);
   /* a groups-domain tensor is refused in .gop source */
   Diag e;
   ir_diag_init(&e, NULL);
@@ -304,7 +253,8 @@ START_TEST(test_codegen_pack) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
-  IrOp *op = lowered(lib, "copy_u_max", "deterministic(); gnnadvisor_mgg(4, 32, 2)", a, &d);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "copy_u_max"),
+                        "deterministic(); gnnadvisor_mgg(4, 32, 2)", a, &d);
   ck_assert_ptr_nonnull(op);
   CgProgram p = {0}, q = {0};
   ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
@@ -359,8 +309,8 @@ START_TEST(test_refusals) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     Diag e;
     ir_diag_init(&e, NULL);
-    ck_assert_msg(!lowered(lib, cases[i].op, cases[i].sched, a, &e), "%s was accepted",
-                  cases[i].sched);
+    ck_assert_msg(!tu_lowered(lib, ir_module_find_op(lib, cases[i].op), cases[i].sched, a, &e),
+                  "%s was accepted", cases[i].sched);
     ck_assert_msg(e.buf && strstr(e.buf, cases[i].error), "%s: want `%s`, got:\n%s",
                   cases[i].sched, cases[i].error, e.buf ? e.buf : "");
     ir_diag_free(&e);

@@ -163,8 +163,7 @@ START_TEST(test_stage_semantics) {
   ck_assert_ptr_nonnull(lib);
   IrModule *mine = module_of(a, &d, "<scale>", SCALE_SUM);
   IrModule *layers = layers_module(a, &d);
-  Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
-  ck_assert_msg(g != NULL, "%s", d.buf);
+  Graph *g = tu_graph("cora.mtx.gz");
   for (int c = 0; c < NSEM; c++) {
     const SemCase *sc = &sem_cases[c];
     IrModule *m = ir_module_find_op(mine, sc->op) ? mine : layers;
@@ -235,20 +234,16 @@ START_TEST(test_stage_ir_text) {
   free(text);
 
   /* @shared on an output: the verifier refuses it */
-  Diag e;
-  ir_diag_init(&e, NULL);
-  IrModule *bad = lang_parse_ir(a, &e, "<bad>",
-                                "op o(X: f32[src]) -> Y: f32[dst] @shared {\n"
-                                "  for v in dst {\n"
-                                "    for e in in_edges(v) {\n"
-                                "      Y[v] += X[src(e)]\n"
-                                "    }\n"
-                                "  }\n"
-                                "}\n");
-  ck_assert_msg(bad == NULL || !ir_verify_op(bad->ops[0], &e, "test"), "accepted");
-  ck_assert_msg(strstr(e.buf, "tensor Y is @shared but is not a dense input"), "%s", e.buf);
-  ir_diag_free(&e);
+  tu_ir_refused("op o(X: f32[src]) -> Y: f32[dst] @shared {\n"
+                "  for v in dst {\n"
+                "    for e in in_edges(v) {\n"
+                "      Y[v] += X[src(e)]\n"
+                "    }\n"
+                "  }\n"
+                "}\n",
+                "tensor Y is @shared but is not a dense input");
   /* an unknown annotation */
+  Diag e;
   ir_diag_init(&e, NULL);
   ck_assert_ptr_null(lang_parse_ir(a, &e, "<bad>",
                                    "op o(X: f32[src], w: f32[4] @pinned) -> Y: f32[dst] {\n"
@@ -278,35 +273,6 @@ END_TEST
 /* ---- code generation ---- */
 
 static const char *targets[] = {"sm_80", "sm_90"};
-
-static int count(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
-}
-
-/* Assembles `ptx` for `target` with ptxas, when there is one. */
-static void assemble(const char *ptx, const char *target, const char *name) {
-  const char *ptxas = tu_ptxas();
-  if (!ptxas) {
-    const char *skip = getenv("GOP_SKIP_PTXAS");
-    ck_assert_msg(skip && strcmp(skip, "1") == 0, "ptxas not found; GOP_SKIP_PTXAS=1 skips");
-    return;
-  }
-  char path[512], log[600], cmd[4096];
-  snprintf(path, sizeof path, "%s/%s_%s.ptx", tu_tmpdir(), name, target);
-  snprintf(log, sizeof log, "%s.log", path);
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(ptx, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "'%s' -v -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, target,
-           path, log);
-  int rc = system(cmd);
-  char *out = tu_read_file(log, NULL);
-  ck_assert_msg(rc == 0, "ptxas -arch=%s failed on %s:\n%s", target, path, out ? out : "");
-  free(out);
-}
 
 typedef struct CgCase {
   const char *name, *op, *sched;
@@ -356,7 +322,7 @@ START_TEST(test_stage_ptx) {
   ck_assert_msg(cg_pack_read(path, &q, &d) == 0, "%s", d.buf);
   for (int i = 0; i < p.ntensors; i++) ck_assert_int_eq(q.tensors[i].staged, p.tensors[i].staged);
   cg_program_free(&q);
-  assemble(ptx, target, c->name);
+  free(tu_assemble(ptx, target, c->name));
   cg_program_free(&p);
   ir_diag_free(&d);
   ir_arena_free(a);
@@ -373,8 +339,8 @@ START_TEST(test_stage_only_when_promoted) {
   IrOp *op = scheduled(mine, lib, "scale_sum", "gar()", a, &d);
   CgProgram p;
   ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
-  ck_assert_int_eq(count(p.ptx, ".shared"), 0);
-  ck_assert_int_eq(count(p.ptx, "bar.sync"), 0);
+  ck_assert_int_eq(tu_count(p.ptx, ".shared"), 0);
+  ck_assert_int_eq(tu_count(p.ptx, "bar.sync"), 0);
   cg_program_free(&p);
   ir_diag_free(&d);
   ir_arena_free(a);
@@ -389,8 +355,7 @@ START_TEST(test_stage_launch_bytes) {
   ir_diag_init(&d, NULL);
   IrModule *lib = lang_stdlib(a, &d);
   IrModule *mine = module_of(a, &d, "<scale>", SCALE_SUM);
-  Graph *g = graph_read(tu_dataset("cora.mtx.gz"), &d);
-  ck_assert_msg(g != NULL, "%s", d.buf);
+  Graph *g = tu_graph("cora.mtx.gz");
 
   /* two staged inputs of F = 5 floats: 20 bytes each, rounded to 32 */
   IrOp *op = scheduled(mine, lib, "scale_max", "gar(); promote(wf, shared); promote(bf, shared)",

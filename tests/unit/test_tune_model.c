@@ -446,7 +446,7 @@ START_TEST(lane_model_picks_like_the_h100) {
       cases++;
       /* The default choice's candidates, as gop_choose_schedule ranks them. */
       TunePoint *pts;
-      int np = tune_space_choice(op, lib, arena, &pts, &diag);
+      int np = tune_space_choice(op, lib, false, arena, &pts, &diag);
       ck_assert(np > 0);
       tune_model_rank(&shape, pts, np, &sig, rows[i].F);
       double full_ms = 0;

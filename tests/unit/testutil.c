@@ -1,6 +1,12 @@
-/* tests/unit/testutil.c: locating data and temporary files for unit tests. */
+/* tests/unit/testutil.c: locating data and temporary files for unit
+ * tests, and the steps many of them take: a dataset graph read, an op
+ * scheduled and lowered, run on the interpreter, its PTX assembled. */
 #define _GNU_SOURCE
 #include "testutil.h"
+
+#include "interp/interp.h"
+#include "lang/lang.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,4 +126,92 @@ const char *tu_ptxas(void) {
 uint64_t tu_lcg(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
   return *s >> 11;
+}
+
+char *tu_assemble(const char *ptx, const char *target, const char *name) {
+  const char *ptxas = tu_ptxas();
+  if (!ptxas) {
+    const char *skip = getenv("GOP_SKIP_PTXAS");
+    ck_assert_msg(skip && strcmp(skip, "1") == 0,
+                  "ptxas not found ($GOP_PTXAS, /usr/local/cuda/bin/ptxas, PATH): the CUDA "
+                  "toolkit is needed to check the PTX; set GOP_SKIP_PTXAS=1 to skip on a "
+                  "machine without it");
+    fprintf(stderr, "ptxas: not found, %s not assembled (GOP_SKIP_PTXAS=1)\n", name);
+    return NULL;
+  }
+  const char *keep = getenv("GOP_KEEP_PTX");
+  char path[512], log[600], cmd[4096];
+  snprintf(path, sizeof path, "%s/%s_%s.ptx", keep && *keep ? keep : tu_tmpdir(), name, target);
+  snprintf(log, sizeof log, "%s.log", path);
+  FILE *f = fopen(path, "w");
+  ck_assert_msg(f != NULL, "cannot write %s", path);
+  fputs(ptx, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' -v -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, target,
+           path, log);
+  int rc = system(cmd);
+  char *out = tu_read_file(log, NULL);
+  ck_assert_msg(rc == 0, "ptxas -arch=%s failed on %s:\n%s", target, path, out ? out : "");
+  return out ? out : strdup("");
+}
+
+int tu_count(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+Graph *tu_graph(const char *file) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *g = graph_read(tu_dataset(file), &d);
+  ck_assert_msg(g != NULL, "%s: %s", file, d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  return g;
+}
+
+IrExtents tu_extents(const IrOp *op, int64_t F) {
+  IrExtents ext = {.n = op->nsyms};
+  for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
+  return ext;
+}
+
+IrOp *tu_lowered(const IrModule *lib, const IrOp *base, const char *sched, Arena *a, Diag *d) {
+  ck_assert_ptr_nonnull(base);
+  IrOp *op = pass_op_copy(base, a);
+  if (!sched) return op;
+  if (pass_schedule_text(op, lib, sched, a, d) != 0) return NULL;
+  if (pass_lower(op, a, d, NULL, NULL) != 0) return NULL;
+  return op;
+}
+
+int tu_interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out, Diag *d) {
+  IrExtents ext = tu_extents(op, F);
+  void *bufs[16] = {0};
+  ck_assert(op->ntensors <= 16);
+  for (int i = 0; i < op->ntensors; i++) {
+    const IrTensor *t = op->tensors[i];
+    if (t->role == IR_ROLE_IN) {
+      bufs[i] = in[i];
+    } else if (t->role == IR_ROLE_OUT) {
+      int64_t n = graph_tensor_numel(t, g, &ext);
+      out[i] = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+      bufs[i] = out[i];
+    }
+  }
+  InterpArgs args = {.graph = g, .extents = ext, .mode = INTERP_F32, .buffers = bufs};
+  return interp_run(op, &args, d);
+}
+
+void tu_ir_refused(const char *text, const char *error) {
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *m = lang_parse_ir(a, &d, "<test>", text);
+  if (m)
+    for (int k = 0; k < m->nops; k++) ir_verify_op(m->ops[k], &d, "test");
+  ck_assert_msg(d.nerrors > 0 && d.buf && strstr(d.buf, error), "want `%s` for:\n%sgot:\n%s",
+                error, text, d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  ir_arena_free(a);
 }

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "graph/graph.h"
+#include "ir/ir.h"
+
 /* The path-returning helpers use four static buffers in turn: a path stays
  * valid until four more are made. */
 /* Path of a file under ../shared/datasets (GOP_DATASETS). Fails the test if
@@ -27,6 +30,31 @@ int tu_gopc(const char *env, const char *args, char *out, size_t size);
 /* ptxas from the CUDA toolkit: $GOP_PTXAS, /usr/local/cuda/bin or PATH;
  * NULL when there is none. Static buffer. */
 const char *tu_ptxas(void);
+/* Assembles `ptx` for `target` (sm_80, ...) with ptxas -v, the file and its
+ * log named after `name` in tu_tmpdir() (in $GOP_KEEP_PTX when set, to be
+ * looked at); fails the test when ptxas refuses it. Returns ptxas's log
+ * (malloc'ed), or NULL after saying so when there is no ptxas and
+ * GOP_SKIP_PTXAS=1 allows that (no ptxas fails the test otherwise: CI has
+ * the toolkit). */
+char *tu_assemble(const char *ptx, const char *target, const char *name);
+/* How many times `needle` occurs in `hay` (not overlapping). */
+int tu_count(const char *hay, const char *needle);
+/* A graph of ../shared/datasets (tu_dataset), read; fails the test when it
+ * cannot be. Free it with graph_free. */
+Graph *tu_graph(const char *file);
+/* Every extent of `op` set to F. */
+IrExtents tu_extents(const IrOp *op, int64_t F);
+/* A copy of `base` scheduled with `sched` (the named schedules of `lib`)
+ * and lowered; NULL when either refuses (the reason in d). With `sched`
+ * NULL, the copy unscheduled. */
+IrOp *tu_lowered(const IrModule *lib, const IrOp *base, const char *sched, Arena *a, Diag *d);
+/* Runs `op` on `g` on the f32 interpreter, every extent F: inputs from
+ * in[] by tensor id, each output into a fresh zeroed buffer out[id]
+ * (malloc'ed), temporaries the interpreter's. interp_run's status. */
+int tu_interp(const IrOp *op, const Graph *g, int64_t F, float **in, float **out, Diag *d);
+/* Fails the test unless the IR text `text` is refused, by the parser or
+ * the verifier, with a message that holds `error`. */
+void tu_ir_refused(const char *text, const char *error);
 /* The next value of a 64-bit linear congruential generator with state
  * `*s`: test data, the same on every machine. */
 uint64_t tu_lcg(uint64_t *s);

@@ -21,7 +21,8 @@ static const char *usage_run =
     "(a schedule gopc emit refuses is refused here too).\n"
     "  --graph G        a Matrix Market (.mtx) or SNAP edge list file, plain\n"
     "                   or gzip'ed, or a generator: rmat:SCALE:EDGEFACTOR[:SEED]\n"
-    "                   (Graph500 R-MAT, skewed) or grid:WxH (2-D mesh)\n"
+    "                   (Graph500 R-MAT, skewed), grid:WxH (2-D mesh) or\n"
+    "                   ring:N:D (u -> u+1..u+D mod N; see gopc graph --help)\n"
     "  --F N            the feature width F; any extent of the operator can be\n"
     "                   set as --NAME N or --dim NAME=N\n"
     "  --in NAME=PATH   read input NAME from a float32 .npy file, shape\n"
@@ -49,7 +50,9 @@ static const char *usage_run =
     "                   gopc grad prints them: dY, dX ...); --grad X,W runs\n"
     "                   the joint one (gopc grad --joint)\n"
     "  --pack X.pack    run a kernel pack made by gopc pack (needs no LLVM;\n"
-    "                   FILE and --op are then left out)\n"
+    "                   FILE and --op are then left out); its index width must be\n"
+    "                   the graph's: 64-bit (gopc pack --index64) past 2^31 - 2^24\n"
+    "                   edges or with GOP_INDEX64=1, else 32-bit\n"
     "  --warmup N, --reps N  GPU timing: runs before, and runs measured\n"
     "                   (default 3 and 20; the median is reported)\n"
     "  --reorder M      renumber the graph's vertices first (none, degree, rcm,\n"
@@ -73,7 +76,19 @@ static const char *usage_graph =
     "                    AES rule: community or none); see docs/reordering.md\n"
     "  -o FILE           write the (reordered) graph as Matrix Market\n"
     "Locality: the fraction of in-edges, in CSR order, whose source lies in a\n"
-    "32-vertex block already gathered for one of the 32 previous destinations.\n";
+    "32-vertex block already gathered for one of the 32 previous destinations.\n"
+    "Generators (any G of gopc run --graph):\n"
+    "  rmat:SCALE:EDGEFACTOR[:SEED]  Graph500 R-MAT: 2^SCALE vertices, EDGEFACTOR\n"
+    "                   arcs sampled per vertex, self-loops and duplicates removed\n"
+    "  grid:WxH         a W x H 4-neighbour mesh, both directions\n"
+    "  ring:N:D         N vertices (2 .. 2^31-1), vertex u has arcs to u+1 .. u+D\n"
+    "                   mod N (1 <= D < N), edge id u*D + j-1 for u -> u+j: so the\n"
+    "                   in-edges of v come from v-D .. v-1 mod N, and a sum over\n"
+    "                   them has a closed form. Written straight into CSR and CSC by\n"
+    "                   all cores, no sort: ring:67108864:33 (2.2 billion edges,\n"
+    "                   past 2^31, about 71 GB of host memory) takes seconds; the\n"
+    "                   way to test 64-bit indices (docs/index64.md)\n"
+    "Graphs hold 32 bytes of host memory per edge (GOP_MAX_HOST_BYTES limits it).\n";
 
 
 /* ---- run ---- */
