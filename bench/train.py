@@ -536,7 +536,10 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
                not missing and s["worst_step0_grad_rel_l2"] <= TOL_GRAD,
                f"worst parameter gradient rel L2 {s['worst_step0_grad_rel_l2']:.2e}"
                + (f"; no gradient in gop for {missing}" if missing else ""))
-        record("train", f"{m} on {gname}: loss curve", drift <= TOL_LOSS,
+        # within TOL_LOSS, or within twice what PyG differs from itself
+        # (its scatter atomics: GIN with a trainable eps on pubmed drifts
+        # 3e-3 between two PyG runs)
+        record("train", f"{m} on {gname}: loss curve", drift <= max(TOL_LOSS, 2 * drift_pyg),
                f"max relative difference over {STEPS} steps {drift:.2e} (PyG vs itself "
                f"{drift_pyg:.2e}); final loss PyG {l_pyg[-1]:.4f}, gop {l_gop[-1]:.4f}")
         record("train", f"{m} on {gname}: accuracy", abs(r_pyg[2] - r_gop[2]) <= TOL_ACC,

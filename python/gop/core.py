@@ -39,7 +39,19 @@ class GopError(RuntimeError):
 # Operators whose schedule="auto" keeps the C API's default mapping, by
 # name, with the measurement that put them here (besides gop.layers'
 # forward operators: Operator._chosen).
-AUTO_KEEPS_DEFAULT = {}
+# H100, 2026-11-25 (bench/results/2026-11-25-H100-session8-train, the
+# `ops` section, backward ms default -> chosen on ogbn-arxiv):
+_GAT_GRAD = ("GAT's attention gradients: the chooser picks thread_vertex(1, 1), a thread per "
+             "destination, serialised on ogbn-arxiv's heaviest vertex (13,155 in-edges): "
+             "joint backward 3.37 -> 77.0 ms at H = 8")
+AUTO_KEEPS_DEFAULT = {
+    "gat_attention_grad_Z_As_Ad": _GAT_GRAD,
+    "gat_attention_grad_Z": _GAT_GRAD,
+    "gat_attention_grad_As": _GAT_GRAD,
+    "gat_attention_grad_Ad": _GAT_GRAD,
+    "copy_u_mean_grad_X": "spmm_rows(2, 1) over the reverse graph: 0.092 -> 0.214 ms at F = 8 "
+                          "on ogbn-arxiv (1.31x faster on pubmed)",
+}
 
 
 def backward_schedule(schedule):
