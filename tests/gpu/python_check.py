@@ -472,7 +472,7 @@ def main():
     ap.add_argument("--graphs", default="pubmed ogbn-arxiv")
     ap.add_argument("--small", default="cora", help="graph of the operator checks")
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--skip", default="", help="sections to skip, space-separated")
+    ap.add_argument("--skip", default="", help="sections to skip, separated by spaces or commas")
     a = ap.parse_args()
     if a.prepare:
         return prepare()
@@ -492,7 +492,7 @@ def main():
         write_report(a.out)
         return 1
     g = small_graph(a.datasets, a.small)
-    skip = set(a.skip.split())
+    skip = set(a.skip.replace(",", " ").split())
     sections = [("ops", lambda: check_ops(torch, g, tg)),
                 ("dtypes", lambda: check_dtypes(torch, g)),
                 ("streams", lambda: check_streams(torch, g)),
