@@ -465,7 +465,7 @@ uint64_t tune_op_hash(const IrOp *op) {
 
 /* A 16-bit output or temporary refuses atomic reductions (codegen/store.c:
  * a 16-bit atomic rounds every addition): such points cannot compile. */
-static int drop_16bit_atomics(const IrOp *op, TunePoint *pts, int n) {
+int tune_space_buildable(const IrOp *op, TunePoint *pts, int n) {
   bool half = false;
   for (int i = 0; i < op->ntensors; i++)
     half |= op->tensors[i]->role != IR_ROLE_IN &&
@@ -495,7 +495,7 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
   int lanes = 0;
   for (int i = 0; i < m; i++)
     if (named[i].lanes) named[lanes++] = named[i];
-  lanes = drop_16bit_atomics(op, named, lanes);
+  lanes = tune_space_buildable(op, named, lanes);
   if (no_groups) lanes = drop_groups(named, lanes);
   if (lanes > 0) {
     *out = named;
@@ -504,5 +504,5 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
   free(named);
   int n = tune_space_enumerate(op, lib, a, out, d);
   if (n > 0 && no_groups) n = drop_groups(*out, n);
-  return n < 0 ? n : drop_16bit_atomics(op, *out, n);
+  return n < 0 ? n : tune_space_buildable(op, *out, n);
 }

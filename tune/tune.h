@@ -93,6 +93,10 @@ typedef struct TunePoint {
                       of 64-bit indices (docs/index64.md) */
 } TunePoint;
 
+/* Keeps the points of `pts` that can compile for `op` (a 16-bit output
+ * or temporary refuses atomic reductions, codegen/store.c); returns how
+ * many, in their order. */
+int tune_space_buildable(const IrOp *op, TunePoint *pts, int n);
 /* The operator's shape (from its unscheduled IR). */
 void tune_op_shape(const IrOp *op, TuneOpShape *out);
 /* Makes a point from schedule text `text` ("name(G, T)" of a named

@@ -146,6 +146,30 @@ START_TEST(named_schedules) {
 }
 END_TEST
 
+START_TEST(buildable_drops_16bit_atomics) {
+  /* A bf16 output refuses atomic reductions (codegen/store.c): the tuner
+   * and the chooser keep only the points that can compile. */
+  IrOp *op = pass_op_copy(stdlib_op("copy_u_sum"), arena);
+  for (int i = 0; i < op->ntensors; i++) /* its own tensors: the copy shares them */
+    pass_own_tensor(op, op->tensors[i], arena);
+  ir_op_retype(op, IR_DT_BF16);
+  TunePoint *p;
+  int n = tune_space_named(op, lib, arena, &p, &diag);
+  int atomic = 0;
+  for (int i = 0; i < n; i++) atomic += p[i].atomic_rows + p[i].atomic_scalars > 0;
+  ck_assert_int_gt(atomic, 0);
+  int k = tune_space_buildable(op, p, n);
+  ck_assert_int_eq(k, n - atomic);
+  ck_assert_int_gt(k, 0);
+  for (int i = 0; i < k; i++) ck_assert_int_eq(p[i].atomic_rows + p[i].atomic_scalars, 0);
+  free(p);
+  /* in f32 nothing is dropped */
+  n = tune_space_named(stdlib_op("copy_u_sum"), lib, arena, &p, &diag);
+  ck_assert_int_eq(tune_space_buildable(stdlib_op("copy_u_sum"), p, n), n);
+  free(p);
+}
+END_TEST
+
 START_TEST(shapes) {
   TuneOpShape s;
   tune_op_shape(stdlib_op("u_mul_e_sum"), &s);
@@ -511,6 +535,7 @@ int main(void) {
   tcase_add_test(tc, space_counts);
   tcase_add_test(tc, point_refusals);
   tcase_add_test(tc, named_schedules);
+  tcase_add_test(tc, buildable_drops_16bit_atomics);
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, every_point_computes_the_same);
   tcase_add_test(tc, model_ranks_like_the_h100);
