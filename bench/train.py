@@ -86,7 +86,8 @@ import gop
 import gop.plan as gplan
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
-from pyg_common import finish, recorder, report_checks, report_head, start  # noqa: E402
+from pyg_common import (finish, recorder, rel_l2, report_checks, report_head,  # noqa: E402
+                        start)
 
 STEPS, WARMUP, LR = 50, 5, 0.01
 K, FIN = 8, 64
@@ -191,19 +192,6 @@ def prepare(datasets, graphs):
     for b in bad:
         print("  not prepared:", b)
     return 1 if bad else 0
-
-
-# ---- helpers ----
-
-def rel_l2(torch, a, b):
-    a, b = a.double().flatten(), b.double().flatten()
-    if (a.isnan() != b.isnan()).any():
-        return float("inf")
-    keep = ~(a.isnan() & b.isnan())
-    a = a[keep].nan_to_num(posinf=0.0, neginf=0.0)
-    b = b[keep].nan_to_num(posinf=0.0, neginf=0.0)
-    d, r = (a - b).norm().item(), b.norm().item()
-    return d / r if r > 0 else d
 
 
 # ---- gradcheck: every stdlib operator against torch ----
@@ -343,8 +331,8 @@ def gradcheck(torch, g, rows, dev="cuda", only=None):
             exp = torch.autograd.grad(y_ref, want, dy)
             if dev != "cpu":
                 torch.cuda.synchronize()
-            fwd = rel_l2(torch, y.detach(), y_ref.detach())
-            errs = [rel_l2(torch, a, b) for a, b in zip(got, exp)]
+            fwd = rel_l2(y.detach(), y_ref.detach())
+            errs = [rel_l2(a, b) for a, b in zip(got, exp)]
             worst = max(errs + [fwd])
             ok = worst <= TOL_GRAD
             n_ok += ok
@@ -514,7 +502,7 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
         gops = {k: v for k, v in r_gop[1].items()}
         pygs = {k.replace("lin_src.", "lin."): v for k, v in r_pyg[1].items()
                 if ".lin_dst." not in k or k.replace("lin_dst.", "lin_src.") not in r_pyg[1]}
-        gerr = {k: rel_l2(torch, gops[k], pygs[k]) for k in pygs if k in gops}
+        gerr = {k: rel_l2(gops[k], pygs[k]) for k in pygs if k in gops}
         missing = sorted(set(pygs) - set(gops))
         s = {"graph": gname, "model": m, "nodes": g.num_nodes, "edges": g.num_edges,
              "max_rel_loss_diff": drift, "max_rel_loss_diff_pyg_rerun": drift_pyg,

@@ -138,19 +138,21 @@ def build_model(torch, gnn, name, fin, classes, **kw):
     return {"gcn": GCN, "gat": GAT, "sage": SAGE, "gin": GIN}[name.split("-")[0]]()
 
 
-def prepare(ops, grads=(), what="operators"):
+def prepare(ops, grads=(), what="operators", extra=()):
     """Compiles each operator of `ops`, and the gradient operators of each
     (operator, inputs) of `grads`, into the kernel cache folder
     (GOP_CACHE_DIR) on a small graph: the carried packs the GPU machine,
-    which has no LLVM, loads. Says what it could not prepare; returns 0."""
+    which has no LLVM, loads; then each (name, f) of `extra`, f(graph)
+    preparing something else (a retyped instance). Says what it could not
+    prepare; returns 0."""
     g = gop.Graph.open("grid:4x4")
     n, bad = 0, []
-    for op in ops:
+    for name, f in [(op.name, op.prepare) for op in ops] + list(extra):
         try:
-            op.prepare(g)
+            f(g)
             n += 1
         except gop.GopError as e:
-            bad.append(f"{op.name}: {str(e).splitlines()[-1]}")
+            bad.append(f"{name}: {str(e).splitlines()[-1]}")
     for op, wrt in grads:
         try:
             op.grad(wrt).prepare(g)
