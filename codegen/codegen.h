@@ -293,6 +293,9 @@ typedef struct CgCtx {
   int bound_depth;            /* enclosing bound loops */
   bool in_block, in_warp, in_lane, in_thread; /* enclosing bindings */
   int team;                  /* the enclosing @warp loop's @team(T), 0: none */
+  bool wide_vec;             /* the kernel has a @vec(8) loop: 8 values a
+                                vector register (kernel.c gives it more
+                                registers) */
   int seq_depth;              /* enclosing sequential loops */
   /* vector.c: the body of a @vec(n) loop emitted once for n features */
   int vec;                    /* n while emitting it, else 0 */

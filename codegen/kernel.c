@@ -142,9 +142,11 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
   free(which);
   annotate(cg, fn, "kernel", 1);
   annotate(cg, fn, "maxntidx", k->threads);
-  /* an f64 op's values take two registers each: 512 threads per SM
-   * leaves it up to 128 */
-  int per_sm = cg->t_val == cg->t_f64 ? 512 : 1024;
+  /* an f64 op's values take two registers each, and a @vec(8) loop keeps
+   * 8 values a vector (spmm_teams8: 8 sums, 4 edges of 8 loaded values in
+   * flight; max/min spilled at 64 registers): 512 threads per SM leaves
+   * them up to 128 */
+  int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec ? 512 : 1024;
   annotate(cg, fn, "minctasm", per_sm / k->threads > 0 ? per_sm / k->threads : 1);
   return fn;
 }
@@ -227,6 +229,7 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   }
 
   cg->fn = full;
+  cg->wide_vec = false;
   cg->entry = cg_block(cg, "entry");
   LLVMBasicBlockRef body = cg_block(cg, "body");
   LLVMPositionBuilderAtEnd(cg->b, body);

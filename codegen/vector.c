@@ -220,6 +220,7 @@ bool cg_vec_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuildCondBr(cg->b, ok, vbb, sbb);
 
   LLVMPositionBuilderAtEnd(cg->b, vbb);
+  cg->wide_vec |= n > 4;
   cg->vec = n;
   cg->vec_var = l->loop.var;
   cg_stmts(cg, l->loop.body);
