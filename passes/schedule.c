@@ -122,7 +122,7 @@ static const Prim prims[] = {
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
     {"team", "team(WARP_LOOP, LANES)", "li", 2, 2, 0, do_team},
     {"prefetch", "prefetch(EDGE_LOOP)", "l", 1, 1, 0, do_prefetch},
-    {"vectorize", "vectorize(LOOP, 2|4)", "li", 2, 2, 0, do_vectorize},
+    {"vectorize", "vectorize(LOOP, 2|4|8)", "li", 2, 2, 0, do_vectorize},
     {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},
     {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
      3, 4, 0, do_interleave},
