@@ -54,6 +54,7 @@ for name in "${names[@]}"; do
     -rss_limit_mb=2048 -max_len=$maxlen -dict="$here/gop.dict" -close_fd_mask=3 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$short-" "$new" "$corpus" >"$log" 2>&1 </dev/null &
   pid=$!
+  used=$secs
   if [ -n "${FUZZ_CPU:-}" ]; then
     # SECONDS of CPU time, not wall time: on a shared machine a harness at
     # low priority gets a fraction of a core. libFuzzer's interrupt (SIGINT)
@@ -61,7 +62,7 @@ for name in "${names[@]}"; do
     tick=$(getconf CLK_TCK)
     while kill -0 "$pid" 2>/dev/null; do
       sleep 10
-      read -r -a st <"/proc/$pid/stat" 2>/dev/null || break
+      { read -r -a st <"/proc/$pid/stat"; } 2>/dev/null || break
       used=$(( (st[13] + st[14]) / tick ))
       if [ "$used" -ge "$secs" ]; then kill -INT "$pid"; break; fi
     done
@@ -77,7 +78,7 @@ for name in "${names[@]}"; do
   corp=$(echo "$last" | sed -n 's/.*corp: \([0-9]*\).*/\1/p')
   if [ $rc -eq 0 ]; then
     printf '%-10s ok       %8s execs in %ss%s, cov %s, ft %s, corpus %s\n' "$short" "$execs" \
-      "$secs" "${FUZZ_CPU:+ of CPU}" "$cov" "$ft" "$corp"
+      "$used" "${FUZZ_CPU:+ of CPU}" "$cov" "$ft" "$corp"
   else
     printf '%-10s FINDING  (exit %d) after %s execs; artifact in %s\n' "$short" "$rc" \
       "${execs:-?}" "$artifacts"
