@@ -133,6 +133,15 @@ def plan_calls(g, model, schedule=SCHEDULE):
     return out
 
 
+def each_variant(g):
+    """(model, call, schedule, joint) for every gop call the models make on
+    graph g (plan_calls) and every way it is prepared and timed."""
+    for m in MODELS:
+        for c in plan_calls(g, m):
+            for sched, joint in plan_variants(c):
+                yield m, c, sched, joint
+
+
 def plan_variants(c):
     """(schedule, joint) under which --ops times a call, and --prepare
     prepares it: the training's (SCHEDULE, joint) and the default mapping,
@@ -174,17 +183,15 @@ def prepare(datasets, graphs):
             bad.append(f"{path} is missing: nothing prepared for training on {gname}")
             continue
         tg = gop.Graph.open(path)
-        for m in MODELS:
-            for c in plan_calls(tg, m):
-                for sched, joint in plan_variants(c):
-                    try:
-                        c.prepare(sched, joint)
-                        n += 1
-                    except gop.GopError as e:
-                        bad.append(f"{m} on {gname}: {c!r}: {' '.join(str(e).split())[:300]}")
-                    for k in c.kernels(sched, joint):
-                        kernels.add((gname, k[0], k[1] or "default mapping",
-                                     ", ".join(f"{e}={v}" for e, v in sorted(k[2].items()))))
+        for m, c, sched, joint in each_variant(tg):
+            try:
+                c.prepare(sched, joint)
+                n += 1
+            except gop.GopError as e:
+                bad.append(f"{m} on {gname}: {c!r}: {' '.join(str(e).split())[:300]}")
+            for k in c.kernels(sched, joint):
+                kernels.add((gname, k[0], k[1] or "default mapping",
+                             ", ".join(f"{e}={v}" for e, v in sorted(k[2].items()))))
     print(f"prepared {n} operator calls into {gop.cache_dir()}: {gop.cache_stats()}")
     print(f"training kernels ({len(kernels)}: graph, operator, schedule, extents):")
     for k in sorted(kernels):
@@ -553,17 +560,15 @@ def check_packs(g, gname):
     so each must come from the carried packs: a missing one is named here
     (the preparation and the run disagree), not met halfway through."""
     missing, n = [], 0
-    for m in MODELS:
-        for c in plan_calls(g, m):
-            for sched, joint in plan_variants(c):
-                try:
-                    c.prepare(sched, joint)
-                    n += 1
-                except gop.GopError as e:
-                    lines = [ln for ln in str(e).splitlines() if "error" in ln] or [str(e)]
-                    missing.append(f"{m}: {c.op.name} {c.ext} schedule "
-                                   f"{'own' if sched == gplan.OWN else sched} joint {joint}: "
-                                   f"{lines[0][:200]}")
+    for m, c, sched, joint in each_variant(g):
+        try:
+            c.prepare(sched, joint)
+            n += 1
+        except gop.GopError as e:
+            lines = [ln for ln in str(e).splitlines() if "error" in ln] or [str(e)]
+            missing.append(f"{m}: {c.op.name} {c.ext} schedule "
+                           f"{'own' if sched == gplan.OWN else sched} joint {joint}: "
+                           f"{lines[0][:200]}")
     record("packs", f"{gname}: every kernel of the training plan is carried", not missing,
            f"{n} operator calls prepared (forward and backward, chosen and default)"
            + "".join(f"\n       missing: {x}" for x in missing))
