@@ -246,7 +246,11 @@ static int plan(int argc, char **argv) {
              * and broadcast by warp shuffles (issue 13) */
             "spmm_vec4p(4)",        "spmm_vec4p(8)",          "spmm_groupsp(16, 4)",
             "spmm_groupsp(32, 4)",  "spmm_groupsp(64, 4)",    "spmm_groupsp(128, 8)",
-            "gnnadvisorp(16, 32)",  "gnnadvisorp(32, 32)"};
+            "gnnadvisorp(16, 32)",  "gnnadvisorp(32, 32)",
+            /* at full occupancy, 32 registers a thread (occupancy(v, 2048),
+             * issue 13, session 9) */
+            "spmm_vec4_full(4)",    "spmm_rows_full(2, 4)",   "spmm_rows_full(4, 4)",
+            "spmm_rows_full(8, 4)"};
         for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
           TunePoint np;
           if (tune_point_make(ir, m, named[k], a, &np, NULL) != 0) continue;

@@ -138,6 +138,7 @@ typedef struct CgKernel {
   char *name;   /* the PTX entry: OP_sSTAGE */
   int stage;    /* index of the stage (top-level statement) it runs */
   int threads;  /* threads per block; the kernel's .maxntid */
+  int occ;      /* threads per SM asked for (@occupancy); 0: the default */
   int nparams;
   CgParam *params; /* in the order the kernel takes them */
   CgLaunch launch;

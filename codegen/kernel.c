@@ -20,6 +20,7 @@
  * thread_vertex(1, 1) of u_mul_e_sum 30.2 -> 12.3 ms, gar() 2.73 -> 1.98,
  * u_add_v gas() 2.82 -> 2.17, u_dot_v default 17.4 -> 11.1, warp_vertex
  * 5.28 -> 5.33; asking for 1536 threads (40 registers) was in between.
+ * A stage marked @occupancy(N) (passes/occupancy.c) asks for N instead.
  */
 #define GOP_CODEGEN_INTERNAL
 #include <stdlib.h>
@@ -147,6 +148,7 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
    * flight; max/min spilled at 64 registers): 512 threads per SM leaves
    * them up to 128 */
   int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec ? 512 : 1024;
+  if (k->occ > 0) per_sm = k->occ; /* occupancy(loop, N): passes/occupancy.c */
   annotate(cg, fn, "minctasm", per_sm / k->threads > 0 ? per_sm / k->threads : 1);
   return fn;
 }
@@ -190,6 +192,7 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
     threads = DEFAULT_THREADS;
   }
   k->threads = threads;
+  k->occ = stage->kind == IR_LOOP ? stage->loop.occ : 0;
   k->launch.kind = CG_LAUNCH_ONE;
   k->launch.per_block = 1;
   k->shared_tensor = -1;

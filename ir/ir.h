@@ -26,6 +26,8 @@
 #define IR_MAX_DIMS 4 /* feature dimensions of a tensor, after its domain */
 #define IR_MAX_IDX (IR_MAX_DIMS + 1)
 #define IR_MAX_CLASSES 8 /* interleave: classes of neighbour groups */
+#define IR_OCC_MIN 32   /* occupancy: threads per SM a stage may ask for */
+#define IR_OCC_MAX 2048 /* (sm_80 and sm_90 hold at most 2048) */
 
 /* ---------------------------------------------------------------------------
  * arena.c: bump allocation; everything of a compilation lives in one arena.
@@ -249,6 +251,11 @@ struct IrNode {
       IrBind bind;   /* see docs/gpu-ir.md for what each binding means */
       int threads;   /* top-level loops: threads per block of the kernel
                         this stage becomes; 0: the default (256) */
+      int occ;       /* top-level loops: threads per SM the kernel asks
+                        ptxas to fit (occupancy(loop, N), passes/occupancy.c:
+                        N / threads blocks an SM, so at most 65536 / N
+                        registers a thread); 0: the default (1024, 512 for
+                        f64 and @vec(8)) */
       int team;   /* @warp loops: lanes per iteration, a power of two below
                      32 (32 / team iterations share a warp, each on its own
                      lanes: team(w, T), passes/team.c); 0: the whole warp */

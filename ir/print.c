@@ -177,6 +177,7 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   if (s->loop.ilv_thr > 0) fprintf(out, " @threshold(%d)", s->loop.ilv_thr);
   if (s->loop.shared) fputs(" @shared", out);
   if (s->loop.threads > 0) fprintf(out, " @threads(%d)", s->loop.threads);
+  if (s->loop.occ > 0) fprintf(out, " @occupancy(%d)", s->loop.occ);
 }
 
 static void print_block(FILE *out, const IrNode *body, int indent) {

@@ -322,6 +322,16 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
            s->loop.threads);
   }
 
+  /* docs/gpu-ir.md: a stage's occupancy, threads per SM, a multiple of 32
+   * up to 2048 (passes/occupancy.c). */
+  if (s->loop.occ != 0) {
+    if (s->loop.occ < IR_OCC_MIN || s->loop.occ > IR_OCC_MAX || s->loop.occ % 32 != 0)
+      fail(v, s->loc, "loop occupancy %d is not a multiple of 32 from %d to %d",
+           s->loop.occ, IR_OCC_MIN, IR_OCC_MAX);
+    else if (!top)
+      fail(v, s->loc, "loop occupancy %d on a loop that is not a stage", s->loop.occ);
+  }
+
   /* docs/gpu-ir.md: a team of T lanes per iteration of a @warp loop; the
    * warp-wide forms (shared accumulators, prefetch's shuffles) need the
    * whole warp on one iteration */

@@ -23,11 +23,12 @@ const char *check_loop_word(IrLoopKind k) {
 
 /* Loop annotations (IR text): @warp @block @lane @thread, @team(T) on a
  * @warp loop, @unroll(N),
- * @vec(N), @prefetch on an edge loop, @threads(N) on a stage's loop, and on
+ * @vec(N), @prefetch on an edge loop, @threads(N) and @occupancy(N) on a
+ * stage's loop (into threads[0..1]), and on
  * a groups loop @shared and
  * @interleave(D) @classes(K) @threshold(N), into ilv[0..2] (docs/gpu-ir.md). */
 static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
-                         int *unroll, int *vec, int *threads, int *team,
+                         int *unroll, int *vec, int threads[2], int *team,
                          int ilv[3], bool *shared, bool *prefetch) {
   const LangNode *annots = loop->loop.annots;
   if (!annots) return true;
@@ -79,21 +80,25 @@ static bool check_annots(Checker *c, const LangNode *loop, IrBind *bind_,
       } else {
         *team = (int)n;
       }
-    } else if (!strcmp(name, "threads")) {
+    } else if (!strcmp(name, "threads") || !strcmp(name, "occupancy")) {
+      /* threads per block, or per SM (passes/occupancy.c) */
       int64_t n = a->annot.has_value ? a->annot.value : 0;
+      bool occ = name[0] == 'o';
+      int *slot = &threads[occ];
+      int lo = occ ? IR_OCC_MIN : 32, hi = occ ? IR_OCC_MAX : 1024;
       if (c->depth > 0) {
-        check_error(c, a->loc, "`@threads` belongs on a stage's loop, at the "
-                    "top of the op body");
+        check_error(c, a->loc, "`@%s` belongs on a stage's loop, at the "
+                    "top of the op body", name);
         ok = false;
-      } else if (n <= 0 || n > 1024 || n % 32 != 0) {
-        check_error(c, a->loc, "`@threads(N)` needs a multiple of 32 up to "
-                    "1024");
+      } else if (n < lo || n > hi || n % 32 != 0) {
+        check_error(c, a->loc, "`@%s(N)` needs a multiple of 32 from %d to %d",
+                    name, lo, hi);
         ok = false;
-      } else if (*threads) {
-        check_error(c, a->loc, "`@threads` is given twice");
+      } else if (*slot) {
+        check_error(c, a->loc, "`@%s` is given twice", name);
         ok = false;
       } else {
-        *threads = (int)n;
+        *slot = (int)n;
       }
     } else if (counted) {
       int *slot = name[0] == 'u' ? unroll : name[0] == 'v' ? vec
@@ -274,9 +279,9 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   }
   if (header_ok) header_ok = check_nesting(c, n, kind);
   IrBind b = IR_BIND_NONE;
-  int unroll = 0, vec = 0, threads = 0, team = 0, ilv[3] = {0, 0, 0};
+  int unroll = 0, vec = 0, threads[2] = {0, 0}, team = 0, ilv[3] = {0, 0, 0};
   bool shared = false, prefetch = false;
-  bool ok = check_annots(c, n, &b, &unroll, &vec, &threads, &team, ilv, &shared,
+  bool ok = check_annots(c, n, &b, &unroll, &vec, threads, &team, ilv, &shared,
                          &prefetch);
   bool table = kind == IR_LOOP_GROUPS || (kind == IR_LOOP_GROUP_ROWS && !shared);
   if (ok && (ilv[0] | ilv[1] | ilv[2] || shared) &&
@@ -318,7 +323,8 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
   loop->loop.bind = b;
   loop->loop.unroll = unroll;
   loop->loop.vec = vec;
-  loop->loop.threads = threads;
+  loop->loop.threads = threads[0];
+  loop->loop.occ = threads[1];
   loop->loop.team = team == 32 ? 0 : team;
   loop->loop.group = group;
   loop->loop.ilv = ilv[0];

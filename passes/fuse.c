@@ -132,6 +132,7 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
     fused = ir_loop(a, at, w, IR_LOOP_RANGE, ext, NULL, i->loop.body);
   }
   fused->loop.threads = o->loop.threads;
+  fused->loop.occ = o->loop.occ;
   fused->next = o->next;
   *so.slot = fused;
   return 0;

@@ -87,6 +87,7 @@ static int neighbour_groups(IrOp *op, PassSite *site, const char *loop,
   IrNode *groups = ir_loop(a, vl->loc, gv, IR_LOOP_GROUPS, NULL, NULL, edges);
   groups->loop.group = (int)g;
   groups->loop.threads = vl->loop.threads;
+  groups->loop.occ = vl->loop.occ;
   groups->next = vl->next;
   *vsite.slot = groups;
   return 0;

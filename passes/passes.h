@@ -87,6 +87,10 @@ int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
               const char *inner, Loc loc, Arena *a, Diag *d);
 /* team.c: gives each iteration of a @warp loop T lanes (@team(T)). */
 int pass_team(IrOp *op, const char *loop, int64_t lanes, Loc loc, Arena *a, Diag *d);
+/* occupancy.c: marks the stage of a loop @occupancy(N), the threads per SM
+ * its kernel asks ptxas to fit (so at most 65536 / N registers a thread). */
+int pass_occupancy(IrOp *op, const char *loop, int64_t threads, Loc loc, Arena *a,
+                   Diag *d);
 /* unroll.c: marks a sequential loop @unroll(n). */
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);

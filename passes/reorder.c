@@ -320,6 +320,7 @@ int pass_reorder(IrOp *op, const char *const *loops, int n, Loc loc, Arena *a,
   IrNode *stage_top = c->body;
   for (int i = 0; i < stage; i++) stage_top = stage_top->next;
   int threads = stage_top->kind == IR_LOOP ? stage_top->loop.threads : 0;
+  int occ = stage_top->kind == IR_LOOP ? stage_top->loop.occ : 0;
 
   /* Current order, outer first, and which loops run once. */
   const char *cur[MAX_LOOPS], *want[MAX_LOOPS];
@@ -353,6 +354,7 @@ int pass_reorder(IrOp *op, const char *const *loops, int n, Loc loc, Arena *a,
     }
     l->next = NULL;
     l->loop.threads = 0;
+    l->loop.occ = 0;
     units[i] = l;
   }
   int nc = 0, nw = 0;
@@ -398,13 +400,17 @@ int pass_reorder(IrOp *op, const char *const *loops, int n, Loc loc, Arena *a,
       return -1;
     }
   }
-  /* The stage's block size belongs to whatever loop is now on top. */
-  if (threads) {
+  /* The stage's block size and occupancy belong to whatever loop is now on
+   * top. */
+  if (threads || occ) {
     IrNode *s = c->body;
     for (int i = 0; i < stage; i++) s = s->next;
     for (IrNode *x = s; x && x->kind == IR_LOOP; x = x->loop.body)
-      x->loop.threads = 0;
-    if (s->kind == IR_LOOP) s->loop.threads = threads;
+      x->loop.threads = x->loop.occ = 0;
+    if (s->kind == IR_LOOP) {
+      s->loop.threads = threads;
+      s->loop.occ = occ;
+    }
   }
   *op = *c;
   return 0;

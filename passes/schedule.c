@@ -94,6 +94,10 @@ static int do_team(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_team(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
 
+static int do_occupancy(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_occupancy(op, x->name[0], x->value[1], x->dir->loc, a, d);
+}
+
 static int do_prefetch(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_prefetch(op, x->name[0], x->dir->loc, a, d);
 }
@@ -126,6 +130,7 @@ static const Prim prims[] = {
     {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},
     {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
      3, 4, 0, do_interleave},
+    {"occupancy", "occupancy(LOOP, THREADS_PER_SM)", "li", 2, 2, 0, do_occupancy},
 };
 enum { NPRIMS = sizeof prims / sizeof prims[0] };
 

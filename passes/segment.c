@@ -259,6 +259,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
   stage2->loop.bind = st->loop.bind == IR_BIND_WARP && !lane_loop ? IR_BIND_THREAD
                                                                    : st->loop.bind;
   stage2->loop.threads = st->loop.threads;
+  stage2->loop.occ = st->loop.occ;
   for (int i = 0; i < nrenamed; i++)
     pass_subst_stmts(a, stage2, olds[i], ir_var(a, stage2->loc, news[i]));
 

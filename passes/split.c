@@ -67,6 +67,7 @@ int pass_split(IrOp *op, const char *loop, int64_t factor, const char *outer,
   IrNode *lo = ir_loop(a, at, vo, IR_LOOP_RANGE, pass_ceildiv(a, at, n, factor),
                        NULL, li);
   lo->loop.threads = l->loop.threads; /* the stage's block size stays on top */
+  lo->loop.occ = l->loop.occ;         /* and its occupancy */
   lo->next = l->next;
   *site.slot = lo;
   return 0;

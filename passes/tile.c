@@ -51,6 +51,7 @@ int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
                        NULL, body);
   IrNode *lt = ir_loop(a, at, vt, IR_LOOP_RANGE, ir_iconst(a, at, t), NULL, ls);
   lt->loop.threads = l->loop.threads;
+  lt->loop.occ = l->loop.occ;
   lt->next = l->next;
   *site.slot = lt;
   return 0;

@@ -37,7 +37,7 @@
  * updates coalesce the same way: a warp's 32 lanes on one row make one
  * transaction per 8 floats, threads one per min(T, 8).
  * Not modelled: shared memory (no schedule uses it yet), registers and
- * spills, block size, vector loads, the skew of vertex ids within a group,
+ * spills (but for a rule on @occupancy(2048), in the lane model), block size, vector loads, the skew of vertex ids within a group,
  * and locality: the signature's AES is part of the database key but the
  * model does not use it yet.
  */
@@ -175,6 +175,19 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * sized to the row, by up to 5x, which the terms above do not see (they
    * tie on memory). Out of that range a team is ranked behind everything. */
   if (p->team > 0 && (fpp < Fe || fpp >= 2 * Fe)) out->time_us *= 10;
+  /* Full occupancy (@occupancy(2048): 32 registers a thread, twice the
+   * warps of the default's 40-56 registers) is read off the H100 (session
+   * 9, bench/NOTES.md): where vertices have few in-edges (mean <= 5:
+   * molhiv 2.2, proteins 3.7) unrolling has little to overlap and the
+   * extra warps hide the gathers' latency, 0.80-0.87x the default's time
+   * for a weighted sum (53 registers by default), 0.85-0.98x unweighted;
+   * with more (deezer-HU 9.4) the unrolled loads win, 1.1-1.3x. Operators
+   * with more live values (several edge tensors or rows, a division) spill
+   * at 32 registers: ranked behind. */
+  if (p->occ >= 2048) {
+    bool light = shape->edge_scalars <= 1 && shape->edge_rows <= 1 && g->deg_mean <= 5.0;
+    out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
+  }
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
    * unroll of 4, the setting measured best. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);

@@ -297,6 +297,7 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   q.rows = rows;
   q.egroup = egroup;
   q.team = w->loop.team;
+  q.occ = w->loop.occ;
   q.finalise = fin != NULL;
   q.filled = filled;
   q.all_atomic = egroup > 0 && p->atomic_rows > 0 && !owned_row_store(w->loop.body);

@@ -82,6 +82,7 @@ typedef struct TunePoint {
   int fpp;    /* features of a row a warp (or team) covers per pass */
   int vec;    /* features per lane per load (1 or the vector width) */
   int unroll; /* edges in flight per lane (the edge loop's unroll) */
+  int occ;    /* threads per SM its stage asks for (@occupancy); 0: default */
   bool all_atomic; /* every group's partial row is added atomically (no
                       owned store for a row whose group is its only one) */
   bool finalise;   /* a second kernel passes over Y once (mean's division,

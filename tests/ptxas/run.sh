@@ -13,7 +13,9 @@
 # over neighbour groups are refused on purpose. Each PTX is assembled by
 # the CUDA toolkit's ptxas -v. A combination the scheduler refuses (the
 # schedule does not fit the operator) is listed and skipped; anything else
-# must compile, assemble, and not spill. Registers, spills and shared memory
+# must compile, assemble, and not spill, unless its schedule asked for an
+# occupancy (occupancy(loop, N), passes/occupancy.c: fewer registers a
+# thread on purpose; its spills are listed as `asked`). Registers, spills and shared memory
 # of every kernel are printed as a table, with gopc's compile times.
 #
 # ptxas is $GOP_PTXAS, else /usr/local/cuda/bin/ptxas, else the one on PATH.
@@ -84,7 +86,7 @@ run_one() {
   [[ -n $dtype ]] && sargs+=(--dtype "$dtype")
   [[ -n $wide ]] && sargs+=(--index64)
   if ! "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
-       >/dev/null 2>"$base.err"; then
+       >"$base.ir" 2>"$base.err"; then
     echo refused >"$base.status"
     echo "refused  $label: $(grep -m1 'error:' "$base.err" | sed 's/.*error: //')" >"$base.rows"
     return
@@ -111,16 +113,20 @@ run_one() {
   # ptxas -v: "Compiling entry function 'K' for 'sm_90'", then
   # "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
   # "Used N registers, [N bytes smem, ]N bytes cmem[0]"
-  awk -v label="$label" -v times="$times" '
+  local asked=0
+  grep -q "@occupancy(" "$base.ir" && asked=1
+  awk -v label="$label" -v times="$times" -v asked="$asked" '
     /Compiling entry function/ { k = $0; sub(/.*function .\047?/, "", k); sub(/\047.*/, "", k) }
     /bytes stack frame/ { stack = $1; spst = $5; spld = $9 }
     /Used [0-9]+ registers/ {
       regs = $0; sub(/.*Used /, "", regs); sub(/ registers.*/, "", regs)
       smem = 0
       if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ .*/, "", smem) }
-      bad = (stack + spst + spld > 0)
+      spilt = (stack + spst + spld > 0)
+      bad = spilt && !asked
       printf "%s %-44s %-22s %3d regs  stack %d  spill %d/%d  smem %d\n",
-             bad ? "FAIL    " : "ok      ", label, k, regs, stack, spst, spld, smem
+             bad ? "FAIL    " : spilt ? "asked   " : "ok      ", label, k, regs, stack,
+             spst, spld, smem
       if (bad) failed = 1
       n++
     }

@@ -9,7 +9,13 @@ build=$(cd "$(dirname "$2")" && pwd)
 src=$(cd "$suite/../.." && pwd)
 export GOP_LIBRARY=$build/libgop.so
 [ -e "$GOP_LIBRARY" ] || { echo "FAIL: $GOP_LIBRARY was not built"; exit 1; }
-python3 -c 'import numpy' 2>/dev/null ||
+# The first python3 on PATH with NumPy: a user's own Python (pyenv, a
+# virtual environment) may come first without it, beside Debian's.
+py=
+for p in python3 /usr/bin/python3; do
+  "$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }
+done
+[ -n "$py" ] ||
   { echo "FAIL: python3 has no numpy (tools/setup.sh installs python3-numpy)"; exit 1; }
 # A sanitized build's libgop.so needs the sanitizer's runtime loaded first;
 # Python itself is not leak-free, so leak checking stays with the C tests.
@@ -20,5 +26,5 @@ fi
 export GOP_CUDA_LIBRARY=/nonexistent/libcuda.so GOP_CACHE_DIR=$(mktemp -d)
 trap 'rm -rf "$GOP_CACHE_DIR"' EXIT
 cd "$src/python"
-python3 -m unittest discover -s tests -v 2>&1 | tail -40
+"$py" -m unittest discover -s tests -v 2>&1 | tail -40
 exit "${PIPESTATUS[0]}"

@@ -1068,6 +1068,16 @@ START_TEST(test_shuffle_and_vector_ptx) {
   /* the scalar fallback (tail of F, F % 4 != 0) is there too */
   ptx_check(strstr(p.ptx, "ld.global.nc.f32"), p.ptx, "no scalar fallback");
   ptx_check(!strstr(p.ptx, ".local"), p.ptx, "local memory used");
+  /* the default: 1024 threads an SM, 4 blocks of 256 */
+  ptx_check(strstr(p.ptx, ".minnctapersm 4\n"), p.ptx, "not 4 blocks an SM by default");
+  cg_program_free(&p);
+  ir_arena_free(A);
+
+  /* @occupancy(2048) (passes/occupancy.c): 8 blocks of 256 an SM */
+  IrOp *full = op_vec4();
+  full->body->loop.occ = 2048;
+  compile_ok(full, test_targets[_i], &p);
+  ptx_check(strstr(p.ptx, ".minnctapersm 8\n"), p.ptx, "@occupancy(2048) not 8 blocks an SM");
   cg_program_free(&p);
   ir_arena_free(A);
 }

@@ -577,7 +577,7 @@ END_TEST
 
 static const char *IR_TEXT =
     "op u_mul_e_sum(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {\n"
-    "  for vo in 0..(num_vertices() + 3) / 4 @block @threads(128) {\n"
+    "  for vo in 0..(num_vertices() + 3) / 4 @block @threads(128) @occupancy(2048) {\n"
     "    for vi in 0..4 @warp @team(8) {\n"
     "      if (vo * 4 + vi < num_vertices()) {\n"
     "        for e in in_edges(vo * 4 + vi) {\n"
@@ -613,6 +613,7 @@ START_TEST(ir_text_annotations) {
   IrNode *vo = m->ops[0]->body;
   ck_assert_int_eq(vo->loop.bind, IR_BIND_BLOCK);
   ck_assert_int_eq(vo->loop.threads, 128);
+  ck_assert_int_eq(vo->loop.occ, 2048);
   ck_assert_int_eq(vo->loop.extent->kind, IR_BIN);
   ck_assert_int_eq(vo->loop.extent->type, IR_TY_INT);
   IrNode *vi = vo->loop.body;
@@ -667,6 +668,12 @@ START_TEST(ir_text_still_checked) {
       "{ Y[v] += 1 } } }",
       "op t() -> Y: f32[dst] { for v in dst @threads(100) { Y[v] = 1 } }",
       "op t() -> Y: f32[dst] { for v in dst @warp @lane { Y[v] = 1 } }",
+      /* `@occupancy(N)`: once, on a stage's loop, in steps of 32 to 2048 */
+      "op t() -> Y: f32[dst] { for v in dst { for i in 0..4 @occupancy(1024) "
+      "{ Y[v] += 1 } } }",
+      "op t() -> Y: f32[dst] { for v in dst @occupancy(4096) { Y[v] = 1 } }",
+      "op t() -> Y: f32[dst] { for v in dst @occupancy(1000) { Y[v] = 1 } }",
+      "op t() -> Y: f32[dst] { for v in dst @occupancy(64) @occupancy(64) { Y[v] = 1 } }",
       /* `@team(T)`: a power of two, once, on a @warp loop */
       "op t() -> Y: f32[dst] { for v in dst @thread @team(4) { Y[v] = 1 } }",
       "op t() -> Y: f32[dst] { for v in dst @warp @team(3) { Y[v] = 1 } }",

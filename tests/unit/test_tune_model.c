@@ -527,6 +527,36 @@ START_TEST(rank_orders_by_model) {
 }
 END_TEST
 
+START_TEST(occupancy_by_degree) {
+  /* spmm_vec4_full (occupancy(v, 2048)) is read off the lowered IR, and
+   * the lane model prefers it to spmm_vec4 where vertices have few
+   * in-edges (molhiv, 2.2 a vertex: 0.77 vs 0.89 ms for u_mul_e_sum at
+   * F = 256 on the H100) and not where they have many (deezer-HU, 9.4). */
+  const IrOp *op = stdlib_op("u_mul_e_sum");
+  TuneOpShape shape;
+  tune_op_shape(op, &shape);
+  TunePoint def, full;
+  ck_assert_int_eq(tune_point_make(op, lib, "spmm_vec4(4)", arena, &def, NULL), 0);
+  ck_assert_int_eq(tune_point_make(op, lib, "spmm_vec4_full(4)", arena, &full, NULL), 0);
+  ck_assert(def.lanes && full.lanes);
+  ck_assert_int_eq(def.occ, 0);
+  ck_assert_int_eq(full.occ, 2048);
+  TuneGraphSig molhiv = {.nv = 1049163, .ne = 2259376, .deg_mean = 2.15, .deg_std = 0.77,
+                         .deg_max = 10, .aes = 100};
+  TuneGraphSig deezer = {.nv = 47538, .ne = 445774, .deg_mean = 9.38, .deg_std = 7.39,
+                         .deg_max = 112, .aes = 100};
+  TuneCost cd, cf;
+  tune_model_cost(&shape, &def, &molhiv, 256, &cd);
+  tune_model_cost(&shape, &full, &molhiv, 256, &cf);
+  ck_assert_msg(cf.time_us < cd.time_us, "molhiv: full %.1f us, default %.1f", cf.time_us,
+                cd.time_us);
+  tune_model_cost(&shape, &def, &deezer, 128, &cd);
+  tune_model_cost(&shape, &full, &deezer, 128, &cf);
+  ck_assert_msg(cf.time_us > cd.time_us, "deezer-HU: full %.1f us, default %.1f", cf.time_us,
+                cd.time_us);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_model");
   TCase *tc = tcase_create("tune_model");
@@ -535,6 +565,7 @@ int main(void) {
   tcase_add_test(tc, space_counts);
   tcase_add_test(tc, point_refusals);
   tcase_add_test(tc, named_schedules);
+  tcase_add_test(tc, occupancy_by_degree);
   tcase_add_test(tc, buildable_drops_16bit_atomics);
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, every_point_computes_the_same);
