@@ -118,25 +118,30 @@ void graph_perm_free(GraphPerm *p) {
   free(p);
 }
 
-double graph_block_locality(const Graph *g) {
-  /* Walks the in-edges in CSR order (the order a vertex-parallel kernel
-   * gathers them): an edge hits when its source's 32-vertex block was
-   * gathered by an edge of one of the last 32 destinations. */
+double graph_block_locality_in(const Graph *g, const int32_t *seq) {
+  /* Walks the in-edges destination by destination (seq[i], else i: the
+   * order a vertex-parallel kernel gathers them): an edge hits when its
+   * source's 32-vertex block was gathered by an edge of one of the last 32
+   * destinations walked. */
   if (g->ne == 0) return 0;
   int32_t nb = (g->nv + 31) / 32;
   int32_t *last = alloc_i32(nb);
   if (!last) return -1;
   for (int32_t b = 0; b < nb; b++) last[b] = INT32_MIN;
   int64_t hits = 0;
-  for (int32_t v = 0; v < g->nv; v++)
+  for (int32_t i = 0; i < g->nv; i++) {
+    int32_t v = seq ? seq[i] : i;
     for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
       int32_t b = g->in_src[k] >> 5;
-      if (last[b] != INT32_MIN && v - last[b] < 32) hits++;
-      last[b] = v;
+      if (last[b] != INT32_MIN && i - last[b] < 32) hits++;
+      last[b] = i;
     }
+  }
   free(last);
   return (double)hits / g->ne;
 }
+
+double graph_block_locality(const Graph *g) { return graph_block_locality_in(g, NULL); }
 
 void graph_compute_stats(Graph *g) {
   GraphStats *s = &g->stats;

@@ -75,6 +75,10 @@ typedef struct Graph {
   GraphStats stats;
   struct GraphGroups *groups; /* neighbour-group tables built so far
                               (graph/groups.c), freed with the graph */
+  int32_t *community; /* the community order, once a table asked for it
+                         (groups.c; `community_tried` when it could not be
+                         had); a memo like `groups` */
+  bool community_tried;
   /* Set by a room above that caches something derived from the graph
    * (runtime/exec.c: its device copy); graph_free calls it first. Like
    * `groups`, set through a const pointer: a memo, not the graph's value. */
@@ -131,8 +135,15 @@ Graph *graph_open(const char *spec, Diag *d);
 /* ---------------------------------------------------------------------------
  * groups.c: GNNAdvisor's neighbour-group tables (docs/scheduling.md).
  */
+/* GraphGroups.order (and .asked, which may also be AUTO) */
+enum { GRAPH_GROUPS_DST, GRAPH_GROUPS_COMMUNITY, GRAPH_GROUPS_AUTO };
+
 typedef struct GraphGroups {
   int32_t G;     /* at most G in-edges per row, never two destinations */
+  int32_t order, asked; /* the order of destinations the rows come in, and
+                           the one asked for (GOP_GROUP_ORDER, by default
+                           AUTO: groups.c decides; community may fall back
+                           to destination order); interleaved: DST */
   int32_t ilv;   /* interleaving distance, 0: rows in destination order */
   int32_t ncls;  /* interleaved: classes (2..IR_MAX_CLASSES); else 0 */
   int32_t thr;   /* two classes: heavy means in-degree > thr; else 0 */
@@ -200,6 +211,10 @@ bool graph_have_metis(void);
 int32_t graph_metis_default_parts(int32_t nv);
 /* GNNAdvisor's test: sqrt(AES) > sqrt(|V|) / 100, i.e. AES > |V| / 10^4. */
 bool graph_aes_rule(const Graph *g);
+/* The community order of g (what `--reorder community` renumbers by):
+ * order[i] is the vertex placed i-th. -1 after reporting (no memory, more
+ * than 2^30 edges). */
+int graph_community_order(const Graph *g, int32_t *order, Diag *d);
 /* Whether `after` (a reordering of `before`) is worth keeping: a higher
  * block locality, or the same and a lower AES (what auto asks of the
  * community order). */
@@ -221,6 +236,10 @@ void graph_perm_free(GraphPerm *p); /* graph_free calls it */
  * gathered rows of X (docs/reordering.md). 0 for no edges, -1 on no
  * memory. */
 double graph_block_locality(const Graph *g);
+/* The same, walking the destinations in the order seq (|V| entries, a
+ * permutation; NULL: 0, 1, ...) without renumbering the sources: the reuse
+ * a table of neighbour groups in that order gets (groups.c). */
+double graph_block_locality_in(const Graph *g, const int32_t *seq);
 /* Writes g's arcs, in edge-id order, as a `coordinate pattern general`
  * Matrix Market file (row = source, column = destination: what graph_read
  * reads back as the same arcs) through a temporary file. 0 or -1. */

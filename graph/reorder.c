@@ -504,6 +504,15 @@ fail:
 
 /* ---- the entry point ---- */
 
+int graph_community_order(const Graph *g, int32_t *order, Diag *d) {
+  if (2 * (int64_t)g->ne > INT32_MAX) {
+    ir_error(d, no_loc, "%s: a community order of more than 2^30 edges is not supported",
+             g->name);
+    return -1;
+  }
+  return order_community(g, order, d);
+}
+
 bool graph_aes_rule(const Graph *g) {
   /* GNNAdvisor (param.py): reorder when sqrt(AES) > sqrt(|V|) / 100 */
   return g->ne > 0 && g->stats.aes * 10000.0 > (double)g->nv;

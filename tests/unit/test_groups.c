@@ -17,8 +17,9 @@
 #include "testutil.h"
 
 /* Every in-edge of every destination in exactly one row, rows of at most G
- * edges of one destination. Without interleaving the rows are in
- * destination order; interleaved, each row's class is its destination's
+ * edges of one destination. Without interleaving each destination's rows
+ * are consecutive, in CSR order, and the destinations come in destination
+ * order or (t->order, graph/groups.c) some other order; interleaved, each row's class is its destination's
  * (two classes: above the threshold or not; more: K * (rows of heavier
  * destinations) / n), rows of one class keep destination order, and the
  * classes take turns `ilv` rows at a time, skipping those that ran out
@@ -53,6 +54,9 @@ static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
                   "of %d rows", g->name, G, K, c, t->cls_rows[c], t->n);
   if (K == 2) ck_assert_int_eq(t->thr, graph_groups_threshold(g, 0));
   char *seen = calloc((size_t)g->ne + 1, 1);
+  char *done = calloc((size_t)g->nv + 1, 1); /* destinations whose rows ended */
+  bool any_order = !ilv && t->order != GRAPH_GROUPS_DST;
+  if (ilv) ck_assert_int_eq(t->order, GRAPH_GROUPS_DST);
   int64_t edges = 0, rows[IR_MAX_CLASSES] = {0}, left[IR_MAX_CLASSES], sum = 0;
   int32_t last[IR_MAX_CLASSES]; /* the last row of each class */
   for (int c = 0; c < IR_MAX_CLASSES; c++) {
@@ -80,9 +84,14 @@ static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
     int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
     int c = ilv ? graph_groups_class(t, deg) : 0;
     if (ilv) ROW_CHECK(c == (K == 2 ? deg <= t->thr : K * above[deg] / t->n));
-    if (last[c] >= 0) /* destination order within a class */
+    if (any_order) { /* a destination's rows together, in CSR order */
+      bool same = last[c] >= 0 && t->dst[last[c]] == v;
+      ROW_CHECK(same ? t->end[last[c]] == t->first[r] : !done[v] && t->first[r] == g->in_ptr[v]);
+      if (last[c] >= 0 && !same) done[t->dst[last[c]]] = 1;
+    } else if (last[c] >= 0) { /* destination order within a class */
       ROW_CHECK(t->dst[last[c]] < v ||
                 (t->dst[last[c]] == v && t->end[last[c]] == t->first[r]));
+    }
     last[c] = r;
     if (!ilv) continue;
     rows[c]++;
@@ -100,6 +109,7 @@ static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
   for (int c = 0; c < K; c++) ck_assert_int_eq(rows[c], t->cls_rows[c]);
   free(above);
   free(seen);
+  free(done);
   ir_diag_free(&d);
   return t;
 }
@@ -121,6 +131,49 @@ static Graph *graph_of_degrees(const int *deg, int nv, const char *name) {
   ir_diag_free(&d);
   return g;
 }
+
+START_TEST(test_table_order) {
+  /* The community order where GNNAdvisor's AES rule holds and it gathers
+   * more from recent source blocks (ogbn-arxiv), destination order where
+   * the numbering is local already (cnr-2000); GOP_GROUP_ORDER forces
+   * either, and is part of the cache key. */
+  unsetenv("GOP_GROUP_ORDER");
+  Graph *arxiv = tu_graph("ogbn-arxiv.mtx.gz");
+  Graph *cnr = tu_graph("cnr-2000.mtx.gz");
+  const GraphGroups *t = check_table(arxiv, 32, 0, 0);
+  ck_assert_int_eq(t->order, GRAPH_GROUPS_COMMUNITY);
+  ck_assert_int_eq(check_table(cnr, 32, 0, 0)->order, GRAPH_GROUPS_DST);
+  /* the order walked: more reuse than destination order */
+  int32_t *seq = malloc(sizeof *seq * (size_t)arxiv->nv);
+  for (int32_t i = 0; i < arxiv->nv; i++) seq[i] = -1;
+  for (int32_t r = 0, n = 0; r < t->n; r++)
+    if (r == 0 || t->dst[r - 1] != t->dst[r]) seq[n++] = t->dst[r];
+  int32_t filled = 0;
+  for (int32_t i = 0; i < arxiv->nv; i++) filled += seq[i] >= 0;
+  if (filled == arxiv->nv) /* every vertex has in-edges: the whole order */
+    ck_assert(graph_block_locality_in(arxiv, seq) > arxiv->stats.locality);
+  free(seq);
+  setenv("GOP_GROUP_ORDER", "community", 1);
+  const GraphGroups *c = check_table(cnr, 32, 0, 0);
+  ck_assert_int_eq(c->order, GRAPH_GROUPS_COMMUNITY);
+  setenv("GOP_GROUP_ORDER", "dst", 1);
+  ck_assert_int_eq(check_table(arxiv, 32, 0, 0)->order, GRAPH_GROUPS_DST);
+  /* interleaved tables keep destination order within their classes */
+  setenv("GOP_GROUP_ORDER", "community", 1);
+  ck_assert_int_eq(check_table(arxiv, 32, 2, 2)->order, GRAPH_GROUPS_DST);
+  setenv("GOP_GROUP_ORDER", "nearest", 1);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  ck_assert_ptr_null(graph_groups(cnr, 8, 0, 0, 0, &d));
+  ck_assert_msg(d.buf && strstr(d.buf, "GOP_GROUP_ORDER=nearest: the order of neighbour "
+                                       "groups is auto (GNNAdvisor's AES rule), dst or community"),
+                "%s", d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  unsetenv("GOP_GROUP_ORDER");
+  graph_free(arxiv);
+  graph_free(cnr);
+}
+END_TEST
 
 START_TEST(test_tables) {
   /* skewed graphs: blogcatalog (in-degrees 1..3992), cnr-2000 (1..18234) */
@@ -529,6 +582,7 @@ int main(void) {
   TCase *tc = tcase_create("groups");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_tables);
+tcase_add_test(tc, test_table_order);
   tcase_add_test(tc, test_ir_text);
   tcase_add_test(tc, test_codegen_pack);
   tcase_add_test(tc, test_codegen_pack_classes);
