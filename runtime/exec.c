@@ -269,6 +269,21 @@ static RtStatus run_once(void *ctx, Diag *d) {
   return RT_OK;
 }
 
+/* The timed work of a rotation (RtExecOptions.sets): one run of each set. */
+typedef struct SetsWork {
+  ExecState *set;
+  int n;
+} SetsWork;
+
+static RtStatus run_sets(void *ctx, Diag *d) {
+  SetsWork *w = ctx;
+  for (int k = 0; k < w->n; k++) {
+    RtStatus s = run_once(&w->set[k], d);
+    if (s != RT_OK) return s;
+  }
+  return RT_OK;
+}
+
 /* Fills `l` for kernel `k`: looks the function up, sizes the grid and
  * points each argument slot at its value. `values` has room for the
  * kernel's parameters. */
@@ -376,6 +391,10 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   }
 
   ExecState st = {.p = p, .numel = numel};
+  ExecState *sets = NULL; /* the rotation of the timed runs, sets[0] = st */
+  int nsets = 0;
+  uint64_t *svalues = NULL;
+  void **sargs = NULL;
   st.tensors = calloc((size_t)p->ntensors + 1, sizeof *st.tensors);
   st.launches = calloc((size_t)p->nkernels + 1, sizeof *st.launches);
   uint64_t *values = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *values);
@@ -472,9 +491,54 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   if (opt && opt->reps > 0) {
     /* A run slower than slow_ms is not worth repeating: time it once. */
     bool slow = opt->slow_ms > 0 && t_once * 1e3 > opt->slow_ms;
-    if ((s = rt_time_work(run_once, &st, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
+    /* Copies of the tensors to rotate among (set 0 is st): inputs
+     * uploaded again, launches prepared against each copy. */
+    nsets = !slow && opt->sets > 1 ? opt->sets : 1;
+    sets = calloc((size_t)nsets, sizeof *sets);
+    svalues = calloc((size_t)nsets * (size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *svalues);
+    sargs = calloc((size_t)nsets * (size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *sargs);
+    if (!sets || !svalues || !sargs) {
+      s = RT_ERR;
+      ir_error(d, (Loc){0}, "out of host memory preparing %d sets of %s", nsets, p->op);
+      goto done;
+    }
+    sets[0] = st;
+    for (int k = 1; k < nsets; k++) {
+      ExecState *x = &sets[k];
+      *x = (ExecState){.p = p, .numel = numel};
+      x->tensors = calloc((size_t)p->ntensors + 1, sizeof *x->tensors);
+      x->launches = calloc((size_t)p->nkernels + 1, sizeof *x->launches);
+      if (!x->tensors || !x->launches) {
+        s = RT_ERR;
+        ir_error(d, (Loc){0}, "out of host memory preparing %d sets of %s", nsets, p->op);
+        goto done;
+      }
+      for (int i = 0; i < p->ntensors; i++) {
+        const CgTensorInfo *t = &p->tensors[i];
+        size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(t->dtype);
+        if ((s = rt_tensor_alloc(&x->tensors[i], bytes, t->name, d)) != RT_OK) goto done;
+        if (t->role == IR_ROLE_IN &&
+            (s = rt_tensor_upload(&x->tensors[i], host[i], bytes, d)) != RT_OK)
+          goto done;
+      }
+      size_t off = (size_t)k * (size_t)(p->nkernels * (maxparams + 1));
+      for (int j = 0; j < p->nkernels; j++) {
+        Launch *l = &x->launches[j];
+        l->args = sargs + off + (size_t)j * (size_t)(maxparams + 1);
+        s = prepare_launch(p, &p->kernels[j], m, g, dg, x->tensors, syms,
+                           svalues + off + (size_t)j * (size_t)(maxparams + 1), l, d);
+        if (s != RT_OK) goto done;
+      }
+    }
+    SetsWork w = {sets, nsets};
+    if ((s = rt_time_work(run_sets, &w, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
                           &res->timing, d)) != RT_OK)
       goto done;
+    res->timing.median_ms /= nsets;
+    res->timing.min_ms /= nsets;
+    res->timing.max_ms /= nsets;
+    res->timing.mean_ms /= nsets;
+    res->sets = nsets;
     static double copy_gbps; /* measured once per process */
     if (copy_gbps == 0 && rt_measure_copy_bandwidth((size_t)1 << 30, 10, &copy_gbps, d) != RT_OK)
       copy_gbps = 0;
@@ -488,6 +552,14 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     res->gbps = (double)res->fewest_bytes / (res->timing.median_ms * 1e-3) / 1e9;
 
 done:
+  for (int k = 1; sets && k < nsets; k++) {
+    for (int i = 0; sets[k].tensors && i < p->ntensors; i++) rt_tensor_free(&sets[k].tensors[i]);
+    free(sets[k].tensors);
+    free(sets[k].launches);
+  }
+  free(sets);
+  free(svalues);
+  free(sargs);
   for (int i = 0; st.tensors && i < p->ntensors; i++) rt_tensor_free(&st.tensors[i]);
   free(st.tensors);
   free(st.launches);

@@ -415,10 +415,18 @@ typedef struct RtExecOptions {
   int warmup, reps; /* timing: runs before, and runs measured (median) */
   double slow_ms;   /* > 0: when the first (checked) run takes longer than
                        this, time one run with no warm-up */
+  int sets;         /* > 1: the timed runs rotate among this many copies of
+                       the op's tensors (inputs, outputs, temporaries), all
+                       run back to back in each timed repetition, whose time
+                       is divided by their number: what the peers do where
+                       the tensors fit in L2 (bench/gop_bench.c); the graph
+                       stays one copy, as in a GNN's layers */
 } RtExecOptions;
 
 typedef struct RtExecResult {
-  RtTiming timing;          /* the whole op: initialisation and every stage */
+  RtTiming timing;          /* the whole op: initialisation and every stage
+                               (per run, over the rotated sets) */
+  int sets;                 /* the copies the timed runs rotated among */
   uint64_t fewest_bytes;    /* inputs read once, outputs written once, and a
                                CSR's (|V|+1) offsets and |E| indices once */
   double gbps;              /* fewest_bytes / median time */

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 
 #include "gop.h"
+#include "codegen/codegen.h"
+#include "graph/graph.h"
+#include "lang/lang.h"
 #include "runtime/runtime.h"
 #include "testutil.h"
 
@@ -386,6 +389,62 @@ START_TEST(device_launch) {
 }
 END_TEST
 
+/* Timed runs rotating among copies of the tensors (RtExecOptions.sets, as
+ * gop_bench asks where a case fits in L2): each repetition runs every copy
+ * once, so the kernels see as many different output buffers, and the
+ * result says how many copies there were. */
+START_TEST(exec_rotated_sets) {
+  use_fake_driver();
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *lib = lang_stdlib(a, &d);
+  ck_assert_ptr_nonnull(lib);
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "u_mul_e_sum"), "spmm_vec4(4)", a, &d);
+  ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
+  CgProgram p;
+  ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf ? d.buf : "");
+  Graph *g = graph_generate("grid:4x3", &d);
+  ck_assert_ptr_nonnull(g);
+  int64_t F = 8, syms[1] = {F};
+  ck_assert_int_eq(p.nsyms, 1);
+  float *x = calloc((size_t)(g->nv * F), sizeof *x), *w = calloc((size_t)g->ne, sizeof *w),
+        *y = calloc((size_t)(g->nv * F), sizeof *y);
+  void *host[3];
+  for (int i = 0; i < p.ntensors; i++)
+    host[i] = !strcmp(p.tensors[i].name, "X") ? (void *)x : !strcmp(p.tensors[i].name, "W") ? (void *)w
+                                                                                          : (void *)y;
+  for (int sets = 1; sets <= 3; sets += 2) {
+    fake_reset();
+    RtExecOptions opt = {.warmup = 1, .reps = 2, .sets = sets};
+    RtExecResult res;
+    ck_assert_msg(rt_exec_program(&p, g, syms, host, &opt, &res, &d) == RT_OK, "%s",
+                  d.buf ? d.buf : "");
+    ck_assert_int_eq(res.sets, sets);
+    const FakeLaunch *l;
+    int nl = fake_launches(&l);
+    /* the checked run, then (warm-up + repetitions) x the sets */
+    ck_assert_int_eq(nl, p.nkernels * (1 + (1 + 2) * sets));
+    /* the output pointers the timed launches got: one per set */
+    uint64_t seen[8];
+    int nseen = 0;
+    for (int i = p.nkernels; i < nl; i++) {
+      uint64_t yp = l[i].params[2]; /* X, W, Y, then the graph */
+      bool known = false;
+      for (int k = 0; k < nseen; k++) known |= seen[k] == yp;
+      if (!known && nseen < 8) seen[nseen++] = yp;
+    }
+    ck_assert_int_eq(nseen, sets);
+  }
+  free(x), free(w), free(y);
+  graph_free(g);
+  cg_program_free(&p);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  rt_cuda_close();
+}
+END_TEST
+
 /* 16-bit and f64 tensors on the caller's device memory: buffers sized by
  * the dtype are accepted (one element fewer's bytes is refused), and the
  * outputs start at their reduction's identity in their own width, in the
@@ -513,6 +572,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, pack_cache);
   tcase_add_test(tc, cache_dir_errors);
   tcase_add_test(tc, device_launch);
+  tcase_add_test(tc, exec_rotated_sets);
   tcase_add_test(tc, device_refusals);
   tcase_add_test(tc, device_dtypes);
   suite_add_tcase(s, tc);
