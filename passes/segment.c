@@ -209,9 +209,14 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
       return -1;
     }
 
-  /* Legal. The temporary: a row per table row, Y's features. */
+  /* Legal. The temporary: a row per table row, Y's features, in Y's type,
+   * or f32 for a 16-bit Y: the partial sums are accumulators, which 16-bit
+   * operators keep in f32 (docs/language.md, Types), so a destination's
+   * result is rounded to 16 bits once. */
+  bool half = y->dtype == IR_DT_F16 || y->dtype == IR_DT_BF16;
   IrTensor *part = ir_op_add_tensor(a, op, fresh_name(op, a, ir_sprintf(a, "%s_seg", y->name)),
-                                    st->loc, y->dtype, IR_DOM_GROUPS, IR_ROLE_TEMP);
+                                    st->loc, half ? IR_DT_F32 : y->dtype, IR_DOM_GROUPS,
+                                    IR_ROLE_TEMP);
   part->group = st->loop.group;
   part->ndims = y->ndims;
   memcpy(part->dims, y->dims, sizeof y->dims);
@@ -227,8 +232,20 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
     idx2[i] = ir_clone(a, s->acc.idx[i]);
     pidx[i] = ir_clone(a, s->acc.idx[i]);
   }
-  IrNode *body = ir_store(a, s->loc, y, s->acc.nidx, idx2, s->acc.red,
-                          ir_load(a, s->loc, part, s->acc.nidx, pidx));
+  /* each element of Y: its rows reduced in a local, in table order, then
+   * one store (one rounding, for a 16-bit Y) */
+  IrVar *sum = pass_new_var(op, a, fresh_name(op, a, ir_sprintf(a, "%s_rows", y->name)),
+                            IR_VAR_LOCAL, s->loc);
+  IrNode *rows = ir_loop(a, st->loc, rv, IR_LOOP_GROUP_ROWS, NULL, ir_var(a, st->loc, vv),
+                         ir_set(a, s->loc, sum, s->acc.red,
+                                ir_load(a, s->loc, part, s->acc.nidx, pidx)));
+  rows->loop.group = st->loop.group;
+  rows->loop.ilv = st->loop.ilv;
+  rows->loop.ilv_cls = st->loop.ilv_cls;
+  rows->loop.ilv_thr = st->loop.ilv_thr;
+  IrNode *body = ir_let(a, s->loc, sum, ir_fconst(a, s->loc, identity(s->acc.red)));
+  body->next = rows;
+  rows->next = ir_store(a, s->loc, y, s->acc.nidx, idx2, s->acc.red, ir_var(a, s->loc, sum));
   const IrVar *olds[PASS_MAX_DEPTH * 2];
   IrVar *news[PASS_MAX_DEPTH * 2];
   int nrenamed = 0;
@@ -249,13 +266,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
     news[nrenamed++] = nv;
     body = l;
   }
-  IrNode *rows = ir_loop(a, st->loc, rv, IR_LOOP_GROUP_ROWS, NULL,
-                         ir_var(a, st->loc, vv), body);
-  rows->loop.group = st->loop.group;
-  rows->loop.ilv = st->loop.ilv;
-  rows->loop.ilv_cls = st->loop.ilv_cls;
-  rows->loop.ilv_thr = st->loop.ilv_thr;
-  IrNode *stage2 = ir_loop(a, st->loc, vv, IR_LOOP_DST_V, NULL, NULL, rows);
+  IrNode *stage2 = ir_loop(a, st->loc, vv, IR_LOOP_DST_V, NULL, NULL, body);
   stage2->loop.bind = st->loop.bind == IR_BIND_WARP && !lane_loop ? IR_BIND_THREAD
                                                                    : st->loop.bind;
   stage2->loop.threads = st->loop.threads;
@@ -263,8 +274,15 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
   for (int i = 0; i < nrenamed; i++)
     pass_subst_stmts(a, stage2, olds[i], ir_var(a, stage2->loc, news[i]));
 
-  /* Stage 1: into the row of the group instead of the destination. */
-  if (!lanes_on_edges) {
+  /* Stage 1: into the row of the group instead of the destination. Where
+   * the group-edges loop is the innermost loop around the store (the
+   * spmm_groups family: lanes on features, edges inside), its sum is kept
+   * in a local and stored once after the loop, as accumulate does for an
+   * owned row; with lanes on the edges, likewise, reduced across them;
+   * else (feature loops inside the edge loop) in the row, edge by edge. */
+  bool innermost = true;
+  for (int i = ei_at + 1; i < f.depth; i++) innermost &= f.path[i]->kind != IR_LOOP;
+  if (!lanes_on_edges && !innermost) {
     s->acc.tensor = part;
     s->acc.idx[0] = ir_var(a, s->loc, st->loop.var);
   } else {
