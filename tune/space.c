@@ -341,7 +341,9 @@ static bool is_group_loop(const IrNode *n, void *ctx) {
 int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
-  if ((!parse_point(text, out) && !parse_named(text, lib, out)) ||
+  /* a named point may be asked deterministic (tune_space_choice) */
+  const char *core = strncmp(text, "deterministic(); ", 17) == 0 ? text + 17 : text;
+  if ((!parse_point(core, out) && !parse_named(core, lib, out)) ||
       strlen(text) >= sizeof out->text) {
     if (why)
       ir_error(why, (Loc){"tune", 0, 0},
@@ -496,7 +498,36 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
   int lanes = 0;
   for (int i = 0; i < m; i++)
     if (named[i].lanes) named[lanes++] = named[i];
+  int all = lanes;
+  /* A 16-bit output refuses atomics, so the buildable filter drops every
+   * point over neighbour groups whose heavy rows add atomically; under
+   * deterministic() the same groups split heavy rows without atomics
+   * (passes/segment.c: f32 partial rows, one rounding), and those points
+   * come back in that form: on an H100, bf16 on ogbn-arxiv at F = 256
+   * 0.37 ms against 3.95 for the best vertex-parallel point (bench/NOTES.md,
+   * session 9). The lane model costs their second stage as a finishing
+   * pass over the rows. */
+  TunePoint *orig = all > 0 ? malloc(sizeof *orig * (size_t)all) : NULL;
+  if (orig) memcpy(orig, named, sizeof *orig * (size_t)all);
   lanes = tune_space_buildable(op, named, lanes);
+  TunePoint *more = orig && lanes < all && !no_groups
+                        ? realloc(named, sizeof *named * (size_t)(lanes + all + 1)) : NULL;
+  if (more) {
+    named = more;
+    int n2 = lanes;
+    for (int i = 0; i < all; i++) {
+      bool kept = false;
+      for (int k = 0; k < lanes && !kept; k++) kept = !strcmp(named[k].text, orig[i].text);
+      char text[sizeof orig[0].text];
+      if (kept || orig[i].egroup <= 0 ||
+          snprintf(text, sizeof text, "deterministic(); %s", orig[i].text) >= (int)sizeof text)
+        continue;
+      TunePoint q;
+      if (tune_point_make(op, lib, text, a, &q, NULL) == 0 && q.lanes) named[n2++] = q;
+    }
+    lanes = tune_space_buildable(op, named, n2);
+  }
+  free(orig);
   if (no_groups) lanes = drop_groups(named, lanes);
   if (lanes > 0) {
     *out = named;
