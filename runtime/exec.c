@@ -245,7 +245,47 @@ typedef struct ExecState {
   RtDevTensor *tensors; /* by tensor id */
   const int64_t *numel; /* elements, by tensor id */
   Launch *launches;     /* by kernel */
+  uint64_t *values;     /* the kernels' argument values, maxparams + 1 each */
+  void **args;          /* ... and the pointers to them the launch takes */
 } ExecState;
+
+/* A state of `p` with nothing on the device yet; false when out of host
+ * memory (exec_state_free frees what was had). */
+static bool exec_state_init(ExecState *x, const CgProgram *p, const int64_t *numel,
+                            int maxparams) {
+  size_t slots = (size_t)(p->nkernels * (maxparams + 1)) + 1;
+  *x = (ExecState){.p = p, .numel = numel};
+  x->tensors = calloc((size_t)p->ntensors + 1, sizeof *x->tensors);
+  x->launches = calloc((size_t)p->nkernels + 1, sizeof *x->launches);
+  x->values = calloc(slots, sizeof *x->values);
+  x->args = calloc(slots, sizeof *x->args);
+  return x->tensors && x->launches && x->values && x->args;
+}
+
+static void exec_state_free(ExecState *x) {
+  for (int i = 0; x->tensors && i < x->p->ntensors; i++) rt_tensor_free(&x->tensors[i]);
+  free(x->tensors);
+  free(x->launches);
+  free(x->values);
+  free(x->args);
+}
+
+/* Allocates x's tensors on the device and uploads its inputs from `host`;
+ * adds the bytes to *bytes. */
+static RtStatus exec_state_alloc(ExecState *x, void *const *host, uint64_t *bytes, Diag *d) {
+  for (int i = 0; i < x->p->ntensors; i++) {
+    const CgTensorInfo *t = &x->p->tensors[i];
+    size_t n = (size_t)x->numel[i] * (size_t)ir_dtype_bytes(t->dtype);
+    char what[64];
+    snprintf(what, sizeof what, "%.40s", t->name);
+    RtStatus s = rt_tensor_alloc(&x->tensors[i], n, what, d);
+    if (s != RT_OK) return s;
+    *bytes += n;
+    if (t->role == IR_ROLE_IN && (s = rt_tensor_upload(&x->tensors[i], host[i], n, d)) != RT_OK)
+      return s;
+  }
+  return RT_OK;
+}
 
 /* One run of the op: initialise the outputs and temporaries, then every
  * stage in order. */
@@ -355,6 +395,23 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   return RT_OK;
 }
 
+/* Prepares and checks every kernel's launch of x against its tensors. */
+static RtStatus exec_state_launches(ExecState *x, RtModule *m, const Graph *g, RtDevGraph *dg,
+                                    const int64_t *syms, int maxparams, Diag *d) {
+  const CgProgram *p = x->p;
+  for (int k = 0; k < p->nkernels; k++) {
+    Launch *l = &x->launches[k];
+    l->args = x->args + k * (maxparams + 1);
+    RtStatus s = prepare_launch(p, &p->kernels[k], m, g, dg, x->tensors, syms,
+                                x->values + k * (maxparams + 1), l, d);
+    if (s != RT_OK) return s;
+    if ((s = rt_launch_validate(&l->cfg, &rt_cuda_device()->limits, &l->kernel->info,
+                                l->kernel->name, d)) != RT_OK)
+      return s;
+  }
+  return RT_OK;
+}
+
 RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
                          void *const *host, const RtExecOptions *opt,
                          RtExecResult *res, Diag *d) {
@@ -390,16 +447,10 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     }
   }
 
-  ExecState st = {.p = p, .numel = numel};
+  ExecState st;
   ExecState *sets = NULL; /* the rotation of the timed runs, sets[0] = st */
   int nsets = 0;
-  uint64_t *svalues = NULL;
-  void **sargs = NULL;
-  st.tensors = calloc((size_t)p->ntensors + 1, sizeof *st.tensors);
-  st.launches = calloc((size_t)p->nkernels + 1, sizeof *st.launches);
-  uint64_t *values = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *values);
-  void **args = calloc((size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *args);
-  if (!st.tensors || !st.launches || !values || !args) {
+  if (!exec_state_init(&st, p, numel, maxparams)) {
     s = RT_ERR;
     ir_error(d, (Loc){0}, "out of host memory preparing %s", p->op);
     goto done;
@@ -412,16 +463,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   for (int f = 0; f < RT_FMT_COUNT; f++)
     if (formats & RT_FMT_BIT(f)) res->graph_bytes[f] = rt_devgraph_bytes(dg, (RtGraphFormat)f);
 
-  for (int i = 0; i < p->ntensors; i++) {
-    const CgTensorInfo *t = &p->tensors[i];
-    size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(t->dtype);
-    char what[64];
-    snprintf(what, sizeof what, "%.40s", t->name);
-    if ((s = rt_tensor_alloc(&st.tensors[i], bytes, what, d)) != RT_OK) goto done;
-    res->tensor_bytes += bytes;
-    if (t->role == IR_ROLE_IN && (s = rt_tensor_upload(&st.tensors[i], host[i], bytes, d)) != RT_OK)
-      goto done;
-  }
+  if ((s = exec_state_alloc(&st, host, &res->tensor_bytes, d)) != RT_OK) goto done;
 
   /* Everything this op holds on the device is allocated now: that is its
    * peak (the copy-bandwidth probe below allocates separately). */
@@ -432,16 +474,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     s = RT_ERR;
     goto done;
   }
-  for (int k = 0; k < p->nkernels; k++) {
-    Launch *l = &st.launches[k];
-    l->args = args + k * (maxparams + 1);
-    s = prepare_launch(p, &p->kernels[k], m, g, dg, st.tensors, syms,
-                       values + k * (maxparams + 1), l, d);
-    if (s != RT_OK) goto done;
-    if ((s = rt_launch_validate(&l->cfg, &rt_cuda_device()->limits, &l->kernel->info,
-                                l->kernel->name, d)) != RT_OK)
-      goto done;
-  }
+  if ((s = exec_state_launches(&st, m, g, dg, syms, maxparams, d)) != RT_OK) goto done;
   /* the group tables were uploaded (once per graph) by prepare_launch */
   for (int k = 0; k < p->nkernels; k++) {
     const CgKernel *kk = &p->kernels[k];
@@ -494,41 +527,22 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     /* Copies of the tensors to rotate among (set 0 is st): inputs
      * uploaded again, launches prepared against each copy. */
     nsets = !slow && opt->sets > 1 ? opt->sets : 1;
-    sets = calloc((size_t)nsets, sizeof *sets);
-    svalues = calloc((size_t)nsets * (size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *svalues);
-    sargs = calloc((size_t)nsets * (size_t)(p->nkernels * (maxparams + 1)) + 1, sizeof *sargs);
-    if (!sets || !svalues || !sargs) {
+    if (!(sets = calloc((size_t)nsets, sizeof *sets))) {
       s = RT_ERR;
       ir_error(d, (Loc){0}, "out of host memory preparing %d sets of %s", nsets, p->op);
       goto done;
     }
     sets[0] = st;
     for (int k = 1; k < nsets; k++) {
-      ExecState *x = &sets[k];
-      *x = (ExecState){.p = p, .numel = numel};
-      x->tensors = calloc((size_t)p->ntensors + 1, sizeof *x->tensors);
-      x->launches = calloc((size_t)p->nkernels + 1, sizeof *x->launches);
-      if (!x->tensors || !x->launches) {
+      uint64_t extra = 0; /* not the op's own: res->tensor_bytes keeps set 0's */
+      if (!exec_state_init(&sets[k], p, numel, maxparams)) {
         s = RT_ERR;
         ir_error(d, (Loc){0}, "out of host memory preparing %d sets of %s", nsets, p->op);
         goto done;
       }
-      for (int i = 0; i < p->ntensors; i++) {
-        const CgTensorInfo *t = &p->tensors[i];
-        size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(t->dtype);
-        if ((s = rt_tensor_alloc(&x->tensors[i], bytes, t->name, d)) != RT_OK) goto done;
-        if (t->role == IR_ROLE_IN &&
-            (s = rt_tensor_upload(&x->tensors[i], host[i], bytes, d)) != RT_OK)
-          goto done;
-      }
-      size_t off = (size_t)k * (size_t)(p->nkernels * (maxparams + 1));
-      for (int j = 0; j < p->nkernels; j++) {
-        Launch *l = &x->launches[j];
-        l->args = sargs + off + (size_t)j * (size_t)(maxparams + 1);
-        s = prepare_launch(p, &p->kernels[j], m, g, dg, x->tensors, syms,
-                           svalues + off + (size_t)j * (size_t)(maxparams + 1), l, d);
-        if (s != RT_OK) goto done;
-      }
+      if ((s = exec_state_alloc(&sets[k], host, &extra, d)) != RT_OK ||
+          (s = exec_state_launches(&sets[k], m, g, dg, syms, maxparams, d)) != RT_OK)
+        goto done;
     }
     SetsWork w = {sets, nsets};
     if ((s = rt_time_work(run_sets, &w, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
@@ -552,19 +566,10 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     res->gbps = (double)res->fewest_bytes / (res->timing.median_ms * 1e-3) / 1e9;
 
 done:
-  for (int k = 1; sets && k < nsets; k++) {
-    for (int i = 0; sets[k].tensors && i < p->ntensors; i++) rt_tensor_free(&sets[k].tensors[i]);
-    free(sets[k].tensors);
-    free(sets[k].launches);
-  }
+  for (int k = 1; sets && k < nsets; k++)
+    if (sets[k].p) exec_state_free(&sets[k]);
   free(sets);
-  free(svalues);
-  free(sargs);
-  for (int i = 0; st.tensors && i < p->ntensors; i++) rt_tensor_free(&st.tensors[i]);
-  free(st.tensors);
-  free(st.launches);
-  free(values);
-  free(args);
+  exec_state_free(&st);
   free(numel);
   return s;
 }

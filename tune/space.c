@@ -342,7 +342,8 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
   /* a named point may be asked deterministic (tune_space_choice) */
-  const char *core = strncmp(text, "deterministic(); ", 17) == 0 ? text + 17 : text;
+  size_t det = strlen(TUNE_DETERMINISTIC);
+  const char *core = strncmp(text, TUNE_DETERMINISTIC, det) == 0 ? text + det : text;
   if ((!parse_point(core, out) && !parse_named(core, lib, out)) ||
       strlen(text) >= sizeof out->text) {
     if (why)
@@ -520,7 +521,7 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
       for (int k = 0; k < lanes && !kept; k++) kept = !strcmp(named[k].text, orig[i].text);
       char text[sizeof orig[0].text];
       if (kept || orig[i].egroup <= 0 ||
-          snprintf(text, sizeof text, "deterministic(); %s", orig[i].text) >= (int)sizeof text)
+          snprintf(text, sizeof text, TUNE_DETERMINISTIC "%s", orig[i].text) >= (int)sizeof text)
         continue;
       TunePoint q;
       if (tune_point_make(op, lib, text, a, &q, NULL) == 0 && q.lanes) named[n2++] = q;

@@ -98,6 +98,9 @@ typedef struct TunePoint {
  * or temporary refuses atomic reductions, codegen/store.c); returns how
  * many, in their order. */
 int tune_space_buildable(const IrOp *op, TunePoint *pts, int n);
+/* The prefix of a named point asked without atomics (tune_space_choice
+ * gives 16-bit outputs their group points back in this form). */
+#define TUNE_DETERMINISTIC "deterministic(); "
 /* The operator's shape (from its unscheduled IR). */
 void tune_op_shape(const IrOp *op, TuneOpShape *out);
 /* Makes a point from schedule text `text` ("name(G, T)" of a named

@@ -176,7 +176,7 @@ START_TEST(buildable_drops_16bit_atomics) {
   int det = 0;
   for (int i = 0; i < n; i++) {
     ck_assert_int_eq(p[i].atomic_rows + p[i].atomic_scalars, 0);
-    if (!strncmp(p[i].text, "deterministic(); ", 17)) {
+    if (!strncmp(p[i].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC))) {
       det++;
       ck_assert_msg(p[i].lanes && p[i].egroup > 0 && p[i].finalise, "%s", p[i].text);
     }
@@ -189,14 +189,14 @@ START_TEST(buildable_drops_16bit_atomics) {
   TuneGraphSig molhiv = {.nv = 1049163, .ne = 2259376, .deg_mean = 2.15, .deg_std = 0.77,
                          .deg_max = 10, .aes = 100};
   tune_model_rank(&shape, p, n, &arxiv, 256);
-  ck_assert_msg(!strncmp(p[0].text, "deterministic(); ", 17), "ogbn-arxiv, bf16: %s", p[0].text);
+  ck_assert_msg(!strncmp(p[0].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)), "ogbn-arxiv, bf16: %s", p[0].text);
   tune_model_rank(&shape, p, n, &molhiv, 256);
-  ck_assert_msg(strncmp(p[0].text, "deterministic(); ", 17) != 0 && p[0].egroup == 0,
+  ck_assert_msg(strncmp(p[0].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)) != 0 && p[0].egroup == 0,
                 "molhiv, bf16: %s", p[0].text);
   free(p);
   /* in f32 the chooser's space has no deterministic points */
   n = tune_space_choice(stdlib_op("copy_u_sum"), lib, false, arena, &p, &diag);
-  for (int i = 0; i < n; i++) ck_assert_msg(strncmp(p[i].text, "deterministic", 13), "%s", p[i].text);
+  for (int i = 0; i < n; i++) ck_assert_msg(strncmp(p[i].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)), "%s", p[i].text);
   free(p);
 }
 END_TEST
