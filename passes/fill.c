@@ -40,7 +40,7 @@ int pass_fill(IrOp *op, Arena *a, Diag *d) {
     if (red == IR_RED_ASSIGN) continue; /* written whole by plain stores */
     t = pass_own_tensor(op, t, a);
     t->filled = true;
-    IrNode *stage = pass_row_stage(op, t, red, true, a);
+    IrNode *stage = pass_row_stage(op, t, NULL, red, true, a);
     stage->next = *slot;
     *slot = stage;
   }

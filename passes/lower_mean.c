@@ -67,7 +67,8 @@ static const char *stage_name(const IrOp *op, Arena *a, const char *base,
  * their one neighbour group (t->owner_group, promote.c) is finished there;
  * this stage then visits only the others:
  *   for v @warp { if (in_degree(v) == 0.0 || in_degree(v) > G) { ... } } */
-IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
+IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, bool fill,
+                       Arena *a) {
   Loc at = t->loc;
   const char *names[IR_MAX_IDX];
   int nn = 0;
@@ -147,6 +148,31 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
     idx[nidx++] = ir_var(a, at, f);
   }
   IrNode *body;
+  if (from) { /* t's rows finished from their wide twin (promote.c) */
+    IrNode *fidx[IR_MAX_IDX], *tidx[IR_MAX_IDX];
+    for (int i = 0; i < nidx; i++) {
+      fidx[i] = ir_clone(a, idx[i]);
+      tidx[i] = ir_clone(a, idx[i]);
+    }
+    IrNode *value = ir_load(a, at, (IrTensor *)from, nidx, fidx);
+    if (red == IR_RED_MEAN) {
+      IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
+      value = ir_bin(a, at, IR_OP_DIV, value, ir_call(a, at, IR_FN_MAX, 2, args));
+    }
+    if (red != IR_RED_MAX && red != IR_RED_MIN) {
+      body = ir_store(a, at, t, nidx, tidx, IR_RED_ASSIGN, value);
+    } else { /* var w = from[...]; if (w == -inf) { w = 0.0 }; t[...] = w */
+      names[nn] = stage_name(op, a, "w_fin", names, nn);
+      IrVar *w = pass_new_var(op, a, names[nn++], IR_VAR_LOCAL, at);
+      body = ir_let(a, at, w, value);
+      IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
+      body->next = ir_if(a, at, ir_bin(a, at, IR_OP_EQ, ir_var(a, at, w), none),
+                         ir_set(a, at, w, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+      body->next->next = ir_store(a, at, t, nidx, tidx, IR_RED_ASSIGN, ir_var(a, at, w));
+    }
+    *hole = body;
+    return top ? top : body;
+  }
   if (fill) {
     double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
     body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN, ir_fconst(a, at, id));
@@ -173,9 +199,12 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a) {
   return top ? top : body;
 }
 
-int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
+/* With `from`, every reduction (a sum too) gets the stage, which finishes
+ * t's rows from `from` (pass_lower_wide). */
+static int lower(IrOp *op, IrTensor *t, const IrTensor *from, Arena *a, Diag *d) {
   IrRed red = pass_target_red(op->body, t);
-  if (red != IR_RED_MEAN && red != IR_RED_MAX && red != IR_RED_MIN) return 0;
+  bool finished = red == IR_RED_MEAN || red == IR_RED_MAX || red == IR_RED_MIN;
+  if (!finished && !(from && red == IR_RED_ADD)) return 0;
   if (red == IR_RED_MEAN && t->domain != IR_DOM_DST && t->domain != IR_DOM_SRC) {
     ir_error(d, t->loc, "mean: '%s' is a mean= target but lives on %s; only "
              "vertex tensors are averaged over their edges", t->name,
@@ -197,12 +226,20 @@ int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
       mean_to_add(s, t);
       s->next = saved;
     }
-    IrNode *fin = pass_row_stage(op, t, red, false, a);
+    IrNode *fin = pass_row_stage(op, t, from, red, false, a);
     fin->next = s->next;
     s->next = fin;
     p = &fin->next;
   }
   return 0;
+}
+
+int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d) {
+  return lower(op, t, NULL, a, d);
+}
+
+int pass_lower_wide(IrOp *op, IrTensor *t, const IrTensor *wide, Arena *a, Diag *d) {
+  return lower(op, t, wide, a, d);
 }
 
 int pass_lower_mean(IrOp *op, Arena *a, Diag *d) {

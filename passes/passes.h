@@ -159,10 +159,18 @@ int pass_lower_mean_tensor(IrOp *op, IrTensor *t, Arena *a, Diag *d);
  * them (ASSIGN: none). */
 IrRed pass_target_red(const IrNode *list, const IrTensor *t);
 /* A stage over the rows of `t` (a warp per row, lanes on its last
- * dimension): the finalisation of a `red` target, or with `fill` the
- * store of the reduction's identity; over the rows its neighbour groups do
- * not own only, when t->owner_group is set. */
-IrNode *pass_row_stage(IrOp *op, IrTensor *t, IrRed red, bool fill, Arena *a);
+ * dimension): the finalisation of a `red` target (reading `from` instead
+ * of t when not NULL), or with `fill` the store of the reduction's
+ * identity; over the rows its neighbour groups do not own only, when
+ * t->owner_group is set. */
+IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, bool fill,
+                       Arena *a);
+/* The finalisation of a 16-bit `t` whose rows its neighbour groups own
+ * (promote.c), the other rows reduced into `wide`, its twin in the
+ * accumulator type: after each stage that reduces into t, a stage writing
+ * those rows of t from wide (a sum copied, a mean divided, a max/min's
+ * empty rule), so each is rounded to 16 bits once. */
+int pass_lower_wide(IrOp *op, IrTensor *t, const IrTensor *wide, Arena *a, Diag *d);
 
 /* fill.c: requires mean= lowered; gives each tensor whose rows its
  * neighbour groups own (promote.c) a first stage giving the other rows

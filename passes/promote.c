@@ -472,6 +472,23 @@ static IrNode *owned_or_atomic(const Scan *sc, const IrNode *st, IrVar *acc,
   return one;
 }
 
+/* The twin of a 16-bit tensor `t` that its groups of G own (owned_or_atomic)
+ * in the accumulator type, for its heavy rows: a 16-bit atomic would round
+ * every addition (codegen/store.c), so those rows add into the twin with
+ * f32 atomics, and a stage after the reduction (pass_lower_wide) rounds
+ * them into t once. The twin's rows are filled (fill.c) and read only where
+ * t's groups do not own them: the empty and heavy rows. */
+static IrTensor *widen(IrOp *op, const IrTensor *t, int G, Arena *a) {
+  const char *base = ir_sprintf(a, "%s_wide", t->name);
+  const char *name = base;
+  for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
+  IrTensor *w = ir_op_add_tensor(a, op, name, t->loc, op->acc, t->domain, IR_ROLE_TEMP);
+  w->ndims = t->ndims;
+  memcpy(w->dims, t->dims, sizeof t->dims);
+  w->owner_group = G;
+  return w;
+}
+
 int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) {
   IrNode *l = site->node;
   const char *loop = l->loop.var->name;
@@ -523,13 +540,18 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
    * one that L's groups own is finished there for its owned rows; any
    * other mean= accumulator holds a sum: lower the mean first. */
   bool fin[MAX_STORES], owned[MAX_STORES], mean[MAX_STORES];
+  IrTensor *wide[MAX_STORES];
   for (int k = 0; k < sc.n; k++) {
     IrNode *st = *sc.slots[k];
     fin[k] = finishes(op, site, &sc, k);
     mean[k] = st->acc.red == IR_RED_MEAN;
     owned[k] = !fin[k] && gl && owns_rows(op, st);
     if (owned[k]) pass_own_tensor(op, st->acc.tensor, a)->owner_group = (int)gl->loop.group;
-    if (!fin[k] && mean[k] && pass_lower_mean_tensor(op, st->acc.tensor, a, d) != 0)
+    IrTensor *t = st->acc.tensor;
+    wide[k] = owned[k] && (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)
+                  ? widen(op, t, (int)gl->loop.group, a) : NULL;
+    if (wide[k] && pass_lower_wide(op, t, wide[k], a, d) != 0) return -1;
+    if (!wide[k] && !fin[k] && mean[k] && pass_lower_mean_tensor(op, t, a, d) != 0)
       return -1;
   }
 
@@ -550,8 +572,8 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
     *sc.slots[k] = set;
     for (int i = 0; i < st->acc.nidx; i++) st->acc.idx[i] = flush_index(&sc, st->acc.idx[i], a);
     IrNode *flush = fin[k] ? finish(l, st, acc, a)
-                           : ir_store(a, st->loc, st->acc.tensor, st->acc.nidx,
-                                      st->acc.idx, red, ir_var(a, at, acc));
+                           : ir_store(a, st->loc, wide[k] ? wide[k] : st->acc.tensor,
+                                      st->acc.nidx, st->acc.idx, red, ir_var(a, at, acc));
     /* Under the guards that keep its index in range. */
     for (int g = sc.nguards[k] - 1; g >= 0; g--)
       if (cond_outer(&sc, sc.guards[k][g]))

@@ -108,6 +108,10 @@ static void count_atomics(const IrNode *n, TunePoint *p) {
       if (n->acc.tensor->ndims > 0) p->atomic_rows++;
       else p->atomic_scalars++;
     }
+    /* atomics into a 16-bit tensor (a @shared group's flush is one too) */
+    if (n->kind == IR_STORE && (n->acc.how == IR_HOW_ATOMIC || n->acc.how == IR_HOW_SHARED) &&
+        (n->acc.tensor->dtype == IR_DT_F16 || n->acc.tensor->dtype == IR_DT_BF16))
+      p->narrow_atomics++;
     if (n->kind == IR_LOOP) count_atomics(n->loop.body, p);
     if (n->kind == IR_IF) count_atomics(n->ifs.then, p);
   }
@@ -468,16 +472,14 @@ uint64_t tune_op_hash(const IrOp *op) {
 }
 
 /* A 16-bit output or temporary refuses atomic reductions (codegen/store.c:
- * a 16-bit atomic rounds every addition): such points cannot compile. */
+ * a 16-bit atomic rounds every addition): such points cannot compile. (The
+ * heavy rows of a 16-bit output its neighbour groups own add into an f32
+ * twin, promote.c: those atomics compile.) */
 int tune_space_buildable(const IrOp *op, TunePoint *pts, int n) {
-  bool half = false;
-  for (int i = 0; i < op->ntensors; i++)
-    half |= op->tensors[i]->role != IR_ROLE_IN &&
-            (op->tensors[i]->dtype == IR_DT_F16 || op->tensors[i]->dtype == IR_DT_BF16);
-  if (!half || n <= 0) return n;
+  (void)op;
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (pts[i].atomic_rows + pts[i].atomic_scalars == 0) pts[k++] = pts[i];
+    if (pts[i].narrow_atomics == 0) pts[k++] = pts[i];
   return k;
 }
 
@@ -501,13 +503,12 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
     if (named[i].lanes) named[lanes++] = named[i];
   int all = lanes;
   /* A 16-bit output refuses atomics, so the buildable filter drops every
-   * point over neighbour groups whose heavy rows add atomically; under
-   * deterministic() the same groups split heavy rows without atomics
-   * (passes/segment.c: f32 partial rows, one rounding), and those points
-   * come back in that form: on an H100, bf16 on ogbn-arxiv at F = 256
-   * 0.37 ms against 3.95 for the best vertex-parallel point (bench/NOTES.md,
-   * session 9). The lane model costs their second stage as a finishing
-   * pass over the rows. */
+   * point over neighbour groups whose partial rows all add atomically into
+   * it (those whose groups own their rows add the heavy rows' into an f32
+   * twin, promote.c, and stay); under deterministic() the same groups split
+   * heavy rows without atomics (passes/segment.c: f32 partial rows, one
+   * rounding), and those points come back in that form. The lane model
+   * costs their second stage as a finishing pass over the rows. */
   TunePoint *orig = all > 0 ? malloc(sizeof *orig * (size_t)all) : NULL;
   if (orig) memcpy(orig, named, sizeof *orig * (size_t)all);
   lanes = tune_space_buildable(op, named, lanes);

@@ -69,6 +69,8 @@ typedef struct TunePoint {
   int G, T;              /* 1 for gas and gar */
   int atomic_rows;       /* lowered stores decided atomic: feature-wide */
   int atomic_scalars;    /*   ... and scalar */
+  int narrow_atomics;    /* atomic stores into 16-bit tensors: the point
+                            cannot compile (codegen/store.c) */
   int kernels;           /* top-level stages of the lowered IR */
   bool warp, vertex;     /* a warp per worker; vertex-parallel (for
                             TUNE_NAMED read off the lowered IR) */
