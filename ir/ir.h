@@ -221,6 +221,9 @@ typedef struct IrTensor {
                       in-edges are written whole by their one neighbour
                       group of size G (a plain store), the other rows by
                       atomics (passes/promote.c); 0: none */
+  bool wide; /* lowering only: the f32 twin of a 16-bit output for the
+                heavy rows its neighbour groups add atomically (promote.c);
+                the output's finalisation reads it, so it needs none */
   bool filled; /* lowering only: the op's own first stage gives the rows
                   that need it their initial value, so the runtime fills
                   nothing (passes/fill.c) */

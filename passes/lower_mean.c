@@ -244,7 +244,7 @@ int pass_lower_wide(IrOp *op, IrTensor *t, const IrTensor *wide, Arena *a, Diag 
 
 int pass_lower_mean(IrOp *op, Arena *a, Diag *d) {
   for (int i = 0; i < op->ntensors; i++)
-    if (op->tensors[i]->role != IR_ROLE_IN &&
+    if (op->tensors[i]->role != IR_ROLE_IN && !op->tensors[i]->wide &&
         pass_lower_mean_tensor(op, op->tensors[i], a, d) != 0)
       return -1;
   return 0;

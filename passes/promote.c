@@ -486,6 +486,7 @@ static IrTensor *widen(IrOp *op, const IrTensor *t, int G, Arena *a) {
   w->ndims = t->ndims;
   memcpy(w->dims, t->dims, sizeof t->dims);
   w->owner_group = G;
+  w->wide = true;
   return w;
 }
 

@@ -315,6 +315,81 @@ START_TEST(test_fill_unowned_rows) {
 }
 END_TEST
 
+/* A bf16 output whose rows neighbour groups own: the heavy rows add with
+ * f32 atomics into the output's f32 twin (promote.c: a 16-bit atomic would
+ * round every addition, and code generation refuses it), the last stage
+ * rounds them into Y once. On wiki-Vote (heavy and empty rows) each op
+ * compiles for sm_90 with no atomic into Y and equals the unscheduled bf16
+ * op: a max exactly, sums within bf16's rounding (one rounding each, of
+ * f32 sums added in another order). */
+START_TEST(test_wide_twin) {
+  static const char *ops[] = {"copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max"};
+  static const char *scheds[] = {"spmm_groups(8, 2)", "spmm_teams8(16, 4)"};
+  const int64_t F = 12;
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  Graph *g = tu_graph("wiki-Vote.mtx.gz");
+  float *x, *w;
+  inputs(g, F, &x, &w);
+  /* the interpreter takes a 16-bit tensor's own bits (interp.h) */
+  uint16_t *xb = malloc(sizeof *xb * (size_t)(g->nv * F)), *wb = malloc(sizeof *wb * (size_t)(g->ne + 1));
+  for (int64_t i = 0; i < g->nv * F; i++) xb[i] = ir_bf16_from_float(x[i]);
+  for (int64_t i = 0; i < g->ne; i++) wb[i] = ir_bf16_from_float(w[i]);
+  for (int oi = 0; oi < 4; oi++) {
+    IrOp *base = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
+    for (int i = 0; i < base->ntensors; i++) pass_own_tensor(base, base->tensors[i], a);
+    ir_op_retype(base, IR_DT_BF16);
+    float *ref[16] = {0}, *in[16] = {(float *)xb, (float *)wb};
+    ck_assert_int_eq(tu_interp(base, g, F, in, ref, &d), 0);
+    for (int si = 0; si < 2; si++) {
+      IrOp *op = tu_lowered(lib, base, scheds[si], a, &d);
+      ck_assert_msg(op != NULL, "%s %s: %s", ops[oi], scheds[si], d.buf);
+      const IrTensor *y = ir_op_find_tensor(op, "Y");
+      const IrTensor *wide = ir_op_find_tensor(op, "Y_wide");
+      ck_assert_msg(wide && wide->dtype == IR_DT_F32 && wide->role == IR_ROLE_TEMP &&
+                    wide->filled && y->dtype == IR_DT_BF16, "%s %s", ops[oi], scheds[si]);
+      char *text = ir_op_to_string(op);
+      ck_assert_msg(!strstr(text, "atomic Y[") && strstr(text, "atomic Y_wide[") &&
+                    strstr(text, "plain Y[dst(eo)"), "%s", text);
+      /* fill the twin, the groups, finish Y from the twin: three stages */
+      int stages = 0;
+      for (const IrNode *s = op->body; s; s = s->next) stages++;
+      ck_assert_int_eq(stages, 3);
+      free(text);
+      CgProgram p = {0};
+      ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s %s: %s", ops[oi], scheds[si],
+                    d.buf);
+      cg_program_free(&p);
+      float *out[16] = {0};
+      ck_assert_int_eq(tu_interp(op, g, F, in, out, &d), 0);
+      double num = 0, den = 0;
+      for (int64_t i = 0; i < g->nv * F; i++) {
+        float got = ir_bf16_to_float(((const uint16_t *)out[op->ninputs])[i]);
+        float want = ir_bf16_to_float(((const uint16_t *)ref[base->ninputs])[i]);
+        if (isnan(got) || (oi == 3 && got != want))
+          ck_abort_msg("%s %s: Y[%lld] = %g, want %g", ops[oi], scheds[si], (long long)i, got,
+                       want);
+        num += ((double)got - want) * ((double)got - want);
+        den += (double)want * want;
+      }
+      ck_assert_msg(sqrt(num) <= 8e-3 * sqrt(den), "%s %s: rel L2 %g", ops[oi], scheds[si],
+                    sqrt(num / den));
+      free(out[op->ninputs]);
+    }
+    free(ref[base->ninputs]);
+  }
+  free(xb);
+  free(wb);
+  free(x);
+  free(w);
+  graph_free(g);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 /* Every op of `ops` under every schedule of `scheds` on every graph of
  * `graphs` (the interpreter runs the scheduled, lowered IR) equals the
  * unscheduled op: within 1e-5 relative L2, max and min exactly. */
@@ -587,6 +662,7 @@ tcase_add_test(tc, test_table_order);
   tcase_add_test(tc, test_codegen_pack);
   tcase_add_test(tc, test_codegen_pack_classes);
   tcase_add_test(tc, test_fill_unowned_rows);
+  tcase_add_test(tc, test_wide_twin);
   tcase_add_test(tc, test_teams);
   tcase_add_test(tc, test_semantics);
   tcase_add_test(tc, test_semantics_classes);
