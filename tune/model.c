@@ -98,6 +98,9 @@ static double ceil_div(double a, double b) { return ceil(a / b); }
  * (bench/NOTES.md). tests/unit/test_tune_model.c keeps it there. */
 static const double LANE_L = 0.8;        /* us per dependent warp step */
 static const double LANE_C0 = 3.0;       /* steps to start a warp */
+static const double LANE_C0_GROUP = 1.0; /* more for a group's warp: its table
+                                            row, then its destination's degree
+                                            (owned row or not), before the edges */
 static const double LANE_UMAX = 4.0;     /* edges in flight that pay off */
 static const double LANE_U_PLAIN = 3.5;  /* a loop the schedule does not unroll
                                             (LLVM unrolls it; an explicit
@@ -149,9 +152,10 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   double inflight = fmax(1.0, fmin(U, fmin(per, LANE_UMAX)));
   double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
   out->occupancy = resident / ((double)SMS * WARPS_PER_SM);
-  out->issue_us = (steps / inflight + warps * LANE_C0) * LANE_L / resident * (2.0 - use);
-  out->critical_us = (longest / fmin(U, fmax(1.0, dmax)) + LANE_C0) * LANE_L;
-  double row = Fe * 4;
+  double c0 = LANE_C0 + (p->rows > 0 ? 0.0 : LANE_C0_GROUP);
+  out->issue_us = (steps / inflight + warps * c0) * LANE_L / resident * (2.0 - use);
+  out->critical_us = (longest / fmin(U, fmax(1.0, dmax)) + c0) * LANE_L;
+  double row = Fe * (p->elem > 0 ? p->elem : 4);
   out->bytes = E * (shape->edge_rows * row + shape->edge_scalars * 4 + 4) +
                V * (shape->vertex_rows + shape->edge_red_rows) * row;
   out->bytes_reuse = out->bytes;
@@ -185,10 +189,17 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * slower at full occupancy. Operators
    * with more live values (several edge tensors or rows, a division) spill
    * at 32 registers: ranked behind. */
-  if (p->occ >= 2048) {
+  if (p->occ >= 2048 && p->egroup == 0) {
     bool light = shape->edge_scalars <= 1 && shape->edge_rows <= 1 && g->deg_mean <= 7.0;
     out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
   }
+  /* Neighbour groups at full occupancy (spmm_groups_full; session 10,
+   * bench/results/2026-11-27-H100-session10-bf16/exp-occupancy.txt): a
+   * group's few edges leave little to overlap, and 16-bit rows keep their
+   * loads in flight in half the registers, so the extra warps win, 0.84-0.98x
+   * the default's time in bf16 on ogbn-arxiv and cnr-2000 at F = 128 and
+   * 256; f32 rows need the registers, 1.09-1.20x slower. */
+  if (p->occ >= 2048 && p->egroup > 0) out->time_us *= p->elem > 0 && p->elem <= 2 ? 0.90 : 1.15;
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
    * unroll of 4, the setting measured best. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);

@@ -368,6 +368,13 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   ir_diag_free(&quiet);
   if (rc != 0) return 1;
   count_atomics(c->body, out);
+  out->elem = 0;
+  for (int i = 0; i < c->ntensors; i++) {
+    const IrTensor *t = c->tensors[i];
+    if (t->role == IR_ROLE_IN && t->ndims > 0 && (t->domain == IR_DOM_SRC || t->domain == IR_DOM_DST))
+      out->elem = ir_dtype_bytes(t->dtype) > out->elem ? ir_dtype_bytes(t->dtype) : out->elem;
+  }
+  if (out->elem == 0) out->elem = 4;
   out->groups = ir_any(c->body, is_group_loop, NULL);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {

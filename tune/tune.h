@@ -85,6 +85,8 @@ typedef struct TunePoint {
   int vec;    /* features per lane per load (1 or the vector width) */
   int unroll; /* edges in flight per lane (the edge loop's unroll) */
   int occ;    /* threads per SM its stage asks for (@occupancy); 0: default */
+  int elem;   /* bytes of an element of the rows the edges gather (2 for
+                 f16/bf16, 4 for f32, 8 for f64) */
   bool all_atomic; /* every group's partial row is added atomically (no
                       owned store for a row whose group is its only one) */
   bool finalise;   /* a second kernel passes over Y once (mean's division,

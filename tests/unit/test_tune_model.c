@@ -198,13 +198,30 @@ START_TEST(buildable_drops_16bit_atomics) {
                          .deg_max = 10, .aes = 100};
   tune_model_rank(&shape, p, n, &arxiv, 256);
   ck_assert_msg(p[0].egroup > 0, "ogbn-arxiv, bf16: %s", p[0].text);
+  /* 16-bit rows: neighbour groups at full occupancy (spmm_groups_full;
+   * on the H100 0.84-0.98x the default's time in bf16, 1.09-1.20x in f32) */
+  TuneGraphSig cnr = {.nv = 325557, .ne = 3128710, .deg_mean = 9.61, .deg_std = 218.49,
+                      .deg_max = 18234, .aes = 100000};
+  for (int F = 128; F <= 256; F *= 2) {
+    tune_model_rank(&shape, p, n, &arxiv, F);
+    ck_assert_msg(p[0].elem == 2 && p[0].egroup > 0 && p[0].occ == 2048, "ogbn-arxiv F=%d, bf16: %s", F, p[0].text);
+    tune_model_rank(&shape, p, n, &cnr, F);
+    ck_assert_msg(p[0].egroup > 0 && p[0].occ == 2048, "cnr-2000 F=%d, bf16: %s", F, p[0].text);
+  }
   tune_model_rank(&shape, p, n, &molhiv, 256);
   ck_assert_msg(strncmp(p[0].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)) != 0 && p[0].egroup == 0,
                 "molhiv, bf16: %s", p[0].text);
   free(p);
-  /* in f32 the chooser's space has no deterministic points */
+  /* in f32 the chooser's space has no deterministic points, and groups
+   * keep the default occupancy */
   n = tune_space_choice(stdlib_op("copy_u_sum"), lib, false, arena, &p, &diag);
   for (int i = 0; i < n; i++) ck_assert_msg(strncmp(p[i].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)), "%s", p[i].text);
+  for (int F = 128; F <= 256; F *= 2) {
+    tune_model_rank(&shape, p, n, &arxiv, F);
+    ck_assert_msg(p[0].elem == 4 && p[0].egroup > 0 && p[0].occ != 2048, "ogbn-arxiv F=%d, f32: %s", F, p[0].text);
+    tune_model_rank(&shape, p, n, &cnr, F);
+    ck_assert_msg(p[0].egroup > 0 && p[0].occ != 2048, "cnr-2000 F=%d, f32: %s", F, p[0].text);
+  }
   free(p);
 }
 END_TEST
