@@ -141,7 +141,7 @@ void cg_store(CgCtx *cg, const IrNode *s) {
     return;
   }
   /* atomic */
-  if (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16) {
+  if (ir_dtype_is_16bit(t->dtype)) {
     /* atom.add.noftz.bf16x2 exists (sm_90), but it rounds every addition
      * to 8 bits of mantissa where the operator's semantics accumulate in
      * f32 and round once: a sum over a few hundred edges would be off by

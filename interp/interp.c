@@ -689,7 +689,7 @@ static bool setup_tensor(Interp *in, TensorState *s, const IrTensor *t,
     }
   }
   s->half = IR_DT_F32;
-  if (in->f32 && (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)) {
+  if (in->f32 && ir_dtype_is_16bit(t->dtype)) {
     /* the caller's 16-bit buffer (if any) and a double shadow */
     s->half = t->dtype;
     s->user = buffer;

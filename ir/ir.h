@@ -142,6 +142,7 @@ const char *ir_kind_name(IrKind k);
 const char *ir_dtype_name(IrDType t);
 int ir_dtype_bytes(IrDType t);
 bool ir_dtype_is_float(IrDType t);
+bool ir_dtype_is_16bit(IrDType t); /* f16 or bf16 */
 const char *ir_domain_name(IrDomain d);
 const char *ir_loopkind_name(IrLoopKind k);
 const char *ir_bind_name(IrBind b);

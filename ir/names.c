@@ -30,6 +30,7 @@ const char *ir_kind_name(IrKind k) { return kind_names[k]; }
 const char *ir_dtype_name(IrDType t) { return dtype_names[t]; }
 int ir_dtype_bytes(IrDType t) { return dtype_bytes[t]; }
 bool ir_dtype_is_float(IrDType t) { return dtype_float[t]; }
+bool ir_dtype_is_16bit(IrDType t) { return t == IR_DT_F16 || t == IR_DT_BF16; }
 const char *ir_domain_name(IrDomain d) { return domain_names[d]; }
 const char *ir_loopkind_name(IrLoopKind k) { return loopkind_names[k]; }
 const char *ir_bind_name(IrBind b) { return bind_names[b]; }

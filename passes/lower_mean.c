@@ -67,6 +67,12 @@ static const char *stage_name(const IrOp *op, Arena *a, const char *base,
  * their one neighbour group (t->owner_group, promote.c) is finished there;
  * this stage then visits only the others:
  *   for v @warp { if (in_degree(v) == 0.0 || in_degree(v) > G) { ... } } */
+/* What a mean divides by: max(degree, 1.0), so an empty row stays 0. */
+static IrNode *mean_count(Arena *a, Loc at, IrNode *deg) {
+  IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
+  return ir_call(a, at, IR_FN_MAX, 2, args);
+}
+
 IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, bool fill,
                        Arena *a) {
   Loc at = t->loc;
@@ -156,8 +162,7 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
     }
     IrNode *value = ir_load(a, at, (IrTensor *)from, nidx, fidx);
     if (red == IR_RED_MEAN) {
-      IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
-      value = ir_bin(a, at, IR_OP_DIV, value, ir_call(a, at, IR_FN_MAX, 2, args));
+      value = ir_bin(a, at, IR_OP_DIV, value, mean_count(a, at, deg));
     }
     if (red != IR_RED_MAX && red != IR_RED_MIN) {
       body = ir_store(a, at, t, nidx, tidx, IR_RED_ASSIGN, value);
@@ -180,8 +185,7 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
     return top ? top : body;
   }
   if (red == IR_RED_MEAN) {
-    IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
-    IrNode *count = ir_call(a, at, IR_FN_MAX, 2, args);
+    IrNode *count = mean_count(a, at, deg);
     body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN,
                     ir_bin(a, at, IR_OP_DIV, ir_load(a, at, t, nidx, idx), count));
   } else {

@@ -141,6 +141,12 @@ bool pass_name_taken(const IrOp *op, const char *name) {
   return binds_name(op->body, name);
 }
 
+const char *pass_fresh_name(const IrOp *op, Arena *a, const char *base) {
+  const char *name = base;
+  for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
+  return name;
+}
+
 /* ---- copying an operator ---- */
 
 /* build.c grows arrays by doubling at powers of two, so a copied array needs

@@ -479,9 +479,7 @@ static IrNode *owned_or_atomic(const Scan *sc, const IrNode *st, IrVar *acc,
  * them into t once. The twin's rows are filled (fill.c) and read only where
  * t's groups do not own them: the empty and heavy rows. */
 static IrTensor *widen(IrOp *op, const IrTensor *t, int G, Arena *a) {
-  const char *base = ir_sprintf(a, "%s_wide", t->name);
-  const char *name = base;
-  for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
+  const char *name = pass_fresh_name(op, a, ir_sprintf(a, "%s_wide", t->name));
   IrTensor *w = ir_op_add_tensor(a, op, name, t->loc, op->acc, t->domain, IR_ROLE_TEMP);
   w->ndims = t->ndims;
   memcpy(w->dims, t->dims, sizeof t->dims);
@@ -549,7 +547,7 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
     owned[k] = !fin[k] && gl && owns_rows(op, st);
     if (owned[k]) pass_own_tensor(op, st->acc.tensor, a)->owner_group = (int)gl->loop.group;
     IrTensor *t = st->acc.tensor;
-    wide[k] = owned[k] && (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)
+    wide[k] = owned[k] && ir_dtype_is_16bit(t->dtype)
                   ? widen(op, t, (int)gl->loop.group, a) : NULL;
     if (wide[k] && pass_lower_wide(op, t, wide[k], a, d) != 0) return -1;
     if (!wide[k] && !fin[k] && mean[k] && pass_lower_mean_tensor(op, t, a, d) != 0)
@@ -562,9 +560,7 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
     IrNode *st = *sc.slots[k];
     IrRed red = st->acc.red;
     if (fin[k] && red == IR_RED_MEAN) red = IR_RED_ADD; /* a sum, divided at the end */
-    const char *base = ir_sprintf(a, "%s_acc", st->acc.tensor->name);
-    const char *name = base;
-    for (int i = 1; pass_name_taken(op, name); i++) name = ir_sprintf(a, "%s%d", base, i);
+    const char *name = pass_fresh_name(op, a, ir_sprintf(a, "%s_acc", st->acc.tensor->name));
     IrVar *acc = pass_new_var(op, a, name, IR_VAR_LOCAL, at);
     double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
     ir_append(&before, ir_let(a, at, acc, ir_fconst(a, at, id)));

@@ -687,13 +687,6 @@ static bool stores_inside(const IrNode *list, const IrNode *lane, bool in) {
   return true;
 }
 
-static const char *fresh(const IrOp *op, Arena *a, const char *base) {
-  const char *name = base;
-  for (int i = 1; pass_name_taken(op, name); i++)
-    name = ir_sprintf(a, "%s%d", base, i);
-  return name;
-}
-
 /* A warp per iteration of the stage's loop, lanes over its innermost
  * feature loop; 0 if that worked on `view`. Reports nothing. */
 static int warp_plan(IrOp *view, Arena *a) {
@@ -703,8 +696,8 @@ static int warp_plan(IrOp *view, Arena *a) {
   Diag quiet;
   ir_diag_init(&quiet, NULL);
   Loc loc = top->loc;
-  const char *fo = fresh(view, a, ir_sprintf(a, "%so", f->loop.var->name));
-  const char *fl = fresh(view, a, ir_sprintf(a, "%sl", f->loop.var->name));
+  const char *fo = pass_fresh_name(view, a, ir_sprintf(a, "%so", f->loop.var->name));
+  const char *fl = pass_fresh_name(view, a, ir_sprintf(a, "%sl", f->loop.var->name));
   int rc = pass_split(view, f->loop.var->name, 32, fo, fl, loc, a, &quiet);
   if (rc == 0) rc = pass_bind(view, top->loop.var->name, IR_BIND_WARP, 0, loc, a, &quiet);
   if (rc == 0) rc = pass_bind(view, fl, IR_BIND_LANE, 0, loc, a, &quiet);

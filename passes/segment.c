@@ -117,14 +117,6 @@ static bool feature_expr(Feat *ft, const IrNode *e) {
   return !ir_has_load(e) && pass_expr_vars_all(e, feature_var, ft);
 }
 
-/* A tensor or loop name the op does not use yet: base, base1, ... */
-static const char *fresh_name(const IrOp *op, Arena *a, const char *base) {
-  for (int i = 0;; i++) {
-    const char *name = i ? ir_sprintf(a, "%s%d", base, i) : base;
-    if (!pass_name_taken(op, name)) return name;
-  }
-}
-
 static double identity(IrRed red) {
   return red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
 }
@@ -213,8 +205,8 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
    * or f32 for a 16-bit Y: the partial sums are accumulators, which 16-bit
    * operators keep in f32 (docs/language.md, Types), so a destination's
    * result is rounded to 16 bits once. */
-  bool half = y->dtype == IR_DT_F16 || y->dtype == IR_DT_BF16;
-  IrTensor *part = ir_op_add_tensor(a, op, fresh_name(op, a, ir_sprintf(a, "%s_seg", y->name)),
+  bool half = ir_dtype_is_16bit(y->dtype);
+  IrTensor *part = ir_op_add_tensor(a, op, pass_fresh_name(op, a, ir_sprintf(a, "%s_seg", y->name)),
                                     st->loc, half ? IR_DT_F32 : y->dtype, IR_DOM_GROUPS,
                                     IR_ROLE_TEMP);
   part->group = st->loop.group;
@@ -223,8 +215,8 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
 
   /* Stage 2, built inside out: the store, the feature loops and guards
    * (fresh variables), the destination's rows, the destination. */
-  IrVar *vv = pass_new_var(op, a, fresh_name(op, a, "v_seg"), IR_VAR_DST_V, st->loc);
-  IrVar *rv = pass_new_var(op, a, fresh_name(op, a, "r_seg"), IR_VAR_INDEX, st->loc);
+  IrVar *vv = pass_new_var(op, a, pass_fresh_name(op, a, "v_seg"), IR_VAR_DST_V, st->loc);
+  IrVar *rv = pass_new_var(op, a, pass_fresh_name(op, a, "r_seg"), IR_VAR_INDEX, st->loc);
   IrNode *idx2[IR_MAX_IDX], *pidx[IR_MAX_IDX];
   idx2[0] = ir_var(a, s->loc, vv);
   pidx[0] = ir_var(a, s->loc, rv);
@@ -234,7 +226,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
   }
   /* each element of Y: its rows reduced in a local, in table order, then
    * one store (one rounding, for a 16-bit Y) */
-  IrVar *sum = pass_new_var(op, a, fresh_name(op, a, ir_sprintf(a, "%s_rows", y->name)),
+  IrVar *sum = pass_new_var(op, a, pass_fresh_name(op, a, ir_sprintf(a, "%s_rows", y->name)),
                             IR_VAR_LOCAL, s->loc);
   IrNode *rows = ir_loop(a, st->loc, rv, IR_LOOP_GROUP_ROWS, NULL, ir_var(a, st->loc, vv),
                          ir_set(a, s->loc, sum, s->acc.red,
@@ -287,7 +279,7 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
     s->acc.idx[0] = ir_var(a, s->loc, st->loop.var);
   } else {
     /* a local per warp, reduced across the lanes, stored once per row */
-    IrVar *acc = pass_new_var(op, a, fresh_name(op, a, ir_sprintf(a, "%s_acc", y->name)),
+    IrVar *acc = pass_new_var(op, a, pass_fresh_name(op, a, ir_sprintf(a, "%s_acc", y->name)),
                               IR_VAR_LOCAL, s->loc);
     IrNode *set = ir_set(a, s->loc, acc, s->acc.red, s->acc.value);
     set->next = s->next;

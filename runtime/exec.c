@@ -734,7 +734,7 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
     /* the start value in the tensor's dtype (initial_bits, as fill_initial) */
     uint64_t bits = initial_bits(t);
     CUstream st = (CUstream)stream;
-    if (t->dtype == IR_DT_F16 || t->dtype == IR_DT_BF16)
+    if (ir_dtype_is_16bit(t->dtype))
       s = RT_CU_WHAT(init, cuMemsetD16Async, (ptr, (unsigned short)bits, n, st));
     else if (t->dtype == IR_DT_F64) {
       /* the low words, then the high words of every 8 bytes as a 2-D fill */

@@ -110,7 +110,7 @@ static void count_atomics(const IrNode *n, TunePoint *p) {
     }
     /* atomics into a 16-bit tensor (a @shared group's flush is one too) */
     if (n->kind == IR_STORE && (n->acc.how == IR_HOW_ATOMIC || n->acc.how == IR_HOW_SHARED) &&
-        (n->acc.tensor->dtype == IR_DT_F16 || n->acc.tensor->dtype == IR_DT_BF16))
+        ir_dtype_is_16bit(n->acc.tensor->dtype))
       p->narrow_atomics++;
     if (n->kind == IR_LOOP) count_atomics(n->loop.body, p);
     if (n->kind == IR_IF) count_atomics(n->ifs.then, p);
@@ -482,8 +482,7 @@ uint64_t tune_op_hash(const IrOp *op) {
  * a 16-bit atomic rounds every addition): such points cannot compile. (The
  * heavy rows of a 16-bit output its neighbour groups own add into an f32
  * twin, promote.c: those atomics compile.) */
-int tune_space_buildable(const IrOp *op, TunePoint *pts, int n) {
-  (void)op;
+int tune_space_buildable(TunePoint *pts, int n) {
   int k = 0;
   for (int i = 0; i < n; i++)
     if (pts[i].narrow_atomics == 0) pts[k++] = pts[i];
@@ -518,7 +517,7 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
    * costs their second stage as a finishing pass over the rows. */
   TunePoint *orig = all > 0 ? malloc(sizeof *orig * (size_t)all) : NULL;
   if (orig) memcpy(orig, named, sizeof *orig * (size_t)all);
-  lanes = tune_space_buildable(op, named, lanes);
+  lanes = tune_space_buildable(named, lanes);
   TunePoint *more = orig && lanes < all && !no_groups
                         ? realloc(named, sizeof *named * (size_t)(lanes + all + 1)) : NULL;
   if (more) {
@@ -534,7 +533,7 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
       TunePoint q;
       if (tune_point_make(op, lib, text, a, &q, NULL) == 0 && q.lanes) named[n2++] = q;
     }
-    lanes = tune_space_buildable(op, named, n2);
+    lanes = tune_space_buildable(named, n2);
   }
   free(orig);
   if (no_groups) lanes = drop_groups(named, lanes);
@@ -545,5 +544,5 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
   free(named);
   int n = tune_space_enumerate(op, lib, a, out, d);
   if (n > 0 && no_groups) n = drop_groups(*out, n);
-  return n < 0 ? n : tune_space_buildable(op, *out, n);
+  return n < 0 ? n : tune_space_buildable(*out, n);
 }

@@ -294,7 +294,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     ir_arena_free(arena);
     return RT_ERR;
   }
-  n = tune_space_buildable(op, pts, n);
+  n = tune_space_buildable(pts, n);
   if (n == 0) {
     ir_error(d, op->loc, "no named schedule applies to operator %s: nothing to tune", op->name);
     free(pts);
@@ -310,7 +310,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
    * scale. */
   TunePoint *named = NULL;
   int nn = tune_space_named(op, job->lib, arena, &named, d);
-  if (nn > 0) nn = tune_space_buildable(op, named, nn);
+  if (nn > 0) nn = tune_space_buildable(named, nn);
   if (nn > 0) {
     tune_model_rank(&shape, named, nn, &sig, job->F);
     int nl = 0; /* stable partition: lane-model points first */

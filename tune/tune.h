@@ -98,10 +98,10 @@ typedef struct TunePoint {
                       of 64-bit indices (docs/index64.md) */
 } TunePoint;
 
-/* Keeps the points of `pts` that can compile for `op` (a 16-bit output
- * or temporary refuses atomic reductions, codegen/store.c); returns how
- * many, in their order. */
-int tune_space_buildable(const IrOp *op, TunePoint *pts, int n);
+/* Keeps the points of `pts` that can compile: none with an atomic store
+ * into a 16-bit tensor (TunePoint.narrow_atomics; codegen/store.c refuses
+ * it); returns how many, in their order. */
+int tune_space_buildable(TunePoint *pts, int n);
 /* The prefix of a named point asked without atomics (tune_space_choice
  * gives 16-bit outputs their group points back in this form). */
 #define TUNE_DETERMINISTIC "deterministic(); "

@@ -164,13 +164,13 @@ START_TEST(buildable_drops_16bit_atomics) {
   }
   ck_assert_int_gt(narrow, 0);
   ck_assert_int_gt(wide, 0);
-  int k = tune_space_buildable(op, p, n);
+  int k = tune_space_buildable(p, n);
   ck_assert_int_eq(k, n - narrow);
   for (int i = 0; i < k; i++) ck_assert_int_eq(p[i].narrow_atomics, 0);
   free(p);
   /* in f32 nothing is dropped */
   n = tune_space_named(stdlib_op("copy_u_sum"), lib, arena, &p, &diag);
-  ck_assert_int_eq(tune_space_buildable(stdlib_op("copy_u_sum"), p, n), n);
+  ck_assert_int_eq(tune_space_buildable(p, n), n);
   free(p);
 
   /* The chooser's space gives any dropped group point (every partial
