@@ -62,6 +62,11 @@ static int wrt_names(const GopOp *op, const char *wrt, const char **names, int c
 /* Wraps the derived operators as a module of `op`'s context. */
 static GopModule *wrap(const GopOp *op, IrModule *ir, const char ***adj) {
   GopContext *ctx = op->module->ctx;
+  /* the forward's file's named schedules apply to its gradients too (its
+   * own schedules for them: gat_grad_groups in layers.gop) */
+  const IrModule *fw = op->module->ir;
+  for (int i = 0; i < fw->nscheds; i++)
+    if (!ir_module_find_sched(ir, fw->scheds[i]->name)) ir_module_add_sched(ir, fw->scheds[i]);
   GopModule *m = api_wrap_module(ctx, ir, op->module->file, op->module->text);
   if (!m) return NULL;
   for (int i = 0; i < ir->nops; i++) {

@@ -29,6 +29,27 @@ prepares the kernels it needs).
             pick for each forward and derived operator at its graph and
             width); the same model under the default mapping is timed beside
             it (its loss difference reported, not checked).
+            "gop captured": the same gop model (same initial weights, under
+            SCHEDULE) trained with Adam(lr, capturable=True), its whole
+            step (zero_grad, forward, loss, backward through gop's autograd
+            Functions, Adam step) captured once into a CUDA graph by
+            gop.train.capture_step and replayed STEPS times: no Python, no
+            autograd bookkeeping and no per-call checks in the epoch, only
+            the step's kernels, launched as one graph. Every kernel is
+            prepared before the capture (check_packs, then capture_step's
+            warm-up steps, whose changes to weights, Adam state and RNG it
+            undoes, so that replay k is eager step k). The loss is indexed
+            by the training vertices' indices, not the boolean mask (a mask
+            index waits on the host, which a capture cannot). Its loss
+            curve and accuracy are checked against PyG as the eager run's
+            are; its epoch is CUDA events around replay(), median after
+            the warm-up steps. PyG's model is captured the same way where
+            it can be (Adam capturable too): PyG's GCNConv and GATConv
+            drop and add self loops through boolean masks (a host wait), so
+            their capture is expected to fail; the table then says "not
+            capturable" with torch's first line, a fact about PyG, not a
+            failed check. On --device cpu both are skipped (CUDA graphs
+            capture CUDA work only).
   ops       each distinct gop call of the training, forward and backward
             (joint, and per input where there are several), under the
             default mapping and under the chosen schedules: median of 20
@@ -65,7 +86,8 @@ Tolerances (float32 everywhere):
         (no GPU, no torch: fills GOP_CACHE_DIR with every kernel the run
         calls on those graphs, and lists the training's)
   python3 bench/train.py --device cpu --steps 6 --graphs cora --skip gradcheck
-        (a smoke test of the whole script on the interpreter, no GPU)
+        (a smoke test of the whole script on the interpreter, no GPU; the
+        captured runs are skipped)
 Writes OUT/train.csv (one row per graph, model, framework and step),
 OUT/train_summary.csv, OUT/gradcheck.csv, OUT/ops.csv, OUT/train.json,
 OUT/train.md and OUT/loss_<graph>.svg (loss curves, SVG written by hand);
@@ -461,6 +483,76 @@ def train_one(torch, model, x, y, train, test, g):
             max(0, free0 - free1), fwd)
 
 
+def train_captured(torch, model, x, y, train_idx, test, g, mode="global"):
+    """train_one's STEPS Adam steps (Adam capturable=True), the whole step
+    captured by gop.train.capture_step and replayed: the same tuple (the
+    forward alone is not timed: nan). The loss takes the training rows by
+    index (train_idx), since a boolean mask waits on the host. mode:
+    torch.cuda.graph's capture_error_mode. Raises gop.train.CaptureError
+    when the step cannot be captured."""
+    Fn = torch.nn.functional
+    opt = torch.optim.Adam(model.parameters(), lr=LR, capturable=True)
+    y_train = y[train_idx]
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = Fn.cross_entropy(model(x, g).index_select(0, train_idx), y_train)
+        loss.backward()
+        opt.step()
+        return loss
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    free0, _ = torch.cuda.mem_get_info()
+    # warm-up steps (undone: weights, Adam state, RNG), then one capture
+    cap = gop.train.capture_step(step, optimizer=opt, model=model, capture_error_mode=mode)
+    losses, events, grads0 = [], [], None
+    for i in range(STEPS):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        loss = cap.replay()
+        b.record()
+        losses.append(loss.detach().clone())  # the next replay overwrites it
+        if i == 0:
+            grads0 = {k: p.grad.detach().clone() for k, p in model.named_parameters()
+                      if p.grad is not None}
+        events.append((a, b))
+    torch.cuda.synchronize()
+    free1, _ = torch.cuda.mem_get_info()
+    peak = torch.cuda.max_memory_allocated()
+    times = [a.elapsed_time(b) for a, b in events[WARMUP:]]
+    with torch.no_grad():
+        pred = model(x, g).argmax(1)
+        acc = (pred[test] == y[test]).float().mean().item()
+    del cap
+    return ([v.item() for v in losses], grads0, acc, statistics.median(times), peak,
+            max(0, free0 - free1), float("nan"))
+
+
+def run_captured(torch, make, x, y, train_idx, test, g):
+    """train_captured on a model from make(), under torch's capture mode
+    ("global"), and again under "relaxed" where the capture refused a gop
+    call (a driver counting gop's pointer query, cuPointerGetAttributes
+    once per new address, as unsafe during a capture): (result, mode).
+    Raises CaptureError when neither captures."""
+    for mode in ("global", "relaxed"):
+        model = make()
+        try:
+            return train_captured(torch, model, x, y, train_idx, test, g, mode), mode
+        except gop.train.CaptureError as e:
+            if mode == "relaxed" or not isinstance(e.error, gop.GopError):
+                raise
+            print(f"     capture under 'global' refused a gop call ({e.cause}): again "
+                  "under capture_error_mode='relaxed'", flush=True)
+        finally:
+            del model
+
+
+def _first_line(e):
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+
 class _Clock:
     """torch.cuda.Event's interface on the host clock (dev="cpu" runs)."""
 
@@ -473,15 +565,18 @@ class _Clock:
 
 def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS):
     """Each model trained by PyG, by gop under SCHEDULE (checked against
-    PyG), by PyG again (its own drift), and by gop under the default
-    mapping (timed beside it: what the schedule choice gains). dev="cpu":
-    the same on the interpreter (a smoke test without a GPU)."""
+    PyG), by PyG again (its own drift), by gop under the default mapping
+    (timed beside it: what the schedule choice gains), by gop with the whole
+    step captured as a CUDA graph (checked against PyG) and by PyG captured
+    where it can be (timed beside it). dev="cpu": the same on the
+    interpreter (a smoke test without a GPU), without the captured runs."""
     g = gop.Graph.open(path)
     xn, lab, trn = planted_partition(g)
     x = torch.from_numpy(xn).to(dev)
     y = torch.from_numpy(lab).to(dev)
     train = torch.from_numpy(trn).to(dev)
     test = ~train
+    train_idx = train.nonzero().squeeze(1)  # the captured steps index by it
     ei = torch.from_numpy(g.edge_index).to(dev)
     curves = {}
     for m in models:
@@ -498,13 +593,63 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
         r_gop = train_one(torch, mine, x, y, train, test, g)
         r_pyg2 = train_one(torch, ref2, x, y, train, test, ei)
         r_base = train_one(torch, base, x, y, train, test, g)
+        del base
+        # the whole step as one CUDA graph: gop's model (checked), PyG's
+        # (where it captures; timed beside it)
+        r_cap = r_pcap = None
+        if dev == "cpu":
+            note_cap = note_pcap = "skipped: --device cpu"
+            print(f"     {m} on {gname}: captured runs skipped on --device cpu (CUDA graphs "
+                  "capture CUDA work only)", flush=True)
+        else:
+            note_cap = note_pcap = ""
+
+            def make(gnn, **kw):
+                def f():
+                    model = build(torch, gnn, m, K, **kw).to(dev)
+                    model.load_state_dict(init, strict=True)
+                    return model
+                return f
+            try:
+                r_cap, mode = run_captured(torch, make(gop.nn, schedule=SCHEDULE), x, y,
+                                           train_idx, test, g)
+                if mode != "global":
+                    note_cap = f"capture_error_mode={mode!r}"
+            except Exception as e:  # noqa: BLE001 - recorded as the check's failure
+                import traceback
+                traceback.print_exc()
+                note_cap = (f"not capturable: {e.cause}" if isinstance(e, gop.train.CaptureError)
+                            else f"failed: {_first_line(e)}")
+            record("train", f"{m} on {gname}: gop captured", r_cap is not None,
+                   f"whole step captured (gop.train.capture_step) and replayed {STEPS} times"
+                   + (f" ({note_cap})" if note_cap else "") if r_cap is not None else note_cap)
+            try:
+                r_pcap, mode = run_captured(torch, make(tg.nn), x, y, train_idx, test, ei)
+                if mode != "global":
+                    note_pcap = f"capture_error_mode={mode!r}"
+            except gop.train.CaptureError as e:
+                note_pcap = f"not capturable: {e.cause}"
+            except Exception as e:  # noqa: BLE001 - a fact about PyG, not a check
+                note_pcap = f"not capturable: {_first_line(e)}"
+            if r_pcap is None:
+                print(f"     {m} on {gname}: PyG captured: {note_pcap}", flush=True)
+                # a failed capture must leave the device usable for what follows
+                torch.cuda.synchronize()
+        nan_curve = [float("nan")] * STEPS
         l_pyg, l_gop, l_pyg2 = r_pyg[0], r_gop[0], r_pyg2[0]
+        l_cap = r_cap[0] if r_cap else nan_curve
+        l_pcap = r_pcap[0] if r_pcap else nan_curve
         curves[m] = (l_pyg, l_gop)
         for step in range(STEPS):
             rows.append({"graph": gname, "model": m, "step": step, "loss_pyg": l_pyg[step],
-                         "loss_gop": l_gop[step], "loss_pyg_rerun": l_pyg2[step]})
+                         "loss_gop": l_gop[step], "loss_pyg_rerun": l_pyg2[step],
+                         "loss_gop_captured": l_cap[step], "loss_pyg_captured": l_pcap[step]})
         drift = max(abs(a - b) / abs(b) for a, b in zip(l_gop, l_pyg))
         drift_pyg = max(abs(a - b) / abs(b) for a, b in zip(l_pyg2, l_pyg))
+        nan = float("nan")
+        drift_cap = (max(abs(a - b) / abs(b) for a, b in zip(l_cap, l_pyg)) if r_cap else nan)
+        drift_pcap = (max(abs(a - b) / abs(b) for a, b in zip(l_pcap, l_pyg)) if r_pcap
+                      else nan)
         # PyG before 2.5 names GATConv's projection lin_src (gop: lin)
         gops = {k: v for k, v in r_gop[1].items()}
         pygs = {k.replace("lin_src.", "lin."): v for k, v in r_pyg[1].items()
@@ -525,7 +670,18 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
              "epoch_ms_gop_default": r_base[3], "forward_ms_gop_default": r_base[6],
              "speedup_default": r_pyg[3] / r_base[3],
              "max_rel_loss_diff_default": max(abs(a - b) / abs(b)
-                                              for a, b in zip(r_base[0], l_pyg))}
+                                              for a, b in zip(r_base[0], l_pyg)),
+             "epoch_ms_gop_captured": r_cap[3] if r_cap else nan,
+             "speedup_captured": r_pyg[3] / r_cap[3] if r_cap else nan,
+             "acc_gop_captured": r_cap[2] if r_cap else nan,
+             "peak_mb_gop_captured": r_cap[4] / 2**20 if r_cap else nan,
+             "device_growth_mb_gop_captured": r_cap[5] / 2**20 if r_cap else nan,
+             "max_rel_loss_diff_captured": drift_cap, "gop_captured_note": note_cap,
+             "epoch_ms_pyg_captured": r_pcap[3] if r_pcap else nan,
+             "speedup_captured_vs_pyg_captured": (r_pcap[3] / r_cap[3]
+                                                  if r_cap and r_pcap else nan),
+             "acc_pyg_captured": r_pcap[2] if r_pcap else nan,
+             "max_rel_loss_diff_pyg_captured": drift_pcap, "pyg_captured_note": note_pcap}
         summary.append(s)
         record("train", f"{m} on {gname}: step-0 gradients",
                not missing and s["worst_step0_grad_rel_l2"] <= TOL_GRAD,
@@ -539,6 +695,15 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
                f"{drift_pyg:.2e}); final loss PyG {l_pyg[-1]:.4f}, gop {l_gop[-1]:.4f}")
         record("train", f"{m} on {gname}: accuracy", abs(r_pyg[2] - r_gop[2]) <= TOL_ACC,
                f"test accuracy PyG {r_pyg[2]:.4f}, gop {r_gop[2]:.4f}")
+        if r_cap:
+            record("train", f"{m} on {gname}: loss curve, gop captured",
+                   drift_cap <= max(TOL_LOSS, 2 * drift_pyg),
+                   f"max relative difference over {STEPS} steps {drift_cap:.2e} (PyG vs itself "
+                   f"{drift_pyg:.2e}); final loss PyG {l_pyg[-1]:.4f}, gop captured "
+                   f"{l_cap[-1]:.4f}")
+            record("train", f"{m} on {gname}: accuracy, gop captured",
+                   abs(r_pyg[2] - r_cap[2]) <= TOL_ACC,
+                   f"test accuracy PyG {r_pyg[2]:.4f}, gop captured {r_cap[2]:.4f}")
         print(f"     {m} on {gname}: epoch PyG {r_pyg[3]:.2f} ms, gop {r_gop[3]:.2f} ms "
               f"({s['speedup']:.2f}x; forward + loss PyG {r_pyg[6]:.2f} ms, gop "
               f"{r_gop[6]:.2f} ms); peak torch memory PyG {s['peak_mb_pyg']:.0f} MB, "
@@ -546,7 +711,15 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
               f"growth); gop under the default mapping {r_base[3]:.2f} ms "
               f"({s['speedup_default']:.2f}x, forward {r_base[6]:.2f} ms, loss within "
               f"{s['max_rel_loss_diff_default']:.1e})", flush=True)
-        del ref, ref2, mine, base
+        if r_cap:
+            print(f"     {m} on {gname}: gop captured {r_cap[3]:.2f} ms "
+                  f"({s['speedup_captured']:.2f}x PyG eager; loss within {drift_cap:.1e}, "
+                  f"accuracy {r_cap[2]:.4f}, peak "
+                  f"{s['peak_mb_gop_captured']:.0f} MB); PyG captured "
+                  + (f"{r_pcap[3]:.2f} ms (gop captured "
+                     f"{s['speedup_captured_vs_pyg_captured']:.2f}x it)" if r_pcap
+                     else note_pcap), flush=True)
+        del ref, ref2, mine
         if dev != "cpu":
             torch.cuda.empty_cache()
     return curves
@@ -689,38 +862,81 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
+def _cell(v, fmt, note=""):
+    """A table cell: the value, or (NaN: not run) the note why, '|' escaped."""
+    if isinstance(v, float) and math.isnan(v):
+        return (note or "-").replace("|", "\\|")[:160]
+    return fmt.format(v)
+
+
+def _geomean(vals):
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+def _captured_line(rows, key):
+    """The summary of gop captured in `rows`: its geometric mean speedup over
+    PyG eager, and over PyG captured where PyG captured (also into results,
+    as geomean_speedup_captured{key} and ..._vs_pyg_captured{key})."""
+    cap = [s["speedup_captured"] for s in rows if not math.isnan(s["speedup_captured"])]
+    if not cap:
+        notes = sorted({s["gop_captured_note"] for s in rows if s["gop_captured_note"]})
+        return f"gop captured: not measured ({'; '.join(notes) or 'no run'})"
+    g = results[f"geomean_speedup_captured{key}"] = _geomean(cap)
+    out = f"gop captured: {g:.2f}x PyG eager ({len(cap)} of {len(rows)})"
+    both = [s["speedup_captured_vs_pyg_captured"] for s in rows
+            if not math.isnan(s["speedup_captured_vs_pyg_captured"])]
+    if both:
+        gb = results[f"geomean_speedup_captured_vs_pyg_captured{key}"] = _geomean(both)
+        out += f", {gb:.2f}x PyG captured (the {len(both)} where PyG captured)"
+    else:
+        out += ", PyG captured nowhere"
+    return out
+
+
 def write_report(out, summary, orows=()):
     lines = report_head(results, "gop training vs PyG")
     if summary:
         lines += [f"## full-batch training, {STEPS} Adam steps", "",
                   f"gop trains with schedule={SCHEDULE!r}; 'default' is the same gop model "
-                  "under the default mapping, timed in the same run.", "",
+                  "under the default mapping, timed in the same run. 'captured': the whole "
+                  "step (forward, loss, backward, Adam capturable=True) captured once as a "
+                  "CUDA graph (gop.train.capture_step) and replayed; its speedup is over PyG "
+                  "eager; PyG captured the same way where it captures (else why not).", "",
                   "| graph | model | epoch ms PyG | epoch ms gop | speedup | epoch ms gop "
-                  "default (speedup) | forward ms PyG | "
-                  "forward ms gop | peak MB PyG | peak MB gop (+device) | acc PyG | acc gop | "
-                  "max rel loss diff (PyG rerun) |",
+                  "default (speedup) | epoch ms gop captured | captured speedup over PyG | "
+                  "epoch ms PyG captured | forward ms PyG | "
+                  "forward ms gop | peak MB PyG | peak MB gop (+device) | peak MB gop captured | "
+                  "acc PyG | acc gop | acc gop captured | "
+                  "max rel loss diff (PyG rerun) | max rel loss diff captured |",
                   "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-                  "| ---: | ---: |"]
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for s in summary:
             lines.append(
                 f"| {s['graph']} | {s['model']} | {s['epoch_ms_pyg']:.2f} | "
                 f"{s['epoch_ms_gop']:.2f} | {s['speedup']:.2f}x | "
                 f"{s['epoch_ms_gop_default']:.2f} ({s['speedup_default']:.2f}x) | "
+                f"{_cell(s['epoch_ms_gop_captured'], '{:.2f}', s['gop_captured_note'])} | "
+                f"{_cell(s['speedup_captured'], '{:.2f}x')} | "
+                f"{_cell(s['epoch_ms_pyg_captured'], '{:.2f}', s['pyg_captured_note'])} | "
                 f"{s['forward_ms_pyg']:.2f} | "
                 f"{s['forward_ms_gop']:.2f} | {s['peak_mb_pyg']:.0f} | "
                 f"{s['peak_mb_gop']:.0f} (+{s['device_growth_mb_gop']:.0f}) | "
-                f"{s['acc_pyg']:.4f} | {s['acc_gop']:.4f} | {s['max_rel_loss_diff']:.1e} "
-                f"({s['max_rel_loss_diff_pyg_rerun']:.1e}) |")
+                f"{_cell(s['peak_mb_gop_captured'], '{:.0f}')} | "
+                f"{s['acc_pyg']:.4f} | {s['acc_gop']:.4f} | "
+                f"{_cell(s['acc_gop_captured'], '{:.4f}')} | {s['max_rel_loss_diff']:.1e} "
+                f"({s['max_rel_loss_diff_pyg_rerun']:.1e}) | "
+                f"{_cell(s['max_rel_loss_diff_captured'], '{:.1e}')} |")
         for m in MODELS:
             sp = [s["speedup"] for s in summary if s["model"] == m]
             sd = [s["speedup_default"] for s in summary if s["model"] == m]
             if sp:
-                gm = math.exp(sum(math.log(v) for v in sp) / len(sp))
-                gd = math.exp(sum(math.log(v) for v in sd) / len(sd))
+                gm, gd = _geomean(sp), _geomean(sd)
                 results[f"geomean_speedup_{m}"] = gm
                 results[f"geomean_speedup_default_{m}"] = gd
                 lines.append(f"\n{m}: geometric mean epoch speedup over PyG {gm:.2f}x "
-                             f"(default mapping: {gd:.2f}x)")
+                             f"(default mapping: {gd:.2f}x); " + _captured_line(
+                                 [s for s in summary if s["model"] == m], f"_{m}"))
+        lines.append("\nall models: " + _captured_line(summary, ""))
     if orows:
         lines += ["", "## each gop call of the training, default mapping -> chosen schedule",
                   "", "| graph | op | extents | wrt | joint | forward ms | backward ms | "
@@ -761,6 +977,7 @@ def main():
     import torch_geometric as tg
     import torch_geometric.nn  # noqa: F401
     import gop.nn  # noqa: F401
+    import gop.train  # noqa: F401
     os.makedirs(a.out, exist_ok=True)
     ready, what = start(results, torch, tg.__version__,
                         tolerances={"gradcheck_rel_l2": TOL_GRAD, "loss_rel": TOL_LOSS,

@@ -120,7 +120,9 @@ int pass_fuse(IrOp *op, const char *outer, const char *inner,
     fused = ir_loop(a, at, e, IR_LOOP_EDGES, NULL, NULL, i->loop.body);
   } else {
     if (!result) result = ir_sprintf(a, "%s%s", outer, inner);
-    if (!pass_check_new_name(op, "fuse", result, "fused loop", outer, loc, d))
+    /* the fused loop may keep either loop's name: fuse(h, f) -> (f) */
+    if (strcmp(result, inner) != 0 &&
+        !pass_check_new_name(op, "fuse", result, "fused loop", outer, loc, d))
       return -1;
     IrVar *w = pass_new_var(op, a, result, IR_VAR_INDEX, at);
     IrNode *b = i->loop.extent;

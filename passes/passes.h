@@ -51,6 +51,9 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
  * warp per iteration of the stage's loop with lanes over the innermost
  * feature loop where that is legal, else a thread per iteration. */
 int pass_default_schedule(IrOp *op, Arena *a, Diag *d);
+/* Whether loop nest `stage` binds any loop to workers (a stage with none
+ * runs as one thread). */
+bool pass_stage_bound(const IrNode *stage);
 
 /* ---------------------------------------------------------------------------
  * The primitives, one file each. `loc` is where the directive was written;

@@ -142,7 +142,7 @@ static const Prim *find_prim(const char *name) {
 
 static bool is_sched_directive(const char *name) {
   return strcmp(name, "optional") == 0 || strcmp(name, "fallback") == 0 ||
-         strcmp(name, "deterministic") == 0;
+         strcmp(name, "deterministic") == 0 || strcmp(name, "stages") == 0;
 }
 
 static char kind_at(const Prim *p, int i) {
@@ -253,7 +253,29 @@ static bool stage_has(IrOp *view, const char *name) {
   return pass_find_loops(view, name, NULL, 0) > 0;
 }
 
-static int apply_stages(IrOp *op, const Prim *p, const Args *x, Arena *a,
+/* Whether stage k (0-based) is among those `mask` selects (0: all). */
+static bool selected(uint64_t mask, int k) {
+  return !mask || (k < 64 && (mask >> k & 1));
+}
+
+/* Whether a stage that `mask` selects has loop `name`. */
+static bool stages_have(IrOp *op, uint64_t mask, const char *name) {
+  if (!mask) return stage_has(op, name);
+  int k = 0;
+  for (IrNode *s = op->body; s; s = s->next, k++) {
+    if (!selected(mask, k)) continue;
+    IrOp view = *op;
+    IrNode *next = s->next;
+    s->next = NULL;
+    view.body = s;
+    bool has = stage_has(&view, name);
+    s->next = next;
+    if (has) return true;
+  }
+  return false;
+}
+
+static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, Arena *a,
                         Diag *d) {
   const char *loops[MAX_ARGS];
   int nl = 0;
@@ -265,14 +287,25 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, Arena *a,
   IrOp *c = pass_op_copy(op, a);
   IrNode *stages = c->body, *out = NULL;
   bool any = false;
-  while (stages) {
+  for (int k = 0; stages; k++) {
     IrNode *s = stages;
     stages = s->next;
     s->next = NULL;
+    if (!selected(mask, k)) { /* stages(...) left it out */
+      ir_append(&out, s);
+      continue;
+    }
     IrOp view = *c;
     view.body = s;
-    bool here = false;
-    for (int i = 0; i < nl; i++) here |= stage_has(&view, loops[i]);
+    /* a stage with any of the loops; fuse's two loops must both be there
+     * (fuse(h, f) in GAT's third stage leaves the stages without h alone) */
+    bool here = false, all = true;
+    for (int i = 0; i < nl; i++) {
+      bool has = stage_has(&view, loops[i]);
+      here |= has;
+      all &= has;
+    }
+    if (p->apply == do_fuse && nl == 2) here = all;
     if (here) {
       int rc = p->apply(&view, x, a, d);
       if (rc < 0) return -1;
@@ -285,10 +318,21 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, Arena *a,
   }
   if (!any) {
     bool exists = false;
-    for (int i = 0; i < nl; i++) exists |= stage_has(op, loops[i]);
-    if (!exists)
+    for (int i = 0; i < nl; i++) exists |= stages_have(op, mask, loops[i]);
+    const char *missing = loops[0];
+    if (p->apply == do_fuse && nl == 2) /* fuse's loops: name the one missing */
+      for (int i = 0; i < 2; i++)
+        if (!stages_have(op, mask, loops[i])) exists = false, missing = loops[i];
+    if (!exists && mask && stage_has(op, missing))
+      ir_error(d, x->dir->loc, "%s: loop '%s' is in no stage that stages(...) selected "
+               "in operator %s", p->name, missing, op->name);
+    else if (!exists)
       ir_error(d, x->dir->loc, "%s: loop '%s' does not exist in operator %s "
-               "(loops: %s)", p->name, loops[0], op->name, pass_loop_names(op, a));
+               "(loops: %s)", p->name, missing, op->name, pass_loop_names(op, a));
+    else if (p->apply == do_fuse)
+      ir_error(d, x->dir->loc, "fuse: no stage of operator %s has both loop '%s' "
+               "and loop '%s' (loops: %s)", op->name, loops[0], loops[1],
+               pass_loop_names(op, a));
     else if (x->n > 1 && x->name[1] && strcmp(x->name[1], "shared") == 0)
       ir_error(d, x->dir->loc, "promote(%s, shared): loop '%s' holds no "
                "reduction into the destination of its neighbour groups",
@@ -318,7 +362,7 @@ int pass_apply_directive(IrOp *op, const IrDirective *dir,
   Args x;
   int nparams = param_values ? MAX_ARGS : 0;
   if (!prepare(p, dir, param_values, nparams, &x, d)) return -1;
-  return apply_stages(op, p, &x, a, d);
+  return apply_stages(op, p, &x, 0, a, d);
 }
 
 /* ---- schedules: optional loops and fallbacks ---- */
@@ -328,6 +372,7 @@ typedef struct State {
   int nabsent;
   const char *from[MAX_NAMES], *to[MAX_NAMES];
   int nfallback;
+  uint64_t stages; /* stages(...): bit k for stage k + 1; 0: every stage */
 } State;
 
 static bool is_absent(const State *st, const char *name) {
@@ -384,6 +429,32 @@ static void absent_results(State *st, const Prim *p, const Args *x, Arena *a) {
   mark_absent(st, x->res[1] ? x->res[1] : ir_sprintf(a, "%s%s", base, i));
 }
 
+/* stages(k, ...): the directives after it apply to stages k ... only (1 is
+ * the first, in the order gopc emit prints them); stages() to all again. */
+static int select_stages(IrOp *op, const IrDirective *dir, const int64_t *params, int nparams,
+                         State *st, Diag *d) {
+  int n = 0;
+  for (IrNode *s = op->body; s; s = s->next) n++;
+  uint64_t mask = 0;
+  for (int i = 0; i < dir->nargs; i++) {
+    int64_t k;
+    if (dir->args[i].name) {
+      ir_error(d, dir->args[i].loc, "stages takes stage numbers (1 is the first), not the "
+               "name '%s'", dir->args[i].name);
+      return -1;
+    }
+    if (!eval(dir->args[i].expr, params, nparams, &k, dir->args[i].loc, d)) return -1;
+    if (k < 1 || k > n || k > 64) {
+      ir_error(d, dir->args[i].loc, "stages: operator %s has %d stage%s; there is no stage "
+               "%" PRId64, op->name, n, n == 1 ? "" : "s", k);
+      return -1;
+    }
+    mask |= (uint64_t)1 << (k - 1);
+  }
+  st->stages = mask;
+  return 0;
+}
+
 static int run_directive(IrOp *op, const IrDirective *dir, const int64_t *params,
                          int nparams, State *st, Arena *a, Diag *d) {
   if (strcmp(dir->prim, "optional") == 0 || strcmp(dir->prim, "fallback") == 0) {
@@ -407,9 +478,10 @@ static int run_directive(IrOp *op, const IrDirective *dir, const int64_t *params
       return 0;
     }
     for (int i = 0; i < dir->nargs; i++)
-      if (!stage_has(op, dir->args[i].name)) mark_absent(st, dir->args[i].name);
+      if (!stages_have(op, st->stages, dir->args[i].name)) mark_absent(st, dir->args[i].name);
     return 0;
   }
+  if (strcmp(dir->prim, "stages") == 0) return select_stages(op, dir, params, nparams, st, d);
   if (strcmp(dir->prim, "deterministic") == 0) {
     if (dir->nargs != 0) {
       ir_error(d, dir->loc, "deterministic takes no arguments");
@@ -448,9 +520,9 @@ static int run_directive(IrOp *op, const IrDirective *dir, const int64_t *params
     y.name[y.n] = r;
     y.value[y.n++] = x.value[i];
   }
-  if (missing == 0) return apply_stages(op, p, &y, a, d);
+  if (missing == 0) return apply_stages(op, p, &y, st->stages, a, d);
   if (strcmp(p->name, "reorder") == 0)
-    return kept >= 2 ? apply_stages(op, p, &y, a, d) : 0;
+    return kept >= 2 ? apply_stages(op, p, &y, st->stages, a, d) : 0;
   if (strcmp(p->name, "fuse") == 0 && kept == 1) {
     if (!x.res[0]) return 0;
     return rename_loops(op, present, x.res[0], dir->loc, a, d);
@@ -542,7 +614,8 @@ static int check_growth(const IrOp *op, const IrDirective *dir, int *applied, Ar
 
 /* Applies `s` to `op` in place (the caller holds a copy). */
 static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
-                        int nargs, Loc call, int *applied, Arena *a, Diag *d) {
+                        int nargs, uint64_t stages, Loc call, int *applied, Arena *a,
+                        Diag *d) {
   if (nargs != s->nparams) {
     const char *ps = "";
     for (int i = 0; i < s->nparams; i++)
@@ -551,7 +624,7 @@ static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
              s->nparams, s->nparams == 1 ? "" : "s", ps, nargs);
     return -1;
   }
-  State st = {0};
+  State st = {.stages = stages}; /* a named schedule called after stages(...) */
   for (const IrDirective *dir = s->directives; dir; dir = dir->next)
     if (run_directive(op, dir, args, nargs, &st, a, d) != 0 ||
         check_growth(op, dir, applied, a, d) != 0) {
@@ -577,7 +650,7 @@ int pass_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
                   int nargs, Arena *a, Diag *d) {
   IrOp *c = pass_op_copy(op, a);
   int applied = 0;
-  if (run_schedule(c, s, args, nargs, s->loc, &applied, a, d) != 0) return -1;
+  if (run_schedule(c, s, args, nargs, 0, s->loc, &applied, a, d) != 0) return -1;
   const char *what = ir_sprintf(a, "%s(%s)", s->name, arg_list(a, args, nargs));
   if (check_lowers(c, s->loc, what, a, d) != 0) return -1;
   *op = *c;
@@ -643,7 +716,8 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
       if (!eval(dir->args[i].expr, NULL, 0, &args[i], dir->args[i].loc, d))
         return -1;
     }
-    if (run_schedule(c, named, args, dir->nargs, dir->loc, &applied, a, d) != 0) return -1;
+    if (run_schedule(c, named, args, dir->nargs, st.stages, dir->loc, &applied, a, d) != 0)
+      return -1;
   }
   if (check_lowers(c, s->directives ? s->directives->loc : (Loc){file, 1, 1},
                    ir_sprintf(a, "'%s'", text), a, d) != 0)
@@ -661,6 +735,11 @@ static bool has_binding(const IrNode *list) {
     if (s->kind == IR_IF && has_binding(s->ifs.then)) return true;
   }
   return false;
+}
+
+bool pass_stage_bound(const IrNode *stage) {
+  return stage->kind == IR_LOOP && (stage->loop.bind != IR_BIND_NONE ||
+                                    has_binding(stage->loop.body));
 }
 
 /* The innermost range loop under `list` holding no loop, or NULL. */

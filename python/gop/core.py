@@ -45,13 +45,44 @@ _GAT_GRAD = ("GAT's attention gradients: the chooser picks thread_vertex(1, 1), 
              "destination, serialised on ogbn-arxiv's heaviest vertex (13,155 in-edges): "
              "joint backward 3.37 -> 77.0 ms at H = 8")
 AUTO_KEEPS_DEFAULT = {
-    "gat_attention_grad_Z_As_Ad": _GAT_GRAD,
     "gat_attention_grad_Z": _GAT_GRAD,
     "gat_attention_grad_As": _GAT_GRAD,
     "gat_attention_grad_Ad": _GAT_GRAD,
     "copy_u_mean_grad_X": "spmm_rows(2, 1) over the reverse graph: 0.092 -> 0.214 ms at F = 8 "
                           "on ogbn-arxiv (1.31x faster on pubmed)",
 }
+
+
+def _lanes(n, cap):
+    """The least power of two >= n, at most cap: the lanes of a team that
+    covers n features."""
+    t = 1
+    while t < n and t < cap:
+        t *= 2
+    return t
+
+
+# Operators whose schedule="auto" is a rule of their extents instead of the
+# chooser's pick (the cost model is fitted on aggregation), by name, each
+# measured: a function of the extents giving the schedule (None: the
+# default mapping). GAT's fused attention and its joint backward run their
+# stages in neighbour groups (examples/models/layers.gop gat_groups,
+# gat_grad_groups; H100, ogbn-arxiv, bench/results/2026-11-27-H100-
+# session11-gat): forward 1.40 -> 0.46 ms at H = C = 8, 0.37 -> 0.14 at
+# H = 1; joint backward 2.80 -> 1.06 ms at H = 8. The backward with fewer
+# than 4 heads was not measured under it (a lane per head, most lanes idle):
+# it keeps the default.
+def gat_groups(ext):
+    return "gat_groups(32, %d, %d)" % (_lanes(int(ext["H"]), 8),
+                                       _lanes(int(ext["H"]) * int(ext["C"]), 32))
+
+
+def gat_grad_groups(ext):
+    H = int(ext["H"])
+    return "gat_grad_groups(32, %d)" % _lanes(H, 8) if H >= 4 else None
+
+
+AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}
 
 
 def backward_schedule(schedule):
@@ -489,11 +520,16 @@ class Operator:
         (gop.plan lists the calls of the gop.nn layers, bench/train.py
         --prepare prepares them).
 
-        Kept at the default mapping, each for a measured reason
-        (AUTO_KEEPS_DEFAULT): the forward operators of gop.layers (the cost
-        model is fitted on aggregation; its pick for GAT's fused attention
-        took 39 ms on ogbn-arxiv where the default takes 2.5, as models.c
-        found), and the derived operators named there."""
+        A rule of the extents instead (AUTO_RULES): GAT's fused attention
+        and its joint backward, in neighbour groups stage by stage. Kept at
+        the default mapping, each for a measured reason
+        (AUTO_KEEPS_DEFAULT): the other forward operators of gop.layers (the
+        cost model is fitted on aggregation; its pick for GAT's fused
+        attention took 39 ms on ogbn-arxiv where the default takes 2.5, as
+        models.c found), and the derived operators named there."""
+        rule = AUTO_RULES.get(self.name)
+        if rule and any(s.startswith(rule.__name__ + "(") for s in self.schedules()):
+            return rule(ext)  # an operator whose file has the rule's schedule (gop.layers')
         if self.library is layers or self.name in AUTO_KEEPS_DEFAULT:
             return None
         F = 1

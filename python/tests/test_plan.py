@@ -84,12 +84,23 @@ class Plan(unittest.TestCase):
         # a named schedule is the forward's; its backward runs the default
         self.assertEqual([x[1] for x in c.kernels("spmm_rows(2, 2)")],
                          ["spmm_rows(2, 2)", None])
-        # gop.layers' forward operators keep the default under "auto"
+        # GAT's attention under "auto": core.AUTO_RULES, lanes sized to the
+        # heads (a power of two, at most 8) and to heads x channels (at most
+        # 32); its joint backward by rule from 4 heads, the default below
         c, = plan.gat(G, 64, 8, heads=2, schedule="auto")
         k = c.kernels()
-        self.assertEqual(k[0][:2], ("gat_attention", None))
-        self.assertEqual(k[1][0], "gat_attention_grad_Z_As_Ad")
+        self.assertEqual(k[0][:2], ("gat_attention", "gat_groups(32, 2, 16)"))
+        self.assertEqual(k[1][:2], ("gat_attention_grad_Z_As_Ad", None))
         self.assertEqual(k[1][2], {"H": 2, "C": 8})
+        c, = plan.gat(G, 64, 8, heads=8, schedule="auto")
+        self.assertEqual([x[1] for x in c.kernels()],
+                         ["gat_groups(32, 8, 32)", "gat_grad_groups(32, 8)"])
+        c, = plan.gat(G, 64, 3, heads=5, schedule="auto")
+        self.assertEqual([x[1] for x in c.kernels()],
+                         ["gat_groups(32, 8, 16)", "gat_grad_groups(32, 8)"])
+        # the other layers' forward operators keep the default
+        g, = plan.gin(G, 16, fused=True, train_eps=True, schedule="auto", input_grad=True)
+        self.assertEqual(g.kernels()[0][:2], ("gin_aggregate", None))
         sep = c.kernels(joint=False)
         self.assertEqual([x[0] for x in sep], ["gat_attention", "gat_attention_grad_Z",
                                                "gat_attention_grad_As",

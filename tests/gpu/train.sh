@@ -11,7 +11,13 @@
 #              with schedule="auto" (the chooser's pick for every forward and
 #              derived operator) and is timed under the default mapping too;
 #   ops        each gop call of the training, forward and backward, default
-#              mapping against the chosen schedule.
+#              mapping against the chosen schedule;
+#   captured   (in train) each model with its whole step captured as a CUDA
+#              graph (gop.train.capture_step) and replayed, checked against
+#              PyG like the eager run; PyG captured where it can be;
+#   unit       python/tests/test_train.py on CUDA: capture_step's refusals,
+#              and a captured GCN's losses over 5 replays against eager
+#              steps (default-mapping kernels of u_mul_e_sum, carried).
 # CARRY is what `GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed
 # ogbn-arxiv` made (.carry/gpu): python/libgop.so (no LLVM: the GPU machine
 # has none), python/libsqlite3.so.0 beside it, python/kernels/ (every
@@ -33,6 +39,10 @@ mkdir -p "$out/files"
 eval "python3 bench/train.py --datasets \"\$carry/datasets\" --out \"\$out/files\" \
   ${GOP_TRAIN_ARGS:-}" 2>&1 | tee "$out/train.log"
 rc=${PIPESTATUS[0]}
+python3 -m unittest discover -s python/tests -p test_train.py -v 2>&1 | tee -a "$out/train.log"
+urc=${PIPESTATUS[0]}
+echo "unit (python/tests/test_train.py) rc=$urc"
+[ "$rc" = 0 ] && rc=$urc
 cp "$out/files/train.md" "$out/" 2>/dev/null
 tar -C "$out/files" -czf "$out/train-files.tar.gz" . && rm -rf "$out/files"
 echo "train rc=$rc"
