@@ -696,11 +696,18 @@ def train_graph(torch, tg, path, gname, rows, summary, dev="cuda", models=MODELS
         record("train", f"{m} on {gname}: accuracy", abs(r_pyg[2] - r_gop[2]) <= TOL_ACC,
                f"test accuracy PyG {r_pyg[2]:.4f}, gop {r_gop[2]:.4f}")
         if r_cap:
+            # against PyG captured where it captures: Adam(capturable=True)
+            # rounds its step differently from the eager Adam, and both
+            # captured runs drift from the eager ones alike (H100 session
+            # 11: GIN on pubmed, gop captured 2.5e-2 and PyG captured 2.4e-2
+            # from PyG eager, 5e-4 from each other); else against PyG eager
+            ref, l_ref = ("PyG captured", l_pcap) if r_pcap else ("PyG", l_pyg)
+            d_ref = max(abs(a - b) / abs(b) for a, b in zip(l_cap, l_ref))
             record("train", f"{m} on {gname}: loss curve, gop captured",
-                   drift_cap <= max(TOL_LOSS, 2 * drift_pyg),
-                   f"max relative difference over {STEPS} steps {drift_cap:.2e} (PyG vs itself "
-                   f"{drift_pyg:.2e}); final loss PyG {l_pyg[-1]:.4f}, gop captured "
-                   f"{l_cap[-1]:.4f}")
+                   d_ref <= max(TOL_LOSS, 2 * drift_pyg),
+                   f"max relative difference from {ref} over {STEPS} steps {d_ref:.2e} (PyG "
+                   f"vs itself {drift_pyg:.2e}); final loss {ref} {l_ref[-1]:.4f}, gop "
+                   f"captured {l_cap[-1]:.4f}")
             record("train", f"{m} on {gname}: accuracy, gop captured",
                    abs(r_pyg[2] - r_cap[2]) <= TOL_ACC,
                    f"test accuracy PyG {r_pyg[2]:.4f}, gop captured {r_cap[2]:.4f}")
