@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 #include "lang/lang.h"
+#include "passes/passes.h"
 
 #include "api/api.h"
 
 /* ---- REPL support ---- */
+
+const char *gop_schedule_directive_name(int i) { return pass_directive_name(i); }
 
 int gop_op_num_schedules(const GopOp *op) {
   return api_schedule_library(op->module->ctx, op->module)->nscheds;

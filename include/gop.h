@@ -378,6 +378,10 @@ int gop_device_status(char *what, size_t size);
 
 /* ---- REPL support ---- */
 
+/* The name of schedule directive `i`: the primitives (split, ..., team,
+ * occupancy), then the schedule-level directives (optional, fallback,
+ * deterministic, stages); NULL past the last. A static string. */
+const char *gop_schedule_directive_name(int i);
 /* The named schedules an operator can use: its own file's first, then the
  * standard library's (the order `--schedule NAME(...)` looks them up). */
 int gop_op_num_schedules(const GopOp *op);

@@ -54,6 +54,10 @@ int pass_default_schedule(IrOp *op, Arena *a, Diag *d);
 /* Whether loop nest `stage` binds any loop to workers (a stage with none
  * runs as one thread). */
 bool pass_stage_bound(const IrNode *stage);
+/* The name of schedule directive i (the primitives, then the schedule-level
+ * directives: optional, fallback, deterministic, stages), NULL past the
+ * last: what a schedule line may start with (the REPL completes them). */
+const char *pass_directive_name(int i);
 
 /* ---------------------------------------------------------------------------
  * The primitives, one file each. `loc` is where the directive was written;

@@ -140,9 +140,22 @@ static const Prim *find_prim(const char *name) {
   return NULL;
 }
 
+/* The schedule-level directives (they act on the directives after them). */
+static const char *const sched_directives[] = {"optional", "fallback", "deterministic",
+                                               "stages"};
+
+const char *pass_directive_name(int i) {
+  if (i < 0) return NULL;
+  if (i < NPRIMS) return prims[i].name;
+  i -= NPRIMS;
+  return i < (int)(sizeof sched_directives / sizeof *sched_directives) ? sched_directives[i]
+                                                                        : NULL;
+}
+
 static bool is_sched_directive(const char *name) {
-  return strcmp(name, "optional") == 0 || strcmp(name, "fallback") == 0 ||
-         strcmp(name, "deterministic") == 0 || strcmp(name, "stages") == 0;
+  for (size_t i = 0; i < sizeof sched_directives / sizeof *sched_directives; i++)
+    if (strcmp(name, sched_directives[i]) == 0) return true;
+  return false;
 }
 
 static char kind_at(const Prim *p, int i) {
@@ -354,9 +367,12 @@ int pass_apply_directive(IrOp *op, const IrDirective *dir,
     if (is_sched_directive(dir->prim))
       ir_error(d, dir->loc, "'%s' belongs in a schedule (it acts on the "
                "directives after it), not alone", dir->prim);
-    else
-      ir_error(d, dir->loc, "unknown primitive '%s' (primitives: split, "
-               "reorder, fuse, bind, group, tile, unroll, prefetch, vectorize, promote)", dir->prim);
+    else {
+      const char *all = "";
+      for (int i = 0; i < NPRIMS; i++)
+        all = ir_sprintf(a, "%s%s%s", all, i ? ", " : "", prims[i].name);
+      ir_error(d, dir->loc, "unknown primitive '%s' (primitives: %s)", dir->prim, all);
+    }
     return -1;
   }
   Args x;

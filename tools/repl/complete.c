@@ -64,13 +64,13 @@ static int count_commands(void) {
   int n = 0;
   while (repl_commands[n].name) n++;
   int p = 0;
-  while (repl_primitives[p]) p++;
+  while (gop_schedule_directive_name(p)) p++;
   return n + p;
 }
 static const char *get_command(int k) {
   int n = 0;
   while (repl_commands[n].name) n++;
-  return k < n ? repl_commands[k].name : repl_primitives[k - n];
+  return k < n ? repl_commands[k].name : gop_schedule_directive_name(k - n);
 }
 static int count_ops(void) {
   GopModule *std = gop_stdlib(repl.ctx);

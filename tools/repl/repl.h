@@ -89,7 +89,6 @@ void repl_cmd_quit(int argc, char **argv, const char *rest);
  */
 
 /* The schedule primitives a line may start with; NULL ends the list. */
-extern const char *const repl_primitives[];
 bool repl_is_primitive(const char *word);
 /* Sets the schedule to `next` (malloc'ed; the session takes it), recording
  * the old one for undo and diff. */

@@ -13,16 +13,11 @@
 
 #include "repl.h"
 
-/* The schedule primitives a line may start with (passes/schedule.c, plus
- * the schedule-block directives that only guide the others). */
-const char *const repl_primitives[] = {
-    "split",  "reorder",  "fuse",    "bind",     "group",         "tile",
-    "unroll", "vectorize", "promote", "interleave", "optional", "fallback", "deterministic",
-    NULL};
-
+/* A line starting with a schedule directive (passes/schedule.c's
+ * primitives and schedule-level directives) is a schedule step. */
 bool repl_is_primitive(const char *word) {
-  for (int i = 0; repl_primitives[i]; i++)
-    if (strcmp(repl_primitives[i], word) == 0) return true;
+  for (int i = 0; gop_schedule_directive_name(i); i++)
+    if (strcmp(gop_schedule_directive_name(i), word) == 0) return true;
   return false;
 }
 
