@@ -69,9 +69,10 @@ def _lanes(n, cap):
 # stages in neighbour groups (examples/models/layers.gop gat_groups,
 # gat_grad_groups; H100, ogbn-arxiv, bench/results/2026-11-27-H100-
 # session11-gat): forward 1.40 -> 0.46 ms at H = C = 8, 0.37 -> 0.14 at
-# H = 1; joint backward 2.80 -> 1.06 ms at H = 8. The backward with fewer
-# than 4 heads was not measured under it (a lane per head, most lanes idle):
-# it keeps the default.
+# H = 1; joint backward 2.80 -> 1.06 ms at H = 8, 0.64 -> 0.56 at H = 2
+# (pubmed 0.54 -> 0.18). With one head the backward keeps the default: a
+# lane per head leaves a team of one lane per group or source, 0.35 -> 0.52
+# ms on ogbn-arxiv (though 0.31 -> 0.18 on pubmed; gat2.txt there).
 def gat_groups(ext):
     return "gat_groups(32, %d, %d)" % (_lanes(int(ext["H"]), 8),
                                        _lanes(int(ext["H"]) * int(ext["C"]), 32))
@@ -79,7 +80,7 @@ def gat_groups(ext):
 
 def gat_grad_groups(ext):
     H = int(ext["H"])
-    return "gat_grad_groups(32, %d)" % _lanes(H, 8) if H >= 4 else None
+    return "gat_grad_groups(32, %d)" % _lanes(H, 8) if H >= 2 else None
 
 
 AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}
