@@ -448,10 +448,11 @@ def train_one(torch, model, x, y, train, test, g):
     Fn = torch.nn.functional
     opt = torch.optim.Adam(model.parameters(), lr=LR)
     cuda = x.is_cuda
+    free0 = 0
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        free0, total = torch.cuda.mem_get_info()
+        free0, _ = torch.cuda.mem_get_info()
     losses, events, grads0 = [], [], None
     for step in range(STEPS):
         a, m, b = [torch.cuda.Event(enable_timing=True) if cuda else _Clock()
@@ -469,7 +470,7 @@ def train_one(torch, model, x, y, train, test, g):
         b.record()
         losses.append(loss.detach())
         events.append((a, m, b))
-    free0 = free1 = peak = 0
+    free1 = peak = 0
     if cuda:
         torch.cuda.synchronize()
         free1, _ = torch.cuda.mem_get_info()
