@@ -470,18 +470,24 @@ def train_one(torch, model, x, y, train, test, g):
         b.record()
         losses.append(loss.detach())
         events.append((a, m, b))
+    acc, peak, grown = _after_steps(torch, model, x, y, test, g, cuda, free0)
+    times = [a.elapsed_time(b) for a, m, b in events[WARMUP:]]
+    fwd = statistics.median(a.elapsed_time(m) for a, m, b in events[WARMUP:])
+    return ([l.item() for l in losses], grads0, acc, statistics.median(times), peak, grown, fwd)
+
+
+def _after_steps(torch, model, x, y, test, g, cuda, free0):
+    """After a run's steps: (test accuracy, peak torch memory, growth of
+    the device's used memory since free0 was read)."""
     free1 = peak = 0
     if cuda:
         torch.cuda.synchronize()
         free1, _ = torch.cuda.mem_get_info()
         peak = torch.cuda.max_memory_allocated()
-    times = [a.elapsed_time(b) for a, m, b in events[WARMUP:]]
-    fwd = statistics.median(a.elapsed_time(m) for a, m, b in events[WARMUP:])
     with torch.no_grad():
         pred = model(x, g).argmax(1)
         acc = (pred[test] == y[test]).float().mean().item()
-    return ([l.item() for l in losses], grads0, acc, statistics.median(times), peak,
-            max(0, free0 - free1), fwd)
+    return acc, peak, max(0, free0 - free1)
 
 
 def train_captured(torch, model, x, y, train_idx, test, g, mode="global"):
@@ -518,16 +524,11 @@ def train_captured(torch, model, x, y, train_idx, test, g, mode="global"):
             grads0 = {k: p.grad.detach().clone() for k, p in model.named_parameters()
                       if p.grad is not None}
         events.append((a, b))
-    torch.cuda.synchronize()
-    free1, _ = torch.cuda.mem_get_info()
-    peak = torch.cuda.max_memory_allocated()
+    acc, peak, grown = _after_steps(torch, model, x, y, test, g, True, free0)
     times = [a.elapsed_time(b) for a, b in events[WARMUP:]]
-    with torch.no_grad():
-        pred = model(x, g).argmax(1)
-        acc = (pred[test] == y[test]).float().mean().item()
     del cap
-    return ([v.item() for v in losses], grads0, acc, statistics.median(times), peak,
-            max(0, free0 - free1), float("nan"))
+    return ([v.item() for v in losses], grads0, acc, statistics.median(times), peak, grown,
+            float("nan"))
 
 
 def run_captured(torch, make, x, y, train_idx, test, g):

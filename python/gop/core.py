@@ -414,6 +414,11 @@ class Operator:
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
         self._choices = {}  # (graph, row width) -> (chosen schedule, graph)
         self._grads = {}  # (wrt, joint) -> Gradient
+        # AUTO_RULES' rule where this operator's file has the rule's
+        # schedule (gop.layers'), else None: looked up once, not per call
+        rule = AUTO_RULES.get(self.name)
+        self._rule = rule if rule and any(
+            s.startswith(rule.__name__ + "(") for s in self.schedules()) else None
 
     def __repr__(self):
         return f"<gop operator {self.signature}>"
@@ -528,9 +533,8 @@ class Operator:
         cost model is fitted on aggregation; its pick for GAT's fused
         attention took 39 ms on ogbn-arxiv where the default takes 2.5, as
         models.c found), and the derived operators named there."""
-        rule = AUTO_RULES.get(self.name)
-        if rule and any(s.startswith(rule.__name__ + "(") for s in self.schedules()):
-            return rule(ext)  # an operator whose file has the rule's schedule (gop.layers')
+        if self._rule:
+            return self._rule(ext)
         if self.library is layers or self.name in AUTO_KEEPS_DEFAULT:
             return None
         F = 1

@@ -88,7 +88,8 @@ void repl_cmd_quit(int argc, char **argv, const char *rest);
  * schedule, schedules, show, diff.
  */
 
-/* The schedule primitives a line may start with; NULL ends the list. */
+/* Whether a line starting with `word` is a schedule step: a schedule
+ * directive (gop_schedule_directive_name). */
 bool repl_is_primitive(const char *word);
 /* Sets the schedule to `next` (malloc'ed; the session takes it), recording
  * the old one for undo and diff. */
