@@ -350,6 +350,18 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   int64_t blocks;
   if (cg_launch_blocks(k, g->nv, g->ne, syms, p->nsyms, wave, &blocks, d) != 0)
     return RT_ERR;
+  /* A loop over the group table is sized by the table's rows, as an
+   * extent loop is by its extent: at most 8 waves (below), each warp a few
+   * rows. One wave of 8 blocks an SM, each warp walking every W-th row,
+   * measured 1.2-1.5x slower on the H100 (cnr-2000 u_mul_e_sum, F = 256:
+   * 0.87 -> 0.59 ms): its warps drift apart in the table, so the rows in
+   * flight stop being neighbours and their sources stop sharing L2 (hit
+   * rate 60% against cuSPARSE's 82%), while blocks handed out in order keep
+   * the GPU on one stretch of the table (bench/NOTES.md, session 12). */
+  if (k->launch.kind == CG_LAUNCH_FILL && gt && !rows) {
+    int64_t per = k->launch.per_block > 0 ? k->launch.per_block : 1;
+    blocks = gt->host->n <= 0 ? 1 : (gt->host->n - 1) / per + 1;
+  }
   /* Bound loops are grid-stride loops, so a grid of a few waves covers any
    * extent; more blocks than that only add scheduling overhead. */
   if (blocks > 8 * wave) blocks = 8 * wave;

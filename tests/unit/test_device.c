@@ -393,6 +393,60 @@ END_TEST
  * gop_bench asks where a case fits in L2): each repetition runs every copy
  * once, so the kernels see as many different output buffers, and the
  * result says how many copies there were. */
+/* A groups stage's grid is sized by its table, as an extent loop's is:
+ * one warp (8 of a block of 256 threads) a row of the table, at most 8
+ * waves; a team of 8 lanes a row under spmm_teams(G, 8). */
+START_TEST(groups_grid_by_table) {
+  use_fake_driver();
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *lib = lang_stdlib(a, &d);
+  ck_assert_ptr_nonnull(lib);
+  const char *sched[2] = {"spmm_groups(4, 4)", "spmm_teams(4, 8)"};
+  const int rows_per_block[2] = {8, 32};
+  for (int s = 0; s < 2; s++) {
+    IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"), sched[s], a, &d);
+    ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
+    CgProgram p;
+    ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf ? d.buf : "");
+    Graph *g = graph_generate("rmat:12:8", &d);
+    ck_assert_ptr_nonnull(g);
+    int64_t F = 8, syms[1] = {F};
+    float *x = calloc((size_t)(g->nv * F), sizeof *x), *y = calloc((size_t)(g->nv * F), sizeof *y);
+    void *host[2];
+    for (int i = 0; i < p.ntensors; i++) host[i] = !strcmp(p.tensors[i].name, "X") ? x : y;
+    fake_reset();
+    RtExecOptions opt = {.warmup = 0, .reps = 1, .sets = 1};
+    RtExecResult res;
+    ck_assert_msg(rt_exec_program(&p, g, syms, host, &opt, &res, &d) == RT_OK, "%s",
+                  d.buf ? d.buf : "");
+    const FakeLaunch *l;
+    int nl = fake_launches(&l), seen = 0;
+    for (int i = 0; i < nl; i++)
+      for (int kk = 0; kk < p.nkernels; kk++) {
+        const CgKernel *k = &p.kernels[kk];
+        if (strcmp(k->name, l[i].fn) || k->launch.kind != CG_LAUNCH_FILL) continue;
+        int64_t rows = -1;
+        for (int j = 0; j < k->nparams; j++)
+          if (k->params[j].kind == CG_PARAM_NGROUPS) rows = (int32_t)l[i].params[j];
+        ck_assert_int_gt(rows, 8 * 132); /* more rows than one wave has warps */
+        int64_t want = (rows + rows_per_block[s] - 1) / rows_per_block[s];
+        if (want > 8 * 132 * 8) want = 8 * 132 * 8; /* 8 waves of the fake's 132 SMs */
+        ck_assert_int_eq((int64_t)l[i].grid, want);
+        seen++;
+      }
+    ck_assert_int_ge(seen, 1);
+    free(x), free(y);
+    graph_free(g);
+    cg_program_free(&p);
+  }
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  rt_cuda_close();
+}
+END_TEST
+
 START_TEST(exec_rotated_sets) {
   use_fake_driver();
   Arena *a = ir_arena_new();
@@ -573,6 +627,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cache_dir_errors);
   tcase_add_test(tc, device_launch);
   tcase_add_test(tc, exec_rotated_sets);
+  tcase_add_test(tc, groups_grid_by_table);
   tcase_add_test(tc, device_refusals);
   tcase_add_test(tc, device_dtypes);
   suite_add_tcase(s, tc);
