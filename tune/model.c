@@ -109,6 +109,17 @@ static const double LANE_SKEW = 3.0;     /* x c(R) x std: heavy-tailed degrees *
 static const double LANE_GROUPS_V = 1.0; /* groups = E / G + this x |V| */
 static const double LANE_BW_L2 = 1.0e7;  /* bytes per us, gathers from L2 */
 static const double LANE_R_ATOMIC = 1.0e5; /* atomic floats per us */
+static const double LANE_TABLE_BYTES = 20; /* read per group: its table row
+                                              (12) and its destination's
+                                              offsets (8). Left out before
+                                              session 12, which made every
+                                              G tie where the gathers bound
+                                              the time; counted, the
+                                              choice among the measured
+                                              named schedules went 1.069 ->
+                                              1.065x the best (run 2),
+                                              1.082 -> 1.073x (run 11),
+                                              1.117 -> 1.091x (run 12) */
 
 /* The expected largest of r standard normal draws (r = 1, 2, 4, ...). */
 static double expected_max_normal(int r) {
@@ -166,6 +177,9 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   if (p->filled) out->bytes += V * 8;
   if (p->atomic_rows > 0) out->bytes += others * V * row; /* the fill of the rows added into */
   if (p->finalise) out->bytes += 2 * others * V * row;    /* read and written again */
+  /* each group's row of the table (destination, first and end edge) and
+   * its destination's two offsets (the degree test before the store) */
+  if (p->egroup > 0) out->bytes += LANE_TABLE_BYTES * (E / p->egroup + LANE_GROUPS_V * V);
   out->atomics = atomics;
   double gathered = V * row * (shape->edge_rows > 0 ? shape->edge_rows : 1);
   out->memory_us = out->bytes / (gathered <= L2_BYTES ? LANE_BW_L2 : BW_DRAM) +
