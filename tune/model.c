@@ -136,6 +136,9 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   double fpp = p->fpp, passes = ceil_div(Fe, fpp);
   double use = fmin(Fe, fpp) / fpp;
   double warps, steps, per, longest, atomics = 0;
+  /* a point has rows (rows > 0) or neighbour groups (egroup > 0): the
+   * table's rows, a group a row */
+  double groups = p->egroup > 0 ? E / p->egroup + LANE_GROUPS_V * V : 0;
   if (p->rows > 0) {
     double R = p->rows;
     double deg = fmin(dmax, mean + expected_max_normal(p->rows) * LANE_SKEW * std);
@@ -145,7 +148,6 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
     longest = dmax * passes;
   } else {
     double G = p->egroup;
-    double groups = E / G + LANE_GROUPS_V * V;
     per = groups > 0 ? E / groups : 0;
     longest = fmin(G, dmax) * passes;
     /* heavy rows' partial sums, or every group's */
@@ -179,7 +181,7 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   if (p->finalise) out->bytes += 2 * others * V * row;    /* read and written again */
   /* each group's row of the table (destination, first and end edge) and
    * its destination's two offsets (the degree test before the store) */
-  if (p->egroup > 0) out->bytes += LANE_TABLE_BYTES * (E / p->egroup + LANE_GROUPS_V * V);
+  out->bytes += LANE_TABLE_BYTES * groups;
   out->atomics = atomics;
   double gathered = V * row * (shape->edge_rows > 0 ? shape->edge_rows : 1);
   out->memory_us = out->bytes / (gathered <= L2_BYTES ? LANE_BW_L2 : BW_DRAM) +

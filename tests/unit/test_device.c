@@ -389,10 +389,15 @@ START_TEST(device_launch) {
 }
 END_TEST
 
-/* Timed runs rotating among copies of the tensors (RtExecOptions.sets, as
- * gop_bench asks where a case fits in L2): each repetition runs every copy
- * once, so the kernels see as many different output buffers, and the
- * result says how many copies there were. */
+/* Operator `name` of the standard library under schedule `sched`,
+ * lowered and compiled for sm_90 into `p`. */
+static void compile_stdlib(const IrModule *lib, const char *name, const char *sched, Arena *a,
+                           Diag *d, CgProgram *p) {
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, name), sched, a, d);
+  ck_assert_msg(op != NULL, "%s", d->buf ? d->buf : "");
+  ck_assert_msg(cg_compile(op, "sm_90", p, d) == 0, "%s", d->buf ? d->buf : "");
+}
+
 /* A groups stage's grid is sized by its table, as an extent loop's is:
  * one warp (8 of a block of 256 threads) a row of the table, at most 8
  * waves; a team of 8 lanes a row under spmm_teams(G, 8). */
@@ -406,10 +411,8 @@ START_TEST(groups_grid_by_table) {
   const char *sched[2] = {"spmm_groups(4, 4)", "spmm_teams(4, 8)"};
   const int rows_per_block[2] = {8, 32};
   for (int s = 0; s < 2; s++) {
-    IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"), sched[s], a, &d);
-    ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
     CgProgram p;
-    ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf ? d.buf : "");
+    compile_stdlib(lib, "copy_u_sum", sched[s], a, &d, &p);
     Graph *g = graph_generate("rmat:12:8", &d);
     ck_assert_ptr_nonnull(g);
     int64_t F = 8, syms[1] = {F};
@@ -447,6 +450,10 @@ START_TEST(groups_grid_by_table) {
 }
 END_TEST
 
+/* Timed runs rotating among copies of the tensors (RtExecOptions.sets, as
+ * gop_bench asks where a case fits in L2): each repetition runs every copy
+ * once, so the kernels see as many different output buffers, and the
+ * result says how many copies there were. */
 START_TEST(exec_rotated_sets) {
   use_fake_driver();
   Arena *a = ir_arena_new();
@@ -454,10 +461,8 @@ START_TEST(exec_rotated_sets) {
   ir_diag_init(&d, NULL);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
-  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "u_mul_e_sum"), "spmm_vec4(4)", a, &d);
-  ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
   CgProgram p;
-  ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf ? d.buf : "");
+  compile_stdlib(lib, "u_mul_e_sum", "spmm_vec4(4)", a, &d, &p);
   Graph *g = graph_generate("grid:4x3", &d);
   ck_assert_ptr_nonnull(g);
   int64_t F = 8, syms[1] = {F};
