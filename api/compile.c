@@ -321,7 +321,8 @@ int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) 
   if (bits < 0) return -1;
   IrOp *lowered = api_schedule_op(op, o, true);
   if (!lowered) return -1;
-  if (cg_compile_bits(lowered, target, bits, out, &ctx->diag) != 0) return -1;
+  CgLayout layout = {bits, o && o->csr_edges};
+  if (cg_compile_layout(lowered, target, layout, out, &ctx->diag) != 0) return -1;
   ctx->times.llvm_build_ms = out->times.build_ms;
   ctx->times.llvm_opt_ms = out->times.opt_ms;
   ctx->times.ptx_emit_ms = out->times.emit_ms;
@@ -351,7 +352,8 @@ char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o)
     const char *target = api_pick_target(ctx, o ? o->target : NULL);
     int bits = api_index_bits(ctx, o);
     IrOp *c = target && bits > 0 ? api_schedule_op(op, o, true) : NULL;
-    return c ? cg_emit_llvm_bits(c, target, bits, true, &ctx->diag) : NULL;
+    CgLayout layout = {bits, o && o->csr_edges};
+    return c ? cg_emit_llvm_layout(c, target, layout, true, &ctx->diag) : NULL;
   }
   case GOP_STAGE_PTX: {
     CgProgram p = {0};

@@ -148,10 +148,12 @@ static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], c
   char *written = ir_op_to_string(op->ir);
   char *low = ir_op_to_string(lowered);
   char *text = NULL;
-  /* 64-bit kernels are another program; 32-bit keys stay as they were */
+  /* 64-bit kernels and kernels for edge ids in CSR order are other
+   * programs; the keys of 32-bit kernels reading in_eid stay as they were */
   if (written && low &&
-      asprintf(&text, "%s\n--lowered\n%s\n--target %s\n--gop %s\n%s", written, low, target,
-               GOP_VERSION, bits == 64 ? "--index 64\n" : "") < 0)
+      asprintf(&text, "%s\n--lowered\n%s\n--target %s\n--gop %s\n%s%s", written, low, target,
+               GOP_VERSION, bits == 64 ? "--index 64\n" : "",
+               o && o->csr_edges ? "--edges csr\n" : "") < 0)
     text = NULL;
   free(low);
   if (!text) {
@@ -179,7 +181,8 @@ int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
 static const CgProgram *cached_program(GopRun *r) {
   GopContext *ctx = r->ctx;
   GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
-                         .index_bits = rt_index_bits(r->graph->rt)};
+                         .index_bits = rt_index_bits(r->graph->rt),
+                         .csr_edges = rt_csr_edges(r->graph->rt)};
   char key[17], *ir = NULL;
   const char *target;
   if (make_key(r->op, &o, key, &ir, &target) != 0) return NULL;
@@ -207,7 +210,8 @@ static const CgProgram *cached_program(GopRun *r) {
      * another operator, is compiled again and overwritten */
     found = cg_pack_read(path, &k->prog, &quiet) == 0 && k->prog.ir && ir &&
             strcmp(k->prog.ir, ir) == 0 && strcmp(k->prog.target, target) == 0 &&
-            cg_program_index_bits(&k->prog) == o.index_bits;
+            cg_program_index_bits(&k->prog) == o.index_bits &&
+            k->prog.csr_edges == (o.csr_edges != 0);
     ir_diag_free(&quiet);
     if (found) {
       ctx->cache.disk_hits++;

@@ -203,7 +203,7 @@ GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) 
     return NULL;
   }
   /* a pack of the other index width is refused before anything runs */
-  if (g && rt_check_index_bits(&p, g->rt, &ctx->diag) != RT_OK) {
+  if (g && rt_check_layout(&p, g->rt, &ctx->diag) != RT_OK) {
     ir_note(&ctx->diag, (Loc){file, 0, 0}, "in this kernel pack");
     cg_program_free(&p);
     return NULL;
@@ -519,7 +519,8 @@ static int run_gpu(GopRun *r, void **data) {
   GopContext *ctx = r->ctx;
   if (!r->have_prog) {
     GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
-                           .index_bits = rt_index_bits(r->graph->rt)};
+                           .index_bits = rt_index_bits(r->graph->rt),
+                           .csr_edges = rt_csr_edges(r->graph->rt)};
     if (api_compile_op(r->op, &o, &r->prog) != 0) return -1;
     r->have_prog = true;
     r->stats.compile = ctx->times;

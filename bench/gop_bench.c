@@ -3,6 +3,7 @@
  *
  *   gop_bench plan OUTDIR DATASETS [--graphs "cora ..."] [--F "16 ..."]
  *                  [--ops "u_mul_e_sum ..."] [--top K] [--grid OP:GRAPH:F]
+ *                  [--edges dst|input]
  *       (here, with LLVM) for every graph x operator x width, lists the
  *       schedules to measure -- the default schedule, the cost model's K
  *       best legal points, and the schedule `gopc run` would choose
@@ -28,10 +29,13 @@
  *       unless --edges dst numbers them by destination (the graph's CSR
  *       order, `--reorder none`; docs/reordering.md): an edge tensor
  *       (u_mul_e_sum's W) is then read in order, as cuSPARSE reads its CSR
- *       values, instead of gathered through the edge ids. Measured on the
- *       H100 (bench/NOTES.md, run 5): at most 2% for the gathers of W,
- *       and edge-parallel schedules lose (consecutive edges then add into
- *       the same row), so the default stays the file's order.
+ *       values, instead of gathered through the edge ids. `plan --edges
+ *       dst` compiles the packs for such graphs (CgLayout.csr_edges: an
+ *       in-edge's id is its position, no in_eid is read; docs/gpu-ir.md),
+ *       says so in plan.txt, and its run numbers the edges by destination.
+ *       Measured on the H100: with general kernels at most 2% for the
+ *       gathers of W (run 5); with kernels for CSR order 5-9% for
+ *       u_mul_e_sum (session 13, bench/NOTES.md).
  *
  * bench/report.py puts the CSV beside the peers' (bench/peers) and writes
  * the tables and plots of bench/results.
@@ -64,7 +68,7 @@ static int split_list(char *s, const char **out) {
 
 static void usage(void) {
   fputs("usage: gop_bench plan OUTDIR DATASETS [--graphs \"G...\"] [--F \"16 32 ...\"]\n"
-        "                 [--ops \"OP...\"] [--top K] [--grid OP:GRAPH:F]\n"
+        "                 [--ops \"OP...\"] [--top K] [--grid OP:GRAPH:F] [--edges dst|input]\n"
         "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n"
         "                     [--edges dst|input]\n",
         stderr);
@@ -107,6 +111,7 @@ typedef struct Plan {
   GopModule *lib;
   char packs[4096][160]; /* "op\tschedule" already compiled */
   int npacks;
+  bool csr_edges; /* --edges dst: packs for edge ids in CSR order */
 } Plan;
 
 /* The pack file of (op, schedule), compiled on first use; NULL when the
@@ -122,7 +127,8 @@ static const char *pack_for(Plan *p, const GopOp *op, const char *sched, char *f
     if (strcmp(p->packs[i], key) == 0) return file;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", p->dir, file);
-  GopCompileOptions o = {.schedule = strcmp(sched, "default") ? sched : NULL, .target = "sm_90"};
+  GopCompileOptions o = {.schedule = strcmp(sched, "default") ? sched : NULL, .target = "sm_90",
+                         .csr_edges = p->csr_edges};
   gop_clear_diagnostics(p->ctx);
   if (gop_pack(op, &o, path) != 0) {
     fprintf(stderr, "gop_bench: %s under %s: %s", gop_op_name(op), sched,
@@ -151,17 +157,23 @@ static int plan(int argc, char **argv) {
                     "edge_softmax";
   char grid_s[256] = "";
   long top = 4;
+  bool by_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--graphs") && strcmp(argv[i], "--F") && strcmp(argv[i], "--ops") &&
-        strcmp(argv[i], "--grid") && strcmp(argv[i], "--top"))
+        strcmp(argv[i], "--grid") && strcmp(argv[i], "--top") && strcmp(argv[i], "--edges"))
       return bad_usage("%s: not an option of %s", argv[i], "gop_bench plan");
     if (!v) return bad_usage("%s needs a value", argv[i]);
     if (strcmp(argv[i], "--graphs") == 0) snprintf(graphs_s, sizeof graphs_s, "%s", v);
     else if (strcmp(argv[i], "--F") == 0) snprintf(widths_s, sizeof widths_s, "%s", v);
     else if (strcmp(argv[i], "--ops") == 0) snprintf(ops_s, sizeof ops_s, "%s", v);
     else if (strcmp(argv[i], "--grid") == 0) snprintf(grid_s, sizeof grid_s, "%s", v);
-    else if (!count_arg("--top", v, 1, 64, &top)) return 2;
+    else if (strcmp(argv[i], "--edges") == 0) {
+      if (strcmp(v, "dst") && strcmp(v, "input"))
+        return bad_usage("--edges %s: choose dst (numbered by destination) or input "
+                         "(the file's order)", v);
+      by_dst = strcmp(v, "dst") == 0;
+    } else if (!count_arg("--top", v, 1, 64, &top)) return 2;
     i++;
   }
   const char *graphs[MAX_LIST], *widths[MAX_LIST], *ops[MAX_LIST];
@@ -176,6 +188,7 @@ static int plan(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/plan.txt", dir);
   Plan *p = calloc(1, sizeof *p);
   p->dir = dir;
+  p->csr_edges = by_dst;
   p->ctx = gop_context_new();
   p->lib = gop_stdlib(p->ctx);
   Arena *a = ir_arena_new();
@@ -188,6 +201,7 @@ static int plan(int argc, char **argv) {
             p->out ? "" : path);
     return 1;
   }
+  if (by_dst) fprintf(p->out, "# edges dst\n"); /* the packs need graphs in CSR order */
   fprintf(p->out, "# graph\top\tF\trole\trank\tmodel_us\tschedule\tpack\n");
   for (int gi = 0; gi < ngraphs; gi++) {
     snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, graphs[gi]);
@@ -323,7 +337,7 @@ typedef struct Row {
   Case *c; /* the loaded pack */
 } Row;
 
-static int read_plan(const char *dir, Row **out) {
+static int read_plan(const char *dir, Row **out, bool *by_dst) {
   char path[4096];
   snprintf(path, sizeof path, "%s/plan.txt", dir);
   FILE *f = fopen(path, "r");
@@ -338,6 +352,7 @@ static int read_plan(const char *dir, Row **out) {
   int lineno = 0;
   while (fgets(line, sizeof line, f)) {
     lineno++;
+    if (strcmp(line, "# edges dst\n") == 0) *by_dst = true;
     if (line[0] == '#') continue;
     line[strcspn(line, "\n")] = 0;
     char *fld[8];
@@ -394,7 +409,7 @@ static int run(int argc, char **argv) {
   const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
   long reps = 10, budget_s = 0;
   double budget, t0 = rt_wall_seconds();
-  bool by_dst = false;
+  bool by_dst = false, edges_given = false, plan_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--csv") && strcmp(argv[i], "--reps") && strcmp(argv[i], "--budget-s") &&
@@ -408,6 +423,7 @@ static int run(int argc, char **argv) {
       if (!count_arg("--budget-s", v, 0, 1000000, &budget_s)) return 2;
     } else if (!strcmp(v, "dst") || !strcmp(v, "input")) {
       by_dst = strcmp(v, "dst") == 0;
+      edges_given = true;
     } else {
       return bad_usage("--edges %s: choose dst (numbered by destination) or input "
                        "(the file's order)", v);
@@ -417,8 +433,12 @@ static int run(int argc, char **argv) {
   budget = (double)budget_s;
   if (!csv_path) return bad_usage("run needs --csv FILE");
   Row *rows;
-  int nrows = read_plan(dir, &rows);
+  int nrows = read_plan(dir, &rows, &plan_dst);
   if (nrows < 0) return 1;
+  if (plan_dst && edges_given && !by_dst)
+    return bad_usage("the plan in %s was made with --edges dst (its packs are for edge ids "
+                     "in CSR order): run it with --edges dst", dir);
+  by_dst |= plan_dst;
   Arena *a = ir_arena_new();
   Diag d;
   ir_diag_init(&d, stderr);

@@ -189,6 +189,7 @@ typedef struct CgProgram {
   char *ir;     /* the op's IR text (ir_op_to_string), or NULL */
   CgTimes times;
   int index_bits; /* 32 or 64 (docs/index64.md); 0 reads as 32 */
+  bool csr_edges; /* compiled for edge ids in CSR order (CgLayout) */
 } CgProgram;
 
 /* p->index_bits, 0 read as 32. */
@@ -230,6 +231,19 @@ int cg_compile(const IrOp *op, const char *target, CgProgram *out, Diag *d);
  * loops are refused there. */
 int cg_compile_bits(const IrOp *op, const char *target, int index_bits,
                     CgProgram *out, Diag *d);
+/* How the edges of the graph a kernel will run on are laid out. Kernels
+ * are compiled for one layout, and the runtime refuses a graph of another
+ * (rt_check_layout). */
+typedef struct CgLayout {
+  int index_bits; /* 32 or 64 (docs/index64.md) */
+  bool csr_edges; /* edge ids are CSR positions (Graph.csr_edges): an
+                     in-edge's id is its position k in the CSR by
+                     destination, so edge tensors are read at k and no
+                     in_eid is loaded (docs/gpu-ir.md, Edge ids) */
+} CgLayout;
+/* The same for any layout (cg_compile_bits: {index_bits, false}). */
+int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout,
+                      CgProgram *out, Diag *d);
 
 /* The LLVM module of `op` as text (after default<O3> when `optimize`), for
  * `gopc emit --stage llvm`; malloc'ed, or NULL after reporting. */
@@ -237,6 +251,8 @@ char *cg_emit_llvm(const IrOp *op, const char *target, bool optimize,
                    Diag *d);
 char *cg_emit_llvm_bits(const IrOp *op, const char *target, int index_bits,
                         bool optimize, Diag *d);
+char *cg_emit_llvm_layout(const IrOp *op, const char *target, CgLayout layout,
+                          bool optimize, Diag *d);
 
 /* ===========================================================================
  * Internal to codegen/: the codegen context and the construct emitters.
@@ -272,6 +288,7 @@ typedef struct CgCtx {
   LLVMTypeRef t_i16, t_f16, t_f64;
   LLVMTypeRef t_val; /* values: the op's accumulator type, f32 or f64 */
   bool wide;         /* 64-bit indices (docs/index64.md) */
+  bool csr_edges;    /* edge ids are CSR positions (CgLayout) */
   LLVMTypeRef t_idx; /* IR integers: i32, or i64 when wide */
   unsigned md_invariant, md_loop; /* metadata kind ids */
 

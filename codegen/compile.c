@@ -31,8 +31,9 @@ static char *xstrdup(const char *s) {
 
 /* Steps 1-3: the verified module of every stage in `cg`, the kernels' data
  * in `kernels` (nstages of them). Returns 0 or -1 after reporting. */
-static int build(CgCtx *cg, const IrOp *op, const char *target, int index_bits,
+static int build(CgCtx *cg, const IrOp *op, const char *target, CgLayout layout,
                  CgKernel **kernels, int *nkernels, Diag *d) {
+  int index_bits = layout.index_bits;
   if (index_bits != 32 && index_bits != 64) {
     ir_error(d, op->loc, "index width %d: gop compiles for 32- or 64-bit indices",
              index_bits);
@@ -42,6 +43,7 @@ static int build(CgCtx *cg, const IrOp *op, const char *target, int index_bits,
   if (!tm) return -1;
   cg_ctx_init(cg, op, target, tm, d);
   cg->wide = index_bits == 64;
+  cg->csr_edges = layout.csr_edges;
   cg->t_idx = cg->wide ? cg->t_i64 : cg->t_i32;
   int n = 0;
   for (const IrNode *s = op->body; s; s = s->next) n++;
@@ -132,6 +134,11 @@ int cg_compile(const IrOp *op, const char *target, CgProgram *out, Diag *d) {
 
 int cg_compile_bits(const IrOp *op, const char *target, int index_bits,
                     CgProgram *out, Diag *d) {
+  return cg_compile_layout(op, target, (CgLayout){index_bits, false}, out, d);
+}
+
+int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout,
+                      CgProgram *out, Diag *d) {
   memset(out, 0, sizeof *out);
   if (!target) target = CG_DEFAULT_TARGET;
   CgCtx cg;
@@ -139,7 +146,7 @@ int cg_compile_bits(const IrOp *op, const char *target, int index_bits,
   CgKernel *kernels = NULL;
   int nkernels = 0;
   double t0 = now_ms();
-  if (build(&cg, op, target, index_bits, &kernels, &nkernels, d) != 0) {
+  if (build(&cg, op, target, layout, &kernels, &nkernels, d) != 0) {
     free_kernels(kernels, nkernels);
     cg_ctx_dispose(&cg);
     return -1;
@@ -162,7 +169,8 @@ int cg_compile_bits(const IrOp *op, const char *target, int index_bits,
   out->kernels = kernels;
   out->nkernels = nkernels;
   out->times = (CgTimes){t1 - t0, t2 - t1, t3 - t2};
-  out->index_bits = index_bits;
+  out->index_bits = layout.index_bits;
+  out->csr_edges = layout.csr_edges;
   describe(op, out);
   return 0;
 }
@@ -174,13 +182,18 @@ char *cg_emit_llvm(const IrOp *op, const char *target, bool optimize,
 
 char *cg_emit_llvm_bits(const IrOp *op, const char *target, int index_bits,
                         bool optimize, Diag *d) {
+  return cg_emit_llvm_layout(op, target, (CgLayout){index_bits, false}, optimize, d);
+}
+
+char *cg_emit_llvm_layout(const IrOp *op, const char *target, CgLayout layout,
+                          bool optimize, Diag *d) {
   if (!target) target = CG_DEFAULT_TARGET;
   CgCtx cg;
   memset(&cg, 0, sizeof cg);
   CgKernel *kernels = NULL;
   int nkernels = 0;
   char *text = NULL;
-  if (build(&cg, op, target, index_bits, &kernels, &nkernels, d) == 0 &&
+  if (build(&cg, op, target, layout, &kernels, &nkernels, d) == 0 &&
       (!optimize || cg_optimize(&cg) == 0)) {
     char *s = LLVMPrintModuleToString(cg.mod);
     text = xstrdup(s);

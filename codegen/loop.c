@@ -228,6 +228,15 @@ static void unroll_hint(CgCtx *cg, LLVMValueRef br, int count) {
   LLVMSetMetadata(br, cg->md_loop, LLVMMetadataAsValue(cg->ctx, self));
 }
 
+/* The id of the in-edge at CSR position `k`: in_eid[k] (a load the caller
+ * may drop, so it goes in `eager`), or k itself where the kernel is
+ * compiled for a graph whose edge ids are CSR positions (CgLayout). */
+static LLVMValueRef in_edge_id(CgCtx *cg, LLVMValueRef k, LLVMValueRef eager[3], int *n,
+                               const char *name) {
+  if (cg->csr_edges) return cg_to_idx(cg, k);
+  return eager[(*n)++] = cg_graph_at(cg, CG_PARAM_IN_EID, k, name);
+}
+
 /* Binds the loop variable for the body, at the top of the body. An edge's
  * id and endpoints are loaded here, once per iteration, rather than where
  * they are used: a use inside a guard could not be hoisted by LLVM (the
@@ -249,7 +258,7 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_DST, i, "dst");
     return n;
   case IR_LOOP_IN_EDGES:
-    v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_EID, i, l->loop.var->name);
+    v->value = in_edge_id(cg, i, eager, &n, l->loop.var->name);
     v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
     v->dst = of;
     return n;
@@ -263,7 +272,7 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     v->group_row = true;
     return 0;
   case IR_LOOP_GROUP_EDGES: /* `of` is the group's row */
-    v->value = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_EID, i, l->loop.var->name);
+    v->value = in_edge_id(cg, i, eager, &n, l->loop.var->name);
     v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
     v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
     return n;
@@ -470,7 +479,9 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
                                                            : CG_PARAM_IN_EID;
   CgParamKind end_kind = l->loop.kind == IR_LOOP_OUT_EDGES ? CG_PARAM_OUT_DST
                                                            : CG_PARAM_IN_SRC;
-  LLVMValueRef eid_l = cg_graph_at(cg, eid_kind, k, "eid_l");
+  LLVMValueRef eid_l = eid_kind == CG_PARAM_IN_EID && cg->csr_edges
+                           ? cg_to_idx(cg, k) /* edge ids are CSR positions */
+                           : cg_graph_at(cg, eid_kind, k, "eid_l");
   LLVMValueRef end_l = cg_graph_at(cg, end_kind, k, "nbr_l");
   const IrTensor *ts[CG_MAX_PREFETCH];
   int nts = 0;

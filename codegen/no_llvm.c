@@ -40,3 +40,15 @@ char *cg_emit_llvm_bits(const IrOp *op, const char *target, int index_bits, bool
   (void)index_bits;
   return cg_emit_llvm(op, target, optimize, d);
 }
+
+int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout, CgProgram *out,
+                      Diag *d) {
+  (void)layout;
+  return cg_compile(op, target, out, d);
+}
+
+char *cg_emit_llvm_layout(const IrOp *op, const char *target, CgLayout layout,
+                          bool optimize, Diag *d) {
+  (void)layout;
+  return cg_emit_llvm(op, target, optimize, d);
+}

@@ -216,6 +216,8 @@ static void write_pack(FILE *f, const CgProgram *p) {
   fprintf(f, "target %s\n", p->target);
   /* absent: 32-bit indices (packs written before there were two) */
   if (cg_program_index_bits(p) == 64) fprintf(f, "index 64\n");
+  /* absent: edge ids read through in_eid (packs written before CgLayout) */
+  if (p->csr_edges) fprintf(f, "edges csr\n");
   fprintf(f, "times %.3f %.3f %.3f\n", p->times.build_ms, p->times.opt_ms,
           p->times.emit_ms);
   for (int i = 0; i < p->nsyms; i++) fprintf(f, "sym %d %s\n", i, p->syms[i]);
@@ -648,6 +650,12 @@ static int parse_pack(PackReader *r, CgProgram *p) {
       if (bits != 32 && bits != 64)
         return fail(r, "bad index width %" PRId64 " (32 or 64)", bits);
       p->index_bits = (int)bits;
+    } else if (strcmp(w, "edges") == 0) {
+      if (want_words(r, 2, "edges csr")) return -1;
+      if (p->csr_edges) return fail(r, "a second `edges` line");
+      if (strcmp(r->words[1], "csr") != 0)
+        return fail(r, "unknown edge layout %s (csr)", r->words[1]);
+      p->csr_edges = true;
     } else if (strcmp(w, "times") == 0) {
       if (want_words(r, 4, "times BUILD_MS OPT_MS EMIT_MS") ||
           parse_double(r, r->words[1], &p->times.build_ms) ||

@@ -196,6 +196,8 @@ Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
   build_index(g->nv, g->ne, g->dst, g->src, g->in_ptr, g->in_eid, g->in_src);
   build_index(g->nv, g->ne, g->src, g->dst, g->out_ptr, g->out_eid,
               g->out_dst);
+  g->csr_edges = true;
+  for (int64_t k = 0; k < ne && g->csr_edges; k++) g->csr_edges = g->in_eid[k] == k;
   graph_compute_stats(g);
   return g;
 

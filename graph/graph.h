@@ -84,6 +84,11 @@ typedef struct Graph {
    * `groups`, set through a const pointer: a memo, not the graph's value. */
   void (*on_free)(const struct Graph *g);
   GraphPerm *perm; /* NULL: the graph in its own numbering */
+  /* Edge ids are CSR positions: in_eid[k] == k for every k (the arcs came
+   * sorted by destination, as in every reordered graph). Kernels compiled
+   * for such a graph take an in-edge's id from its position and read no
+   * in_eid (CgLayout.csr_edges, docs/gpu-ir.md). */
+  bool csr_edges;
 } Graph;
 
 /* The most edges a graph may hold (vertex ids stay int32); the host-memory

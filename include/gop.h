@@ -109,6 +109,13 @@ typedef struct GopCompileOptions {
                              2^31 edges, docs/index64.md); 0: 64 when the
                              environment has GOP_INDEX64=1, else 32. Runs
                              choose it from their graph and ignore this */
+  int csr_edges;          /* 1: kernels for graphs whose edge ids are their
+                             CSR positions (arcs sorted by destination, or
+                             any reordered graph): an in-edge's id is its
+                             position, and no edge-id array is read; they
+                             refuse other graphs. Runs choose it from their
+                             graph (GOP_CSR_EDGES=0 turns it off) and ignore
+                             this (docs/gpu-ir.md, Edge ids) */
 } GopCompileOptions;
 
 /* Milliseconds spent in each step of the last compilation. */

@@ -70,10 +70,22 @@ int rt_index_bits(const Graph *g) {
   return cg_index_bits_needed(g->nv, g->ne);
 }
 
-RtStatus rt_check_index_bits(const CgProgram *p, const Graph *g, Diag *d) {
+bool rt_csr_edges(const Graph *g) {
+  const char *off = getenv("GOP_CSR_EDGES");
+  return g->csr_edges && !(off && strcmp(off, "0") == 0);
+}
+
+RtStatus rt_check_layout(const CgProgram *p, const Graph *g, Diag *d) {
   int have = cg_program_index_bits(p), want = rt_index_bits(g);
-  if (have == want) return RT_OK;
   const char *name = g->name ? g->name : "the graph";
+  if (p->csr_edges && !g->csr_edges) {
+    ir_error(d, (Loc){0}, "%s was compiled for edge ids in CSR order (an in-edge's id is "
+             "its position among the in-edges by destination), but the edge ids of %s "
+             "are in another order: compile it for this graph, or reorder the graph "
+             "(--reorder none numbers its edges in CSR order; docs/gpu-ir.md)", p->op, name);
+    return RT_ERR;
+  }
+  if (have == want) return RT_OK;
   if (want == 64 && cg_index_bits_needed(g->nv, g->ne) == 64)
     ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but %s has %lld edges "
              "(more than %lld): it needs kernels of 64-bit indices (gopc pack --index64, "
@@ -469,7 +481,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   }
 
   RtDevGraph *dg = device_graph(g);
-  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto done;
+  if ((s = rt_check_layout(p, g, d)) != RT_OK) goto done;
   rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto done;
   for (int f = 0; f < RT_FMT_COUNT; f++)
@@ -682,7 +694,7 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
       int f = param_format(p->kernels[k].params[i].kind);
       if (f >= 0) formats |= RT_FMT_BIT(f);
     }
-  if ((s = rt_check_index_bits(p, g, d)) != RT_OK) goto fail;
+  if ((s = rt_check_layout(p, g, d)) != RT_OK) goto fail;
   rt_devgraph_set_index_bits(dg, cg_program_index_bits(p));
   if ((s = rt_devgraph_load(dg, formats, d)) != RT_OK) goto fail;
   /* temporaries live with the prepared run; the caller's tensors do not */

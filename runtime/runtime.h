@@ -285,9 +285,13 @@ void rt_devgraph_set_index_bits(RtDevGraph *dg, int bits);
  * (cg_index_bits_needed) or when GOP_INDEX64=1 forces 64-bit kernels on
  * any graph (docs/index64.md), else 32. */
 int rt_index_bits(const Graph *g);
-/* RT_OK when program `p` was compiled for rt_index_bits(g); else refuses,
- * saying which width the graph needs and how to get it. */
-RtStatus rt_check_index_bits(const struct CgProgram *p, const Graph *g, Diag *d);
+/* Whether kernels for `g` take edge ids as CSR positions (CgLayout): when
+ * its edge ids are (Graph.csr_edges), unless GOP_CSR_EDGES=0. */
+bool rt_csr_edges(const Graph *g);
+/* RT_OK when program `p` can run on `g`: compiled for rt_index_bits(g),
+ * and for edge ids in CSR order only if g's are; else refuses, saying what
+ * the graph needs and how to get it. */
+RtStatus rt_check_layout(const struct CgProgram *p, const Graph *g, Diag *d);
 /* Bytes of device memory format `f` holds (0 when not loaded). */
 size_t rt_devgraph_bytes(const RtDevGraph *dg, RtGraphFormat f);
 /* "coo", "csr", "csc", "deg". */

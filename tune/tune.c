@@ -61,7 +61,7 @@ typedef struct Compiler {
   const IrOp *op;
   const IrModule *lib;
   const char *target;
-  int index_bits;   /* the graph's (rt_index_bits: docs/index64.md) */
+  CgLayout layout;  /* the graph's (rt_index_bits, rt_csr_edges) */
   const TunePoint *pts;
   int n;
   Slot *slots;      /* one per candidate */
@@ -88,7 +88,7 @@ static void compile_one(Compiler *c, int i, Slot *out) {
   IrOp *op = pass_op_copy(c->op, a);
   out->rc = pass_schedule_text(op, c->lib, c->pts[i].text, a, &d);
   if (out->rc == 0) out->rc = pass_lower(op, a, &d, NULL, NULL);
-  if (out->rc == 0) out->rc = cg_compile_bits(op, c->target, c->index_bits, &out->prog, &d);
+  if (out->rc == 0) out->rc = cg_compile_layout(op, c->target, c->layout, &out->prog, &d);
   out->compile_ms = (rt_wall_seconds() - t0) * 1e3;
   if (out->rc != 0) first_error(&d, out->why, sizeof out->why);
   ir_diag_free(&d);
@@ -385,7 +385,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   rep->reference_s = t_measure - t_start;
 
   Compiler c = {.op = op, .lib = job->lib, .target = target,
-                .index_bits = rt_index_bits(job->g), .pts = pts, .n = n};
+                .layout = {rt_index_bits(job->g), rt_csr_edges(job->g)}, .pts = pts, .n = n};
   c.slots = calloc((size_t)n, sizeof *c.slots);
   pthread_mutex_init(&c.lock, NULL);
   pthread_cond_init(&c.cond, NULL);

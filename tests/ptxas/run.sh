@@ -10,7 +10,9 @@
 # operators x every schedule (its first setting) compiled for 64-bit
 # indices (--index64, docs/index64.md), alternately for sm_80 and sm_90
 # (an operator's schedules alternate, so each target sees each), where schedules
-# over neighbour groups are refused on purpose. Each PTX is assembled by
+# over neighbour groups are refused on purpose; and the operators that read
+# an edge tensor through in-edge ids x every schedule compiled for edge
+# ids in CSR order (--csr-edges, docs/gpu-ir.md). Each PTX is assembled by
 # the CUDA toolkit's ptxas -v. A combination the scheduler refuses (the
 # schedule does not fit the operator) is listed and skipped; anything else
 # must compile, assemble, and not spill, unless its schedule asked for an
@@ -78,13 +80,14 @@ schedules+=("deterministic(); gnnadvisor(4, 32)" "deterministic(); gnnadvisor_mg
 
 # One combination: writes $work/N.status (ok, refused, FAIL) and N.rows.
 run_one() {
-  local n=$1 op=$2 sched=$3 target=$4 dtype=${5:-} wide=${6:-}
+  local n=$1 op=$2 sched=$3 target=$4 dtype=${5:-} wide=${6:-} csr=${7:-}
   local base=$work/$n
-  local label="$op ${sched:-default} $target${dtype:+ $dtype}${wide:+ i64}"
+  local label="$op ${sched:-default} $target${dtype:+ $dtype}${wide:+ i64}${csr:+ csr}"
   local sargs=()
   [[ -n $sched ]] && sargs=(--schedule "$sched")
   [[ -n $dtype ]] && sargs+=(--dtype "$dtype")
   [[ -n $wide ]] && sargs+=(--index64)
+  [[ -n $csr ]] && sargs+=(--csr-edges)
   if ! "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
        >"$base.ir" 2>"$base.err"; then
     echo refused >"$base.status"
@@ -177,6 +180,18 @@ for op in "${ops[@]}"; do
     while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
   done
 done
+# Edge ids in CSR order (--csr-edges, docs/gpu-ir.md): the operators that
+# read an edge tensor through in-edge ids x the first setting of each
+# schedule, sm_80 and sm_90 in turn
+ncsr=0
+for op in u_mul_e_sum u_mul_e_min_full u_div_e_mean_heads; do
+  for sched in "" "${dschedules[@]}"; do
+    n=$((n + 1))
+    ncsr=$((ncsr + 1))
+    run_one "$n" "$op" "$sched" "${targets[ncsr % 2]}" "" "" csr &
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  done
+done
 wait
 
 # ---- the report ----
@@ -208,7 +223,7 @@ cat "$work"/*.rows | sed -n 's/^time [^:]*: //p' | awk '
     for (j = 1; j <= m; j++) { printf " %s %.2f", order[j], sum[order[j]] / c; total += sum[order[j]] / c }
     printf "; total %.2f\n", total
   }'
-echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets, 4 operators x ${#dschedules[@]} schedules x 3 dtypes on sm_90, and $nwide of 64-bit indices): $ok assembled, $refused refused, $failed failed"
+echo "ptxas matrix: $n combinations (${#ops[@]} operators x ${#schedules[@]} schedules x ${#targets[@]} targets, 4 operators x ${#dschedules[@]} schedules x 3 dtypes on sm_90, $nwide of 64-bit indices and $ncsr for edge ids in CSR order): $ok assembled, $refused refused, $failed failed"
 if ((ok == 0)); then
   echo "FAIL: nothing was assembled" >&2
   exit 1

@@ -391,6 +391,17 @@ END_TEST
 
 /* Operator `name` of the standard library under schedule `sched`,
  * lowered and compiled for sm_90 into `p`. */
+/* The fake driver, with an arena, a diagnostics buffer and the standard
+ * library parsed into it. */
+static IrModule *fake_stdlib(Arena **a, Diag *d) {
+  use_fake_driver();
+  *a = ir_arena_new();
+  ir_diag_init(d, NULL);
+  IrModule *lib = lang_stdlib(*a, d);
+  ck_assert_ptr_nonnull(lib);
+  return lib;
+}
+
 static void compile_stdlib(const IrModule *lib, const char *name, const char *sched, Arena *a,
                            Diag *d, CgProgram *p) {
   IrOp *op = tu_lowered(lib, ir_module_find_op(lib, name), sched, a, d);
@@ -402,12 +413,9 @@ static void compile_stdlib(const IrModule *lib, const char *name, const char *sc
  * one warp (8 of a block of 256 threads) a row of the table, at most 8
  * waves; a team of 8 lanes a row under spmm_teams(G, 8). */
 START_TEST(groups_grid_by_table) {
-  use_fake_driver();
-  Arena *a = ir_arena_new();
+  Arena *a;
   Diag d;
-  ir_diag_init(&d, NULL);
-  IrModule *lib = lang_stdlib(a, &d);
-  ck_assert_ptr_nonnull(lib);
+  IrModule *lib = fake_stdlib(&a, &d);
   const char *sched[2] = {"spmm_groups(4, 4)", "spmm_teams(4, 8)"};
   const int rows_per_block[2] = {8, 32};
   for (int s = 0; s < 2; s++) {
@@ -450,17 +458,111 @@ START_TEST(groups_grid_by_table) {
 }
 END_TEST
 
+/* Kernels for a graph whose edge ids are its CSR positions (CgLayout
+ * csr_edges, docs/gpu-ir.md): an in-edge's id is its position, so no
+ * kernel reads in_eid, with or without prefetch; the pack keeps the
+ * layout; the runtime runs them on such a graph (a reordered one, or arcs
+ * sorted by destination) and refuses any other, and the API keys them
+ * apart. */
+START_TEST(csr_edge_ids) {
+  Arena *a;
+  Diag d;
+  IrModule *lib = fake_stdlib(&a, &d);
+  /* which graphs have them */
+  Graph *g = graph_generate("rmat:10:8", &d), *r = graph_reorder(g, "none", &d);
+  ck_assert_ptr_nonnull(g);
+  ck_assert_ptr_nonnull(r);
+  ck_assert(!g->csr_edges);
+  ck_assert(r->csr_edges);
+  int64_t sd[4] = {2, 0, 1, 0}, dd[4] = {0, 0, 1, 2}; /* by destination */
+  Graph *byd = graph_from_coo(3, 4, sd, dd, "byd", &d, (Loc){0});
+  ck_assert(byd && byd->csr_edges);
+  dd[0] = 1; /* edge 0 now comes after edge 1 in the CSR */
+  Graph *notd = graph_from_coo(3, 4, sd, dd, "notd", &d, (Loc){0});
+  ck_assert(notd && !notd->csr_edges);
+  setenv("GOP_CSR_EDGES", "0", 1);
+  ck_assert(!rt_csr_edges(r));
+  unsetenv("GOP_CSR_EDGES");
+  ck_assert(rt_csr_edges(r));
+  const char *sched[3] = {"spmm_groups(4, 4)", "spmm_groupsp(4, 4)", "spmm_vec4(4)"};
+  for (int s = 0; s < 3; s++) {
+    IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "u_mul_e_sum"), sched[s], a, &d);
+    ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
+    CgProgram gen, csr, back;
+    ck_assert_msg(cg_compile(op, "sm_90", &gen, &d) == 0, "%s", d.buf ? d.buf : "");
+    ck_assert_msg(cg_compile_layout(op, "sm_90", (CgLayout){32, true}, &csr, &d) == 0, "%s",
+                  d.buf ? d.buf : "");
+    ck_assert(csr.csr_edges && !gen.csr_edges);
+    int eid_gen = 0, eid_csr = 0;
+    for (int k = 0; k < gen.nkernels; k++)
+      for (int i = 0; i < gen.kernels[k].nparams; i++)
+        eid_gen += gen.kernels[k].params[i].kind == CG_PARAM_IN_EID;
+    for (int k = 0; k < csr.nkernels; k++)
+      for (int i = 0; i < csr.kernels[k].nparams; i++)
+        eid_csr += csr.kernels[k].params[i].kind == CG_PARAM_IN_EID;
+    ck_assert_msg(eid_gen > 0 && eid_csr == 0, "%s: in_eid taken %d / %d", sched[s], eid_gen,
+                  eid_csr);
+    char path[512];
+    snprintf(path, sizeof path, "%s/csr-%d.pack", tu_tmpdir(), s);
+    ck_assert_int_eq(cg_pack_write(&csr, path, &d), 0);
+    char *text = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "\nedges csr\n"));
+    free(text);
+    ck_assert_msg(cg_pack_read(path, &back, &d) == 0, "%s", d.buf ? d.buf : "");
+    ck_assert(back.csr_edges);
+    cg_program_free(&back);
+    /* run on the reordered graph; refused on the graph in file order */
+    int64_t F = 8, syms[1] = {F};
+    float *x = calloc((size_t)(g->nv * F), sizeof *x), *w = calloc((size_t)g->ne, sizeof *w),
+          *y = calloc((size_t)(g->nv * F), sizeof *y);
+    void *host[3];
+    for (int i = 0; i < csr.ntensors; i++)
+      host[i] = !strcmp(csr.tensors[i].name, "X")   ? (void *)x
+                : !strcmp(csr.tensors[i].name, "W") ? (void *)w
+                                                    : (void *)y;
+    RtExecOptions opt = {.warmup = 0, .reps = 1, .sets = 1};
+    RtExecResult res;
+    fake_reset();
+    ck_assert_msg(rt_exec_program(&csr, r, syms, host, &opt, &res, &d) == RT_OK, "%s",
+                  d.buf ? d.buf : "");
+    ck_assert_msg(rt_exec_program(&gen, g, syms, host, &opt, &res, &d) == RT_OK, "%s",
+                  d.buf ? d.buf : "");
+    ir_diag_free(&d);
+    ir_diag_init(&d, NULL);
+    ck_assert_int_eq(rt_exec_program(&csr, g, syms, host, &opt, &res, &d), RT_ERR);
+    ck_assert_msg(d.buf && strstr(d.buf, "compiled for edge ids in CSR order") &&
+                      strstr(d.buf, "--reorder none"),
+                  "%s", d.buf ? d.buf : "");
+    ir_diag_free(&d);
+    ir_diag_init(&d, NULL);
+    free(x), free(w), free(y);
+    cg_program_free(&gen);
+    cg_program_free(&csr);
+  }
+  /* the kernel cache keeps the two apart */
+  GopOp *op = gop_module_find_op(std_, "u_mul_e_sum");
+  ck_assert_ptr_nonnull(op);
+  GopCompileOptions o0 = {.schedule = "spmm_groups(4, 4)"}, o1 = o0;
+  o1.csr_edges = 1;
+  char k0[17], k1[17];
+  ck_assert_int_eq(gop_kernel_key(op, &o0, k0), 0);
+  ck_assert_int_eq(gop_kernel_key(op, &o1, k1), 0);
+  ck_assert_str_ne(k0, k1);
+  graph_free(byd), graph_free(notd), graph_free(r), graph_free(g);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  rt_cuda_close();
+}
+END_TEST
+
 /* Timed runs rotating among copies of the tensors (RtExecOptions.sets, as
  * gop_bench asks where a case fits in L2): each repetition runs every copy
  * once, so the kernels see as many different output buffers, and the
  * result says how many copies there were. */
 START_TEST(exec_rotated_sets) {
-  use_fake_driver();
-  Arena *a = ir_arena_new();
+  Arena *a;
   Diag d;
-  ir_diag_init(&d, NULL);
-  IrModule *lib = lang_stdlib(a, &d);
-  ck_assert_ptr_nonnull(lib);
+  IrModule *lib = fake_stdlib(&a, &d);
   CgProgram p;
   compile_stdlib(lib, "u_mul_e_sum", "spmm_vec4(4)", a, &d, &p);
   Graph *g = graph_generate("grid:4x3", &d);
@@ -633,6 +735,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, device_launch);
   tcase_add_test(tc, exec_rotated_sets);
   tcase_add_test(tc, groups_grid_by_table);
+  tcase_add_test(tc, csr_edge_ids);
   tcase_add_test(tc, device_refusals);
   tcase_add_test(tc, device_dtypes);
   suite_add_tcase(s, tc);

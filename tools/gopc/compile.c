@@ -17,7 +17,7 @@ static const char *usage_check =
 static const char *usage_emit =
     "usage: gopc emit FILE [--op NAME] [--stage STAGE] [--schedule S]\n"
     "                 [--target sm_XX] [--dump-after PASS] [--time] [--dtype T]\n"
-    "                 [--index64]\n"
+    "                 [--index64] [--csr-edges]\n"
     "Prints a stage of the compilation of operator NAME (every operator of\n"
     "FILE when --op is left out):\n"
     "  ast      the syntax tree of the file, with line:col of each node\n"
@@ -36,18 +36,24 @@ static const char *usage_emit =
     "                   f32 tensors take that type (docs/language.md, Types)\n"
     "  --index64        compile for 64-bit indices (edge ids, CSR offsets and all\n"
     "                   integers in i64), as graphs past 2^31 edges need; also\n"
-    "                   GOP_INDEX64=1 (docs/index64.md)\n";
+    "                   GOP_INDEX64=1 (docs/index64.md)\n"
+    "  --csr-edges      compile for a graph whose edge ids are its CSR positions\n"
+    "                   (arcs sorted by destination, or reordered): an in-edge's\n"
+    "                   id is its position, no edge-id array is read; runs choose\n"
+    "                   this from their graph (docs/gpu-ir.md, Edge ids)\n";
 
 static const char *usage_pack =
     "usage: gopc pack FILE [--op NAME] [--schedule S] [--target sm_XX] [--dtype T]\n"
-    "                 [--index64] -o X.pack\n"
+    "                 [--index64] [--csr-edges] -o X.pack\n"
     "Compiles the operator and writes a kernel pack: its PTX and what a\n"
     "runtime needs to launch it, so that `gopc run --pack X.pack` can run\n"
     "it on a machine without LLVM.\n"
     "  --index64   kernels of 64-bit indices (also GOP_INDEX64=1), for graphs past\n"
     "              2^31 edges (or, with GOP_INDEX64=1 where it runs, any graph);\n"
     "              the pack records its width and a run of the other width is\n"
-    "              refused (docs/index64.md)\n";
+    "              refused (docs/index64.md)\n"
+    "  --csr-edges kernels for graphs whose edge ids are their CSR positions\n"
+    "              (docs/gpu-ir.md, Edge ids); a run on another graph is refused\n";
 
 static const char *usage_passes =
     "usage: gopc passes\n"
@@ -123,6 +129,7 @@ int gopc_emit(int argc, char **argv) {
       {"--dump-after", GOPC_STRING, .dest = &c.opts.dump_after},
       {"--dtype", GOPC_STRING, .dest = &c.dtype},
       {"--index64", GOPC_CONST, .dest = &c.opts.index_bits, .value = 64},
+      {"--csr-edges", GOPC_CONST, .dest = &c.opts.csr_edges, .value = 1},
       {NULL},
   };
   GopcArgs args = {.usage = usage_emit, .prefix = "gopc: ", .options = options,
@@ -183,6 +190,7 @@ int gopc_pack(int argc, char **argv) {
       {"--output", GOPC_STRING, .dest = &c.out},
       {"--dtype", GOPC_STRING, .dest = &c.dtype},
       {"--index64", GOPC_CONST, .dest = &c.opts.index_bits, .value = 64},
+      {"--csr-edges", GOPC_CONST, .dest = &c.opts.csr_edges, .value = 1},
       {NULL},
   };
   GopcArgs args = {.usage = usage_pack, .prefix = "gopc: ", .options = options,
