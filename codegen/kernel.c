@@ -29,6 +29,17 @@
 #include "codegen.h"
 
 #define DEFAULT_THREADS 256
+/* A stage over neighbour groups bound to warps (or teams) with nothing in
+ * shared memory: its warps are independent, and registers, not threads,
+ * limit how many an SM holds, in whole blocks. Blocks of 4 warps waste
+ * less of that than blocks of 8: at 53 registers (u_mul_e_sum, groups of
+ * 64) 9 blocks of 128 threads (36 warps) fit an SM against 4 of 256 (32).
+ * Measured on an H100 (bench/results/2026-11-27-H100-session13,
+ * experiments/threads.txt): u_mul_e_sum 2-6% faster on cnr-2000,
+ * ogbn-arxiv and soc-Slashdot0902 at F = 16-256 under spmm_groups,
+ * spmm_teams and spmm_teams8, copy_u_sum 0-4%, nothing slower; 64
+ * threads the same as 128. */
+#define GROUPS_THREADS 128
 /* A stage with no bound loop runs on one thread; a warp is the smallest
  * block worth launching. */
 #define SINGLE_THREADS 32
@@ -153,6 +164,17 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
   return fn;
 }
 
+/* Whether `stage` is a warp loop over neighbour groups that keeps nothing
+ * in shared memory (GROUPS_THREADS). */
+static bool groups_stage(const IrOp *op, const IrNode *stage) {
+  if (stage->kind != IR_LOOP || stage->loop.kind != IR_LOOP_GROUPS ||
+      stage->loop.bind != IR_BIND_WARP || stage->loop.shared)
+    return false;
+  for (int i = 0; i < op->ntensors; i++)
+    if (op->tensors[i]->shared) return false;
+  return true;
+}
+
 int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   const IrOp *op = cg->op;
   int errors0 = cg->errors;
@@ -183,7 +205,8 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   scan(cg, &one, &bound);
 
   int threads = stage->kind == IR_LOOP ? stage->loop.threads : 0;
-  if (threads == 0) threads = bound ? DEFAULT_THREADS : SINGLE_THREADS;
+  if (threads == 0) threads = !bound ? SINGLE_THREADS : groups_stage(op, stage) ? GROUPS_THREADS
+                                                                                 : DEFAULT_THREADS;
   if (threads < 32 || threads > 1024 || threads % 32 != 0) {
     cg_error(cg, stage->loc,
              "@threads(%d): threads per block must be a multiple of 32 "

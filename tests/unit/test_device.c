@@ -410,14 +410,15 @@ static void compile_stdlib(const IrModule *lib, const char *name, const char *sc
 }
 
 /* A groups stage's grid is sized by its table, as an extent loop's is:
- * one warp (8 of a block of 256 threads) a row of the table, at most 8
- * waves; a team of 8 lanes a row under spmm_teams(G, 8). */
+ * one warp (4 of a block of 128 threads: GROUPS_THREADS, codegen/kernel.c)
+ * a row of the table, at most 8 waves; a team of 8 lanes a row under
+ * spmm_teams(G, 8). A block size the schedule asks for is kept. */
 START_TEST(groups_grid_by_table) {
   Arena *a;
   Diag d;
   IrModule *lib = fake_stdlib(&a, &d);
   const char *sched[2] = {"spmm_groups(4, 4)", "spmm_teams(4, 8)"};
-  const int rows_per_block[2] = {8, 32};
+  const int rows_per_block[2] = {4, 16};
   for (int s = 0; s < 2; s++) {
     CgProgram p;
     compile_stdlib(lib, "copy_u_sum", sched[s], a, &d, &p);
@@ -442,8 +443,10 @@ START_TEST(groups_grid_by_table) {
         for (int j = 0; j < k->nparams; j++)
           if (k->params[j].kind == CG_PARAM_NGROUPS) rows = (int32_t)l[i].params[j];
         ck_assert_int_gt(rows, 8 * 132); /* more rows than one wave has warps */
+        ck_assert_int_eq(k->threads, 128);
         int64_t want = (rows + rows_per_block[s] - 1) / rows_per_block[s];
-        if (want > 8 * 132 * 8) want = 8 * 132 * 8; /* 8 waves of the fake's 132 SMs */
+        int64_t cap = 8 * 132 * (2048 / k->threads); /* 8 waves of the fake's 132 SMs */
+        if (want > cap) want = cap;
         ck_assert_int_eq((int64_t)l[i].grid, want);
         seen++;
       }
@@ -452,6 +455,18 @@ START_TEST(groups_grid_by_table) {
     graph_free(g);
     cg_program_free(&p);
   }
+  /* a block size the schedule asks for is kept; other stages keep 256 */
+  CgProgram p;
+  compile_stdlib(lib, "copy_u_sum",
+                 "group(e, 4) -> (eo, ei); split(f, 32) -> (fo, fl); "
+                 "reorder(eo, fo, fl, ei); bind(eo, warp, 256); bind(fl, lane)",
+                 a, &d, &p);
+  for (int kk = 0; kk < p.nkernels; kk++)
+    ck_assert_int_eq(p.kernels[kk].threads, 256);
+  cg_program_free(&p);
+  compile_stdlib(lib, "copy_u_sum", "spmm_vec4(4)", a, &d, &p);
+  for (int kk = 0; kk < p.nkernels; kk++) ck_assert_int_eq(p.kernels[kk].threads, 256);
+  cg_program_free(&p);
   ir_diag_free(&d);
   ir_arena_free(a);
   rt_cuda_close();
