@@ -57,6 +57,7 @@ void gop_graph_info(const GopGraph *g, GopGraphInfo *info) {
       .self_loops = r->stats.self_loops,
       .aes = r->stats.aes,
       .locality = r->stats.locality,
+      .csr_edges = r->csr_edges,
   };
 }
 

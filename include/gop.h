@@ -150,6 +150,9 @@ typedef struct GopGraphInfo {
   double aes; /* average edge span (GNNAdvisor) */
   double locality; /* gathered rows whose 32-vertex block was gathered for
                       one of the 32 previous destinations (docs/reordering.md) */
+  int csr_edges;   /* 1: edge ids are CSR positions (arcs sorted by
+                      destination, or a reordered graph), so kernels read
+                      edge tensors with no edge-id load (docs/gpu-ir.md) */
 } GopGraphInfo;
 
 /* A graph from a Matrix Market or SNAP file (plain or .gz) or a generator

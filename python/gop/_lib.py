@@ -52,7 +52,8 @@ class GraphInfo(ctypes.Structure):
     _fields_ = [("num_vertices", c_int64), ("num_edges", c_int64),
                 ("degree_mean", c_double), ("in_degree_std", c_double),
                 ("in_degree_max", c_int64), ("out_degree_max", c_int64),
-                ("isolated", c_int64), ("self_loops", c_int64), ("aes", c_double)]
+                ("isolated", c_int64), ("self_loops", c_int64), ("aes", c_double),
+                ("locality", c_double), ("csr_edges", c_int)]
 
 
 class TuneOptions(ctypes.Structure):

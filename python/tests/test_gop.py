@@ -82,6 +82,11 @@ class Basics(unittest.TestCase):
     def test_graphs(self):
         g = gop.Graph.from_edge_index(np.stack([SRC, DST]))
         self.assertEqual((g.num_nodes, g.num_edges), (4, 6))
+        # the whole of GopGraphInfo comes back (a field short, C wrote past it)
+        self.assertTrue(0.0 <= g.info["locality"] <= 1.0)
+        order = np.argsort(DST, kind="stable")  # arcs by destination: CSR order
+        self.assertEqual(g.info["csr_edges"], int(np.array_equal(order, np.arange(6))))
+        self.assertEqual(gop.Graph.from_arcs(SRC[order], DST[order]).info["csr_edges"], 1)
         np.testing.assert_array_equal(g.edge_index, np.stack([SRC, DST]))
         g2 = gop.Graph.from_edge_index(np.stack([SRC, DST]).astype(np.int32), num_nodes=7)
         self.assertEqual(g2.num_nodes, 7)

@@ -491,6 +491,10 @@ static void print_graph(const GopGraph *g) {
   gop_graph_print(g, stdout);
   printf("  locality %.3f (in-edges whose 32-vertex source block was gathered for one "
          "of the 32 previous destinations)\n", info.locality);
+  printf("  edge ids %s\n", info.csr_edges ? "in CSR order: edge tensors are read with no "
+                                              "edge-id load (docs/gpu-ir.md)"
+                                            : "in input order (--reorder none numbers them in "
+                                              "CSR order; docs/gpu-ir.md)");
 }
 
 int gopc_graph(int argc, char **argv) {
