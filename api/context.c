@@ -20,6 +20,23 @@
 
 const Loc api_loc = {"gop", 0, 0};
 
+size_t gop_struct_size(const char *name) {
+  static const struct { const char *name; size_t size; } sizes[] = {
+      {"GopCompileOptions", sizeof(GopCompileOptions)},
+      {"GopCompileTimes", sizeof(GopCompileTimes)},
+      {"GopGraphInfo", sizeof(GopGraphInfo)},
+      {"GopRunStats", sizeof(GopRunStats)},
+      {"GopCacheStats", sizeof(GopCacheStats)},
+      {"GopScheduleChoice", sizeof(GopScheduleChoice)},
+      {"GopTuneOptions", sizeof(GopTuneOptions)},
+      {"GopTuneEntry", sizeof(GopTuneEntry)},
+      {"GopTuneReport", sizeof(GopTuneReport)},
+  };
+  for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
+    if (strcmp(sizes[i].name, name) == 0) return sizes[i].size;
+  return 0;
+}
+
 GopContext *gop_context_new(void) {
   GopContext *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return NULL;

@@ -31,6 +31,13 @@ extern "C" {
 
 #define GOP_VERSION "0.1.0"
 
+/* sizeof the public struct `name` ("GopGraphInfo", "GopCompileOptions",
+ * ...) in this build, or 0 for a name it does not know: bindings that lay
+ * the structs out themselves (the Python package's ctypes classes) check
+ * theirs against it, since a struct short by a field lets the library
+ * write past the caller's buffer. */
+size_t gop_struct_size(const char *name);
+
 typedef struct GopContext GopContext;
 typedef struct GopModule GopModule;
 typedef struct GopOp GopOp;

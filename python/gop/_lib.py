@@ -30,7 +30,8 @@ class CacheStats(ctypes.Structure):
 class CompileOptions(ctypes.Structure):
     _fields_ = [("schedule", c_char_p), ("target", c_char_p),
                 ("dump_after", c_char_p), ("dump", c_void_p),
-                ("index_bits", ctypes.c_int)]  # 0: 32, or 64 with GOP_INDEX64=1
+                ("index_bits", ctypes.c_int),  # 0: 32, or 64 with GOP_INDEX64=1
+                ("csr_edges", ctypes.c_int)]  # 1: kernels for edge ids in CSR order
 
 
 class CompileTimes(ctypes.Structure):
@@ -102,6 +103,7 @@ _SIGS = {
     "gop_graph_from_arcs": (c_void_p, [c_void_p, c_int64, c_int64, c_void_p, c_void_p,
                                        c_char_p]),
     "gop_graph_info": (None, [c_void_p, P(GraphInfo)]),
+    "gop_struct_size": (ctypes.c_size_t, [c_char_p]),
     "gop_graph_arcs": (ctypes.c_long, [c_void_p, P(c_void_p), P(c_void_p)]),
     "gop_run_new": (c_void_p, [c_void_p, c_void_p, c_void_p]),
     "gop_run_set_extent": (c_int, [c_void_p, c_char_p, c_int64]),

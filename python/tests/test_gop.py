@@ -1,6 +1,7 @@
 """The Python package on NumPy (the reference interpreter), and on CPU
 torch when torch is installed: `python3 -m unittest discover python/tests`.
 GOP_LIBRARY names the libgop.so to test (CI: the build's)."""
+import ctypes
 import os
 import tempfile
 import unittest
@@ -78,6 +79,21 @@ class Basics(unittest.TestCase):
             self.assertIn("ident", gop.compile(f.name))
         finally:
             os.unlink(f.name)
+
+    def test_struct_layouts(self):
+        """Each ctypes struct of the package is the size of the C one it
+        stands for: a struct short by a field lets the library write past
+        its buffer (GraphInfo lacked `locality` until session 13)."""
+        from gop import _lib
+        for cls, name in ((_lib.CompileOptions, "GopCompileOptions"),
+                          (_lib.CompileTimes, "GopCompileTimes"),
+                          (_lib.GraphInfo, "GopGraphInfo"), (_lib.RunStats, "GopRunStats"),
+                          (_lib.CacheStats, "GopCacheStats"),
+                          (_lib.ScheduleChoice, "GopScheduleChoice"),
+                          (_lib.TuneOptions, "GopTuneOptions"), (_lib.TuneEntry, "GopTuneEntry"),
+                          (_lib.TuneReport, "GopTuneReport")):
+            self.assertEqual(ctypes.sizeof(cls), _lib.lib.gop_struct_size(name.encode()), name)
+        self.assertEqual(_lib.lib.gop_struct_size(b"NoSuchStruct"), 0)
 
     def test_graphs(self):
         g = gop.Graph.from_edge_index(np.stack([SRC, DST]))
