@@ -108,6 +108,9 @@ IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);
  * GOP_INDEX64=1 else 32. -1 after reporting a width other than 32 or 64. */
 int api_index_bits(GopContext *ctx, const GopCompileOptions *o);
 int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out);
+/* What a run compiles its kernels with: its schedule and target, and the
+ * layout of its graph (the index width, edge ids in CSR order). */
+GopCompileOptions api_run_options(const GopRun *r);
 
 /* ---- device.c ---- */
 /* Frees the kernel cache, the runs' device state and the graphs' device

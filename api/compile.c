@@ -333,6 +333,12 @@ int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) 
   return 0;
 }
 
+GopCompileOptions api_run_options(const GopRun *r) {
+  return (GopCompileOptions){.schedule = r->schedule, .target = r->target,
+                             .index_bits = rt_index_bits(r->graph->rt),
+                             .csr_edges = rt_csr_edges(r->graph->rt)};
+}
+
 void gop_compile_times(const GopContext *ctx, GopCompileTimes *out) { *out = ctx->times; }
 
 char *gop_emit(const GopOp *op, GopStage stage) { return gop_emit_with(op, stage, NULL); }

@@ -180,9 +180,7 @@ int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
  * (and written to the folder). NULL after reporting. */
 static const CgProgram *cached_program(GopRun *r) {
   GopContext *ctx = r->ctx;
-  GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
-                         .index_bits = rt_index_bits(r->graph->rt),
-                         .csr_edges = rt_csr_edges(r->graph->rt)};
+  GopCompileOptions o = api_run_options(r);
   char key[17], *ir = NULL;
   const char *target;
   if (make_key(r->op, &o, key, &ir, &target) != 0) return NULL;

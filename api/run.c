@@ -519,9 +519,7 @@ static RtStatus open_gpu(GopRun *r) {
 static int run_gpu(GopRun *r, void **data) {
   GopContext *ctx = r->ctx;
   if (!r->have_prog) {
-    GopCompileOptions o = {.schedule = r->schedule, .target = r->target,
-                           .index_bits = rt_index_bits(r->graph->rt),
-                           .csr_edges = rt_csr_edges(r->graph->rt)};
+    GopCompileOptions o = api_run_options(r);
     if (api_compile_op(r->op, &o, &r->prog) != 0) return -1;
     r->have_prog = true;
     r->stats.compile = ctx->times;

@@ -102,6 +102,16 @@ static bool count_arg(const char *name, const char *v, long lo, long hi, long *o
   return true;
 }
 
+/* --edges V of plan and run: sets *by_dst, or refuses V. */
+static bool edges_arg(const char *v, bool *by_dst) {
+  if (strcmp(v, "dst") && strcmp(v, "input")) {
+    bad_usage("--edges %s: choose dst (numbered by destination) or input (the file's order)", v);
+    return false;
+  }
+  *by_dst = strcmp(v, "dst") == 0;
+  return true;
+}
+
 /* ---- plan ---- */
 
 typedef struct Plan {
@@ -169,10 +179,7 @@ static int plan(int argc, char **argv) {
     else if (strcmp(argv[i], "--ops") == 0) snprintf(ops_s, sizeof ops_s, "%s", v);
     else if (strcmp(argv[i], "--grid") == 0) snprintf(grid_s, sizeof grid_s, "%s", v);
     else if (strcmp(argv[i], "--edges") == 0) {
-      if (strcmp(v, "dst") && strcmp(v, "input"))
-        return bad_usage("--edges %s: choose dst (numbered by destination) or input "
-                         "(the file's order)", v);
-      by_dst = strcmp(v, "dst") == 0;
+      if (!edges_arg(v, &by_dst)) return 2;
     } else if (!count_arg("--top", v, 1, 64, &top)) return 2;
     i++;
   }
@@ -421,12 +428,9 @@ static int run(int argc, char **argv) {
       if (!count_arg("--reps", v, 1, 100000, &reps)) return 2;
     } else if (strcmp(argv[i], "--budget-s") == 0) {
       if (!count_arg("--budget-s", v, 0, 1000000, &budget_s)) return 2;
-    } else if (!strcmp(v, "dst") || !strcmp(v, "input")) {
-      by_dst = strcmp(v, "dst") == 0;
-      edges_given = true;
     } else {
-      return bad_usage("--edges %s: choose dst (numbered by destination) or input "
-                       "(the file's order)", v);
+      if (!edges_arg(v, &by_dst)) return 2;
+      edges_given = true;
     }
     i++;
   }
