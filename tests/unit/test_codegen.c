@@ -1204,6 +1204,24 @@ START_TEST(test_index64_pack_and_rules) {
   free(text);
   cg_program_free(&p);
   ir_arena_free(A);
+  /* the layout line of a pack for edge ids in CSR order: kept on reading,
+   * an unknown layout or a second line refused with the line */
+  CgLayout csr = {32, true};
+  ck_assert_int_eq(cg_compile_layout(op_warp_vertex_default(), "sm_90", csr, &p, &d), 0);
+  snprintf(path, sizeof path, "%s/csr.pack", tu_tmpdir());
+  ck_assert_int_eq(cg_pack_write(&p, path, &d), 0);
+  char *ctext = tu_read_file(path, NULL);
+  ck_assert_ptr_nonnull(strstr(ctext, "\nedges csr\n"));
+  ck_assert_msg(cg_pack_read(path, &q, &d) == 0, "%s", d.buf);
+  ck_assert(q.csr_edges);
+  assert_same_program(&p, &q);
+  cg_program_free(&q);
+  expect_pack_err(ctext, "edges csr", "edges coo", "error: unknown edge layout coo (csr)");
+  expect_pack_err(ctext, "edges csr", "edges csr\nedges csr", "error: a second `edges` line");
+  expect_pack_err(ctext, "edges csr", "edges", "edges csr");
+  free(ctext);
+  cg_program_free(&p);
+  ir_arena_free(A);
   /* widths other than 32 and 64 */
   ck_assert_int_eq(cg_compile_bits(op_warp_vertex_default(), "sm_90", 16, &p, &d), -1);
   ck_assert_ptr_nonnull(strstr(d.buf, "index width 16"));
