@@ -61,146 +61,221 @@ static const char *stage_name(const IrOp *op, Arena *a, const char *base,
   }
 }
 
-/* The finalisation stage of `t`, reduced with `red`; with `fill`, the
- * stage that gives the rows its groups do not own their initial value
- * instead (fill.c). A tensor whose rows with 1..G in-edges are owned by
- * their one neighbour group (t->owner_group, promote.c) is finished there;
- * this stage then visits only the others:
- *   for v @warp { if (in_degree(v) == 0.0 || in_degree(v) > G) { ... } } */
 /* What a mean divides by: max(degree, 1.0), so an empty row stays 0. */
 static IrNode *mean_count(Arena *a, Loc at, IrNode *deg) {
   IrNode *args[2] = {deg, ir_fconst(a, at, 1.0)};
   return ir_call(a, at, IR_FN_MAX, 2, args);
 }
 
-IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, bool fill,
-                       Arena *a) {
-  Loc at = t->loc;
-  const char *names[IR_MAX_IDX];
-  int nn = 0;
+/* What a row stage writes into each element of t (pass_row_stage). */
+typedef enum RowBody {
+  ROW_FILL,   /* the reduction's identity (fill.c) */
+  ROW_FINISH, /* a mean divided by its count; max/min's empty rows 0.0 */
+  ROW_WIDE,   /* rounded from the wide twin, and finished so */
+  ROW_ZERO,   /* 0.0: an empty row of a tensor with a wide twin */
+} RowBody;
+
+typedef struct RowStage {
+  IrOp *op;
+  IrTensor *t;
+  const IrTensor *from;
+  IrRed red;
+  Arena *a;
+  Loc at;
+  const char *names[3 * IR_MAX_IDX];
+  int nn;
+  IrNode *rowidx; /* the row's index (its loop variable), or NULL: dense */
+  IrNode *deg;    /* its degree, or NULL */
+  int lanes;      /* lanes of a row: 32, or a team's 8; 0: no lane loop */
+} RowStage;
+
+static IrVar *row_var(RowStage *rs, const char *base, IrVarKind kind) {
+  rs->names[rs->nn] = stage_name(rs->op, rs->a, base, rs->names, rs->nn);
+  return pass_new_var(rs->op, rs->a, rs->names[rs->nn++], kind, rs->at);
+}
+
+/* The element statement of `kind` at t[idx] (each use gets its own copy of
+ * the indices: ir_load and ir_store keep the nodes they are given). */
+static IrNode *row_body(RowStage *rs, RowBody kind, IrNode **idx, int nidx) {
+  Arena *a = rs->a;
+  Loc at = rs->at;
+  IrTensor *t = rs->t;
+  IrRed red = rs->red;
+#define IDX(name)                                              \
+  IrNode *name[IR_MAX_IDX];                                    \
+  for (int i = 0; i < nidx; i++) name[i] = ir_clone(a, idx[i])
+  IDX(ti);
+  switch (kind) {
+  case ROW_FILL: {
+    double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
+    return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_fconst(a, at, id));
+  }
+  case ROW_ZERO: return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_fconst(a, at, 0.0));
+  case ROW_WIDE: {
+    IDX(fi);
+    IrNode *value = ir_load(a, at, (IrTensor *)rs->from, nidx, fi);
+    if (red == IR_RED_MEAN)
+      value = ir_bin(a, at, IR_OP_DIV, value, mean_count(a, at, ir_clone(a, rs->deg)));
+    if (red != IR_RED_MAX && red != IR_RED_MIN)
+      return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, value);
+    /* var w = from[...]; if (w == -inf) { w = 0.0 }; t[...] = w */
+    IrVar *w = row_var(rs, "w_fin", IR_VAR_LOCAL);
+    IrNode *body = ir_let(a, at, w, value);
+    IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
+    body->next = ir_if(a, at, ir_bin(a, at, IR_OP_EQ, ir_var(a, at, w), none),
+                       ir_set(a, at, w, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+    body->next->next = ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_var(a, at, w));
+    return body;
+  }
+  case ROW_FINISH: {
+    IDX(li);
+    if (red == IR_RED_MEAN)
+      return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN,
+                      ir_bin(a, at, IR_OP_DIV, ir_load(a, at, t, nidx, li),
+                             mean_count(a, at, ir_clone(a, rs->deg))));
+    IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
+    return ir_if(a, at, ir_bin(a, at, IR_OP_EQ, ir_load(a, at, t, nidx, li), none),
+                 ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+  }
+  }
+#undef IDX
+  unreachable("bad row body");
+}
+
+/* Elements a lane takes at once in a row stage: 16 bytes of t (and of its
+ * twin when that is no wider than 4 bytes: two 16-byte loads of f32 for 8
+ * bf16), so that a team of 8 lanes writes 128 bytes of a row per
+ * instruction instead of 8 elements. 1 where t is not float. */
+static int row_vec(const RowStage *rs) {
+  int tb = ir_dtype_bytes(rs->t->dtype);
+  if (!ir_dtype_is_float(rs->t->dtype) || tb > 8) return 1;
+  int v = 16 / tb;
+  if (v > 8) v = 8;
+  if (rs->from && v * ir_dtype_bytes(rs->from->dtype) > 32) v = 32 / ir_dtype_bytes(rs->from->dtype);
+  return v >= 2 ? v : 1;
+}
+
+/* The loops over t's feature dimensions around a `kind` body, with *top set
+ * to the outermost (a dense tensor's first loop is bound to threads). The
+ * last dimension of a row runs on its lanes, V consecutive elements a lane
+ * (row_vec, @vec(V)):
+ *   for fo in 0..(ext + L V - 1) / (L V) { for fl in 0..L @lane {
+ *     for fv in 0..V @vec(V) { if ((fo * L + fl) * V + fv < ext) { ... } } } } */
+static IrNode *row_nest(RowStage *rs, RowBody kind, IrNode **top) {
+  Arena *a = rs->a;
+  Loc at = rs->at;
+  IrTensor *t = rs->t;
   IrNode *idx[IR_MAX_IDX];
   int nidx = 0;
+  if (rs->rowidx) idx[nidx++] = ir_clone(a, rs->rowidx);
+  IrNode *first = NULL, **hole = &first;
+  for (int k = 0; k < t->ndims; k++) {
+    IrVar *f = row_var(rs, ir_sprintf(a, "f%s_fin", k ? ir_sprintf(a, "%d", k) : ""),
+                       IR_VAR_INDEX);
+    IrNode *ext = t->dims[k].sym ? ir_symref(a, at, t->dims[k].sym)
+                                 : ir_iconst(a, at, t->dims[k].value);
+    if (rs->lanes && k == t->ndims - 1) {
+      int L = rs->lanes, V = row_vec(rs);
+      IrVar *fl = row_var(rs, "fl_fin", IR_VAR_INDEX);
+      IrNode *chunks = ir_bin(a, at, IR_OP_DIV,
+                              ir_bin(a, at, IR_OP_ADD, ext, ir_iconst(a, at, L * V - 1)),
+                              ir_iconst(a, at, L * V));
+      IrNode *lo = ir_loop(a, at, f, IR_LOOP_RANGE, chunks, NULL, NULL);
+      IrNode *li = ir_loop(a, at, fl, IR_LOOP_RANGE, ir_iconst(a, at, L), NULL, NULL);
+      li->loop.bind = IR_BIND_LANE;
+      IrNode *lane = ir_bin(a, at, IR_OP_ADD,
+                            ir_bin(a, at, IR_OP_MUL, ir_var(a, at, f), ir_iconst(a, at, L)),
+                            ir_var(a, at, fl));
+      IrNode *feat = lane;
+      lo->loop.body = li;
+      IrNode **inner = &li->loop.body;
+      if (V > 1) {
+        IrVar *fv = row_var(rs, "fv_fin", IR_VAR_INDEX);
+        IrNode *lv = ir_loop(a, at, fv, IR_LOOP_RANGE, ir_iconst(a, at, V), NULL, NULL);
+        lv->loop.vec = V;
+        feat = ir_bin(a, at, IR_OP_ADD, ir_bin(a, at, IR_OP_MUL, lane, ir_iconst(a, at, V)),
+                      ir_var(a, at, fv));
+        *inner = lv;
+        inner = &lv->loop.body;
+      }
+      IrNode *in = ir_if(a, at, ir_bin(a, at, IR_OP_LT, ir_clone(a, feat), ir_clone(a, ext)), NULL);
+      *inner = in;
+      *hole = lo;
+      hole = &in->ifs.then;
+      idx[nidx++] = feat;
+      continue;
+    }
+    IrNode *l = ir_loop(a, at, f, IR_LOOP_RANGE, ext, NULL, NULL);
+    if (!rs->rowidx && !first) l->loop.bind = IR_BIND_THREAD; /* dense: threads over rows */
+    *hole = l;
+    hole = &l->loop.body;
+    idx[nidx++] = ir_var(a, at, f);
+  }
+  IrNode *body = row_body(rs, kind, idx, nidx);
+  *hole = body;
+  *top = first ? first : body;
+  return *top;
+}
+
+/* The finalisation stage of `t`, reduced with `red`; with `fill`, the
+ * stage that gives the rows its groups do not own their initial value
+ * instead (fill.c); with `from`, the stage that rounds t's rows from their
+ * wide twin (promote.c). A tensor whose rows with 1..G in-edges are owned
+ * by their one neighbour group (t->owner_group, promote.c) is finished
+ * there; this stage then visits only the others:
+ *   for v @warp @team(8) { if (in_degree(v) == 0.0 || in_degree(v) > G) { ... } }
+ * A 16-bit tensor with a wide twin takes only its heavy rows from the twin
+ * and writes its empty rows 0.0 directly, so the twin is filled and read
+ * on the heavy rows alone: filling and reading the twin's empty rows too
+ * moved 10 bytes an element where 2 do (on ogbn-arxiv, 62,006 of 169,343
+ * rows are empty). */
+IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, bool fill,
+                       Arena *a) {
+  RowStage rs = {.op = op, .t = t, .from = from, .red = red, .a = a, .at = t->loc};
+  Loc at = t->loc;
   IrNode *row = NULL; /* the vertex or edge loop, if any */
-  IrNode **hole;      /* where the innermost body goes */
-  IrNode *deg = NULL;
   if (t->domain != IR_DOM_DENSE) {
     static const struct { IrDomain dom; IrLoopKind loop; IrVarKind var; const char *name; }
         rows[] = {{IR_DOM_DST, IR_LOOP_DST_V, IR_VAR_DST_V, "v_fin"},
                   {IR_DOM_SRC, IR_LOOP_SRC_V, IR_VAR_SRC_V, "u_fin"},
                   {IR_DOM_EDGE, IR_LOOP_EDGES, IR_VAR_EDGE, "e_fin"}};
     int r = t->domain == IR_DOM_DST ? 0 : t->domain == IR_DOM_SRC ? 1 : 2;
-    names[nn] = stage_name(op, a, rows[r].name, names, nn);
-    IrVar *v = pass_new_var(op, a, names[nn++], rows[r].var, at);
-    idx[nidx++] = ir_var(a, at, v);
+    IrVar *v = row_var(&rs, rows[r].name, rows[r].var);
+    rs.rowidx = ir_var(a, at, v);
     row = ir_loop(a, at, v, rows[r].loop, NULL, NULL, NULL);
     /* a warp per row, lanes on its last dimension (coalesced), when it has
      * one; else a thread per row */
     row->loop.bind = t->ndims > 0 ? IR_BIND_WARP : IR_BIND_THREAD;
     if (t->domain != IR_DOM_EDGE)
-      deg = ir_endpoint(a, at, t->domain == IR_DOM_DST ? IR_INDEG : IR_OUTDEG,
-                        ir_var(a, at, v));
+      rs.deg = ir_endpoint(a, at, t->domain == IR_DOM_DST ? IR_INDEG : IR_OUTDEG,
+                           ir_var(a, at, v));
+    if (t->ndims > 0) rs.lanes = 32;
   }
-  IrNode *top = row;
-  hole = row ? &row->loop.body : &top;
+  RowBody kind = from ? ROW_WIDE : fill ? ROW_FILL : ROW_FINISH;
+  IrNode *nest;
+  if (!row) return row_nest(&rs, kind, &nest);
   /* Where neighbour groups own their rows (fill.c), this stage visits the
    * few rows they do not own and skips the rest after reading a degree: a
-   * team of 8 lanes per row (four rows a warp, 32-byte stores) instead of
-   * a warp that would mostly test and leave. */
-  int lanes = row && deg && t->owner_group > 0 && row->loop.bind == IR_BIND_WARP ? 8 : 32;
-  if (lanes < 32) row->loop.team = lanes;
-  if (row && deg && t->owner_group > 0) {
-    IrNode *none = ir_bin(a, at, IR_OP_EQ, ir_clone(a, deg), ir_fconst(a, at, 0.0));
-    IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, deg),
-                           ir_fconst(a, at, (double)t->owner_group));
-    IrNode *g = ir_if(a, at, ir_bin(a, at, IR_OP_OR, none, heavy), NULL);
-    *hole = g;
-    hole = &g->ifs.then;
+   * team of 8 lanes per row (four rows a warp) instead of a warp that would
+   * mostly test and leave. */
+  if (!(rs.deg && t->owner_group > 0)) {
+    row->loop.body = row_nest(&rs, kind, &nest);
+    return row;
   }
-  for (int k = 0; k < t->ndims; k++) {
-    names[nn] = stage_name(op, a, ir_sprintf(a, "f%s_fin", k ? ir_sprintf(a, "%d", k) : ""),
-                           names, nn);
-    IrVar *f = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
-    IrNode *ext = t->dims[k].sym ? ir_symref(a, at, t->dims[k].sym)
-                                 : ir_iconst(a, at, t->dims[k].value);
-    if (row && k == t->ndims - 1) {
-      /* for fo in 0..(ext + L-1) / L { for fl in 0..L @lane { if (fo * L + fl < ext),
-       * L the lanes of a row (32, or the team's 8) */
-      names[nn] = stage_name(op, a, "fl_fin", names, nn);
-      IrVar *fl = pass_new_var(op, a, names[nn++], IR_VAR_INDEX, at);
-      IrNode *chunks = ir_bin(a, at, IR_OP_DIV,
-                              ir_bin(a, at, IR_OP_ADD, ext, ir_iconst(a, at, lanes - 1)),
-                              ir_iconst(a, at, lanes));
-      IrNode *lo = ir_loop(a, at, f, IR_LOOP_RANGE, chunks, NULL, NULL);
-      IrNode *li = ir_loop(a, at, fl, IR_LOOP_RANGE, ir_iconst(a, at, lanes), NULL, NULL);
-      li->loop.bind = IR_BIND_LANE;
-      IrNode *feat = ir_bin(a, at, IR_OP_ADD,
-                            ir_bin(a, at, IR_OP_MUL, ir_var(a, at, f), ir_iconst(a, at, lanes)),
-                            ir_var(a, at, fl));
-      IrNode *in = ir_if(a, at, ir_bin(a, at, IR_OP_LT, feat, ir_clone(a, ext)), NULL);
-      lo->loop.body = li;
-      li->loop.body = in;
-      *hole = lo;
-      hole = &in->ifs.then;
-      idx[nidx++] = ir_clone(a, feat);
-      continue;
-    }
-    IrNode *l = ir_loop(a, at, f, IR_LOOP_RANGE, ext, NULL, NULL);
-    if (!top) {
-      top = l;
-      l->loop.bind = IR_BIND_THREAD; /* a dense tensor: threads over rows */
-    }
-    *hole = l;
-    hole = &l->loop.body;
-    idx[nidx++] = ir_var(a, at, f);
-  }
-  IrNode *body;
-  if (from) { /* t's rows finished from their wide twin (promote.c) */
-    IrNode *fidx[IR_MAX_IDX], *tidx[IR_MAX_IDX];
-    for (int i = 0; i < nidx; i++) {
-      fidx[i] = ir_clone(a, idx[i]);
-      tidx[i] = ir_clone(a, idx[i]);
-    }
-    IrNode *value = ir_load(a, at, (IrTensor *)from, nidx, fidx);
-    if (red == IR_RED_MEAN) {
-      value = ir_bin(a, at, IR_OP_DIV, value, mean_count(a, at, deg));
-    }
-    if (red != IR_RED_MAX && red != IR_RED_MIN) {
-      body = ir_store(a, at, t, nidx, tidx, IR_RED_ASSIGN, value);
-    } else { /* var w = from[...]; if (w == -inf) { w = 0.0 }; t[...] = w */
-      names[nn] = stage_name(op, a, "w_fin", names, nn);
-      IrVar *w = pass_new_var(op, a, names[nn++], IR_VAR_LOCAL, at);
-      body = ir_let(a, at, w, value);
-      IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
-      body->next = ir_if(a, at, ir_bin(a, at, IR_OP_EQ, ir_var(a, at, w), none),
-                         ir_set(a, at, w, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
-      body->next->next = ir_store(a, at, t, nidx, tidx, IR_RED_ASSIGN, ir_var(a, at, w));
-    }
-    *hole = body;
-    return top ? top : body;
-  }
-  if (fill) {
-    double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
-    body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN, ir_fconst(a, at, id));
-    *hole = body;
-    return top ? top : body;
-  }
-  if (red == IR_RED_MEAN) {
-    IrNode *count = mean_count(a, at, deg);
-    body = ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN,
-                    ir_bin(a, at, IR_OP_DIV, ir_load(a, at, t, nidx, idx), count));
+  if (rs.lanes) rs.lanes = row->loop.team = 8;
+  IrNode *empty = ir_bin(a, at, IR_OP_EQ, ir_clone(a, rs.deg), ir_fconst(a, at, 0.0));
+  IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, rs.deg),
+                         ir_fconst(a, at, (double)t->owner_group));
+  if (fill && t->wide) { /* the twin: its heavy rows only */
+    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, kind, &nest));
+  } else if (from) { /* if (heavy) { from the twin } if (empty) { 0.0 } */
+    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, ROW_WIDE, &nest));
+    row->loop.body->next = ir_if(a, at, empty, row_nest(&rs, ROW_ZERO, &nest));
   } else {
-    IrNode *none = ir_fconst(a, at, red == IR_RED_MAX ? -INFINITY : INFINITY);
-    IrNode *cond = ir_bin(a, at, IR_OP_EQ, ir_load(a, at, t, nidx, idx), none);
-    body = ir_if(a, at, cond,
-                 ir_store(a, at, t, nidx, idx, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
+    row->loop.body = ir_if(a, at, ir_bin(a, at, IR_OP_OR, empty, heavy),
+                           row_nest(&rs, kind, &nest));
   }
-  /* ir_load/ir_store keep the index nodes: give each its own copies. */
-  IrNode *val = body->kind == IR_STORE ? body->acc.value->bin.a : body->ifs.cond->bin.a;
-  for (int i = 0; i < nidx; i++) val->acc.idx[i] = ir_clone(a, idx[i]);
-  IrNode *st = body->kind == IR_STORE ? body : body->ifs.then;
-  for (int i = 0; i < nidx; i++) st->acc.idx[i] = ir_clone(a, idx[i]);
-  *hole = body;
-  return top ? top : body;
+  return row;
 }
 
 /* With `from`, every reduction (a sum too) gets the stage, which finishes

@@ -163,8 +163,10 @@ START_TEST(test_pass_table_and_dump) {
                            "32 + fl]"), "%s", dump2);
   ck_assert_msg(has(dump2, "for v_fin in dst @warp"), "%s", dump2);
   ck_assert_msg(has(dump2, "for fl_fin in 0..32 @lane"), "%s", dump2);
-  ck_assert_msg(has(dump2, "Y[v_fin, f_fin * 32 + fl_fin] = Y[v_fin, f_fin * 32 + fl_fin] / "
-                           "max(in_degree(v_fin), 1.0)"), "%s", dump2);
+  /* each lane 4 consecutive elements (16 bytes) of the row */
+  ck_assert_msg(has(dump2, "for fv_fin in 0..4 @vec(4)"), "%s", dump2);
+  ck_assert_msg(has(dump2, "Y[v_fin, (f_fin * 32 + fl_fin) * 4 + fv_fin] = Y[v_fin, (f_fin * "
+                           "32 + fl_fin) * 4 + fv_fin] / max(in_degree(v_fin), 1.0)"), "%s", dump2);
   free(dump2);
   free(dump);
   free(before);
