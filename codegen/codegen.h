@@ -167,6 +167,10 @@ typedef struct CgTensorInfo {
                 this size (passes/segment.c) */
   bool staged; /* a dense input each kernel reading it copies into dynamic
                   shared memory (promote(X, shared); codegen/shared.c) */
+  bool filled; /* the op's own stages write every element it reads before
+                  reading it (passes/fill.c: an output whose rows neighbour
+                  groups own, a 16-bit output's wide twin): the runtime
+                  gives it no start value, only NaN before a checked run */
 } CgTensorInfo;
 
 typedef struct CgTimes {

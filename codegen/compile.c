@@ -124,7 +124,10 @@ static void describe(const IrOp *op, CgProgram *p) {
   /* A tensor the op fills itself (passes/fill.c) is written whole by its
    * stages: the runtime fills nothing (a checked run poisons it). */
   for (int i = 0; i < op->ntensors; i++)
-    if (op->tensors[i]->filled) p->tensors[i].red = IR_RED_ASSIGN;
+    if (op->tensors[i]->filled) {
+      p->tensors[i].red = IR_RED_ASSIGN;
+      p->tensors[i].filled = true;
+    }
   p->ir = ir_op_to_string(op);
 }
 

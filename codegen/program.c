@@ -235,6 +235,7 @@ static void write_pack(FILE *f, const CgProgram *p) {
       else fprintf(f, " %" PRId64, t->dims[j].value);
     }
     if (t->staged) fputs(" shared", f); /* promote(X, shared) */
+    if (t->filled) fputs(" filled", f); /* absent in packs written before */
     fputc('\n', f);
   }
   for (int i = 0; i < p->nkernels; i++) {
@@ -535,12 +536,15 @@ static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
 }
 
 static int parse_tensor(PackReader *r, CgProgram *p) {
-  /* a staged input (promote(X, shared)) ends with the word `shared` */
+  /* a tensor the op fills itself ends with the word `filled`, a staged
+   * input (promote(X, shared)) with `shared` */
+  bool filled = r->nwords > 7 && strcmp(r->words[r->nwords - 1], "filled") == 0;
+  if (filled) r->nwords--;
   bool staged = r->nwords > 7 && strcmp(r->words[r->nwords - 1], "shared") == 0;
   if (staged) r->nwords--;
   if (r->nwords < 7 || r->nwords > 7 + IR_MAX_DIMS)
     return fail(r, "expected `tensor ID NAME ROLE DOMAIN DTYPE RED DIMS... "
-                "[shared]`");
+                "[shared] [filled]`");
   int64_t id;
   if (parse_int(r, r->words[1], 0, INT32_MAX, "tensor id", &id)) return -1;
   if (id != p->ntensors)
@@ -582,9 +586,14 @@ static int parse_tensor(PackReader *r, CgProgram *p) {
   t.dtype = (IrDType)dt;
   t.red = (IrRed)red;
   t.staged = staged;
+  t.filled = filled;
   if (staged && (t.role != IR_ROLE_IN || t.domain != IR_DOM_DENSE))
     return fail(r, "tensor '%s' is staged in shared memory but is not a dense "
                 "input", r->words[2]);
+  if (filled && (t.role == IR_ROLE_IN || t.red != IR_RED_ASSIGN))
+    return fail(r, "tensor '%s' is marked filled (the op writes its start values) but "
+                "is %s", r->words[2], t.role == IR_ROLE_IN ? "an input" : "reduced into "
+                "from a start value the runtime gives (its reduction is not assign)");
   t.ndims = r->nwords - 7;
   for (int j = 0; j < t.ndims; j++) {
     const char *w = r->words[7 + j];

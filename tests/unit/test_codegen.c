@@ -823,6 +823,7 @@ static void assert_same_program(const CgProgram *a, const CgProgram *b) {
     ck_assert_int_eq(x->domain, y->domain);
     ck_assert_int_eq(x->dtype, y->dtype);
     ck_assert_int_eq(x->red, y->red);
+    ck_assert_int_eq(x->filled, y->filled);
     ck_assert_int_eq(x->ndims, y->ndims);
     for (int j = 0; j < x->ndims; j++) {
       ck_assert_int_eq(x->sym_id[j], y->sym_id[j]);
@@ -949,6 +950,39 @@ START_TEST(test_pack_malformed) {
                   "error: threads per block 100 is not a multiple of 32");
   expect_pack_err(good, "tensor 1 W in edge f32 =", "tensor 1 W in edge f33 =",
                   "bad.pack:7: error: bad dtype 'f33'");
+  /* a tensor the op fills itself (a 16-bit output's wide twin) keeps the
+   * mark: the runtime then gives it no start value */
+  {
+    const char *yl = strstr(good, "\ntensor 2 Y out ");
+    ck_assert_ptr_nonnull(yl);
+    const char *eol = strchr(yl + 1, '\n');
+    char *line = strndup(yl, (size_t)(eol - yl));
+    char *marked = malloc(strlen(line) + 8);
+    sprintf(marked, "%s filled", line);
+    /* reduced into from the runtime's start value (+=): refused as filled */
+    ck_assert_ptr_nonnull(strstr(line, " += "));
+    expect_pack_err(good, line, marked, "error: tensor 'Y' is marked filled (the op "
+                    "writes its start values) but is reduced into from a start value");
+    /* written whole by the op (=): kept */
+    char *assign = replace(marked, " += ", " = ");
+    free(marked);
+    marked = assign;
+    char *text = replace(good, line, marked);
+    const char *fpath = tu_write("filled.pack", text);
+    CgProgram fq;
+    Diag fd;
+    ir_diag_init(&fd, NULL);
+    ck_assert_msg(cg_pack_read(fpath, &fq, &fd) == 0, "%s", fd.buf);
+    ck_assert(fq.tensors[2].filled && !fq.tensors[0].filled);
+    cg_program_free(&fq);
+    ir_diag_free(&fd);
+    free(text), free(marked), free(line);
+  }
+  /* `filled` (the op writes the start values itself) on an input, or on a
+   * tensor reduced into from the runtime's start value, is refused */
+  expect_pack_err(good, "tensor 1 W in edge f32 =", "tensor 1 W in edge f32 = filled",
+                  "error: tensor 'W' is marked filled (the op writes its start values) but "
+                  "is an input");
   expect_pack_err(good, "\nend\n", "\n", "error: unexpected end of file");
   expect_pack_err(good, "\nend\n", "\nend\nmore\n", "error: text after `end`");
   /* the PTX block announces more bytes than there are */
