@@ -94,17 +94,21 @@ static IrVar *row_var(RowStage *rs, const char *base, IrVarKind kind) {
   return pass_new_var(rs->op, rs->a, rs->names[rs->nn++], kind, rs->at);
 }
 
-/* The element statement of `kind` at t[idx] (each use gets its own copy of
- * the indices: ir_load and ir_store keep the nodes they are given). */
+/* Copies of `idx` into `out`: ir_load and ir_store keep the index nodes
+ * they are given, so each access gets its own. */
+static IrNode **clone_idx(Arena *a, IrNode *const *idx, int nidx, IrNode **out) {
+  for (int i = 0; i < nidx; i++) out[i] = ir_clone(a, idx[i]);
+  return out;
+}
+
+/* The element statement of `kind` at t[idx]. */
 static IrNode *row_body(RowStage *rs, RowBody kind, IrNode **idx, int nidx) {
   Arena *a = rs->a;
   Loc at = rs->at;
   IrTensor *t = rs->t;
   IrRed red = rs->red;
-#define IDX(name)                                              \
-  IrNode *name[IR_MAX_IDX];                                    \
-  for (int i = 0; i < nidx; i++) name[i] = ir_clone(a, idx[i])
-  IDX(ti);
+  IrNode *ti[IR_MAX_IDX], *li[IR_MAX_IDX];
+  clone_idx(a, idx, nidx, ti);
   switch (kind) {
   case ROW_FILL: {
     double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
@@ -112,8 +116,7 @@ static IrNode *row_body(RowStage *rs, RowBody kind, IrNode **idx, int nidx) {
   }
   case ROW_ZERO: return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_fconst(a, at, 0.0));
   case ROW_WIDE: {
-    IDX(fi);
-    IrNode *value = ir_load(a, at, (IrTensor *)rs->from, nidx, fi);
+    IrNode *value = ir_load(a, at, (IrTensor *)rs->from, nidx, clone_idx(a, idx, nidx, li));
     if (red == IR_RED_MEAN)
       value = ir_bin(a, at, IR_OP_DIV, value, mean_count(a, at, ir_clone(a, rs->deg)));
     if (red != IR_RED_MAX && red != IR_RED_MIN)
@@ -128,7 +131,7 @@ static IrNode *row_body(RowStage *rs, RowBody kind, IrNode **idx, int nidx) {
     return body;
   }
   case ROW_FINISH: {
-    IDX(li);
+    clone_idx(a, idx, nidx, li);
     if (red == IR_RED_MEAN)
       return ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN,
                       ir_bin(a, at, IR_OP_DIV, ir_load(a, at, t, nidx, li),
@@ -138,7 +141,6 @@ static IrNode *row_body(RowStage *rs, RowBody kind, IrNode **idx, int nidx) {
                  ir_store(a, at, t, nidx, ti, IR_RED_ASSIGN, ir_fconst(a, at, 0.0)));
   }
   }
-#undef IDX
   unreachable("bad row body");
 }
 
@@ -155,13 +157,13 @@ static int row_vec(const RowStage *rs) {
   return v >= 2 ? v : 1;
 }
 
-/* The loops over t's feature dimensions around a `kind` body, with *top set
- * to the outermost (a dense tensor's first loop is bound to threads). The
+/* The loops over t's feature dimensions around a `kind` body, outermost
+ * first (a dense tensor's first loop is bound to threads). The
  * last dimension of a row runs on its lanes, V consecutive elements a lane
  * (row_vec, @vec(V)):
  *   for fo in 0..(ext + L V - 1) / (L V) { for fl in 0..L @lane {
  *     for fv in 0..V @vec(V) { if ((fo * L + fl) * V + fv < ext) { ... } } } } */
-static IrNode *row_nest(RowStage *rs, RowBody kind, IrNode **top) {
+static IrNode *row_nest(RowStage *rs, RowBody kind) {
   Arena *a = rs->a;
   Loc at = rs->at;
   IrTensor *t = rs->t;
@@ -213,8 +215,7 @@ static IrNode *row_nest(RowStage *rs, RowBody kind, IrNode **top) {
   }
   IrNode *body = row_body(rs, kind, idx, nidx);
   *hole = body;
-  *top = first ? first : body;
-  return *top;
+  return first ? first : body;
 }
 
 /* The finalisation stage of `t`, reduced with `red`; with `fill`, the
@@ -252,14 +253,13 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
     if (t->ndims > 0) rs.lanes = 32;
   }
   RowBody kind = from ? ROW_WIDE : fill ? ROW_FILL : ROW_FINISH;
-  IrNode *nest;
-  if (!row) return row_nest(&rs, kind, &nest);
+  if (!row) return row_nest(&rs, kind);
   /* Where neighbour groups own their rows (fill.c), this stage visits the
    * few rows they do not own and skips the rest after reading a degree: a
    * team of 8 lanes per row (four rows a warp) instead of a warp that would
    * mostly test and leave. */
   if (!(rs.deg && t->owner_group > 0)) {
-    row->loop.body = row_nest(&rs, kind, &nest);
+    row->loop.body = row_nest(&rs, kind);
     return row;
   }
   if (rs.lanes) rs.lanes = row->loop.team = 8;
@@ -267,13 +267,13 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
   IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, rs.deg),
                          ir_fconst(a, at, (double)t->owner_group));
   if (fill && t->wide) { /* the twin: its heavy rows only */
-    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, kind, &nest));
+    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, kind));
   } else if (from) { /* if (heavy) { from the twin } if (empty) { 0.0 } */
-    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, ROW_WIDE, &nest));
-    row->loop.body->next = ir_if(a, at, empty, row_nest(&rs, ROW_ZERO, &nest));
+    row->loop.body = ir_if(a, at, heavy, row_nest(&rs, ROW_WIDE));
+    row->loop.body->next = ir_if(a, at, empty, row_nest(&rs, ROW_ZERO));
   } else {
     row->loop.body = ir_if(a, at, ir_bin(a, at, IR_OP_OR, empty, heavy),
-                           row_nest(&rs, kind, &nest));
+                           row_nest(&rs, kind));
   }
   return row;
 }
