@@ -289,6 +289,10 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
     for (int i = 1; i < s->acc.nidx; i++) sidx[i] = s->acc.idx[i];
     IrNode *put = ir_store(a, s->loc, part, s->acc.nidx, sidx, IR_RED_ASSIGN,
                            ir_var(a, s->loc, acc));
+    /* every table row is a group, which stores its whole row once: the op
+     * fills the temporary itself, and the runtime gives it no start value
+     * (CgTensorInfo.filled; it cleared rows x F words before every run) */
+    part->filled = true;
     IrNode *let = ir_let(a, s->loc, acc, ir_fconst(a, s->loc, identity(s->acc.red)));
     PassSite es;
     if (!pass_find_node(op, el, &es)) unreachable("group-edges loop not found");
