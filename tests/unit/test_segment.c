@@ -280,8 +280,22 @@ START_TEST(test_codegen_pack) {
   ck_assert_int_eq(q.tensors[part->id].group, 4);
   ck_assert_int_eq(q.tensors[part->id].role, IR_ROLE_TEMP);
   ck_assert_int_eq(q.kernels[1].group, 4);
+  /* reduced edge by edge into its rows (feature loops inside the edge
+   * loop): the runtime gives it the identity first */
+  ck_assert(!part->filled && !q.tensors[part->id].filled);
+  ck_assert_int_eq(q.tensors[part->id].red, IR_RED_MAX);
   cg_program_free(&p);
   cg_program_free(&q);
+  /* summed in a register and stored once per row (spmm_groups): the op
+   * writes every row itself, and the runtime gives it no start value */
+  IrOp *op2 = tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"),
+                         "deterministic(); spmm_groups(16, 4)", a, &d);
+  ck_assert_ptr_nonnull(op2);
+  const IrTensor *part2 = ir_op_find_tensor(op2, "Y_seg");
+  ck_assert(part2 && part2->filled);
+  ck_assert_msg(cg_compile(op2, "sm_90", &p, &d) == 0, "%s", d.buf);
+  ck_assert(p.tensors[part2->id].filled && p.tensors[part2->id].red == IR_RED_ASSIGN);
+  cg_program_free(&p);
   ir_diag_free(&d);
   ir_arena_free(a);
 }
