@@ -169,8 +169,9 @@ typedef struct CgTensorInfo {
                   shared memory (promote(X, shared); codegen/shared.c) */
   bool filled; /* the op's own stages write every element it reads before
                   reading it (passes/fill.c: an output whose rows neighbour
-                  groups own, a 16-bit output's wide twin): the runtime
-                  gives it no start value, only NaN before a checked run */
+                  groups own; promote.c: a 16-bit output's wide twin;
+                  segment.c: Y_seg stored once per row): the runtime gives
+                  it no start value, only NaN before a checked run */
 } CgTensorInfo;
 
 typedef struct CgTimes {

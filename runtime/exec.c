@@ -211,13 +211,20 @@ int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
   return staged + acc;
 }
 
+/* Whether the kernels write every element of t that they read, so that a
+ * run gives it no start value (only the NaN of a checked run): an output
+ * of plain stores, or a tensor the op fills itself (CgTensorInfo.filled). */
+static bool written_whole(const CgTensorInfo *t) {
+  return t->red == IR_RED_ASSIGN && (t->role == IR_ROLE_OUT || t->filled);
+}
+
 /* The 32-bit word an output or temporary starts as (see runtime.h). */
 static uint32_t initial_word(const CgTensorInfo *t) {
   switch (t->red) {
   case IR_RED_MAX: return 0xff800000u; /* -inf */
   case IR_RED_MIN: return 0x7f800000u; /* +inf */
   case IR_RED_ADD: case IR_RED_MEAN: return 0;
-  case IR_RED_ASSIGN: return t->role == IR_ROLE_OUT || t->filled ? 0x7fc00000u /* NaN */ : 0;
+  case IR_RED_ASSIGN: return written_whole(t) ? 0x7fc00000u /* NaN */ : 0;
   case IR_RED_COUNT: break;
   }
   return 0;
@@ -312,8 +319,7 @@ static RtStatus run_once(void *ctx, Diag *d) {
      * element is for the checked run, and a timed run that wrote it again
      * would time a fill no peer pays for (the twin of a bf16 output is
      * |V| x F f32 words: 87 MB on ogbn-arxiv at F = 128). */
-    if (t->red == IR_RED_ASSIGN && (t->role == IR_ROLE_OUT || t->filled) && !st->poison)
-      continue;
+    if (written_whole(t) && !st->poison) continue;
     RtStatus s = fill_initial(&st->tensors[i], t, st->numel[i], d);
     if (s != RT_OK) return s;
   }
@@ -755,8 +761,7 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
   static const char *init = "while initialising an output in the caller's stream";
   for (int i = 0; i < p->ntensors; i++) {
     const CgTensorInfo *t = &p->tensors[i];
-    if (t->role == IR_ROLE_IN || (t->red == IR_RED_ASSIGN && (t->role == IR_ROLE_OUT || t->filled)))
-      continue;
+    if (t->role == IR_ROLE_IN || written_whole(t)) continue;
     RtDevPtr ptr = t->role == IR_ROLE_TEMP ? x->temps[i].ptr : ptrs[i];
     size_t n = (size_t)x->numel[i];
     if (!n) continue;
