@@ -79,7 +79,7 @@ LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
 
 static LLVMValueRef dim_size(CgCtx *cg, const IrDim *d) {
   if (d->sym)
-    return LLVMBuildSExt(cg->b, cg_param(cg, CG_PARAM_SYM, d->sym->id),
+    return LLVMBuildZExt(cg->b, cg_param(cg, CG_PARAM_SYM, d->sym->id),
                          cg->t_i64, "");
   return cg_i64(cg, d->value);
 }
@@ -106,7 +106,7 @@ LLVMValueRef cg_address(CgCtx *cg, const IrTensor *t, int nidx,
   LLVMValueRef off = NULL;
   for (int j = 0; j < nidx; j++) {
     LLVMValueRef i =
-        LLVMBuildSExt(b, cg_expr_as(cg, idx[j], IR_TY_INT), cg->t_i64, "");
+        LLVMBuildZExt(b, cg_expr_as(cg, idx[j], IR_TY_INT), cg->t_i64, "");
     if (!off) {
       off = i;
       continue;

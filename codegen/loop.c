@@ -50,6 +50,7 @@
  * launch rule: its extent and workers per block.
  */
 #define GOP_CODEGEN_INTERNAL
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/DebugInfo.h>
@@ -450,6 +451,128 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   drop_unused_but(sh_eid, keep, 4 + nts);
 }
 
+/* One run of loop l's body with its variable at `i`: the variable bound
+ * (bind_var), the body emitted, the binding and the nesting state put
+ * back. The plain loop emits it once; a tail-unrolled loop once per copy. */
+static void body_copy(CgCtx *cg, const IrNode *l, LLVMValueRef i, LLVMValueRef of) {
+  IrBind bind = l->loop.bind;
+  CgVar *v = &cg->vars[l->loop.var->id];
+  CgVar saved_var = *v;
+  LLVMValueRef eager[3];
+  int neager = bind_var(cg, l, i, of, v, eager);
+
+  bool saved_block = cg->in_block, saved_warp = cg->in_warp,
+       saved_lane = cg->in_lane, saved_thread = cg->in_thread;
+  int saved_team = cg->team;
+  if (bind == IR_BIND_WARP) cg->team = l->loop.team;
+  if (bind == IR_BIND_NONE) cg->seq_depth++;
+  else cg->bound_depth++;
+  cg->in_block |= bind == IR_BIND_BLOCK;
+  cg->in_warp |= bind == IR_BIND_WARP;
+  cg->in_lane |= bind == IR_BIND_LANE;
+  cg->in_thread |= bind == IR_BIND_THREAD;
+
+  cg_stmts(cg, l->loop.body);
+
+  if (bind == IR_BIND_NONE) cg->seq_depth--;
+  else cg->bound_depth--;
+  cg->in_block = saved_block;
+  cg->in_warp = saved_warp;
+  cg->in_lane = saved_lane;
+  cg->in_thread = saved_thread;
+  cg->team = saved_team;
+  *v = saved_var;
+  /* eager loads the body did not use would keep their arrays as kernel
+   * parameters: drop them */
+  for (int j = 0; j < neager; j++) drop_unused(eager[j]);
+}
+
+/* An empty asm statement with side effects, ending each case of the
+ * remainder's switch: the cases end alike (the last copy of the body, at
+ * another position), and LLVM's SimplifyCFG would sink those last copies
+ * into one block after the switch, behind a phi of their positions, so
+ * that the last edge waited for the others again. LLVM sinks no inline
+ * asm, and nothing past one; it emits no instruction. */
+static void keep_apart(CgCtx *cg) {
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), NULL, 0, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)"", 0, (char *)"", 0, 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMBuildCall2(cg->b, fty, asm_, NULL, 0, "");
+}
+
+/* Largest unroll count whose remainder is emitted as straight-line copies
+ * (docs/gpu-ir.md, Unrolled edge loops): the switch below holds U(U-1)/2
+ * copies of the body, 28 at U = 8. */
+#define TAIL_UNROLL_MAX 8
+
+/* Whether a sequential @unroll(U) loop is emitted by unrolled_loop: an
+ * edge loop (its trip count is a vertex's or a group's edges, often below
+ * U) whose body holds no loop of its own (each copy is one block of
+ * straight-line code) and no warp shuffle. */
+static bool has_loop(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOOP;
+}
+static bool tail_unrolled(CgCtx *cg, const IrNode *l) {
+  (void)cg;
+  if (getenv("GOP_TAIL_UNROLL") && strcmp(getenv("GOP_TAIL_UNROLL"), "0") == 0) return false;
+  if (l->loop.unroll > TAIL_UNROLL_MAX) return false;
+  if (l->loop.kind != IR_LOOP_IN_EDGES && l->loop.kind != IR_LOOP_OUT_EDGES &&
+      l->loop.kind != IR_LOOP_GROUP_EDGES)
+    return false;
+  return !ir_any(l->loop.body, has_loop, NULL);
+}
+
+/* A sequential edge loop over [start, end) unrolled U times by hand:
+ *   while (k + U <= end) { body(k) .. body(k + U - 1); k += U; }
+ *   switch (end - k) { case r: body(k) .. body(k + r - 1) }   (r < U)
+ * LLVM's own unrolling runs the n mod U edges left over one at a time
+ * before the unrolled loop, each waiting for its index and then its row:
+ * a group of 7 edges under U = 4 waited four times. Here the leftover
+ * edges are one block of r copies, whose loads are all in flight at once,
+ * so 7 edges wait twice. The edges are added in the same order. */
+static void unrolled_loop(CgCtx *cg, const IrNode *l, LLVMValueRef start,
+                          LLVMValueRef end, LLVMValueRef of) {
+  LLVMBuilderRef b = cg->b;
+  int u = l->loop.unroll;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
+  LLVMBasicBlockRef tail = cg_block(cg, "tail");
+  LLVMBasicBlockRef exit = cg_block(cg, "endfor");
+  /* k + U <= end as k < end - (U - 1): positions are far from overflow */
+  LLVMValueRef lim = LLVMBuildNSWSub(b, end, cg_idx(cg, u - 1), "lim");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, lim, ""), body, tail);
+
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef i = LLVMBuildPhi(b, cg->t_idx, l->loop.var->name);
+  for (int j = 0; j < u; j++)
+    body_copy(cg, l, j ? LLVMBuildNSWAdd(b, i, cg_idx(cg, j), "") : i, of);
+  LLVMValueRef next = LLVMBuildNSWAdd(b, i, cg_idx(cg, u), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, lim, ""), body, tail);
+  unroll_hint(cg, br, 1); /* already unrolled: LLVM must not again */
+  LLVMValueRef in_vals[2] = {start, next};
+  LLVMBasicBlockRef in_bbs[2] = {pre, latch};
+  LLVMAddIncoming(i, in_vals, in_bbs, 2);
+
+  LLVMPositionBuilderAtEnd(b, tail);
+  LLVMValueRef k = LLVMBuildPhi(b, cg->t_idx, "k");
+  LLVMValueRef kin[2] = {start, next};
+  LLVMAddIncoming(k, kin, in_bbs, 2);
+  LLVMValueRef left = LLVMBuildSub(b, end, k, "left"); /* 0 .. U - 1, or < 0 */
+  LLVMValueRef sw = LLVMBuildSwitch(b, left, exit, (unsigned)(u - 1));
+  for (int r = u - 1; r >= 1; r--) {
+    LLVMBasicBlockRef rb = cg_block(cg, "left");
+    LLVMAddCase(sw, cg_idx(cg, r), rb);
+    LLVMPositionBuilderAtEnd(b, rb);
+    for (int j = 0; j < r; j++)
+      body_copy(cg, l, j ? LLVMBuildNSWAdd(b, k, cg_idx(cg, j), "") : k, of);
+    keep_apart(cg);
+    LLVMBuildBr(b, exit);
+  }
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
 /* A @prefetch edge loop over CSR positions [base, end): the header above. */
 static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
                           LLVMValueRef end, LLVMValueRef of) {
@@ -607,6 +730,14 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMValueRef id, count;
   worker_idx(cg, bind, l->loop.team, &id, &count);
   LLVMValueRef start = LLVMBuildNSWAdd(b, base, id, "");
+  int unroll = l->loop.unroll > 1 ? l->loop.unroll : l->loop.vec > 1 ? l->loop.vec : 0;
+  /* in a vector body each unrolled trip keeps n floats per load in flight:
+   * beyond 16 trips ptxas spills (spmm_vec4(32) did) */
+  if (cg->vec && unroll > 16) unroll = 16;
+  if (bind == IR_BIND_NONE && l->loop.unroll > 1 && tail_unrolled(cg, l)) {
+    unrolled_loop(cg, l, start, end, of);
+    return;
+  }
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
   LLVMBasicBlockRef exit = cg_block(cg, "endfor");
@@ -614,35 +745,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
 
   LLVMPositionBuilderAtEnd(b, body);
   LLVMValueRef i = LLVMBuildPhi(b, cg->t_idx, l->loop.var->name);
-  CgVar *v = &cg->vars[l->loop.var->id];
-  CgVar saved_var = *v;
-  LLVMValueRef eager[3];
-  int neager = bind_var(cg, l, i, of, v, eager);
-
-  bool saved_block = cg->in_block, saved_warp = cg->in_warp,
-       saved_lane = cg->in_lane, saved_thread = cg->in_thread;
-  int saved_team = cg->team;
-  if (bind == IR_BIND_WARP) cg->team = l->loop.team;
-  if (bind == IR_BIND_NONE) cg->seq_depth++;
-  else cg->bound_depth++;
-  cg->in_block |= bind == IR_BIND_BLOCK;
-  cg->in_warp |= bind == IR_BIND_WARP;
-  cg->in_lane |= bind == IR_BIND_LANE;
-  cg->in_thread |= bind == IR_BIND_THREAD;
-
-  cg_stmts(cg, l->loop.body);
-
-  if (bind == IR_BIND_NONE) cg->seq_depth--;
-  else cg->bound_depth--;
-  cg->in_block = saved_block;
-  cg->in_warp = saved_warp;
-  cg->in_lane = saved_lane;
-  cg->in_thread = saved_thread;
-  cg->team = saved_team;
-  *v = saved_var;
-  /* eager loads the body did not use would keep their arrays as kernel
-   * parameters: drop them */
-  for (int j = 0; j < neager; j++) drop_unused(eager[j]);
+  body_copy(cg, l, i, of);
 
   LLVMValueRef next = LLVMBuildNUWAdd(b, i, count, "");
   LLVMValueRef more =
@@ -650,10 +753,6 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
                            : LLVMBuildICmp(b, LLVMIntULT, next, end, "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   LLVMValueRef br = LLVMBuildCondBr(b, more, body, exit);
-  int unroll = l->loop.unroll > 1 ? l->loop.unroll : l->loop.vec > 1 ? l->loop.vec : 0;
-  /* in a vector body each unrolled trip keeps n floats per load in flight:
-   * beyond 16 trips ptxas spills (spmm_vec4(32) did) */
-  if (cg->vec && unroll > 16) unroll = 16;
   if (unroll) unroll_hint(cg, br, unroll);
   LLVMValueRef in_vals[2] = {start, next};
   LLVMBasicBlockRef in_bbs[2] = {pre, latch};

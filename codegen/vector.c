@@ -231,6 +231,21 @@ bool cg_vec_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuildBr(cg->b, done);
 
   LLVMPositionBuilderAtEnd(cg->b, sbb);
+  /* A body that is one guard `a + fv < b` does nothing at all where the
+   * guard fails at fv = 0 (the lanes past F: at F = 64 under 128 features
+   * a warp, half of them): those skip the scalar loop at once instead of
+   * testing the guard n times on the way through it. guard_ok admitted
+   * only that form (or <=) for a condition over fv, with b free of fv, so
+   * failing at fv = 0 means failing for every fv. */
+  const IrNode *only = l->loop.body;
+  if (only && !only->next && only->kind == IR_IF && ir_uses_var(only->ifs.cond, l->loop.var)) {
+    LLVMBasicBlockRef run = cg_block(cg, "vec.scalar.run");
+    fv->bound = true;
+    fv->value = cg_idx(cg, 0);
+    LLVMBuildCondBr(cg->b, cg_expr_as(cg, only->ifs.cond, IR_TY_BOOL), run, done);
+    *fv = saved;
+    LLVMPositionBuilderAtEnd(cg->b, run);
+  }
   const IrNode *outer = cg->vec_scalar;
   cg->vec_scalar = l;
   cg_loop(cg, l);

@@ -804,6 +804,22 @@ START_TEST(test_emit_llvm) {
 }
 END_TEST
 
+/* A vector loop's scalar fallback (codegen/vector.c): where its body is a
+ * split's guard `a + fv < b`, lanes whose guard fails at fv = 0 skip the
+ * fallback at once (the block vec.scalar.run) instead of testing the guard
+ * on every trip. */
+START_TEST(test_vector_fallback_skip) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  char *ll = cg_emit_llvm(op_vec4(), "sm_90", false, &d);
+  ck_assert_msg(ll, "%s", d.buf ? d.buf : "");
+  ck_assert_msg(strstr(ll, "vec.scalar.run"), "lanes past F do not skip the scalar fallback");
+  free(ll);
+  ir_arena_free(A);
+  ir_diag_free(&d);
+}
+END_TEST
+
 /* ---- kernel packs ---- */
 
 static void assert_same_program(const CgProgram *a, const CgProgram *b) {
@@ -1280,6 +1296,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_range_launch_extent);
   tcase_add_test(tc, test_dtypes);
   tcase_add_test(tc, test_emit_llvm);
+  tcase_add_test(tc, test_vector_fallback_skip);
   tcase_add_loop_test(tc, test_shuffle_and_vector_ptx, 0, 2);
   suite_add_tcase(s, tc);
   tc = tcase_create("refusals");
