@@ -57,6 +57,8 @@ int cg_target_check(const char *target, Diag *d);
   X(GRP_VPTR, "grp_vptr") /* int32 *: by destination, |V| + 1 offsets into */ \
   X(GRP_VROW, "grp_vrow") /* int32 *: its rows in table order (segment.c)  */ \
   X(NGROUPS, "ngroups") /* int32: rows of that table                      */ \
+  X(GRP_UNOWNED, "grp_unowned") /* int32 *: destinations no group owns      */ \
+  X(NUNOWNED, "nunowned") /* int32: how many (an unowned(G) loop)          */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
   X(NE,      "ne")      /* int32 (int64 with 64-bit indices): |E|         */ \
   X(SYM,     "sym")     /* int32: the value of extent symbol `id`         */

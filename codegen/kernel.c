@@ -54,6 +54,7 @@ LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id) {
   case CG_PARAM_NE: case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST:
   case CG_PARAM_GRP_END: case CG_PARAM_NGROUPS:
   case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
+  case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
     return cg->graph_arg[kind];
   case CG_PARAM_COUNT: break;
   }

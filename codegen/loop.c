@@ -208,6 +208,7 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
   case IR_LOOP_GROUPS: /* the table's rows: known at launch, not in CgExpr */
   case IR_LOOP_GROUP_EDGES:
   case IR_LOOP_GROUP_ROWS:
+  case IR_LOOP_UNOWNED: /* the list's length: known at launch */
     break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
@@ -279,6 +280,9 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     return n;
   case IR_LOOP_GROUP_ROWS: /* passes/segment.c: k walks vptr[v] .. vptr[v+1] */
     v->value = cg_graph_at(cg, CG_PARAM_GRP_VROW, i, l->loop.var->name);
+    return 0;
+  case IR_LOOP_UNOWNED: /* the i-th destination no group owns */
+    v->value = cg_graph_at(cg, CG_PARAM_GRP_UNOWNED, i, l->loop.var->name);
     return 0;
   case IR_LOOP_COUNT: break;
   }
@@ -652,7 +656,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
   if (cg->wide && (l->loop.kind == IR_LOOP_GROUPS || l->loop.kind == IR_LOOP_GROUP_EDGES ||
-                   l->loop.kind == IR_LOOP_GROUP_ROWS)) {
+                   l->loop.kind == IR_LOOP_GROUP_ROWS || l->loop.kind == IR_LOOP_UNOWNED)) {
     cg_error(cg, l->loc, "loop '%s' runs over neighbour groups, whose tables hold 32-bit "
              "CSR positions: kernels of 64-bit indices (graphs past 2^31 edges, "
              "docs/index64.md) take schedules without group()", l->loop.var->name);
@@ -713,6 +717,10 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     cg->kernel->group_thr = l->loop.ilv_thr;
     break;
   }
+  case IR_LOOP_UNOWNED: /* passes/lower_mean.c: the rows no group owns */
+    end = cg_param_idx(cg, CG_PARAM_NUNOWNED, 0);
+    cg->kernel->group = l->loop.group;
+    break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
   if (l->loop.prefetch && bind == IR_BIND_NONE && cg->in_lane &&

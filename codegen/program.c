@@ -81,9 +81,10 @@ int cg_param_bytes(CgParamKind k) {
   case CG_PARAM_IN_PTR: case CG_PARAM_IN_EID: case CG_PARAM_IN_SRC:
   case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
-  case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
+  case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW: case CG_PARAM_GRP_UNOWNED:
     return 8;
   case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM: case CG_PARAM_NGROUPS:
+  case CG_PARAM_NUNOWNED:
     return 4;
   case CG_PARAM_COUNT: break;
   }

@@ -280,7 +280,8 @@ static void scan_stores(Grad *g, const IrNode *list, int si, bool under_if) {
     switch (s->kind) {
     case IR_LOOP:
       if (s->loop.kind == IR_LOOP_GROUPS || s->loop.kind == IR_LOOP_GROUP_EDGES ||
-          s->loop.kind == IR_LOOP_GROUP_ROWS || s->loop.bind != IR_BIND_NONE)
+          s->loop.kind == IR_LOOP_GROUP_ROWS || s->loop.kind == IR_LOOP_UNOWNED ||
+          s->loop.bind != IR_BIND_NONE)
         refuse(g, s->loc, "loop `%s` is scheduled (%s); derive the gradient of "
                "the operator as written, then schedule it",
                s->loop.var->name, ir_loopkind_name(s->loop.kind));

@@ -165,6 +165,11 @@ typedef struct GraphGroups {
    * passes/segment.c); |V| + 1 and n entries, seg_bytes together */
   int32_t *vptr, *vrow;
   int64_t seg_bytes;
+  /* the destinations whose rows no group owns (in-degree 0 or > G), in
+   * increasing order: what an `unowned(G)` loop visits (the row stages of
+   * passes/lower_mean.c); nunowned of them */
+  int32_t *unowned;
+  int32_t nunowned;
   struct GraphGroups *next;
 } GraphGroups;
 

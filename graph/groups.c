@@ -68,6 +68,7 @@ static void groups_free(GraphGroups *t) {
   free(t->first);
   free(t->end);
   free(t->vptr);
+  free(t->unowned);
   free(t->vrow);
   free(t);
 }
@@ -285,15 +286,16 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
     t->end = malloc(cnt * sizeof(int32_t));
     t->vptr = calloc((size_t)g->nv + 1, sizeof(int32_t));
     t->vrow = malloc(cnt * sizeof(int32_t));
+    t->unowned = calloc(g->nv > 0 ? (size_t)g->nv : 1, sizeof(int32_t));
   }
-  if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow ||
+  if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow || !t->unowned ||
       (ilv && set_classes(t, g) < 0)) {
     if (t) groups_free(t);
     ir_error(d, (Loc){0}, "out of memory building the neighbour-group table "
              "(G %d) of %s", G, g->name ? g->name : "the graph");
     return NULL;
   }
-  t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t);
+  t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t); /* + unowned, below */
   t->seg_bytes = ((int64_t)g->nv + 1 + (int64_t)cnt) * (int64_t)sizeof(int32_t);
   t->asked = order;
   if (!ilv) {
@@ -313,6 +315,11 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
   /* ... so afterwards vptr[v] holds the old vptr[v + 1]: shift back */
   for (int32_t v = g->nv; v > 0; v--) t->vptr[v] = t->vptr[v - 1];
   t->vptr[0] = 0;
+  for (int32_t v = 0; v < g->nv; v++) {
+    int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    if (deg == 0 || deg > G) t->unowned[t->nunowned++] = v;
+  }
+  t->bytes += (int64_t)(t->nunowned > 0 ? t->nunowned : 1) * (int64_t)sizeof(int32_t);
   Graph *mg = (Graph *)g; /* the memo: see the top of the file */
   t->next = mg->groups;
   mg->groups = t;

@@ -444,6 +444,16 @@ static void exec_loop(Interp *in, const IrNode *s) {
     run_loop(in, s, t->vptr[v], t->vptr[v + 1], NULL, t->vrow);
     return;
   }
+  case IR_LOOP_UNOWNED: {
+    /* passes/lower_mean.c: the destinations no G-group owns, in order */
+    const GraphGroups *t = graph_groups(g, s->loop.group, 0, 0, 0, in->d);
+    if (!t) {
+      in->failed = true;
+      return;
+    }
+    run_loop(in, s, 0, t->nunowned, NULL, t->unowned);
+    return;
+  }
   case IR_LOOP_COUNT: break;
   }
   fail(in, s->loc, "internal error: bad loop kind");

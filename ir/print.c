@@ -161,6 +161,9 @@ static void print_loop_head(FILE *out, const IrNode *s) {
     ir_print_expr(out, s->loop.of);
     fprintf(out, ", %d)", s->loop.group);
     break;
+  case IR_LOOP_UNOWNED: /* passes/lower_mean.c */
+    fprintf(out, "unowned(%d)", s->loop.group);
+    break;
   case IR_LOOP_COUNT:
     fputs("<bad loop>", out);
     break;

@@ -257,6 +257,7 @@ static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
   case IR_LOOP_GROUPS: return vk == IR_VAR_INDEX;
   case IR_LOOP_GROUP_EDGES: return vk == IR_VAR_EDGE;
   case IR_LOOP_GROUP_ROWS: return vk == IR_VAR_INDEX;
+  case IR_LOOP_UNOWNED: return vk == IR_VAR_DST_V;
   case IR_LOOP_COUNT: break;
   }
   return false;
@@ -293,6 +294,15 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
     if (s->loop.group < 1)
       fail(v, s->loc, "group_rows loop has group size %d", s->loop.group);
     if (s->loop.shared) fail(v, s->loc, "group_rows loop is @shared");
+  } else if (k == IR_LOOP_UNOWNED) {
+    /* passes/lower_mean.c: the rows G-groups do not own */
+    if (s->loop.group < 1)
+      fail(v, s->loc, "unowned loop has group size %d", s->loop.group);
+    if (!top) fail(v, s->loc, "unowned loop %s is not a stage's outermost loop",
+                   s->loop.var ? s->loop.var->name : "?");
+    if (s->loop.shared || s->loop.ilv || s->loop.ilv_cls || s->loop.ilv_thr)
+      fail(v, s->loc, "unowned loop %s has @shared or interleaving",
+           s->loop.var ? s->loop.var->name : "?");
   } else if (s->loop.group || s->loop.ilv || s->loop.ilv_cls || s->loop.ilv_thr ||
              s->loop.shared) {
     fail(v, s->loc, "%s loop has a group size or interleaving", kn);

@@ -15,7 +15,7 @@
  */
 
 const char *check_loop_word(IrLoopKind k) {
-  return k == IR_LOOP_SRC_V || k == IR_LOOP_DST_V ? "vertex loop"
+  return k == IR_LOOP_SRC_V || k == IR_LOOP_DST_V || k == IR_LOOP_UNOWNED ? "vertex loop"
          : k == IR_LOOP_RANGE                     ? "range loop"
          : k == IR_LOOP_GROUPS                    ? "groups loop"
                                                   : "edge loop";
@@ -172,11 +172,11 @@ static bool check_nesting(Checker *c, const LangNode *n, IrLoopKind kind) {
   for (int i = c->nloops - 1; i >= 0; i--) {
     IrLoopKind outer = c->loops[i].kind;
     if (outer == IR_LOOP_RANGE) continue;
-    /* a groups loop is a stage, as a vertex loop (IR text) */
+    /* a groups or unowned loop is a stage, as a vertex loop (IR text) */
     bool outer_edge = outer != IR_LOOP_SRC_V && outer != IR_LOOP_DST_V &&
-                      outer != IR_LOOP_GROUPS;
+                      outer != IR_LOOP_GROUPS && outer != IR_LOOP_UNOWNED;
     bool inner_edge = kind != IR_LOOP_SRC_V && kind != IR_LOOP_DST_V &&
-                      kind != IR_LOOP_GROUPS;
+                      kind != IR_LOOP_GROUPS && kind != IR_LOOP_UNOWNED;
     if (kind == IR_LOOP_EDGES) {
       check_error(c, n->loc, "`for %s in edges` visits every edge and cannot "
                   "be nested inside %s `%s`%s", n->loop.var,
@@ -235,6 +235,17 @@ IrNode *check_loop(Checker *c, const LangNode *n) {
     if (!n->loop.of || n->loop.of->kind != LANG_INT || n->loop.of->i < 1 ||
         n->loop.of->i > 1 << 20) {
       check_error(c, n->loc, "`groups` needs a group size: groups(4)");
+      header_ok = false;
+    } else {
+      group = (int)n->loop.of->i;
+    }
+  } else if (c->ir && !strcmp(dom, "unowned")) {
+    /* IR text: the destinations G-groups do not own (passes/lower_mean.c) */
+    kind = IR_LOOP_UNOWNED;
+    vkind = IR_VAR_DST_V;
+    if (!n->loop.of || n->loop.of->kind != LANG_INT || n->loop.of->i < 1 ||
+        n->loop.of->i > 1 << 20) {
+      check_error(c, n->loc, "`unowned` needs a group size: unowned(4)");
       header_ok = false;
     } else {
       group = (int)n->loop.of->i;

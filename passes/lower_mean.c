@@ -263,6 +263,14 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
     return row;
   }
   if (rs.lanes) rs.lanes = row->loop.team = 8;
+  /* ... and walks only those: the destinations whose in-degree is 0 or
+   * over G, listed once per graph with its group table (graph/groups.c).
+   * Scanning every row cost about 10 us a stage on cnr-2000 (325,557
+   * rows, 3,381 of them heavy) on the H100, mostly reading degrees. */
+  if (t->domain == IR_DOM_DST) {
+    row->loop.kind = IR_LOOP_UNOWNED;
+    row->loop.group = t->owner_group;
+  }
   IrNode *empty = ir_bin(a, at, IR_OP_EQ, ir_clone(a, rs.deg), ir_fconst(a, at, 0.0));
   IrNode *heavy = ir_bin(a, at, IR_OP_GT, ir_clone(a, rs.deg),
                          ir_fconst(a, at, (double)t->owner_group));

@@ -202,6 +202,7 @@ static void devgroups_free(struct RtDevGroups *x) {
   rt_tensor_free(&x->dst);
   rt_tensor_free(&x->first);
   rt_tensor_free(&x->end);
+  rt_tensor_free(&x->unowned);
   rt_tensor_free(&x->vptr);
   rt_tensor_free(&x->vrow);
   memset(x, 0, sizeof *x);
@@ -229,13 +230,16 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
   }
   struct RtDevGroups *x = &dg->groups[dg->ngroups];
   size_t bytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
+  size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);
   RtStatus s;
   if ((s = rt_tensor_alloc(&x->dst, bytes, "graph grp_dst", d)) != RT_OK ||
       (s = rt_tensor_alloc(&x->first, bytes, "graph grp_first", d)) != RT_OK ||
       (s = rt_tensor_alloc(&x->end, bytes, "graph grp_end", d)) != RT_OK ||
       (s = rt_tensor_upload(&x->dst, t->dst, bytes, d)) != RT_OK ||
       (s = rt_tensor_upload(&x->first, t->first, bytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->end, t->end, bytes, d)) != RT_OK) {
+      (s = rt_tensor_upload(&x->end, t->end, bytes, d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->unowned, ubytes, "graph grp_unowned", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->unowned, t->unowned, ubytes, d)) != RT_OK) {
     devgroups_free(x);
     return NULL;
   }

@@ -113,6 +113,7 @@ static int param_format(CgParamKind k) {
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
   case CG_PARAM_NGROUPS: /* the group table: prepare_launch */
   case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
+  case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
   case CG_PARAM_COUNT:
     return -1;
   }
@@ -132,6 +133,7 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   case CG_PARAM_TENSOR: case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
   case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
+  case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
   case CG_PARAM_COUNT:
     return NULL;
   }
@@ -358,8 +360,11 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
   /* a stage over neighbour groups reads the graph's table, uploaded once */
   const struct RtDevGroups *gt = NULL;
   bool rows = false; /* a group_rows loop (passes/segment.c) reads vptr, vrow */
-  for (int i = 0; i < k->nparams; i++)
+  bool unowned = false; /* an unowned(G) loop (passes/lower_mean.c) */
+  for (int i = 0; i < k->nparams; i++) {
     rows |= k->params[i].kind == CG_PARAM_GRP_VPTR || k->params[i].kind == CG_PARAM_GRP_VROW;
+    unowned |= k->params[i].kind == CG_PARAM_NUNOWNED;
+  }
   if (k->group && !(gt = rows ? rt_devgraph_group_rows(dg, k->group, k->group_ilv,
                                                        k->group_cls, k->group_thr, d)
                               : rt_devgraph_groups(dg, k->group, k->group_ilv,
@@ -382,7 +387,8 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
    * the GPU on one stretch of the table (bench/NOTES.md, session 12). */
   if (k->launch.kind == CG_LAUNCH_FILL && gt && !rows) {
     int64_t per = k->launch.per_block > 0 ? k->launch.per_block : 1;
-    blocks = gt->host->n <= 0 ? 1 : (gt->host->n - 1) / per + 1;
+    int64_t n = unowned ? gt->host->nunowned : gt->host->n;
+    blocks = n <= 0 ? 1 : (n - 1) / per + 1;
   }
   /* Bound loops are grid-stride loops, so a grid of a few waves covers any
    * extent; more blocks than that only add scheduling overhead. */
@@ -411,12 +417,15 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     case CG_PARAM_SYM: *(int32_t *)&values[i] = (int32_t)syms[prm->id]; break;
     case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
     case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
+    case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
       if (!gt) {
         ir_error(d, (Loc){0}, "kernel %s reads a group table but runs over no "
                  "neighbour groups", k->name);
         return RT_ERR;
       }
       if (prm->kind == CG_PARAM_NGROUPS) *(int32_t *)&values[i] = gt->host->n;
+      else if (prm->kind == CG_PARAM_NUNOWNED) *(int32_t *)&values[i] = gt->host->nunowned;
+      else if (prm->kind == CG_PARAM_GRP_UNOWNED) values[i] = gt->unowned.ptr;
       else if (prm->kind == CG_PARAM_GRP_VPTR) values[i] = gt->vptr.ptr;
       else if (prm->kind == CG_PARAM_GRP_VROW) values[i] = gt->vrow.ptr;
       else values[i] = (prm->kind == CG_PARAM_GRP_DST ? gt->dst

@@ -252,6 +252,7 @@ typedef struct RtDevGraph {
   struct RtDevGroups {
     const GraphGroups *host;
     RtDevTensor dst, first, end;
+    RtDevTensor unowned; /* the destinations no group owns (unowned(G)) */
     RtDevTensor vptr, vrow; /* uploaded by rt_devgraph_group_rows */
   } groups[4];
   int ngroups;

@@ -261,9 +261,10 @@ static bool owned_row_store(const IrNode *n) {
 
 /* A stage over rows with no edge loop: the finalisation of a mean, max or
  * min (lower_mean.c), or the fill of the rows neighbour groups do not own
- * (fill.c). */
+ * (fill.c), over every destination or only those (unowned(G)). */
 static bool row_stage(const IrNode *s) {
-  return s->kind == IR_LOOP && s->loop.bind == IR_BIND_WARP && s->loop.kind == IR_LOOP_DST_V &&
+  return s->kind == IR_LOOP && s->loop.bind == IR_BIND_WARP &&
+         (s->loop.kind == IR_LOOP_DST_V || s->loop.kind == IR_LOOP_UNOWNED) &&
          !has_edge_loop(s->loop.body);
 }
 

@@ -434,14 +434,32 @@ START_TEST(groups_grid_by_table) {
     ck_assert_msg(rt_exec_program(&p, g, syms, host, &opt, &res, &d) == RT_OK, "%s",
                   d.buf ? d.buf : "");
     const FakeLaunch *l;
-    int nl = fake_launches(&l), seen = 0;
+    int nl = fake_launches(&l), seen = 0, seen_unowned = 0;
     for (int i = 0; i < nl; i++)
       for (int kk = 0; kk < p.nkernels; kk++) {
         const CgKernel *k = &p.kernels[kk];
         if (strcmp(k->name, l[i].fn) || k->launch.kind != CG_LAUNCH_FILL) continue;
-        int64_t rows = -1;
-        for (int j = 0; j < k->nparams; j++)
+        int64_t rows = -1, unowned = -1;
+        for (int j = 0; j < k->nparams; j++) {
           if (k->params[j].kind == CG_PARAM_NGROUPS) rows = (int32_t)l[i].params[j];
+          if (k->params[j].kind == CG_PARAM_NUNOWNED) unowned = (int32_t)l[i].params[j];
+        }
+        if (unowned >= 0) {
+          /* the fill of the rows no group owns (passes/lower_mean.c): a
+           * team of 8 lanes a row, over the destinations of in-degree 0 or
+           * over G = 4 alone, counted here from the degrees */
+          int64_t n = 0;
+          for (int32_t v = 0; v < g->nv; v++) {
+            int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+            n += deg == 0 || deg > 4;
+          }
+          ck_assert_int_eq(unowned, n);
+          ck_assert_int_lt(unowned, g->nv);
+          int64_t per = k->threads / 8;
+          ck_assert_int_eq((int64_t)l[i].grid, (unowned + per - 1) / per);
+          seen_unowned++;
+          continue;
+        }
         ck_assert_int_gt(rows, 8 * 132); /* more rows than one wave has warps */
         ck_assert_int_eq(k->threads, 128);
         int64_t want = (rows + rows_per_block[s] - 1) / rows_per_block[s];
@@ -451,6 +469,7 @@ START_TEST(groups_grid_by_table) {
         seen++;
       }
     ck_assert_int_ge(seen, 1);
+    ck_assert_int_ge(seen_unowned, 1);
     free(x), free(y);
     graph_free(g);
     cg_program_free(&p);

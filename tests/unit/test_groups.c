@@ -48,6 +48,16 @@ static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
     if (at > tie) tie = at;
   }
   ck_assert_int_eq(heavier, t->n);
+  /* the destinations no group owns: in-degree 0 or over G, ascending */
+  int32_t nun = 0;
+  for (int32_t v = 0; v < g->nv; v++) {
+    int32_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
+    if (deg > 0 && deg <= G) continue;
+    ck_assert_int_lt(nun, t->nunowned);
+    ck_assert_int_eq(t->unowned[nun], v);
+    nun++;
+  }
+  ck_assert_int_eq(nun, t->nunowned);
   /* quantiles: a class overshoots n / K by less than a degree's rows */
   for (int c = 0; c < K && K > 2; c++)
     ck_assert_msg(t->cls_rows[c] <= t->n / K + tie, "%s G %d, %d classes: class %d has %d "
@@ -308,11 +318,14 @@ START_TEST(test_fill_unowned_rows) {
     ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
     const IrTensor *y = ir_op_find_tensor(op, "Y");
     ck_assert_msg(y->filled && y->owner_group == 8, "%s", ops[oi]);
-    /* the fill first: a warp per destination, guarded by its degree */
+    /* the fill first: a team per destination no group owns (the list of
+     * graph/groups.c), guarded by its degree */
     const IrNode *fill = op->body;
-    ck_assert(fill->kind == IR_LOOP && fill->loop.kind == IR_LOOP_DST_V &&
-              fill->loop.bind == IR_BIND_WARP && fill->loop.body->kind == IR_IF);
+    ck_assert(fill->kind == IR_LOOP && fill->loop.kind == IR_LOOP_UNOWNED &&
+              fill->loop.group == 8 && fill->loop.bind == IR_BIND_WARP &&
+              fill->loop.body->kind == IR_IF);
     char *text = ir_op_to_string(op);
+    ck_assert_msg(strstr(text, "for v_fin in unowned(8) @warp @team(8)"), "%s", text);
     ck_assert_msg(strstr(text, "in_degree(v_fin) == 0.0 || in_degree(v_fin) > 8.0"), "%s", text);
     ck_assert_msg(strstr(text, "plain Y[dst(eo)"), "%s", text);
     /* a mean and a max still finish the rows they do not own, only those */

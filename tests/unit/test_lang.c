@@ -457,6 +457,47 @@ START_TEST(error_cap) {
 }
 END_TEST
 
+/* IR text's `unowned(G)` loop (passes/lower_mean.c): it reads back as
+ * written, and a missing or bad group size, or one nested in another
+ * loop, is refused with its location. */
+START_TEST(ir_unowned_loop) {
+  static const char *head = "op t(X: f32[src, F]) -> Y: f32[dst, F] {\n";
+  char text[1024];
+  snprintf(text, sizeof text, "%s  for v in unowned(4) @warp @team(8) {\n"
+           "    for f in 0..F {\n      Y[v, f] = 0.0\n    }\n  }\n}\n", head);
+  Fx f = fx_new();
+  IrModule *m = lang_parse_ir(f.a, &f.d, "t.ir", text);
+  ck_assert_msg(m && m->nops == 1, "%s", diag_text(&f));
+  ck_assert_int_eq(m->ops[0]->body->loop.kind, IR_LOOP_UNOWNED);
+  ck_assert_int_eq(m->ops[0]->body->loop.group, 4);
+  char *back = ir_op_to_string(m->ops[0]);
+  ck_assert_str_eq(back, text);
+  free(back);
+  fx_free(&f);
+  static const struct { const char *loop, *msg; } bad[] = {
+      {"unowned(0)", "t.ir:2:3: error: `unowned` needs a group size: unowned(4)"},
+      {"unowned", "t.ir:2:3: error: `unowned` needs a group size"},
+  };
+  for (int i = 0; i < 2; i++) {
+    snprintf(text, sizeof text, "%s  for v in %s @warp {\n    for f in 0..F {\n"
+             "      Y[v, f] = 0.0\n    }\n  }\n}\n", head, bad[i].loop);
+    f = fx_new();
+    ck_assert_ptr_null(lang_parse_ir(f.a, &f.d, "t.ir", text));
+    ck_assert_msg(strstr(diag_text(&f), bad[i].msg), "%s", diag_text(&f));
+    fx_free(&f);
+  }
+  /* a stage of its own, as a vertex loop */
+  snprintf(text, sizeof text, "%s  for u in dst {\n    for v in unowned(4) {\n"
+           "      Y[v, 0] += 1.0\n    }\n  }\n}\n", head);
+  f = fx_new();
+  ck_assert_ptr_null(lang_parse_ir(f.a, &f.d, "t.ir", text));
+  ck_assert_msg(strstr(diag_text(&f), "t.ir:3:5: error: vertex loop `v` is nested inside "
+                       "vertex loop `u`; a vertex loop is a stage of its own"), "%s",
+                diag_text(&f));
+  fx_free(&f);
+}
+END_TEST
+
 /* Every prefix of a valid file, and the file with one byte changed: the
  * front end reports or accepts, never crashes (run under ASan too). */
 START_TEST(never_crashes) {
@@ -825,6 +866,7 @@ int main(void) {
   tcase_add_test(tc, syntax_errors_resync);
   tcase_add_test(tc, error_cap);
   tcase_add_test(tc, never_crashes);
+  tcase_add_test(tc, ir_unowned_loop);
   tcase_add_test(tc, deep_nesting);
   suite_add_tcase(s, tc);
   tc = tcase_create("ir_text");
