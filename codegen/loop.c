@@ -50,7 +50,6 @@
  * launch rule: its extent and workers per block.
  */
 #define GOP_CODEGEN_INTERNAL
-#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/DebugInfo.h>
@@ -505,7 +504,7 @@ static void keep_apart(CgCtx *cg) {
 }
 
 /* Largest unroll count whose remainder is emitted as straight-line copies
- * (docs/gpu-ir.md, Unrolled edge loops): the switch below holds U(U-1)/2
+ * (docs/gpu-ir.md, "Unrolled edge loops"): the switch below holds U(U-1)/2
  * copies of the body, 28 at U = 8. */
 #define TAIL_UNROLL_MAX 8
 
@@ -517,9 +516,7 @@ static bool has_loop(const IrNode *n, void *ctx) {
   (void)ctx;
   return n->kind == IR_LOOP;
 }
-static bool tail_unrolled(CgCtx *cg, const IrNode *l) {
-  (void)cg;
-  if (getenv("GOP_TAIL_UNROLL") && strcmp(getenv("GOP_TAIL_UNROLL"), "0") == 0) return false;
+static bool tail_unrolled(const IrNode *l) {
   if (l->loop.unroll > TAIL_UNROLL_MAX) return false;
   if (l->loop.kind != IR_LOOP_IN_EDGES && l->loop.kind != IR_LOOP_OUT_EDGES &&
       l->loop.kind != IR_LOOP_GROUP_EDGES)
@@ -742,7 +739,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   /* in a vector body each unrolled trip keeps n floats per load in flight:
    * beyond 16 trips ptxas spills (spmm_vec4(32) did) */
   if (cg->vec && unroll > 16) unroll = 16;
-  if (bind == IR_BIND_NONE && l->loop.unroll > 1 && tail_unrolled(cg, l)) {
+  if (bind == IR_BIND_NONE && l->loop.unroll > 1 && tail_unrolled(l)) {
     unrolled_loop(cg, l, start, end, of);
     return;
   }
