@@ -159,7 +159,7 @@ typedef struct GraphGroups {
   int32_t cls_rows[IR_MAX_CLASSES], cls_min[IR_MAX_CLASSES];
   int32_t *dst, *first, *end; /* by row: destination, CSR positions
                                  [first, end) of its edges */
-  int64_t bytes; /* what the three arrays take */
+  int64_t bytes; /* what the three arrays and `unowned` take on the device */
   /* by destination v: its rows are vrow[vptr[v] .. vptr[v + 1]), in table
    * order (the second stage of a deterministic segmented reduction,
    * passes/segment.c); |V| + 1 and n entries, seg_bytes together */

@@ -295,7 +295,6 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
              "(G %d) of %s", G, g->name ? g->name : "the graph");
     return NULL;
   }
-  t->bytes = (int64_t)cnt * 3 * (int64_t)sizeof(int32_t); /* + unowned, below */
   t->seg_bytes = ((int64_t)g->nv + 1 + (int64_t)cnt) * (int64_t)sizeof(int32_t);
   t->asked = order;
   if (!ilv) {
@@ -319,7 +318,8 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
     int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
     if (deg == 0 || deg > G) t->unowned[t->nunowned++] = v;
   }
-  t->bytes += (int64_t)(t->nunowned > 0 ? t->nunowned : 1) * (int64_t)sizeof(int32_t);
+  /* what the device copy takes: the three arrays and the list (rt_devgraph_groups) */
+  t->bytes = ((int64_t)cnt * 3 + (t->nunowned > 0 ? t->nunowned : 1)) * (int64_t)sizeof(int32_t);
   Graph *mg = (Graph *)g; /* the memo: see the top of the file */
   t->next = mg->groups;
   mg->groups = t;
