@@ -8,11 +8,7 @@
 # many), no faster if it is bound by the rows in flight; teams slower than
 # warp8, as spmm_teams8(64, 16) measured (call 2).
 cd "$(dirname "$0")/../../../.."
-python3 - <<'PY'
-import lzma, shutil, glob
-for f in glob.glob('.carry/exp/d/*.mtx.xz'):
-    with lzma.open(f) as i, open(f[:-3], 'wb') as o: shutil.copyfileobj(i, o)
-PY
+python3 bench/unpack_carry.py .carry/exp || exit 1
 e=bench/results/2026-11-27-H100-session15/experiments
 nvcc -O3 -arch=sm_90 -o /tmp/halves $e/halves.cu || exit 1
 for g in ogbn-arxiv cnr-2000 molhiv; do
