@@ -206,7 +206,11 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * with more live values (several edge tensors or rows, a division) spill
    * at 32 registers: ranked behind. */
   if (p->occ >= 2048 && p->egroup == 0) {
-    bool light = shape->edge_scalars <= 1 && shape->edge_rows <= 1 && g->deg_mean <= 7.0;
+    /* ... and so does a lane holding more than 16 bytes of a row per step
+     * (spmm_rows8_full on f32: two 16-byte loads a lane, 4 bytes spilled
+     * at sm_90) */
+    bool light = shape->edge_scalars <= 1 && shape->edge_rows <= 1 && g->deg_mean <= 7.0 &&
+                 (p->vec > 1 ? p->vec : 1) * (p->elem > 0 ? p->elem : 4) <= 16;
     out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
   }
   /* Neighbour groups at full occupancy (spmm_groups_full; session 10,
@@ -217,8 +221,16 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * 256; f32 rows need the registers, 1.09-1.20x slower. */
   if (p->occ >= 2048 && p->egroup > 0) out->time_us *= p->elem > 0 && p->elem <= 2 ? 0.90 : 1.15;
   /* Ties (a schedule's knobs that change nothing the model sees) go to an
-   * unroll of 4, the setting measured best. */
+   * unroll of 4, the setting measured best, and then to the widest load a
+   * lane makes, up to 16 bytes: where the bytes bound the time, 16-bit
+   * rows tie whether a lane loads 4 features (8 bytes) or 8 (16 bytes),
+   * and on an H100 the 16-byte loads won, bf16 copy_u_sum on molhiv
+   * spmm_rows8_full(2, 4) 0.2147 ms against spmm_vec4_full(4) 0.2440 at
+   * F = 128 (session 16, bench/NOTES.md). An f32 lane's loads are 16 bytes
+   * either way, so f32 ties keep their order. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);
+  double lane_bytes = (p->vec > 1 ? p->vec : 1) * (p->elem > 0 ? p->elem : 4);
+  out->time_us -= 1e-4 * log2(fmin(16.0, lane_bytes));
 }
 
 void tune_model_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGraphSig *g,

@@ -784,7 +784,8 @@ START_TEST(test_semantics_preserved) {
   static const struct { const char *name; bool params; } scheds[] = {
       {"thread_vertex", true}, {"warp_vertex", true}, {"thread_edge", true},
       {"warp_edge", true},     {"gas", false},        {"gar", false},
-      {"default", false},      {"spmm_vec4", true},   {"sddmm_vec4", true}};
+      {"default", false},      {"spmm_vec4", true},   {"sddmm_vec4", true},
+      {"spmm_rows", true},     {"spmm_rows_full", true}, {"spmm_rows8_full", true}};
   static const int64_t settings[][2] = {{1, 1}, {3, 3}, {5, 2}};
   static const int64_t dot_settings[][2] = {{3, 1}, {5, 1}};
   sh.items = calloc(NGRAPHS * NOPS * 32, sizeof(Item));
@@ -799,6 +800,14 @@ START_TEST(test_semantics_preserved) {
           /* one parameter (unroll, edges per warp), one setting that does
            * not divide the degrees or |E|: the run stays short */
           add_item(&sh, gi, oi, scheds[si].name, 3, 0, true);
+          continue;
+        }
+        if (strncmp(scheds[si].name, "spmm_rows", 9) == 0) {
+          /* R rows a warp (a power of two: 32 / R lanes a row), U edges
+           * unrolled: R = 2 leaves most lanes past F, R = 8 a lane's
+           * vector straddles F = 20 */
+          add_item(&sh, gi, oi, scheds[si].name, 2, 3, true);
+          add_item(&sh, gi, oi, scheds[si].name, 8, 2, true);
           continue;
         }
         for (int k = 0; k < 3; k++)

@@ -211,6 +211,14 @@ START_TEST(buildable_drops_16bit_atomics) {
   tune_model_rank(&shape, p, n, &molhiv, 256);
   ck_assert_msg(strncmp(p[0].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)) != 0 && p[0].egroup == 0,
                 "molhiv, bf16: %s", p[0].text);
+  /* where the bytes bound the time, 16-bit rows tie whether a lane loads
+   * 8 or 16 bytes, and the tie goes to 16 (spmm_rows8_full(2, 4) on the
+   * H100: 0.88x spmm_vec4_full(4)'s time at F = 128, 0.91x at 256) */
+  for (int F = 128; F <= 256; F *= 2) {
+    tune_model_rank(&shape, p, n, &molhiv, F);
+    ck_assert_msg(strcmp(p[0].text, "spmm_rows8_full(2, 4)") == 0, "molhiv F=%d, bf16: %s", F,
+                  p[0].text);
+  }
   free(p);
   /* in f32 the chooser's space has no deterministic points, and groups
    * keep the default occupancy */
@@ -221,6 +229,16 @@ START_TEST(buildable_drops_16bit_atomics) {
     ck_assert_msg(p[0].elem == 4 && p[0].egroup > 0 && p[0].occ != 2048, "ogbn-arxiv F=%d, f32: %s", F, p[0].text);
     tune_model_rank(&shape, p, n, &cnr, F);
     ck_assert_msg(p[0].egroup > 0 && p[0].occ != 2048, "cnr-2000 F=%d, f32: %s", F, p[0].text);
+    /* an f32 lane of 8 features (two 16-byte loads) spills at full
+     * occupancy: ranked behind */
+    tune_model_rank(&shape, p, n, &molhiv, F);
+    ck_assert_msg(p[0].vec * p[0].elem <= 16, "molhiv F=%d, f32: %s", F, p[0].text);
+  }
+  TuneGraphSig proteins = {.nv = 43471, .ne = 162088, .deg_mean = 3.73, .deg_std = 1.14,
+                           .deg_max = 25, .aes = 100};
+  for (int F = 32; F <= 128; F *= 2) {
+    tune_model_rank(&shape, p, n, &proteins, F);
+    ck_assert_msg(p[0].vec * p[0].elem <= 16, "proteins F=%d, f32: %s", F, p[0].text);
   }
   free(p);
 }
