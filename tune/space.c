@@ -456,6 +456,23 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
       snprintf(text + len, sizeof text - (size_t)len, ")");
       if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0) n++;
     }
+    /* neighbour groups of 64 edges, beyond the grid: the measured best
+     * group size at F >= 128 on the skewed graphs (bench/NOTES.md, session
+     * 16), kept only where the first parameter is the group size */
+    if (sd->nparams == 2)
+      for (int u = 0; u < 6; u++) {
+        if (n == cap) {
+          TunePoint *more = realloc(pts, sizeof *pts * (size_t)(cap *= 2));
+          if (!more) {
+            free(pts);
+            ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+            return -1;
+          }
+          pts = more;
+        }
+        snprintf(text, sizeof text, "%s(64, %d)", sd->name, wide[u]);
+        if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0 && pts[n].egroup == 64) n++;
+      }
   }
   *out = pts;
   return n;
