@@ -267,6 +267,10 @@ static int plan(int argc, char **argv) {
             "spmm_vec4(4)",         "spmm_rows(2, 4)",        "spmm_rows(4, 4)",
             "spmm_rows(8, 4)",      "spmm_groups(16, 4)",     "spmm_groups(32, 4)",
             "spmm_groups(64, 4)",   "spmm_groups(128, 8)",
+            /* larger groups and unrolls: cnr-2000 F = 128 u_mul_e_sum
+             * 0.2744 ms with (128, 4) against (64, 4)'s 0.2824, ogbn-arxiv
+             * F = 256 0.2616 with (64, 8) against 0.2648 (session 16) */
+            "spmm_groups(128, 4)",  "spmm_groups(64, 8)",
             /* prefetch(e): indices and weights loaded 32 edges at a time
              * and broadcast by warp shuffles (issue 13) */
             "spmm_vec4p(4)",        "spmm_vec4p(8)",          "spmm_groupsp(16, 4)",
