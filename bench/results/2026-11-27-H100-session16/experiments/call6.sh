@@ -9,7 +9,7 @@
 # Expected: 1.50-1.53x; F = 16-64 cases of the mid and large skewed graphs
 # (deezer-HU, soc-Slashdot0902, musae-facebook) 0-15% faster.
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16 || exit 1
-mkdir -p .carry/gpu && cp -r .carry/s16/gop_bench .carry/s16/bench-dst .carry/gpu/ || exit 1
+python3 bench/unpack_carry.py .carry/s16b || exit 1
+mkdir -p .carry/gpu && cp -r .carry/s16b/gop_bench .carry/s16b/bench-dst .carry/gpu/ || exit 1
 mkdir -p $OUT/run
 BUDGET=240 OUT=$OUT/run timeout 560 bash bench/results/2026-11-27-H100-session16/run.sh
