@@ -218,8 +218,23 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
                                              int ncls, int thr, Diag *d) {
   const GraphGroups *t = graph_groups(dg->host, G, ilv, ncls, thr, d);
   if (!t) return NULL;
+  /* Least recently used first: a table found moves to the end, so that
+   * the one dropped for a fifth is never one that an earlier kernel of the
+   * launches being prepared has just taken. (Dropping the oldest upload
+   * instead freed, in a program of two tables — an interleaved groups
+   * stage and the plain table whose unowned(G) list its row stages walk —
+   * the table its first kernel had taken, once four others were cached:
+   * the GPU suite met NaN rows and an illegal address in session 16.)
+   * Moving an entry frees nothing, so prepared launches keep their
+   * addresses and groups_gen stays. */
   for (int i = 0; i < dg->ngroups; i++)
-    if (dg->groups[i].host == t) return &dg->groups[i];
+    if (dg->groups[i].host == t) {
+      struct RtDevGroups hit = dg->groups[i];
+      memmove(&dg->groups[i], &dg->groups[i + 1],
+              sizeof dg->groups[0] * (size_t)(dg->ngroups - 1 - i));
+      dg->groups[dg->ngroups - 1] = hit;
+      return &dg->groups[dg->ngroups - 1];
+    }
   enum { MAX = sizeof dg->groups / sizeof dg->groups[0] };
   if (dg->ngroups == MAX) {
     devgroups_free(&dg->groups[0]);

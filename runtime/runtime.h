@@ -248,7 +248,8 @@ typedef struct RtDevGraph {
   RtDevTensor out_ptr, out_eid, out_dst;
   RtDevTensor in_deg, out_deg;
   unsigned loaded; /* RT_FMT_BIT of each format held */
-  /* neighbour-group tables uploaded so far (graph/groups.c), oldest first */
+  /* neighbour-group tables uploaded so far (graph/groups.c), least
+   * recently used first */
   struct RtDevGroups {
     const GraphGroups *host;
     RtDevTensor dst, first, end;
@@ -260,8 +261,9 @@ typedef struct RtDevGraph {
                      that read addresses before a drop prepares again */
 } RtDevGraph;
 /* graph/groups.c: the device copy of `g`'s table for (G, ilv, ncls, thr),
- * uploaded once (the least recent of four is dropped for a fifth); NULL
- * after reporting. */
+ * uploaded once (the least recently used of four is dropped for a fifth,
+ * so a program's launches, which take at most four, keep theirs while
+ * they are prepared); NULL after reporting. */
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
                                              int ncls, int thr, Diag *d);
 /* The same, with the table's rows by destination (vptr, vrow) uploaded

@@ -492,6 +492,61 @@ START_TEST(groups_grid_by_table) {
 }
 END_TEST
 
+/* The device's group tables: the least recently used of four is dropped
+ * for a fifth. A program of two tables (an interleaved groups stage and
+ * the plain table whose unowned(G) list its row stages walk) takes the
+ * plain one first; taking the interleaved one next must not drop it, or
+ * the first kernel launches with a freed list (the GPU suite, session 16:
+ * NaN rows and an illegal address once four other tables were cached). */
+START_TEST(groups_cache_keeps_recent) {
+  use_fake_driver();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *g = graph_generate("rmat:10:8", &d);
+  ck_assert_ptr_nonnull(g);
+  RtDevGraph dg;
+  rt_devgraph_init(&dg, g);
+  const struct RtDevGroups *t;
+  /* four plain tables, G = 16 first (the oldest upload) */
+  static const int Gs[] = {16, 3, 5, 6};
+  for (int i = 0; i < 4; i++) {
+    t = rt_devgraph_groups(&dg, Gs[i], 0, 0, 0, &d);
+    ck_assert_msg(t != NULL, "%s", d.buf ? d.buf : "");
+  }
+  int gen = dg.groups_gen;
+  /* a program's first kernel takes G = 16 again: found, nothing moves on
+   * the device */
+  t = rt_devgraph_groups(&dg, 16, 0, 0, 0, &d);
+  ck_assert_ptr_nonnull(t);
+  RtDevPtr list = t->unowned.ptr, dst = t->dst.ptr;
+  ck_assert_int_eq(dg.groups_gen, gen);
+  /* its second the interleaved table of G = 16: a fifth, which drops the
+   * least recently used (G = 3), not G = 16 */
+  t = rt_devgraph_groups(&dg, 16, 4, 2, 0, &d);
+  ck_assert_msg(t != NULL, "%s", d.buf ? d.buf : "");
+  ck_assert_int_eq(dg.groups_gen, gen + 1);
+  ck_assert_int_eq(dg.ngroups, 4);
+  bool plain16 = false, three = false;
+  for (int i = 0; i < dg.ngroups; i++) {
+    const GraphGroups *h = dg.groups[i].host;
+    three |= h->G == 3;
+    if (h->G == 16 && h->ilv == 0) {
+      plain16 = true;
+      ck_assert(dg.groups[i].unowned.ptr == list && dg.groups[i].dst.ptr == dst);
+    }
+  }
+  ck_assert(plain16 && !three);
+  /* the third kernel (the finishing stage) finds G = 16 where it was */
+  t = rt_devgraph_groups(&dg, 16, 0, 0, 0, &d);
+  ck_assert(t != NULL && t->unowned.ptr == list);
+  ck_assert_int_eq(dg.groups_gen, gen + 1);
+  rt_devgraph_free(&dg);
+  graph_free(g);
+  ir_diag_free(&d);
+  rt_cuda_close();
+}
+END_TEST
+
 /* Kernels for a graph whose edge ids are its CSR positions (CgLayout
  * csr_edges, docs/gpu-ir.md): an in-edge's id is its position, so no
  * kernel reads in_eid, with or without prefetch; the pack keeps the
@@ -775,6 +830,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, device_launch);
   tcase_add_test(tc, exec_rotated_sets);
   tcase_add_test(tc, groups_grid_by_table);
+  tcase_add_test(tc, groups_cache_keeps_recent);
   tcase_add_test(tc, csr_edge_ids);
   tcase_add_test(tc, device_refusals);
   tcase_add_test(tc, device_dtypes);
