@@ -418,6 +418,22 @@ int tune_space_enumerate(const IrOp *op, const IrModule *lib, Arena *a, TunePoin
   return n;
 }
 
+/* Room for point n in *pts (of *cap): false, with *pts freed and the
+ * error reported, when there is no memory for more. */
+static bool room(TunePoint **pts, int *cap, int n, const IrOp *op, Diag *d) {
+  if (n < *cap) return true;
+  TunePoint *more = realloc(*pts, sizeof **pts * (size_t)(*cap * 2));
+  if (!more) {
+    free(*pts);
+    *pts = NULL;
+    ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+    return false;
+  }
+  *pts = more;
+  *cap *= 2;
+  return true;
+}
+
 int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
   int cap = 64, n = 0;
   TunePoint *pts = calloc((size_t)cap, sizeof *pts);
@@ -440,15 +456,7 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
     int nv = sd->nparams <= 2 ? 6 : sd->nparams == 3 ? 3 : 2, combos = 1;
     for (int k = 0; k < sd->nparams; k++) combos *= nv;
     for (int c = 0; c < combos; c++) {
-      if (n == cap) {
-        TunePoint *more = realloc(pts, sizeof *pts * (size_t)(cap *= 2));
-        if (!more) {
-          free(pts);
-          ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
-          return -1;
-        }
-        pts = more;
-      }
+      if (!room(&pts, &cap, n, op, d)) return -1;
       int len = snprintf(text, sizeof text, "%s(", sd->name);
       for (int k = 0, rest = c; k < sd->nparams; k++, rest /= nv)
         len += snprintf(text + len, sizeof text - (size_t)len, "%s%d", k ? ", " : "",
@@ -461,15 +469,7 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
      * 16), kept only where the first parameter is the group size */
     if (sd->nparams == 2)
       for (int u = 0; u < 6; u++) {
-        if (n == cap) {
-          TunePoint *more = realloc(pts, sizeof *pts * (size_t)(cap *= 2));
-          if (!more) {
-            free(pts);
-            ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
-            return -1;
-          }
-          pts = more;
-        }
+        if (!room(&pts, &cap, n, op, d)) return -1;
         snprintf(text, sizeof text, "%s(64, %d)", sd->name, wide[u]);
         if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0 && pts[n].egroup == 64) n++;
       }
