@@ -205,12 +205,14 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * slower at full occupancy. Operators
    * with more live values (several edge tensors or rows, a division) spill
    * at 32 registers: ranked behind. */
+  /* bytes of a row a lane loads per step (4 f32, 8 bf16: 16) */
+  double lane_bytes = (p->vec > 1 ? p->vec : 1) * (p->elem > 0 ? p->elem : 4);
   if (p->occ >= 2048 && p->egroup == 0) {
     /* ... and so does a lane holding more than 16 bytes of a row per step
      * (spmm_rows8_full on f32: two 16-byte loads a lane, 4 bytes spilled
      * at sm_90) */
     bool light = shape->edge_scalars <= 1 && shape->edge_rows <= 1 && g->deg_mean <= 7.0 &&
-                 (p->vec > 1 ? p->vec : 1) * (p->elem > 0 ? p->elem : 4) <= 16;
+                 lane_bytes <= 16;
     out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
   }
   /* Neighbour groups at full occupancy (spmm_groups_full; session 10,
@@ -229,7 +231,6 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * F = 128 (session 16, bench/NOTES.md). An f32 lane's loads are 16 bytes
    * either way, so f32 ties keep their order. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);
-  double lane_bytes = (p->vec > 1 ? p->vec : 1) * (p->elem > 0 ? p->elem : 4);
   out->time_us -= 1e-4 * log2(fmin(16.0, lane_bytes));
 }
 
