@@ -34,7 +34,7 @@
  * limit how many an SM holds, in whole blocks. Blocks of 4 warps waste
  * less of that than blocks of 8: at 53 registers (u_mul_e_sum, groups of
  * 64) 9 blocks of 128 threads (36 warps) fit an SM against 4 of 256 (32).
- * Measured on an H100 (bench/results/2026-11-27-H100-session13,
+ * Measured on an H100 (bench/results/2026-11-27-H100-aggregation-csr-edges,
  * experiments/threads.txt): u_mul_e_sum 2-6% faster on cnr-2000,
  * ogbn-arxiv and soc-Slashdot0902 at F = 16-256 under spmm_groups,
  * spmm_teams and spmm_teams8, copy_u_sum 0-4%, nothing slower; 64

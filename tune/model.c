@@ -92,7 +92,7 @@ static double ceil_div(double a, double b) { return ceil(a / b); }
  *                 rows added into, and a finalising pass over the rows
  *
  * The constants were fitted on the H100 run of 2026-11-25
- * (bench/results/2026-11-25-H100-session5-run1: 4 aggregation operators x
+ * (bench/results/2026-11-25-H100-aggregation-run1: 4 aggregation operators x
  * 14 graphs x 5 widths x 14 named schedules): the model's choice among the
  * measured schedules is within 1.04-1.07x of the best in geometric mean
  * (bench/NOTES.md). tests/unit/test_tune_model.c keeps it there. */
@@ -216,7 +216,7 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
     out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
   }
   /* Neighbour groups at full occupancy (spmm_groups_full; session 10,
-   * bench/results/2026-11-27-H100-session10-bf16/exp-occupancy.txt): a
+   * bench/results/2026-11-27-H100-bf16-twin/exp-occupancy.txt): a
    * group's few edges leave little to overlap, and 16-bit rows keep their
    * loads in flight in half the registers, so the extra warps win, 0.84-0.98x
    * the default's time in bf16 on ogbn-arxiv and cnr-2000 at F = 128 and

@@ -39,7 +39,7 @@ class GopError(RuntimeError):
 # Operators whose schedule="auto" keeps the C API's default mapping, by
 # name, with the measurement that put them here (besides gop.layers'
 # forward operators: Operator._chosen).
-# H100, 2026-11-25 (bench/results/2026-11-25-H100-session8-train, the
+# H100, 2026-11-25 (bench/results/2026-11-25-H100-train, the
 # `ops` section, backward ms default -> chosen on ogbn-arxiv):
 _GAT_GRAD = ("GAT's attention gradients: the chooser picks thread_vertex(1, 1), a thread per "
              "destination, serialised on ogbn-arxiv's heaviest vertex (13,155 in-edges): "
@@ -67,8 +67,8 @@ def _lanes(n, cap):
 # measured: a function of the extents giving the schedule (None: the
 # default mapping). GAT's fused attention and its joint backward run their
 # stages in neighbour groups (examples/models/layers.gop gat_groups,
-# gat_grad_groups; H100, ogbn-arxiv, bench/results/2026-11-27-H100-
-# session11-gat): forward 1.40 -> 0.46 ms at H = C = 8, 0.37 -> 0.14 at
+# gat_grad_groups; H100, ogbn-arxiv, bench/results/
+# 2026-11-27-H100-gat-stages): forward 1.40 -> 0.46 ms at H = C = 8, 0.37 -> 0.14 at
 # H = 1; joint backward 2.80 -> 1.06 ms at H = 8, 0.64 -> 0.56 at H = 2
 # (pubmed 0.54 -> 0.18). With one head the backward keeps the default: a
 # lane per head leaves a team of one lane per group or source, 0.35 -> 0.52

@@ -593,9 +593,9 @@ static double lane_choice(const char *csv, int min_cases) {
  * on run 12 (groups stages sized by their table: every G tied on memory
  * until the table's own bytes were counted, 1.117x) */
 START_TEST(lane_model_picks_like_the_h100) {
-  double gm = lane_choice("bench/results/2026-11-25-H100-session6-run2/gop/gop_bench.csv", 250);
+  double gm = lane_choice("bench/results/2026-11-25-H100-aggregation-run2/gop/gop_bench.csv", 250);
   ck_assert_msg(gm <= 1.10, "the lane model's choice is %.3fx the best (run 2)", gm);
-  gm = lane_choice("bench/results/2026-11-27-H100-session12-run12/combined-gop.csv", 140);
+  gm = lane_choice("bench/results/2026-11-27-H100-aggregation-run12-waves/combined-gop.csv", 140);
   ck_assert_msg(gm <= 1.10, "the lane model's choice is %.3fx the best (run 12)", gm);
 }
 END_TEST

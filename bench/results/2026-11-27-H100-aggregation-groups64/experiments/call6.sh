@@ -12,4 +12,4 @@ cd "$(dirname "$0")/../../../.."
 python3 bench/unpack_carry.py .carry/s16b || exit 1
 mkdir -p .carry/gpu && cp -r .carry/s16b/gop_bench .carry/s16b/bench-dst .carry/gpu/ || exit 1
 mkdir -p $OUT/run
-BUDGET=240 OUT=$OUT/run timeout 560 bash bench/results/2026-11-27-H100-session16/run.sh
+BUDGET=240 OUT=$OUT/run timeout 560 bash bench/results/2026-11-27-H100-aggregation-groups64/run.sh

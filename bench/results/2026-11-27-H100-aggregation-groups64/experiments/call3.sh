@@ -18,7 +18,7 @@ o=$OUT/call3.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $o
 SECONDS=0
 mkdir -p $OUT/run
-BUDGET=215 OUT=$OUT/run timeout 500 bash bench/results/2026-11-27-H100-session16/run.sh
+BUDGET=215 OUT=$OUT/run timeout 500 bash bench/results/2026-11-27-H100-aggregation-groups64/run.sh
 echo "part 1 t=$SECONDS" | tee -a $o
 B=.carry/s16/gopc
 for g in molhiv ogbn-arxiv cnr-2000 rmat:19:16; do for F in 128 256; do

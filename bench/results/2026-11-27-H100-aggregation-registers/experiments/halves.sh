@@ -9,7 +9,7 @@
 # warp8, as spmm_teams8(64, 16) measured (call 2).
 cd "$(dirname "$0")/../../../.."
 python3 bench/unpack_carry.py .carry/exp || exit 1
-e=bench/results/2026-11-27-H100-session15/experiments
+e=bench/results/2026-11-27-H100-aggregation-registers/experiments
 nvcc -O3 -arch=sm_90 -o /tmp/halves $e/halves.cu || exit 1
 for g in ogbn-arxiv cnr-2000 molhiv; do
   [ -f .carry/exp/d/$g.mtx ] && /tmp/halves .carry/exp/d/$g.mtx 128 | tee -a $OUT/halves.txt

@@ -32,10 +32,10 @@ PY
 echo "datasets t=$SECONDS" | tee -a $o
 # part 3
 mkdir -p $OUT/run
-OUT=$OUT/run timeout 470 bash bench/results/2026-11-27-H100-session16/run.sh
+OUT=$OUT/run timeout 470 bash bench/results/2026-11-27-H100-aggregation-groups64/run.sh
 echo "part 3 t=$SECONDS" | tee -a $o
 # part 1
-e=bench/results/2026-11-27-H100-session15/experiments
+e=bench/results/2026-11-27-H100-aggregation-registers/experiments
 nvcc -O3 -arch=sm_90 -o /tmp/halves $e/halves.cu && for g in ogbn-arxiv cnr-2000 molhiv; do
   [ $SECONDS -lt 540 ] && timeout 30 /tmp/halves /tmp/d/$g.mtx 128 2>&1 | tee -a $o
 done

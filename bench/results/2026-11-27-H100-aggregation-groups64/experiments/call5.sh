@@ -9,4 +9,4 @@ cd "$(dirname "$0")/../../../.."
 python3 bench/unpack_carry.py .carry/s16 || exit 1
 mkdir -p .carry/gpu && cp -r .carry/s16/gop_bench .carry/s16/bench-dst .carry/s16/bench-cus .carry/gpu/ || exit 1
 mkdir -p $OUT/run
-PLAN=bench-cus BUDGET=215 OUT=$OUT/run timeout 500 bash bench/results/2026-11-27-H100-session16/run.sh
+PLAN=bench-cus BUDGET=215 OUT=$OUT/run timeout 500 bash bench/results/2026-11-27-H100-aggregation-groups64/run.sh
