@@ -40,7 +40,8 @@
 #include "ir/ir.h"
 
 /* ---------------------------------------------------------------------------
- * derive.c: the derivation.
+ * derive.c: the derivation (with stmt.c, expr.c and softmax.c, which share
+ * its state through the private grad/derive.h).
  */
 
 /* The gradient operator of `op` with respect to its input `wrt`, named
