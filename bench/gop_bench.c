@@ -35,7 +35,7 @@
  *       says so in plan.txt, and its run numbers the edges by destination.
  *       Measured on the H100: with general kernels at most 2% for the
  *       gathers of W (run 5); with kernels for CSR order 5-9% for
- *       u_mul_e_sum (session 13, bench/NOTES.md).
+ *       u_mul_e_sum (2026-11-27, bench/NOTES.md).
  *
  * bench/report.py puts the CSV beside the peers' (bench/peers) and writes
  * the tables and plots of bench/results.
@@ -269,7 +269,7 @@ static int plan(int argc, char **argv) {
             "spmm_groups(64, 4)",   "spmm_groups(128, 8)",
             /* larger groups and unrolls: cnr-2000 F = 128 u_mul_e_sum
              * 0.2744 ms with (128, 4) against (64, 4)'s 0.2824, ogbn-arxiv
-             * F = 256 0.2616 with (64, 8) against 0.2648 (session 16) */
+             * F = 256 0.2616 with (64, 8) against 0.2648 (2026-11-27) */
             "spmm_groups(128, 4)",  "spmm_groups(64, 8)",
             /* prefetch(e): indices and weights loaded 32 edges at a time
              * and broadcast by warp shuffles (issue 13) */
@@ -277,7 +277,7 @@ static int plan(int argc, char **argv) {
             "spmm_groupsp(32, 4)",  "spmm_groupsp(64, 4)",    "spmm_groupsp(128, 8)",
             "gnnadvisorp(16, 32)",  "gnnadvisorp(32, 32)",
             /* at full occupancy, 32 registers a thread (occupancy(v, 2048),
-             * issue 13, session 9) */
+             * issue 13, run 9) */
             "spmm_vec4_full(4)",    "spmm_rows_full(2, 4)",   "spmm_rows_full(4, 4)",
             "spmm_rows_full(8, 4)"};
         for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
@@ -290,7 +290,7 @@ static int plan(int argc, char **argv) {
         /* Neighbour groups in teams (spmm_teams(G, T), issue 13): T lanes
          * per group where 4T covers F or half of it (F <= 128), G 16, 32
          * or 64; and with 8 features a lane (spmm_teams8), where 8T does,
-         * G 32, 64 or 128. (The larger G of each since session 16: the
+         * G 32, 64 or 128. (The larger G of each since 2026-11-27: the
          * tuning space's spmm_teams(64, 8) took u_mul_e_sum on cnr-2000
          * at F = 32 from 0.1137 to 0.0940 ms.) */
         for (int v8 = 0; v8 < 2; v8++)

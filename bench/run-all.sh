@@ -18,7 +18,7 @@
 #           (bench/peers/run_peers.sh)
 #   gop     gop's candidates on the same graphs and widths (bench/gop_bench.c;
 #           GOP_BENCH_BUDGET_S, default 280 s: the two sums on all 14 graphs take
-#           about 250 s with rotated inputs, session 9), then bench/report.py
+#           about 250 s with rotated inputs, run 11), then bench/report.py
 #   models  GCN, GIN, GAT, GraphSAGE in gop and in PyG (bench/models.sh),
 #           when present
 #   python  the Python package on torch CUDA tensors: every stdlib operator,

@@ -18,8 +18,8 @@
  * the rule, is the default). Nothing is renumbered: inputs and outputs
  * keep the user's numbering, only the order in which warps take the groups
  * changes, so that warps running at the same time gather overlapping
- * source rows and L2 keeps them. On the H100 (bench/NOTES.md, session 9)
- * the community order made ogbn-arxiv's aggregation at F = 128-256
+ * source rows and L2 keeps them. On the H100 (bench/NOTES.md, 2026-11-26,
+ * run 10) the community order made ogbn-arxiv's aggregation at F = 128-256
  * 1.12-1.19x faster and musae-facebook's 1.12-1.17x; on cnr-2000, whose
  * numbering is already local (the rule says no), it was 0.93x. The order
  * costs what the community order costs (0.3 s on ogbn-arxiv, once per

@@ -515,7 +515,7 @@ typedef struct Bind {
  * the schedule gop_choose_schedule picks for its graph and row width (the
  * cost model, as `gopc run` without --schedule), not the API's fixed
  * default: on the H100 that default was 2.5x slower than the tuned best in
- * geometric mean (bench/NOTES.md, session 7), and the choice took GCN on
+ * geometric mean (bench/NOTES.md, 2026-11-25), and the choice took GCN on
  * ogbn-arxiv from 3.6 to 0.42 ms and GraphSAGE from 0.9-1.2 to 0.7-0.8 ms.
  * The layers' own operators keep the default: the cost model is fitted on
  * aggregation, and its pick for GAT's fused attention took 39 ms where the

@@ -224,7 +224,7 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
    * instead freed, in a program of two tables — an interleaved groups
    * stage and the plain table whose unowned(G) list its row stages walk —
    * the table its first kernel had taken, once four others were cached:
-   * the GPU suite met NaN rows and an illegal address in session 16.)
+   * the GPU suite met NaN rows and an illegal address on 2026-11-27.)
    * Moving an entry frees nothing, so prepared launches keep their
    * addresses and groups_gen stays. */
   for (int i = 0; i < dg->ngroups; i++)

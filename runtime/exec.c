@@ -384,7 +384,7 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
    * 0.87 -> 0.59 ms): its warps drift apart in the table, so the rows in
    * flight stop being neighbours and their sources stop sharing L2 (hit
    * rate 60% against cuSPARSE's 82%), while blocks handed out in order keep
-   * the GPU on one stretch of the table (bench/NOTES.md, session 12). */
+   * the GPU on one stretch of the table (bench/NOTES.md, run 12). */
   if (k->launch.kind == CG_LAUNCH_FILL && gt && !rows) {
     int64_t per = k->launch.per_block > 0 ? k->launch.per_block : 1;
     int64_t n = unowned ? gt->host->nunowned : gt->host->n;

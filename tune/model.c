@@ -112,7 +112,7 @@ static const double LANE_R_ATOMIC = 1.0e5; /* atomic floats per us */
 static const double LANE_TABLE_BYTES = 20; /* read per group: its table row
                                               (12) and its destination's
                                               offsets (8). Left out before
-                                              session 12, which made every
+                                              run 12, which made every
                                               G tie where the gathers bound
                                               the time; counted, the
                                               choice among the measured
@@ -215,7 +215,7 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
                  lane_bytes <= 16;
     out->time_us *= !light ? 1.25 : shape->edge_scalars ? 0.84 : 0.93;
   }
-  /* Neighbour groups at full occupancy (spmm_groups_full; session 10,
+  /* Neighbour groups at full occupancy (spmm_groups_full; 2026-11-27,
    * bench/results/2026-11-27-H100-bf16-twin/exp-occupancy.txt): a
    * group's few edges leave little to overlap, and 16-bit rows keep their
    * loads in flight in half the registers, so the extra warps win, 0.84-0.98x
@@ -228,7 +228,7 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * rows tie whether a lane loads 4 features (8 bytes) or 8 (16 bytes),
    * and on an H100 the 16-byte loads won, bf16 copy_u_sum on molhiv
    * spmm_rows8_full(2, 4) 0.2147 ms against spmm_vec4_full(4) 0.2440 at
-   * F = 128 (session 16, bench/NOTES.md). An f32 lane's loads are 16 bytes
+   * F = 128 (2026-11-27, bench/NOTES.md). An f32 lane's loads are 16 bytes
    * either way, so f32 ties keep their order. */
   out->time_us += 1e-3 * fabs(log2(p->unroll > 1 ? p->unroll : 1) - 2);
   out->time_us -= 1e-4 * log2(fmin(16.0, lane_bytes));

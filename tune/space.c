@@ -218,7 +218,7 @@ static void lane_walk(const IrNode *n, TunePoint *p) {
         l->loop.unroll > 1)
       p->unroll = l->loop.unroll;
     /* Shuffled indices (prefetch(e)) measured slower than their baselines
-     * on the H100 (bench/NOTES.md, session 6): not modelled, so not chosen
+     * on the H100 (bench/NOTES.md, 2026-11-25): not modelled, so not chosen
      * untuned; the tuner still measures them. */
     if (l->loop.prefetch) p->prefetch = true;
     lane_walk(l->loop.body, p);

@@ -281,7 +281,7 @@ class Operator:
         C API's default mapping) for an operator nothing applies to. The C
         API's fixed default (warp_edge(1, 1)) was 2.5x slower than the tuned
         best in geometric mean on the H100 for aggregation (bench/NOTES.md,
-        session 7), but the choice depends on the width, so kernels prepared
+        2026-11-25), but the choice depends on the width, so kernels prepared
         for a machine without LLVM must be prepared at the widths used
         (gop.plan lists the calls of the gop.nn layers, bench/train.py
         --prepare prepares them).

@@ -83,7 +83,7 @@ class Basics(unittest.TestCase):
     def test_struct_layouts(self):
         """Each ctypes struct of the package is the size of the C one it
         stands for: a struct short by a field lets the library write past
-        its buffer (GraphInfo lacked `locality` until session 13)."""
+        its buffer (GraphInfo once lacked `locality`)."""
         from gop import _lib
         for cls, name in ((_lib.CompileOptions, "GopCompileOptions"),
                           (_lib.CompileTimes, "GopCompileTimes"),

@@ -496,7 +496,7 @@ END_TEST
  * for a fifth. A program of two tables (an interleaved groups stage and
  * the plain table whose unowned(G) list its row stages walk) takes the
  * plain one first; taking the interleaved one next must not drop it, or
- * the first kernel launches with a freed list (the GPU suite, session 16:
+ * the first kernel launches with a freed list (the GPU suite, 2026-11-27:
  * NaN rows and an illegal address once four other tables were cached). */
 START_TEST(groups_cache_keeps_recent) {
   use_fake_driver();

@@ -209,7 +209,7 @@ START_TEST(buildable_drops_16bit_atomics) {
   TuneGraphSig cnr = {.nv = 325557, .ne = 3128710, .deg_mean = 9.61, .deg_std = 218.49,
                       .deg_max = 18234, .aes = 100000};
   for (int F = 128; F <= 256; F *= 2) {
-    /* groups of 64 edges, the measured best on both (session 16: bf16
+    /* groups of 64 edges, the measured best on both (2026-11-27: bf16
      * copy_u_sum 0.0809 against 0.0938 ms for 32 on ogbn-arxiv at F = 128,
      * 0.1860 against 0.2982 on cnr-2000) */
     tune_model_rank(&shape, p, n, &arxiv, F);
