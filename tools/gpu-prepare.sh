@@ -13,9 +13,9 @@
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
 #   python/          the Python package's GPU checks (tests/gpu/python_check.sh,
-#                    tests/gpu/train.sh): libgop.so without LLVM,
-#                    libsqlite3.so.0 beside it, and kernels/, every kernel
-#                    the checks run (forward and derived backward) as packs
+#                    tests/gpu/train.sh): libgop.so without LLVM (SQLite
+#                    linked in), and kernels/, every kernel the checks run
+#                    (forward and derived backward) as packs
 #   datasets/        the graphs, from ../shared/datasets
 # Usage: tools/gpu-prepare.sh [GRAPH...]   (default: all 14 of MANIFEST.md)
 # GOP_BENCH_TOP (default 3) is the number of the cost model's best points
@@ -48,7 +48,6 @@ prepare_python() {
   cmake --build build-python --target gop_shared >/dev/null
   mkdir -p "$out/python"
   strip -o "$out/python/libgop.so" build-nollvm/libgop.so
-  cp -L "$(ldd build-nollvm/libgop.so | awk '/libsqlite3/ {print $3}')" "$out/python/"
   GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
     GOP_CACHE_DIR="$out/python/kernels" PYTHONPATH=python \
     python3 tests/gpu/python_check.py --prepare

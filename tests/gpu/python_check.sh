@@ -4,7 +4,7 @@
 # streams, errors, the kernel cache, per-call overhead, GCN/GAT/SAGE/GIN
 # forward against PyG on pubmed and ogbn-arxiv). CARRY is what
 # tools/gpu-prepare.sh made (.carry/gpu): python/libgop.so (no LLVM: the
-# GPU machine has none), python/libsqlite3.so.0 beside it, python/kernels/
+# GPU machine has none; SQLite linked in), python/kernels/
 # (every kernel the run needs, as packs) and datasets/. Writes
 # OUT/python_check.{json,md,log}.
 source "$(dirname "$0")/../../tools/gpu-common.sh"

@@ -20,7 +20,7 @@
 #              steps (default-mapping kernels of u_mul_e_sum, carried).
 # CARRY is what `GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed
 # ogbn-arxiv` made (.carry/gpu): python/libgop.so (no LLVM: the GPU machine
-# has none), python/libsqlite3.so.0 beside it, python/kernels/ (every
+# has none; SQLite linked in), python/kernels/ (every
 # forward and gradient kernel the run needs, as packs: bench/train.py
 # --prepare, from gop.plan) and datasets/. Writes OUT/train.log, OUT/train.md
 # and OUT/train-files.tar.gz (train.{csv,json,md}, train_summary.csv,
