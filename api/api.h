@@ -11,12 +11,19 @@
 #ifndef GOP_API_H
 #define GOP_API_H
 
+#include <pthread.h>
+
 #include "codegen/codegen.h"
 #include "gop.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
 
 struct GopContext {
+  /* Taken (API_LOCK) by every entry point that touches what the context
+   * shares between its objects: the arena, the diagnostics, the kernel
+   * cache, the graphs' device copies, the lists. Recursive: entry points
+   * call one another. docs/threads.md says what this promises. */
+  pthread_mutex_t lock;
   Arena *arena;
   Diag diag;
   GopModule *stdlib;
@@ -28,6 +35,10 @@ struct GopContext {
   struct ApiKernel *kernels;
   char *cache_dir; /* malloc'ed; NULL: memory only */
   GopCacheStats cache;
+  uint64_t cache_tick;     /* counts lookups: the kernels' LRU order */
+  int cache_max_kernels;   /* GOP_CACHE_MAX_KERNELS: kept in memory */
+  int64_t cache_max_bytes; /* GOP_CACHE_MAX_BYTES: packs in the folder */
+  int64_t cache_evicted;   /* kernels dropped from memory */
 };
 
 struct GopModule {
@@ -83,8 +94,25 @@ struct GopRun {
   GopRun *next; /* in the context's list */
 };
 
+/* Locks `ctx` until the end of the enclosing block (a cleanup attribute
+ * unlocks it on every return). NULL is allowed and locks nothing. */
+static inline GopContext *api_lock_(GopContext *ctx) {
+  if (ctx) pthread_mutex_lock(&ctx->lock);
+  return ctx;
+}
+static inline void api_unlock_(GopContext **ctx) {
+  if (*ctx) pthread_mutex_unlock(&(*ctx)->lock);
+}
+#define API_LOCK(ctx) \
+  GopContext *api_locked_ __attribute__((cleanup(api_unlock_), unused)) = api_lock_(ctx)
+
 /* Where the API's own messages point: "gop: error: ...". */
 extern const Loc api_loc;
+
+/* ---- run.c ---- */
+/* Wraps a host graph in the API's and hands it to the context (which frees
+ * it); NULL after reporting, with `rt` freed. */
+GopGraph *api_adopt_graph(GopContext *ctx, struct Graph *rt);
 
 /* ---- compile.c ---- */
 /* Wraps an IR module as the API's module (its operators, their signatures

@@ -27,6 +27,7 @@
 /* ---- graphs ---- */
 
 GopGraph *gop_graph_open(GopContext *ctx, const char *spec) {
+  API_LOCK(ctx);
   if (!spec || !*spec) {
     ir_error(&ctx->diag, api_loc, "gop_graph_open: empty graph spec");
     return NULL;
@@ -63,8 +64,7 @@ void gop_graph_info(const GopGraph *g, GopGraphInfo *info) {
 
 void gop_graph_print(const GopGraph *g, FILE *out) { graph_print_stats(out, g->rt); }
 
-/* Wraps a host graph in the API's and hands it to the context. */
-static GopGraph *adopt_graph(GopContext *ctx, Graph *rt) {
+GopGraph *api_adopt_graph(GopContext *ctx, Graph *rt) {
   GopGraph *g = calloc(1, sizeof *g);
   if (!g) {
     graph_free(rt);
@@ -78,6 +78,7 @@ static GopGraph *adopt_graph(GopContext *ctx, Graph *rt) {
 }
 
 GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *method) {
+  API_LOCK(ctx);
   if (!g) {
     ir_error(&ctx->diag, api_loc, "gop_graph_reorder: the graph is NULL");
     return NULL;
@@ -88,7 +89,7 @@ GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *meth
     return NULL;
   }
   Graph *rt = graph_reorder(g->rt, method, &ctx->diag);
-  return rt ? adopt_graph(ctx, rt) : NULL;
+  return rt ? api_adopt_graph(ctx, rt) : NULL;
 }
 
 const char *gop_reorder_method_problem(const char *method) {
@@ -112,6 +113,7 @@ double gop_graph_reorder_seconds(const GopGraph *g) {
 }
 
 int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
+  API_LOCK(ctx);
   if (!path || !*path) {
     ir_error(&ctx->diag, api_loc, "gop_graph_write_mtx: empty path");
     return -1;
@@ -124,6 +126,7 @@ int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
 static bool extents_set(const GopRun *r, const IrTensor *t, bool report);
 
 GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
+  API_LOCK(ctx);
   if (!op || !g) {
     ir_error(&ctx->diag, api_loc, "gop_run_new: %s is NULL", op ? "graph" : "operator");
     return NULL;
@@ -158,6 +161,7 @@ const GopOp *gop_run_op(const GopRun *r) { return r->op; }
 const GopGraph *gop_run_graph(const GopRun *r) { return r->graph; }
 
 int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
+  API_LOCK(r->ctx);
   if (r->from_pack) {
     ir_error(&r->ctx->diag, api_loc, "a kernel pack is already compiled: "
              "its schedule and target cannot change");
@@ -174,11 +178,13 @@ int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
 }
 
 void gop_run_set_timing(GopRun *r, int warmup, int reps) {
+  API_LOCK(r->ctx);
   r->warmup = warmup < 0 ? 0 : warmup;
   r->reps = reps < 0 ? 0 : reps;
 }
 
 GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) {
+  API_LOCK(ctx);
   CgProgram p = {0};
   if (!path || cg_pack_read(path, &p, &ctx->diag) != 0) return NULL;
   const char *file = ir_strdup(ctx->arena, path);
@@ -221,6 +227,7 @@ GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) 
 }
 
 int gop_run_set_extent(GopRun *r, const char *sym, int64_t value) {
+  API_LOCK(r->ctx);
   const IrOp *ir = r->op->ir;
   for (int i = 0; i < ir->nsyms; i++) {
     if (strcmp(ir->syms[i]->name, sym) != 0) continue;
@@ -312,6 +319,7 @@ const char *gop_run_tensor_dtype(const GopRun *r, int i) {
 }
 
 int gop_run_bind(GopRun *r, const char *name, void *data, int64_t numel) {
+  API_LOCK(r->ctx);
   const IrOp *ir = r->op->ir;
   for (int i = 0; i < gop_run_num_tensors(r); i++) {
     const IrTensor *t = ir->tensors[i];
@@ -484,8 +492,13 @@ static int interpret_scheduled(GopRun *r, void **data) {
     r->stats.compile = r->ctx->times;
   }
   /* Lowering may add temporaries after the bound tensors: the interpreter
-   * allocates those (NULL here). */
-  void **buf = IR_NEW_ARRAY(r->ctx->arena, void *, r->lowered->ntensors + 1);
+   * allocates those (NULL here). malloc'ed, not the arena's: a run called
+   * a million times must not grow the context. */
+  void **buf = calloc((size_t)r->lowered->ntensors + 1, sizeof *buf);
+  if (!buf) {
+    ir_error(&r->ctx->diag, api_loc, "out of memory");
+    return -1;
+  }
   for (int i = 0; i < gop_run_num_tensors(r); i++) buf[i] = data[i];
   InterpArgs args = {
       .graph = r->graph->rt,
@@ -493,7 +506,9 @@ static int interpret_scheduled(GopRun *r, void **data) {
       .mode = INTERP_NATIVE,
       .buffers = buf,
   };
-  return interp_run(r->lowered, &args, &r->ctx->diag);
+  int rc = interp_run(r->lowered, &args, &r->ctx->diag);
+  free(buf);
+  return rc;
 }
 
 /* Opens the GPU for a run. On failure AUTO runs fall back to the
@@ -524,12 +539,18 @@ static int run_gpu(GopRun *r, void **data) {
     r->have_prog = true;
     r->stats.compile = ctx->times;
   }
-  /* The program may hold temporaries the lowering added: bind by id. */
-  void **host = IR_NEW_ARRAY(ctx->arena, void *, r->prog.ntensors + 1);
+  /* The program may hold temporaries the lowering added: bind by id
+   * (malloc'ed: per call, so not the arena's). */
+  void **host = calloc((size_t)r->prog.ntensors + 1, sizeof *host);
+  if (!host) {
+    ir_error(&ctx->diag, api_loc, "out of memory");
+    return -1;
+  }
   for (int i = 0; i < gop_run_num_tensors(r); i++) host[i] = data[i];
   RtExecOptions opt = {.warmup = r->warmup, .reps = r->reps};
   RtStatus s = rt_exec_program(&r->prog, r->graph->rt, r->ext.value, host, &opt, &r->exec,
                                &ctx->diag);
+  free(host);
   if (s != RT_OK) {
     r->stats.gpu_status = s;
     return -1;
@@ -550,6 +571,7 @@ static int run_gpu(GopRun *r, void **data) {
 }
 
 int gop_run_exec(GopRun *r) {
+  API_LOCK(r->ctx);
   if (check_bound(r) != 0) return -1;
   GopCompileTimes keep = r->stats.compile;
   memset(&r->stats, 0, sizeof r->stats);
@@ -599,6 +621,7 @@ static bool all_f32(const IrOp *op) {
 }
 
 int gop_run_check(GopRun *r, double *worst) {
+  API_LOCK(r->ctx);
   GopContext *ctx = r->ctx;
   const IrOp *ir = r->op->ir;
   if (worst) *worst = 0;
@@ -733,6 +756,7 @@ double gop_run_seconds(const GopRun *r) { return r->seconds; }
 /* ---- .npy arrays ---- */
 
 int gop_array_read(GopContext *ctx, const char *path, GopArray *out) {
+  API_LOCK(ctx);
   memset(out, 0, sizeof *out);
   NpyArray a;
   if (npy_read(path, &a, &ctx->diag) != 0) return -1;
@@ -761,6 +785,7 @@ int gop_array_read(GopContext *ctx, const char *path, GopArray *out) {
 }
 
 int gop_array_write(GopContext *ctx, const char *path, const GopArray *a) {
+  API_LOCK(ctx);
   NpyArray r = {.dtype = IR_DT_F32, .ndim = a->ndim, .data = a->data};
   for (int d = 0; d < a->ndim; d++) r.shape[d] = a->shape[d];
   return npy_write(path, &r, &ctx->diag);
@@ -779,6 +804,7 @@ long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst)
 
 GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int64_t *src,
                               const int64_t *dst, const char *name) {
+  API_LOCK(ctx);
   Graph *rt = graph_from_coo(nv, ne, src, dst, name, &ctx->diag, api_loc);
-  return rt ? adopt_graph(ctx, rt) : NULL;
+  return rt ? api_adopt_graph(ctx, rt) : NULL;
 }

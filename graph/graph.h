@@ -89,6 +89,10 @@ typedef struct Graph {
    * for such a graph take an in-edge's id from its position and read no
    * in_eid (CgLayout.csr_edges, docs/gpu-ir.md). */
   bool csr_edges;
+  /* A graph read from a binary .gopg file (gopg.c) keeps its arrays in the
+   * file's memory map: graph_free unmaps it instead of freeing them. */
+  void *map;
+  size_t map_bytes;
 } Graph;
 
 /* The most edges a graph may hold (vertex ids stay int32); the host-memory
@@ -106,6 +110,10 @@ bool graph_size_ok(int64_t nv, int64_t ne, int64_t extra, Diag *d, Loc loc);
 Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc);
+/* The same from int32 arcs that the caller hands over (freed here, on
+ * failure too): how the generators and the readers build, with no copy. */
+Graph *graph_from_arcs(int64_t nv, int64_t ne, int32_t *src, int32_t *dst,
+                       const char *name, Diag *d, Loc loc);
 void graph_free(Graph *g); /* NULL is fine */
 /* Fills g->stats from the built arrays (for builders that fill a Graph's
  * arrays themselves, like the ring generator). */
@@ -136,6 +144,36 @@ Graph *graph_generate(const char *spec, Diag *d);
 /* A spec that starts with `rmat:`, `grid:` or `ring:` is generated, anything else is
  * read as a file. */
 Graph *graph_open(const char *spec, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * par.c: the host build on all cores (docs/graph-format.md). Results never
+ * depend on the thread count.
+ */
+#define GRAPH_MAX_THREADS 64
+/* The threads a build uses: GOP_THREADS when set, else what
+ * graph_set_threads set (0: automatic), else the cores online. */
+int graph_threads(void);
+void graph_set_threads(int n);
+/* How many parts to cut `items` into: the thread count, but no part
+ * smaller than min_items, and at least 1. */
+int graph_par_parts(int64_t items, int64_t min_items);
+typedef void (*GraphParFn)(void *ctx, int part, int nparts);
+/* Runs fn(ctx, p, nparts) for every p in 0..nparts-1 on up to
+ * graph_threads() threads, and returns when all have run. */
+void graph_parallel(int nparts, GraphParFn fn, void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * gopg.c: the binary graph format, read memory-mapped
+ * (docs/graph-format.md).
+ */
+/* Whether the file starts with the .gopg magic (false when unreadable). */
+bool graph_file_is_gopg(const char *path);
+/* Writes g (COO, CSR, CSC, statistics, name) through a temporary file
+ * renamed into place. 0, or -1 after reporting. */
+int graph_write_gopg(const Graph *g, const char *path, Diag *d);
+/* Maps a .gopg file; NULL after reporting `path: error: what is wrong`
+ * (truncated, not a .gopg file, another version, corrupted). */
+Graph *graph_read_gopg(const char *path, Diag *d);
 
 /* ---------------------------------------------------------------------------
  * groups.c: GNNAdvisor's neighbour-group tables (docs/scheduling.md).
@@ -219,6 +257,10 @@ const char *graph_order_problem(const char *spec, GraphOrderSpec *out);
 bool graph_have_metis(void);
 /* ceil(|V| / 1024) parts, between 2 and 4096. */
 int32_t graph_metis_default_parts(int32_t nv);
+/* METIS k-way parts of g's symmetrised graph (seeded: the same parts on
+ * every call): part_of[v] in 0..parts-1. -1 after reporting (no METIS in
+ * this build, out of memory, METIS failed). */
+int graph_metis_parts(const Graph *g, int32_t parts, int32_t *part_of, Diag *d);
 /* GNNAdvisor's test: sqrt(AES) > sqrt(|V|) / 100, i.e. AES > |V| / 10^4. */
 bool graph_aes_rule(const Graph *g);
 /* The community order of g (what `--reorder community` renumbers by):
@@ -276,6 +318,55 @@ int npy_read(const char *path, NpyArray *out, Diag *d);
  * temporary file in the same directory renamed into place, so an error
  * never leaves a truncated file. Returns 0 or -1 after reporting. */
 int npy_write(const char *path, const NpyArray *a, Diag *d);
+
+/* ---------------------------------------------------------------------------
+ * partition.c: a graph's destinations split over P parts (GPUs), each part
+ * holding the in-edges of the vertices it owns and naming the remote
+ * source rows those edges read (its halo; docs/multigpu.md).
+ *
+ * A part's graph numbers its vertices own first (increasing global id),
+ * then its halo (by owner part, then global id: the rows each other part
+ * sends arrive together); its edges are the in-edges of its own vertices,
+ * in global edge-id order, so every edge belongs to exactly one part.
+ */
+typedef enum { GRAPH_PART_EDGES, GRAPH_PART_METIS } GraphPartMethod;
+
+typedef struct GraphPart {
+  int32_t nown, nhalo;  /* owned vertices; remote sources its edges read */
+  int32_t *rows;        /* nown + nhalo global ids: own, then halo */
+  int64_t ne;           /* its edges (the in-edges of its own vertices) */
+  int64_t *eids;        /* ne global edge ids, increasing */
+  int64_t ne_remote;    /* of those, the ones whose source is in the halo */
+  int32_t *halo_from;   /* P + 1: halo rows halo_from[q]..halo_from[q+1]
+                           are owned by part q (positions within the halo) */
+} GraphPart;
+
+typedef struct GraphPartition {
+  int32_t parts;
+  GraphPartMethod method;
+  int32_t *owner;     /* |V|: the part owning each vertex */
+  int32_t *lo;        /* P + 1 range starts (method EDGES: part k owns
+                         lo[k]..lo[k+1]); NULL for METIS */
+  GraphPart *part;    /* P */
+  int64_t cut;        /* edges whose endpoints have different owners */
+  double seconds;
+} GraphPartition;
+
+/* "edges" (contiguous destination ranges balanced by in-edges, each vertex
+ * weighing one more) or "metis" (METIS k-way on the symmetrised graph).
+ * NULL, with *method untouched, if `spec` is neither. */
+const char *graph_partition_method_problem(const char *spec, GraphPartMethod *method);
+/* Splits g over `parts` parts (1..GRAPH_MAX_PARTS). NULL after reporting
+ * (a bad count, no METIS, out of memory). */
+#define GRAPH_MAX_PARTS 1024
+GraphPartition *graph_partition(const Graph *g, int parts, GraphPartMethod method, Diag *d);
+void graph_partition_free(GraphPartition *p); /* NULL is fine */
+/* Part k as a graph of its own (nown + nhalo vertices, its edges in its
+ * edge order); its name is "<g's name>#k/P". NULL after reporting. */
+Graph *graph_partition_graph(const Graph *g, const GraphPartition *p, int k, Diag *d);
+/* The report `gopc graph --partition` prints: method, edge cut, and per
+ * part its vertices, edges, remote edges and halo, then the balance. */
+void graph_partition_print(FILE *out, const Graph *g, const GraphPartition *p);
 
 /* ---------------------------------------------------------------------------
  * shape.c: an IR tensor's shape on a graph.

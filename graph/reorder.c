@@ -272,27 +272,24 @@ int32_t graph_metis_default_parts(int32_t nv) {
   return k;
 }
 
-static int order_metis(const Graph *g, int32_t parts, int32_t *order, Diag *d) {
+int graph_metis_parts(const Graph *g, int32_t parts, int32_t *part_of, Diag *d) {
 #ifndef GOP_HAVE_METIS
-  (void)g, (void)parts, (void)order;
+  (void)g, (void)parts, (void)part_of;
   ir_error(d, no_loc,
-           "the metis order needs METIS, and gop was built without METIS (install "
+           "metis needs METIS, and gop was built without METIS (install "
            "libmetis-dev and rebuild; static builds leave it out)");
   return -1;
 #else
   int32_t nv = g->nv;
-  if (parts <= 0) parts = graph_metis_default_parts(nv);
   if (parts > nv) parts = nv;
   if (nv == 0 || parts < 2 || g->ne == 0) { /* nothing to partition */
-    for (int32_t v = 0; v < nv; v++) order[v] = v;
+    for (int32_t v = 0; v < nv; v++) part_of[v] = 0;
     return 0;
   }
   Sym s;
   if (sym_build(g, &s, d, "metis") != 0) return -1;
   idx_t *part = malloc(sizeof(idx_t) * (size_t)nv);
-  int32_t *count = calloc((size_t)parts + 1, sizeof *count);
-  if (!part || !count) {
-    free(part), free(count);
+  if (!part) {
     sym_free(&s);
     oom(d, "metis");
     return -1;
@@ -309,7 +306,7 @@ static int order_metis(const Graph *g, int32_t parts, int32_t *order, Diag *d) {
     for (int32_t v = 0; v < nv; v++) part[v] = 0;
   sym_free(&s);
   if (rc != METIS_OK) {
-    free(part), free(count);
+    free(part);
     ir_error(d, no_loc, "METIS_PartGraphKway failed (%s) on %s with %d parts",
              rc == METIS_ERROR_MEMORY ? "out of memory" : rc == METIS_ERROR_INPUT
                                                               ? "input error"
@@ -317,12 +314,32 @@ static int order_metis(const Graph *g, int32_t parts, int32_t *order, Diag *d) {
              g->name, (int)parts);
     return -1;
   }
+  for (int32_t v = 0; v < nv; v++) part_of[v] = (int32_t)part[v];
+  free(part);
+  return 0;
+#endif
+}
+
+static int order_metis(const Graph *g, int32_t parts, int32_t *order, Diag *d) {
+  int32_t nv = g->nv;
+  if (parts <= 0) parts = graph_metis_default_parts(nv);
+  if (parts > nv) parts = nv;
+  int32_t *part = malloc(sizeof(int32_t) * ((size_t)nv + 1));
+  int32_t *count = calloc((size_t)(parts > 0 ? parts : 1) + 1, sizeof *count);
+  if (!part || !count) {
+    free(part), free(count);
+    oom(d, "metis");
+    return -1;
+  }
+  if (graph_metis_parts(g, parts, part, d) != 0) {
+    free(part), free(count);
+    return -1;
+  }
   for (int32_t v = 0; v < nv; v++) count[part[v] + 1]++;
   for (int32_t p = 0; p < parts; p++) count[p + 1] += count[p];
   for (int32_t v = 0; v < nv; v++) order[count[part[v]]++] = v;
   free(part), free(count);
   return 0;
-#endif
 }
 
 /* ---- community ---- */

@@ -196,6 +196,51 @@ double gop_graph_reorder_seconds(const GopGraph *g);
  * file (1-based, edge-id order) through a temporary file. 0 or -1. */
 int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path);
 
+/* ---- partitions: a graph over several GPUs (docs/multigpu.md) ----
+ * A partition splits a graph's destinations over P parts; part k keeps the
+ * in-edges of the vertices it owns, and the remote source rows those edges
+ * read are its halo. Part k's graph numbers its vertices own first, then
+ * halo (grouped by owner part); its edges are in the whole graph's edge-id
+ * order. Method "edges" (the default): contiguous destination ranges
+ * balanced by in-edges; "metis": METIS k-way parts. Deterministic: every
+ * process computes the same partition. */
+typedef struct GopPartition GopPartition;
+typedef struct GopPartInfo {
+  int64_t num_own, num_halo;   /* owned vertices; remote rows its edges read */
+  int64_t num_edges;           /* the in-edges of its own vertices */
+  int64_t num_remote_edges;    /* of which from a halo row */
+  const int32_t *rows;         /* num_own + num_halo global vertex ids */
+  const int64_t *eids;         /* num_edges global edge ids, increasing */
+  const int32_t *halo_from;    /* P + 1: halo rows owned by part q are
+                                  halo_from[q]..halo_from[q+1] (halo
+                                  positions, from 0) */
+} GopPartInfo;
+/* NULL after reporting: a bad count (1..1024, at most |V|), an unknown
+ * method (NULL: "edges"), a reordered graph, no METIS. */
+GopPartition *gop_graph_partition(GopContext *ctx, const GopGraph *g, int parts,
+                                  const char *method);
+/* NULL if `method` is one gop_graph_partition takes, else why not. */
+const char *gop_partition_method_problem(const char *method);
+void gop_partition_free(GopPartition *p); /* part graphs stay the context's */
+int gop_partition_parts(const GopPartition *p);
+int64_t gop_partition_cut(const GopPartition *p); /* edges across parts */
+const int32_t *gop_partition_owner(const GopPartition *p); /* |V| part ids */
+/* Part k's sizes and maps (arrays belong to the partition). 0 or -1. */
+int gop_partition_part(const GopPartition *p, int k, GopPartInfo *out);
+/* Part k as a graph (made once; the context owns it). NULL after reporting. */
+GopGraph *gop_partition_graph(const GopPartition *p, int k);
+/* The edge cut, each part's vertices, edges and halo, and the balance. */
+void gop_partition_print(const GopPartition *p, FILE *out);
+/* Runs `r` (host arrays bound, extents set) part by part on the reference
+ * interpreter, as a multi-GPU run would on P GPUs: each part's inputs are
+ * gathered from the bound whole tensors (own and halo rows, its edges),
+ * the operator runs on its graph, and its outputs are put back (dst rows
+ * it owns, its edges; outputs on src are the sum of the parts' shares).
+ * Refused (-1 after reporting, at the construct) for an operator that
+ * reads out_degree, num_vertices or num_edges, has a dense output, or
+ * stores into a src output other than by adding. 0 on success. */
+int gop_run_exec_partitioned(GopRun *r, const GopPartition *p);
+
 /* ---- running an operator ---- */
 
 /* Binds an operator to a graph; set extents, bind buffers, then exec. */

@@ -64,7 +64,7 @@ static const char *usage_run =
 
 
 static const char *usage_graph =
-    "usage: gopc graph G [--reorder METHOD] [-o FILE.mtx]\n"
+    "usage: gopc graph G [--reorder METHOD] [--partition P [--method M]] [-o FILE.mtx]\n"
     "Prints |V|, |E|, degree statistics, isolated vertices, the average edge\n"
     "span (AES) and the block locality of a graph file or generator spec (see\n"
     "gopc run --help).\n"
@@ -75,6 +75,11 @@ static const char *usage_graph =
     "                    communities by size, BFS within), auto (GNNAdvisor's\n"
     "                    AES rule: community or none); see docs/reordering.md\n"
     "  -o FILE           write the (reordered) graph as Matrix Market\n"
+    "  --partition P     split the destinations over P parts (GPUs) and print\n"
+    "                    the edge cut, each part's vertices, in-edges and halo\n"
+    "                    (the remote source rows it reads), and the balance\n"
+    "  --method M        edges (contiguous ranges balanced by in-edges, the\n"
+    "                    default) or metis (METIS k-way); docs/multigpu.md\n"
     "Locality: the fraction of in-edges, in CSR order, whose source lies in a\n"
     "32-vertex block already gathered for one of the 32 previous destinations.\n"
     "Generators (any G of gopc run --graph):\n"
@@ -498,9 +503,12 @@ static void print_graph(const GopGraph *g) {
 }
 
 int gopc_graph(int argc, char **argv) {
-  const char *graph = NULL, *reorder = NULL, *out = NULL;
+  const char *graph = NULL, *reorder = NULL, *out = NULL, *method = NULL;
+  int64_t parts = 0;
   const GopcOption options[] = {
       {"--reorder", GOPC_STRING, .dest = &reorder},
+      {"--partition", GOPC_INT, .dest = &parts, .min = 1, .max = 1024},
+      {"--method", GOPC_STRING, .dest = &method},
       {"-o", GOPC_STRING, .dest = &out},
       {NULL},
   };
@@ -512,6 +520,9 @@ int gopc_graph(int argc, char **argv) {
   if (n != 1) return gopc_usage_error(&args, "graph needs exactly one graph");
   const char *why = reorder ? gop_reorder_method_problem(reorder) : NULL;
   if (why) return gopc_usage_error(&args, "--reorder %s: %s", reorder, why);
+  why = method ? gop_partition_method_problem(method) : NULL;
+  if (why) return gopc_usage_error(&args, "--method %s: %s", method, why);
+  if (method && !parts) return gopc_usage_error(&args, "--method needs --partition P");
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
   status = GOPC_EXIT_INPUT;
@@ -524,6 +535,16 @@ int gopc_graph(int argc, char **argv) {
     printf("reordered by %s in %.3f s:\n", gop_graph_order(r), gop_graph_reorder_seconds(r));
     print_graph(r);
     g = r;
+  }
+  if (parts) {
+    if (reorder) {
+      fprintf(stderr, "gopc: error: --partition splits the graph as given; drop --reorder\n");
+      goto done;
+    }
+    GopPartition *p = gop_graph_partition(ctx, g, (int)parts, method);
+    if (!p) goto done;
+    gop_partition_print(p, stdout);
+    gop_partition_free(p);
   }
   if (out) {
     if (gop_graph_write_mtx(ctx, g, out) != 0) goto done;
