@@ -1,9 +1,9 @@
 #!/bin/bash
-# Session 14's benchmark call (an H100): u_mul_e_sum with edge ids in CSR
+# The bf16-rows run (2026-11-27)'s benchmark call (an H100): u_mul_e_sum with edge ids in CSR
 # order (gop_bench plan --edges dst, 14 graphs x F in 16..256, the group
 # stages' 128-thread blocks and this session's row stages), and the peers
 # (cuSPARSE from C, PyG) on the same 14 graphs, in one call: the same-run
-# comparison that session 13's third call lacked.
+# comparison that the CSR-order run (2026-11-27)'s third call lacked.
 # Carry (made here): .carry/gpu with gop_bench (no LLVM), bench-dst/ (the
 # plan and its packs) and datasets-xz/ (the graphs in xz, turned back into
 # .mtx.gz first).

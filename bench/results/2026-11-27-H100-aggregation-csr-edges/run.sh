@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 13's benchmark call (weighted sum with edge ids in CSR order):
+# The CSR-order run (2026-11-27)'s benchmark call (weighted sum with edge ids in CSR order):
 #   gop_bench's u_mul_e_sum plan compiled for graphs whose edge ids are
 #   their CSR positions (plan --edges dst: an in-edge's id is its position,
 #   no in_eid load), run on the graphs numbered by destination; the same

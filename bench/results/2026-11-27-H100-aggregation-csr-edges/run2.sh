@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 13's second call (an H100, as the first): molhiv, the graph the
+# The CSR-order run (2026-11-27)'s second call (an H100, as the first): molhiv, the graph the
 # first call left out, in both edge orders beside its peers; gopc runs
 # through the API on reordered graphs (kernels for edge ids in CSR order,
 # chosen by the run) checked against the interpreter; and the GPU suite's

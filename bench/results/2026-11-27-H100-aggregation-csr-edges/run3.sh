@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 13's third benchmark call (an H100): u_mul_e_sum with edge ids in
+# The CSR-order run (2026-11-27)'s third benchmark call (an H100): u_mul_e_sum with edge ids in
 # CSR order on all 14 graphs, with the group stages' default block of 128
 # threads (GROUPS_THREADS, codegen/kernel.c). gop only: the peers are the
 # first two calls' (combined-peers.csv), on other H100s 30-50 minutes

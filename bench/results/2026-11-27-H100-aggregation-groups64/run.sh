@@ -1,9 +1,9 @@
 #!/bin/bash
-# Session 16: session 15's run.sh unchanged but for this line, rerun with 4c06852 (row stages over the unowned list) in: u_mul_e_sum with edge ids in CSR
+# The groups-of-64 run (2026-11-27): the registers run (2026-11-27)'s run.sh unchanged but for this line, rerun with 4c06852 (row stages over the unowned list) in: u_mul_e_sum with edge ids in CSR
 # order (gop_bench plan --edges dst, 14 graphs x F in 16..256, the group
 # stages' 128-thread blocks and this session's row stages), and the peers
 # (cuSPARSE from C, PyG) on the same 14 graphs, in one call: the same-run
-# comparison that session 13's third call lacked.
+# comparison that the CSR-order run (2026-11-27)'s third call lacked.
 # Carry (made here): .carry/gpu with gop_bench (no LLVM), bench-dst/ (the
 # plan and its packs) and datasets-xz/ (the graphs in xz, turned back into
 # .mtx.gz first).
@@ -25,7 +25,7 @@ G="cora citeseer pubmed wiki-Vote ca-HepPh musae-facebook deezer-HU blogcatalog 
 # warm-up: 20 s of the same plan (the first graphs: cora, citeseer, ...),
 # thrown away, so that the GPU's clocks and caches are in their running
 # state before the first timed case (call 1 ran cold: every cora case,
-# whatever its schedule, took 3 us more than in session 14's warm call)
+# whatever its schedule, took 3 us more than in the bf16-rows run (2026-11-27)'s warm call)
 [ "${WARM:-1}" = 1 ] && timeout 40 $c/gop_bench run $c/bench-dst /tmp/ds --csv /tmp/warm.csv --reps 10 --budget-s 20 > /tmp/warm.log 2>&1
 echo "warm-up done t=$SECONDS" | tee -a $o/run.log
 B=${BUDGET:-195} # call 1: 195 s; call 3 (a plan of 140 more candidates): 215 s

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 14, issue 19): bf16 aggregation against f32.
+# Experiment (the bf16-rows run (2026-11-27), issue 19): bf16 aggregation against f32.
 #   - vectorize(fv, 16) for 16-bit tensors (two 16-byte loads a lane): a
 #     team of 8 lanes covers 128 bf16 features, so a warp walks 4 groups at
 #     once, as f32 at F = 64 does (v16 below: teams of T lanes, G, U);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 14): row stages (fill, mean/max finishing, a 16-bit
+# Experiment (the bf16-rows run (2026-11-27)): row stages (fill, mean/max finishing, a 16-bit
 # output's wide twin) with each lane on 16 bytes of a row (@vec(V),
 # passes/lower_mean.c row_nest) and a bf16 output's empty rows written 0
 # directly, against HEAD before the change (gopc-old, commit fab746f), both

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 14): sequential edge loops unrolled by hand with the
+# Experiment (the bf16-rows run (2026-11-27)): sequential edge loops unrolled by hand with the
 # n mod U leftover edges as one block of straight-line copies (codegen/loop.c
 # unrolled_loop; GOP_TAIL_UNROLL=1, "new") against LLVM's unrolling, whose
 # remainder loop runs the leftover edges one at a time (GOP_TAIL_UNROLL=0,

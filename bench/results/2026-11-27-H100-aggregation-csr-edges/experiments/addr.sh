@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 13): how tensor addresses are formed.
+# Experiment (the CSR-order run (2026-11-27)): how tensor addresses are formed.
 #   GOP_EXP_ADDR=0  signed: off = sext(i) * sext(F) + sext(f), one GEP (before)
 #   GOP_EXP_ADDR=1  unsigned: the same with zext (mad.wide.u32 + lea)
 #   GOP_EXP_ADDR=2  row form: (base + f) + zext(i) * (F * 4) (one mad.wide.u32)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 13): the weighted gap's upper bound for weights in CSR order.
+# Experiment (the CSR-order run (2026-11-27)): the weighted gap's upper bound for weights in CSR order.
 # Graphs rewritten with arcs sorted by destination (in_eid = identity);
 # GOP_EXP_EIDPOS=1 compiles W[e] of an in-edge/group-edge loop as W[k] (no
 # in_eid load; valid only on these graphs). GOP_EXP_ADDR as in addr.sh.

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Session 16, call 1 (an H100). Run first: part 3, then parts 1 and 2 in
-# what time is left (each step skipped past 570 s). Part 1 (issue 19): session 15's halves.cu
+# The groups-of-64 run (2026-11-27), call 1 (an H100). Run first: part 3, then parts 1 and 2 in
+# what time is left (each step skipped past 570 s). Part 1 (issue 19): the registers run (2026-11-27)'s halves.cu
 # stand-in on ogbn-arxiv, cnr-2000 and molhiv at F = 128; part 2 (issue
 # 19): bf16 row schedules with 16-byte lanes on molhiv (r16 below) against
 # the stdlib's 8-byte-lane ones, with GPU checks of r16 on small graphs;
@@ -12,7 +12,7 @@
 # r16(2, 4) 5-15% under spmm_vec4_full(4) on molhiv bf16 (half the warps,
 # each lane two edges' 16-byte loads in flight); run.sh 1.49x -> 1.50x.
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16 || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16 || exit 1
 # gop_bench and the plan travel compressed in .carry/s16 (the carry's 64 MiB)
 mkdir -p .carry/gpu && cp -r .carry/s16/gop_bench .carry/s16/bench-dst .carry/gpu/ || exit 1
 o=$OUT/call1.txt

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 16, call 2 (an H100), gopc from 2b57efb (spmm_rows8_full, the
+# The groups-of-64 run (2026-11-27), call 2 (an H100), gopc from 2b57efb (spmm_rows8_full, the
 # model's tie-break). Part A (issue 19): the table, best bf16 over best
 # f32 copy_u_sum on the graphs above 1M edges at F = 128 and 256, every
 # time from this one call and binary, the untuned choice ("chosen") among
@@ -11,10 +11,10 @@
 # Part D: GPU checks of the new choices.
 # Carry: .carry/gpu/datasets-xz, .carry/s16 (gopc).
 # Expected: A: molhiv bf16 about 1.79x / 1.91x (call 1), the others as in
-# session 15 (1.56-1.78x at F = 128), geomean about 1.73x; B: (64, 8) or
+# the registers run (2026-11-27) (1.56-1.78x at F = 128), geomean about 1.73x; B: (64, 8) or
 # (128, 4) within +-3% of (64, 4); C: rows8_full slower in f32.
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16 || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16 || exit 1
 o=$OUT/call2.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $o
 SECONDS=0

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 16, call 3 (an H100), binaries from 15571bf + the plan's two
+# The groups-of-64 run (2026-11-27), call 3 (an H100), binaries from 15571bf + the plan's two
 # more named group points. Part 1 (issue 13): ../run.sh again with the
 # plan made by this build (the tuning space's groups of 64 edges change
 # the model's candidates and the untuned choice; spmm_groups(128, 4) and
@@ -12,7 +12,7 @@
 # untuned/tuned 1.12 -> about 1.09x; part 2 the untuned bf16 choice within
 # 7% of call 2's best on ogbn-arxiv and cnr-2000 (groups_full(64, 4)).
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16 || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16 || exit 1
 mkdir -p .carry/gpu && cp -r .carry/s16/gop_bench .carry/s16/bench-dst .carry/gpu/ || exit 1
 o=$OUT/call3.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $o

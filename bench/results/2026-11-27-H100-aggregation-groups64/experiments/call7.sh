@@ -1,17 +1,17 @@
 #!/bin/bash
-# Session 16, call 7 (an H100): the GPU suite's representative tier
+# The groups-of-64 run (2026-11-27), call 7 (an H100): the GPU suite's representative tier
 # (tests/gpu/suite.c: every representative stdlib operator x every named
 # schedule x 3 settings, kernel packs made here by 746b724's
 # gop_gpu_suite prepare; 1,075 packs, 425 combinations refused) on cora,
 # pubmed, wiki-Vote (skewed) and proteins (balanced) at F = 20 and 128,
 # every output checked against the interpreter. It has not run since
-# session 13; sessions 14-16 changed code generation (unrolled edge loops,
+# the CSR-order run (2026-11-27); the bf16-rows, registers and groups-of-64 runs changed code generation (unrolled edge loops,
 # unsigned widening, the vector fallback's early exit), the row stages
 # (unowned(G)) and added spmm_rows8_full.
 # Carry: .carry/s16c (suite without LLVM, packs.tar.xz, the four graphs).
 # Expected: every case agrees.
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16c || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16c || exit 1
 c=.carry/s16c
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $OUT/call7.txt
 timeout 300 $c/suite run $c/packs $c/d/cora.mtx $c/d/pubmed.mtx $c/d/wiki-Vote.mtx $c/d/proteins.mtx \

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Session 16, call 8 (an H100): call 7's two real failures, each in its own
+# The groups-of-64 run (2026-11-27), call 8 (an H100): call 7's two real failures, each in its own
 # process (call 7's second one corrupted the context and every later case
 # of that process failed with it): which feature they need. gopc from
 # 15571bf (code generation as at HEAD). --check compares with the interpreter.
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16d || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16d || exit 1
 B=.carry/s16d/gopc; G=.carry/s16d/cora.mtx
 o=$OUT/call8.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $o

@@ -1,7 +1,7 @@
 #!/bin/bash
-# NOT RUN in session 16: no device time was left to start a machine. For
+# NOT RUN in the groups-of-64 run (2026-11-27): no device time was left to start a machine. For
 # the next session.
-# Session 16, call 9 (an H100): call 7 again with the device group-table
+# The groups-of-64 run (2026-11-27), call 9 (an H100): call 7 again with the device group-table
 # cache fixed (least recently used first; call 8 found call 7's two
 # failures pass in a process of their own). The GPU suite's representative tier
 # (tests/gpu/suite.c: every representative stdlib operator x every named
@@ -9,13 +9,13 @@
 # gop_gpu_suite prepare; 1,075 packs, 425 combinations refused) on cora,
 # pubmed, wiki-Vote (skewed) and proteins (balanced) at F = 20 and 128,
 # every output checked against the interpreter. It has not run since
-# session 13; sessions 14-16 changed code generation (unrolled edge loops,
+# the CSR-order run (2026-11-27); the bf16-rows, registers and groups-of-64 runs changed code generation (unrolled edge loops,
 # unsigned widening, the vector fallback's early exit), the row stages
 # (unowned(G)) and added spmm_rows8_full.
 # Carry: .carry/s16c (suite without LLVM, packs.tar.xz, the four graphs).
 # Expected: every case agrees (the suite stops starting cases after 150 s).
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/s16c || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/s16c || exit 1
 c=.carry/s16c
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u; } | tee $OUT/call9.txt
 timeout 200 $c/suite run $c/packs $c/d/cora.mtx $c/d/pubmed.mtx $c/d/wiki-Vote.mtx $c/d/proteins.mtx \

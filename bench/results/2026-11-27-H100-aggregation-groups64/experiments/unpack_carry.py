@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Unpacks what a device call carried in xz (bench/results/*/ scripts).
 
-    python3 bench/unpack_carry.py DIR
+    python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py DIR
 
 Under DIR, every NAME.tar.xz is extracted beside itself and every other
 NAME.xz decompressed to NAME (an ELF executable keeps its execute bit), so
 that binaries and Matrix Market graphs fit the carry's 64 MiB. Files
-already unpacked are left as they are. Earlier sessions' scripts spelled
+already unpacked are left as they are. The earlier scripts spelled
 this out each time.
 """
 import glob

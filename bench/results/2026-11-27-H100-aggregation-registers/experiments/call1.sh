@@ -1,8 +1,8 @@
 #!/bin/bash
-# Session 15, call 1. Three gopc builds (static, made on the CPU machine):
+# The registers run (2026-11-27), call 1. Three gopc builds (static, made on the CPU machine):
 #   old = 8af71cc (before CgTensorInfo.filled: the bf16 twin cleared each run)
 #   new = b13a8e3 (HEAD)
-#   nr  = HEAD + session 14's next-registers.patch (zext addresses, tail
+#   nr  = HEAD + the bf16-rows run (2026-11-27)'s next-registers.patch (zext addresses, tail
 #         unroll, idle lanes skip a vector loop's scalar fallback)
 # Part 1: GPU checks of new (filled tensors start as NaN before a checked run)
 #         and of nr; part 2: bf16 against f32, old and new; part 3: new against

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 15, call 2 (same three builds as call1.sh). Part 1: the rest of
+# The registers run (2026-11-27), call 2 (same three builds as call1.sh). Part 1: the rest of
 # new against nr (next-registers.patch), new/nr/new/nr; part 2: bf16
 # schedule variants on the two graphs where bf16 gains least over f32;
 # part 3: a run split into its kernels by Nsight Compute.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 15, call 3: the team size of the row stages that visit only the
+# The registers run (2026-11-27), call 3: the team size of the row stages that visit only the
 # rows neighbour groups do not own (fill, mean/max finishing, a bf16
 # output's twin; passes/lower_mean.c pass_row_stage). Today a team of 8
 # lanes per row, 4 rows a warp: on cnr-2000 (325,557 rows, 3,381 of them

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 15, call 6: the row stages over the destinations no group owns
+# The registers run (2026-11-27), call 6: the row stages over the destinations no group owns
 # (unowned(G), a list built with the group table) instead of every
 # destination. old = a59ab2e (HEAD before), new = the change. Part 1: GPU
 # checks of new against the interpreter; part 2: old/new/old/new

@@ -1,4 +1,4 @@
-// Session 15, prepared for the next session's first call (issue 19): does
+// The registers run (2026-11-27), prepared for the next session's first call (issue 19): does
 // a bf16 group kernel gain from 16-byte loads when the two half-warps split
 // one group's edges, combined by one shuffle, over gop's present form (a
 // warp a group, 8-byte loads, 4 bf16 a lane at F = 128)?

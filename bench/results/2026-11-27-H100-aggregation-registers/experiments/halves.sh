@@ -1,5 +1,5 @@
 #!/bin/bash
-# Prepared in session 15 for the next session's first call (issue 19): the
+# Prepared in the registers run (2026-11-27) for the next session's first call (issue 19): the
 # hand-written stand-in halves.cu (what it compares: its header), built
 # with nvcc on the device machine and run on the graphs where bf16 gains
 # least over f32. Carry: .carry/exp/d/*.mtx.xz (ogbn-arxiv, cnr-2000,
@@ -8,7 +8,7 @@
 # many), no faster if it is bound by the rows in flight; teams slower than
 # warp8, as spmm_teams8(64, 16) measured (call 2).
 cd "$(dirname "$0")/../../../.."
-python3 bench/unpack_carry.py .carry/exp || exit 1
+python3 bench/results/2026-11-27-H100-aggregation-groups64/experiments/unpack_carry.py .carry/exp || exit 1
 e=bench/results/2026-11-27-H100-aggregation-registers/experiments
 nvcc -O3 -arch=sm_90 -o /tmp/halves $e/halves.cu || exit 1
 for g in ogbn-arxiv cnr-2000 molhiv; do

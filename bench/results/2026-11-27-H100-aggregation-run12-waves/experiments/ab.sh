@@ -1,5 +1,5 @@
 #!/bin/bash
-# The A/B form of session 12's other three experiments (calls 1-3): gopc-old
+# The A/B form of run 12 (2026-11-27)'s other three experiments (calls 1-3): gopc-old
 # (commit c061b96) against gopc-new (the change under test), each case
 # timed old, new, old again (gopc run --gpu --warmup 10 --reps 50, median
 # ms), after --check runs of the new kernels against the interpreter on

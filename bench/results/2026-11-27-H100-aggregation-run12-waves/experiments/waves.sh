@@ -1,5 +1,5 @@
 #!/bin/bash
-# Experiment (session 12, call 4): the grid of a groups stage in waves.
+# Experiment (run 12 (2026-11-27), call 4): the grid of a groups stage in waves.
 # gopc was built with an experiment-only switch in runtime/exec.c
 # (GOP_FILL_WAVES = M: min(the table's rows / warps per block, M waves of
 # 8 blocks an SM); 0: the one wave of 8 blocks an SM of commit c061b96).
