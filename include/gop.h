@@ -308,8 +308,8 @@ void gop_run_print_memory(const GopRun *r, FILE *out);
 /* Recomputes the outputs on the interpreter from the same inputs and
  * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
  * equal. An element that is a sum of n stored terms may first differ by
- * 2 sqrt(n) 2^-24 sum|terms| (a summation in another order: README,
- * --check); only the difference beyond that counts. Returns 0 if every
+ * 2 sqrt(n) 2^-24 sum|terms| (a summation in another order:
+ * docs/gopc.md, --check); only the difference beyond that counts. Returns 0 if every
  * output agrees, 1 if one does not (reported with the worst element), -1
  * on error. `worst` gets the largest relative L2 error seen beyond that
  * allowance (may be NULL). */
@@ -549,7 +549,7 @@ const char *gop_schedule_source_name(GopScheduleSource s);
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
                         const char *db_path, GopScheduleChoice *out);
 
-/* The tuner (README "Autotuning"): ranks the legal points of the
+/* The tuner (docs/autotuning.md): ranks the legal points of the
  * operator's space by the cost model, compiles the best ahead on a thread,
  * measures each on the GPU (warm-up, median of repeats), checks its output
  * before it may win, and stores every verified measurement in the

@@ -455,7 +455,7 @@ bool ir_verify_op(const IrOp *op, Diag *d, const char *after);
 
 /* ---------------------------------------------------------------------------
  * limits.c: how much an input may ask for. Each limit has a default and an
- * environment variable that sets it (README.md, "Limits"); readers check
+ * environment variable that sets it (docs/limits.md); readers check
  * what an input asks for before allocating.
  */
 typedef enum IrLimit {

@@ -15,7 +15,7 @@
  * gop_run_* on the GPU or on the reference interpreter. Each model's math
  * is PyTorch Geometric's (GCNConv, GINConv, GATConv, SAGEConv with their
  * defaults), so bench/models_pyg.py can load the same weights there and
- * compare; README "Models" gives the formulas.
+ * compare; docs/models.md gives the formulas.
  *
  * Parameters are named arrays ("conv1.weight" [in, out], row-major, so
  * that X.W needs no transposition), filled from a seeded generator or read

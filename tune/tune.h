@@ -31,7 +31,7 @@
  * tiling); a point is legal when the schedule applies and lowers (the same
  * check the compiler makes). The cost model ranks points without running
  * them, from the graph's signature, F, the operator's shape and the lowered
- * IR's plain/atomic decisions (README "Autotuning" gives the formula). The
+ * IR's plain/atomic decisions (docs/autotuning.md gives the formula). The
  * tuning database keeps measured schedules in SQLite. Threads per block and
  * vectorisation are not knobs yet; nothing here needs a GPU.
  */
@@ -236,7 +236,7 @@ int tune_db_schema_version(void);
 int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out);
 
 /* ---------------------------------------------------------------------------
- * tune.c: the tuner, measuring candidates on the GPU (README "Autotuning").
+ * tune.c: the tuner, measuring candidates on the GPU (docs/autotuning.md).
  */
 typedef struct TuneProgress {
   const char *phase;   /* before measuring: what is being prepared, else NULL */

@@ -7,7 +7,7 @@
 #    model's schedule), run on the GPU and checked against the interpreter
 #    (gopc run --grad X --check) on cora and pubmed; the source-ordered
 #    aggregations also under spmm_rows(2, 2). Sums are compared with the
-#    check's allowance for their length (README, --check; issue 15: d eps of
+#    check's allowance for their length (docs/gopc.md, --check; issue 15: d eps of
 #    gin_aggregate sums |V| F terms in the GPU's atomic order).
 # 2. GAT's attention backward, fused (gat_attention's three gradients, and
 #    the joint operator computing all three) and separate (gat_scores,
