@@ -2,6 +2,7 @@
 """bench/report.py: gop beside its peers, from one run of bench/run-all.sh.
 
 usage: bench/report.py GOP_BENCH.csv PEERS.csv OUTDIR
+       bench/report.py figures [--out DIR]     (the README's figures)
 
 Reads gop_bench's CSV (bench/gop_bench.c: every candidate schedule of every
 operator x graph x width, checked and timed) and the peers' CSV
@@ -18,6 +19,16 @@ the same GPU in the same run, and writes to OUTDIR:
   heatmap.svg   uGrapher's figure 18: time over grouping x tiling for the
                 one case gop_bench measured on the whole warp_edge grid
 Prints the summary (targets and geometric means) last.
+
+`figures` draws, from the recorded results named in FIGURES below, the SVG
+plots that docs/results.md and the README embed, into docs/figures/ (or
+--out DIR): gop over the best cuSPARSE SpMM and over PyG per graph and
+width (speed-up bars on a log scale, the 1x line drawn), the fraction of
+the fewest-bytes bound per graph, and the training loss curves of gop and
+PyG. It needs matplotlib (Debian: apt-get install python3-matplotlib; else
+pip install matplotlib); the rest of this script needs nothing beyond the
+standard library. The SVGs carry no date and fixed ids, so drawing them
+again from the same data gives the same files.
 """
 import csv
 import math
@@ -308,5 +319,218 @@ def main():
     print("\n".join("- " + s for s in summary))
 
 
+# ---- figures: the README's and docs/results.md's plots, from recorded runs ----
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+# The recorded runs each figure is drawn from (folders of bench/results/):
+# the latest benchmark of each sum, gop and its peers timed in one call.
+FIGURES = {
+    "weighted": "2026-11-27-H100-aggregation-groups64/report-call6/report.csv",
+    "weighted_peers": "2026-11-27-H100-aggregation-groups64/raw-call6/peers/peers.csv",
+    "unweighted": "2026-11-27-H100-aggregation-groups64/report-call5/report.csv",
+    "unweighted_peers": "2026-11-27-H100-aggregation-groups64/raw-call5/peers/peers.csv",
+    "train": "2026-11-27-H100-train-captured/train.csv",
+}
+GPU_DATE = "H100, 2026-11-27"
+PYG_PEERS = ("pyg_spmm", "pyg_scatter")  # PyG's ways to aggregate (bench/README.md)
+WIDTHS_COLOURS = ("#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c")
+MODEL_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gin": "GIN"}
+
+
+def _report_rows(rel, op):
+    """report.csv rows of `op` from a recorded run: graph -> {F: row}."""
+    _, rows = read(os.path.join(RESULTS, rel))
+    out = defaultdict(dict)
+    for r in rows:
+        if r["op"] == op:
+            out[r["graph"]][int(r["F"])] = r
+    return out
+
+
+def _pyg_best(rel, op):
+    """The fastest checked PyG peer per (graph, F) of a recorded peers.csv."""
+    _, rows = read(os.path.join(RESULTS, rel))
+    best = {}
+    for r in rows:
+        if r["op"] == op and r["peer"] in PYG_PEERS and r["ok"] == "1":
+            k = (r["graph"], int(r["F"]))
+            t = float(r["time_ms"])
+            if k not in best or t < best[k]:
+                best[k] = t
+    return best
+
+
+def _by_edges(table):
+    """The graphs of a report table, smallest |E| first."""
+    return sorted(table, key=lambda g: int(next(iter(table[g].values()))["E"]))
+
+
+def _bars(ax, graphs, widths, value, log=True):
+    """Grouped bars: one group per graph, one bar per width. Returns the
+    values drawn."""
+    n = len(widths)
+    w = 0.8 / n
+    vals = []
+    for i, F in enumerate(widths):
+        xs, ys = [], []
+        for j, g in enumerate(graphs):
+            v = value(g, F)
+            if v is None or not v > 0:
+                continue
+            xs.append(j - 0.4 + w * (i + 0.5))
+            ys.append(v)
+        vals += ys
+        ax.bar(xs, ys, w, label=f"F = {F}", color=WIDTHS_COLOURS[i % len(WIDTHS_COLOURS)],
+               edgecolor="white", linewidth=0.3)
+    ax.set_xticks(range(len(graphs)))
+    ax.set_xticklabels(graphs, rotation=35, ha="right", fontsize=8)
+    ax.set_xlim(-0.6, len(graphs) - 0.4)
+    if log:
+        ax.set_yscale("log")
+    ax.grid(axis="y", which="both", color="#dddddd", linewidth=0.5)
+    ax.set_axisbelow(True)
+    return vals
+
+
+def _speedup_panel(ax, table, value, title):
+    graphs = _by_edges(table)
+    widths = sorted({F for g in table for F in table[g]})
+    vals = _bars(ax, graphs, widths, value)
+    ax.axhline(1.0, color="#b2182b", linewidth=1.2)  # the 1x line: above it gop is faster
+    gm = geomean(vals)
+    ax.set_title(f"{title}: geometric mean {gm:.2f}×, min {min(vals):.2f}×", fontsize=10)
+    ax.set_ylabel("speed-up (peer time / gop time)", fontsize=8)
+    lo, hi = min(vals + [1.0]), max(vals + [1.0])
+    ax.set_ylim(lo / 1.3, hi * 1.3)
+    from matplotlib.ticker import FuncFormatter, LogLocator
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.5, 3.0, 4.0, 7.0)))
+    times = FuncFormatter(lambda v, _: f"{v:g}×")
+    ax.yaxis.set_major_formatter(times)
+    ax.yaxis.set_minor_formatter(times)
+    ax.tick_params(axis="y", which="both", labelsize=8)
+    return gm, min(vals), max(vals)
+
+
+def _save(fig, path):
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    print(f"wrote {os.path.relpath(path)}")
+
+
+def figures(outdir):
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("bench/report.py figures needs matplotlib: apt-get install "
+                 "python3-matplotlib (Debian), or pip install matplotlib")
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "gop"  # fixed ids: the same data, the same file
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text
+    import matplotlib.pyplot as plt
+    os.makedirs(outdir, exist_ok=True)
+    summary = []
+
+    # gop over the best cuSPARSE SpMM, weighted and unweighted sums
+    weighted = _report_rows(FIGURES["weighted"], "u_mul_e_sum")
+    unweighted = _report_rows(FIGURES["unweighted"], "copy_u_sum")
+    fig, axes = plt.subplots(2, 1, figsize=(9, 7.5), constrained_layout=True)
+    for ax, (name, table) in zip(axes, (("weighted sum (u_mul_e_sum)", weighted),
+                                        ("unweighted sum (copy_u_sum)", unweighted))):
+        r = _speedup_panel(ax, table, lambda g, F, t=table: float(t[g][F]["speedup"])
+                           if F in t[g] and t[g][F]["best_peer"] else None,
+                           f"gop over the best cuSPARSE SpMM, {name}")
+        summary.append(("cuSPARSE", name) + r)
+    axes[0].legend(ncol=5, fontsize=8, loc="upper left")
+    fig.suptitle(f"Aggregation, gop tuned against the fastest cuSPARSE algorithm per case "
+                 f"({GPU_DATE})", fontsize=11)
+    _save(fig, os.path.join(outdir, "speedup-cusparse.svg"))
+
+    # gop over PyG (the faster of spmm and scatter per case)
+    fig, axes = plt.subplots(2, 1, figsize=(9, 7.5), constrained_layout=True)
+    for ax, (name, table, peers, op) in zip(axes, (
+            ("weighted sum (u_mul_e_sum)", weighted, FIGURES["weighted_peers"], "u_mul_e_sum"),
+            ("unweighted sum (copy_u_sum)", unweighted, FIGURES["unweighted_peers"],
+             "copy_u_sum"))):
+        pyg = _pyg_best(peers, op)
+
+        def value(g, F, t=table, pyg=pyg):
+            if F not in t[g] or (g, F) not in pyg:
+                return None
+            return pyg[(g, F)] / float(t[g][F]["tuned_ms"])
+        r = _speedup_panel(ax, table, value, f"gop over PyG, {name}")
+        summary.append(("PyG", name) + r)
+    axes[0].legend(ncol=5, fontsize=8, loc="upper left")
+    fig.suptitle(f"Aggregation, gop tuned against PyTorch Geometric (the faster of spmm and "
+                 f"scatter per case; {GPU_DATE})", fontsize=11)
+    _save(fig, os.path.join(outdir, "speedup-pyg.svg"))
+
+    # the fraction of the fewest-bytes bound, gop and the best cuSPARSE
+    fig, ax = plt.subplots(figsize=(9, 4.2), constrained_layout=True)
+    graphs = _by_edges(weighted)
+    widths = sorted({F for g in weighted for F in weighted[g]})
+    _bars(ax, graphs, widths, lambda g, F: float(weighted[g][F]["tuned_frac"])
+          if F in weighted[g] else None, log=False)
+    n = len(widths)
+    for i, F in enumerate(widths):
+        xs, ys = [], []
+        for j, g in enumerate(graphs):
+            r = weighted[g].get(F)
+            if r and r["peer_frac"]:
+                xs.append(j - 0.4 + 0.8 / n * (i + 0.5))
+                ys.append(float(r["peer_frac"]))
+        ax.plot(xs, ys, linestyle="none", marker="_", markersize=9, markeredgewidth=2,
+                color="#b2182b",
+                label="best cuSPARSE" if i == 0 else None)
+    ax.set_ylim(0, 1)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.set_ylabel("of the fewest-bytes bound", fontsize=8)
+    ax.legend(ncol=6, fontsize=8, loc="upper left")
+    ax.set_title(f"Weighted sum: bandwidth over the fewest bytes, as a fraction of a "
+                 f"device copy ({GPU_DATE})", fontsize=10)
+    _save(fig, os.path.join(outdir, "bound-fraction.svg"))
+
+    # training loss curves, gop against PyG, per graph
+    _, rows = read(os.path.join(RESULTS, FIGURES["train"]))
+    curves = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        curves[(r["graph"], r["model"])]["step"].append(int(r["step"]))
+        for k in ("loss_pyg", "loss_gop", "loss_gop_captured"):
+            curves[(r["graph"], r["model"])][k].append(float(r[k]))
+    for gname in sorted({g for g, _ in curves}):
+        models = [m for m in MODEL_NAMES if (gname, m) in curves]
+        fig, axes = plt.subplots(1, len(models), figsize=(2.4 * len(models) + 1, 3.0),
+                                 constrained_layout=True, squeeze=False)
+        for ax, m in zip(axes[0], models):
+            c = curves[(gname, m)]
+            ax.plot(c["step"], c["loss_pyg"], color="#404040", linewidth=3.0, alpha=0.45,
+                    label="PyG")
+            ax.plot(c["step"], c["loss_gop"], color="#2166ac", linewidth=1.2, label="gop")
+            ax.plot(c["step"], c["loss_gop_captured"], color="#b2182b", linewidth=1.0,
+                    linestyle=(0, (3, 2)), label="gop, captured step")
+            ax.set_title(MODEL_NAMES[m], fontsize=10)
+            ax.set_xlabel("Adam step", fontsize=8)
+            ax.tick_params(labelsize=8)
+            ax.grid(color="#dddddd", linewidth=0.5)
+        axes[0][0].set_ylabel("training loss", fontsize=8)
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"Training on {gname}: gop and PyG from the same weights ({GPU_DATE})",
+                     fontsize=10)
+        _save(fig, os.path.join(outdir, f"loss-{gname}.svg"))
+
+    for peer, name, gm, lo, hi in summary:
+        print(f"{name} over {peer}: geomean {gm:.3f}x, min {lo:.3f}x, max {hi:.3f}x")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["figures"]:
+        out = os.path.join(HERE, "..", "docs", "figures")
+        if sys.argv[2:3] == ["--out"] and len(sys.argv) == 4:
+            out = sys.argv[3]
+        elif len(sys.argv) != 2:
+            sys.exit(__doc__)
+        figures(out)
+    else:
+        main()
