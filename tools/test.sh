@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what gop needs, build with
-# warnings as errors and run every test; then build again with
+# warnings as errors and run every test; build the Python wheel and test it
+# in a fresh virtual environment (tests/install/wheel.sh); then build again with
 # AddressSanitizer + UndefinedBehaviorSanitizer and run every test again;
 # then run each libFuzzer harness for a short time (tests/fuzz).
 set -euo pipefail
@@ -12,6 +13,9 @@ echo "== build (warnings are errors) and test"
 cmake -S . -B build-ci -G Ninja -DGOP_WERROR=ON >/dev/null
 cmake --build build-ci -j "$jobs"
 ctest --test-dir build-ci --output-on-failure -j "$jobs"
+
+echo "== the Python wheel: glibc only, installed in a fresh virtual environment"
+GOP_BUILD_JOBS=$jobs bash tests/install/wheel.sh
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer and test"
 cmake -S . -B build-asan -G Ninja -DGOP_WERROR=ON -DGOP_SANITIZE=ON \
