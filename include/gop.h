@@ -309,9 +309,9 @@ void gop_run_print_memory(const GopRun *r, FILE *out);
  * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
  * equal. An element that is a sum of n stored terms may first differ by
  * 2 sqrt(n) 2^-24 sum|terms| (a summation in another order:
- * docs/gopc.md, --check); only the difference beyond that counts. Returns 0
- * if every output agrees, 1 if one does not (reported with the worst element), -1
- * on error. `worst` gets the largest relative L2 error seen beyond that
+ * docs/gopc.md, --check); only the difference beyond that counts. Returns
+ * 0 if every output agrees, 1 if one does not (reported with the worst
+ * element), -1 on error. `worst` gets the largest relative L2 error seen beyond that
  * allowance (may be NULL). */
 int gop_run_check(GopRun *r, double *worst);
 
