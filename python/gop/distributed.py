@@ -1,0 +1,424 @@
+"""Graphs and tensors sharded over the GPUs of a host (docs/multigpu.md).
+
+One process per GPU (torchrun starts them), a torch.distributed process
+group over NCCL between them. Every process opens the same whole graph and
+computes the same partition (gop_graph_partition: contiguous destination
+ranges balanced by in-edges, or METIS parts); process k then holds
+
+  - the vertices it owns (their rows of every vertex tensor: `x_own`),
+  - the in-edges of those vertices (their rows of every edge tensor),
+  - its halo: the remote source rows those edges read, fetched from their
+    owners with one NCCL all-to-all per aggregation (only the rows needed,
+    each once), and sent back the same way, added, in the backward.
+
+An aggregation runs as MGG runs it, in two work classes: the in-edges whose
+source is local go to a kernel that starts at once, while the halo rows
+travel; the in-edges from the halo go to a second kernel once they have
+arrived, adding into the same rows. Operators that do not add (max, min)
+run once on the part's whole graph after the exchange.
+
+    import torch.distributed as dist, gop, gop.distributed as gd
+    dist.init_process_group("nccl")                # torchrun sets the rank
+    g = gop.Graph.open("rmat:22:16")               # the same graph everywhere
+    sg = gd.ShardedGraph(g)                        # this rank's part
+    x = sg.shard(x_whole)                          # or features made per part
+    y = sg.aggregate(gop.stdlib.copy_u_sum, x)     # this rank's rows of Y
+    y.sum().backward()                             # x.grad, halo shares added
+
+Partition (no torch) is what every rank computes; it is also what
+`gopc graph --partition P` prints.
+"""
+import ctypes
+
+import numpy as np
+
+from ._context import GopError, _b, _ctx, _diag, _lock
+from ._lib import lib
+from .graph import Graph
+
+
+class _PartInfo(ctypes.Structure):
+    _fields_ = [("num_own", ctypes.c_int64), ("num_halo", ctypes.c_int64),
+                ("num_edges", ctypes.c_int64), ("num_remote_edges", ctypes.c_int64),
+                ("rows", ctypes.POINTER(ctypes.c_int32)),
+                ("eids", ctypes.POINTER(ctypes.c_int64)),
+                ("halo_from", ctypes.POINTER(ctypes.c_int32))]
+
+
+_SIGS = {
+    "gop_graph_partition": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                              ctypes.c_char_p]),
+    "gop_partition_free": (None, [ctypes.c_void_p]),
+    "gop_partition_parts": (ctypes.c_int, [ctypes.c_void_p]),
+    "gop_partition_cut": (ctypes.c_int64, [ctypes.c_void_p]),
+    "gop_partition_owner": (ctypes.POINTER(ctypes.c_int32), [ctypes.c_void_p]),
+    "gop_partition_part": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                          ctypes.POINTER(_PartInfo)]),
+    "gop_partition_graph": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int]),
+}
+
+
+def _fn(name):
+    try:
+        f = getattr(lib, name)
+    except AttributeError:
+        raise GopError(f"this libgop has no {name}: it predates partitions; rebuild gop") \
+            from None
+    f.restype, f.argtypes = _SIGS[name]
+    return f
+
+
+class Partition:
+    """A graph's destinations over `parts` parts (method "edges" or "metis"),
+    computed on the host from the whole graph; deterministic, so every rank
+    computes the same one. part(k) gives part k's maps as NumPy arrays:
+    rows (own global ids, then halo ids grouped by owner), eids (its edges'
+    global ids, increasing), halo_from (P + 1 offsets into the halo)."""
+
+    def __init__(self, graph, parts, method="edges"):
+        if not isinstance(graph, Graph):
+            raise TypeError(f"Partition: a gop.Graph, got {type(graph).__name__}")
+        if not isinstance(parts, int) or isinstance(parts, bool):
+            raise TypeError(f"Partition: parts must be an int, got {parts!r}")
+        self.graph, self.parts, self.method = graph, parts, method
+        with _lock:
+            h = _fn("gop_graph_partition")(_ctx, graph._h, parts, _b(method))
+            if not h:
+                raise GopError(f"partition of {graph.name or 'graph'} into {parts}: {_diag()}")
+        self._h = h
+        self.cut = _fn("gop_partition_cut")(h)
+        n = graph.num_nodes
+        self.owner = np.ctypeslib.as_array(_fn("gop_partition_owner")(h), (n,)).copy() \
+            if n else np.zeros(0, np.int32)
+        self._parts = [self._read(k) for k in range(parts)]
+        self._graphs = {}
+
+    def _read(self, k):
+        pi = _PartInfo()
+        with _lock:
+            if _fn("gop_partition_part")(self._h, k, ctypes.byref(pi)) != 0:
+                raise GopError(_diag())
+        nrows, ne = pi.num_own + pi.num_halo, pi.num_edges
+
+        def arr(p, n, dt):
+            return np.ctypeslib.as_array(p, (n,)).copy() if n else np.zeros(0, dt)
+        return {"num_own": pi.num_own, "num_halo": pi.num_halo, "num_edges": ne,
+                "num_remote_edges": pi.num_remote_edges,
+                "rows": arr(pi.rows, nrows, np.int32), "eids": arr(pi.eids, ne, np.int64),
+                "halo_from": arr(pi.halo_from, self.parts + 1, np.int32)}
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h:
+            _fn("gop_partition_free")(h)
+            self._h = None
+
+    def part(self, k):
+        return self._parts[k]
+
+    def part_graph(self, k):
+        """Part k as a gop.Graph: own vertices first, then the halo; its edges
+        in the whole graph's edge-id order (made once)."""
+        if k not in self._graphs:
+            with _lock:
+                h = _fn("gop_partition_graph")(self._h, k)
+                self._graphs[k] = Graph(h, f"{self.graph.name or 'graph'}#{k}/{self.parts}")
+        return self._graphs[k]
+
+    def classes(self, k):
+        """Part k's edges as MGG's two work classes: (local graph, positions
+        of its edges in the part's edge order, remote graph, positions).
+        The local graph has the part's own vertices and the edges whose source
+        is one of them; the remote graph's sources are the halo rows (0 is
+        the first halo row), its destinations the own vertices, and it has
+        max(own, halo) vertices, since a gop graph is square."""
+        p = self._parts[k]
+        ei = self.part_graph(k).edge_index
+        nown, nhalo = p["num_own"], p["num_halo"]
+        local = ei[0] < nown
+        lpos, rpos = np.nonzero(local)[0], np.nonzero(~local)[0]
+        gl = Graph.from_arcs(ei[0][lpos], ei[1][lpos], nown, f"part {k} local")
+        gr = Graph.from_arcs(ei[0][rpos] - nown, ei[1][rpos], max(nown, nhalo, 1),
+                             f"part {k} remote")
+        return gl, lpos, gr, rpos
+
+    def send_rows(self, k):
+        """What part k sends in an exchange: for each part q (in order), the
+        positions among k's own rows of the rows q's halo takes from k, in
+        q's halo order. A list of P int64 arrays (empty for q == k)."""
+        mine = self._parts[k]["rows"][:self._parts[k]["num_own"]]
+        out = []
+        for q in range(self.parts):
+            p = self._parts[q]
+            hf, nown = p["halo_from"], p["num_own"]
+            wanted = p["rows"][nown + hf[k]:nown + hf[k + 1]]
+            pos = np.searchsorted(mine, wanted)
+            if q != k and wanted.size and not np.array_equal(mine[pos], wanted):
+                raise GopError(f"partition: part {q}'s halo names rows part {k} does not own")
+            out.append(pos.astype(np.int64))
+        return out
+
+    def report(self):
+        """The numbers `gopc graph --partition` prints, as a dict."""
+        parts = [{k2: (int(v) if np.isscalar(v) else None) for k2, v in p.items()
+                  if k2 in ("num_own", "num_halo", "num_edges", "num_remote_edges")}
+                 for p in self._parts]
+        mean = self.graph.num_edges / self.parts if self.parts else 0
+        return {"parts": self.parts, "method": self.method, "cut": int(self.cut),
+                "edges": self.graph.num_edges, "per_part": parts,
+                "balance": max(p["num_edges"] for p in parts) / mean if mean else 1.0}
+
+
+# ---- torch: sharded tensors over a process group ----
+
+def _torch():
+    import torch
+    import torch.distributed as dist
+    return torch, dist
+
+
+class _Plan:
+    """The exchange of one ShardedGraph: send positions and counts."""
+
+    def __init__(self, send_idx, send_counts, recv_counts, group):
+        self.send_idx, self.send_counts, self.recv_counts = send_idx, send_counts, recv_counts
+        self.group = group
+        self.pending = None
+
+
+def _exchange(plan, rows, counts_out, counts_in, torch, dist, async_op=False):
+    out = rows.new_empty((sum(counts_in),) + tuple(rows.shape[1:]))
+    work = dist.all_to_all_single(out, rows.contiguous(), output_split_sizes=counts_in,
+                                  input_split_sizes=counts_out, group=plan.group,
+                                  async_op=async_op)
+    return out, work
+
+
+def _halo_function():
+    torch, dist = _torch()
+
+    class HaloExchange(torch.autograd.Function):
+        """x_own -> the halo rows this rank's edges read (forward: one
+        all-to-all; backward: the reverse all-to-all, shares added into the
+        rows that were sent). Returns before the rows have arrived when
+        `overlap`; plan.pending.wait() orders the current stream after them."""
+
+        @staticmethod
+        def forward(ctx, x_own, plan, overlap):
+            ctx.plan, ctx.n = plan, x_own.shape[0]
+            send = x_own.index_select(0, plan.send_idx)
+            halo, work = _exchange(plan, send, plan.send_counts, plan.recv_counts, torch, dist,
+                                   async_op=overlap)
+            plan.pending = work
+            return halo
+
+        @staticmethod
+        def backward(ctx, grad_halo):
+            plan = ctx.plan
+            back, _ = _exchange(plan, grad_halo, plan.recv_counts, plan.send_counts, torch, dist)
+            gx = grad_halo.new_zeros((ctx.n,) + tuple(grad_halo.shape[1:]))
+            gx.index_add_(0, plan.send_idx, back)
+            return gx, None, None
+
+    return HaloExchange
+
+
+_HALO = None
+
+
+def _additive(op):
+    """Whether an operator adds over in-edges into destinations with nothing
+    else (DGL's *_sum): its two work classes' results may be added."""
+    return op.name.endswith("_sum") and all(s.index == "dst" for s in op.outputs)
+
+
+class ShardedGraph:
+    """This rank's part of `graph` over the ranks of `group` (default: the
+    whole world). Every rank must pass the same graph and method."""
+
+    def __init__(self, graph, group=None, method="edges", device=None):
+        torch, dist = _torch()
+        global _HALO
+        if _HALO is None:
+            _HALO = _halo_function()
+        if not dist.is_initialized():
+            raise GopError("ShardedGraph: torch.distributed is not initialised "
+                           "(dist.init_process_group, e.g. under torchrun)")
+        self.group = group
+        self.rank, self.world = dist.get_rank(group), dist.get_world_size(group)
+        self.device = torch.device(device) if device is not None else (
+            torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available()
+            else torch.device("cpu"))
+        self.whole = graph
+        self.partition = p = Partition(graph, self.world, method)
+        me = p.part(self.rank)
+        self.num_own, self.num_halo = int(me["num_own"]), int(me["num_halo"])
+        self.num_edges = int(me["num_edges"])
+        dev = self.device
+        self.rows = torch.from_numpy(me["rows"][:self.num_own].astype(np.int64)).to(dev)
+        self.halo_rows = torch.from_numpy(me["rows"][self.num_own:].astype(np.int64)).to(dev)
+        self.eids = torch.from_numpy(me["eids"]).to(dev)
+        self.graph = p.part_graph(self.rank)
+        self.local, lpos, self.remote, rpos = p.classes(self.rank)
+        self.local_pos = torch.from_numpy(lpos).to(dev)
+        self.remote_pos = torch.from_numpy(rpos).to(dev)
+        sends = p.send_rows(self.rank)
+        hf = me["halo_from"]
+        self.plan = _Plan(torch.from_numpy(np.concatenate(sends)).to(dev),
+                          [int(s.size) for s in sends],
+                          [int(hf[q + 1] - hf[q]) for q in range(self.world)], group)
+        # in-degree of the own rows (every in-edge is here): what mean divides by
+        deg = np.bincount(self.graph.edge_index[1], minlength=self.num_own)[:self.num_own]
+        self.in_degree = torch.from_numpy(deg.astype(np.float32)).to(dev)
+        self._gather = None
+
+    def __repr__(self):
+        return (f"ShardedGraph(rank {self.rank}/{self.world}: {self.num_own} vertices, "
+                f"{self.num_edges} in-edges, halo {self.num_halo})")
+
+    # -- tensors --
+
+    def shard(self, x):
+        """This rank's rows of a whole vertex tensor [|V|, ...]."""
+        return x.index_select(0, self.rows.to(x.device))
+
+    def shard_edges(self, w):
+        """This rank's rows of a whole edge tensor [|E|, ...] (its in-edges)."""
+        return w.index_select(0, self.eids.to(w.device))
+
+    def halo(self, x_own, overlap=False):
+        """The halo rows of a vertex tensor given by its own rows (the
+        all-to-all; differentiable). With overlap the call returns at once
+        and plan.pending.wait() must precede any use of the result."""
+        return _HALO.apply(x_own, self.plan, overlap)
+
+    def unshard(self, y_own):
+        """The whole vertex tensor from every rank's rows (an all-gather;
+        for checks and outputs, not differentiable)."""
+        torch, dist = _torch()
+        n = torch.tensor([self.num_own], device=y_own.device)
+        sizes = [torch.zeros_like(n) for _ in range(self.world)]
+        dist.all_gather(sizes, n, group=self.group)
+        m = int(max(s.item() for s in sizes))
+        pad = y_own.new_zeros((m,) + tuple(y_own.shape[1:]))
+        pad[:self.num_own] = y_own
+        parts = [torch.empty_like(pad) for _ in range(self.world)]
+        dist.all_gather(parts, pad.contiguous(), group=self.group)
+        out = y_own.new_empty((self.whole.num_nodes,) + tuple(y_own.shape[1:]))
+        for q in range(self.world):
+            pq = self.partition.part(q)
+            rows = torch.from_numpy(pq["rows"][:pq["num_own"]].astype(np.int64)).to(out.device)
+            out[rows] = parts[q][:rows.numel()]
+        return out
+
+    # -- operators --
+
+    def aggregate(self, op, *inputs, overlap=True, schedule=None, **extents):
+        """`op` on this rank's part: vertex inputs as own rows ([num_own,
+        ...]; src inputs get their halo rows by the exchange), edge inputs as
+        the part's edges (shard_edges order). Returns the outputs: dst
+        outputs as own rows, edge outputs in the part's edge order.
+        Additive operators (*_sum) run in MGG's two classes, the local one
+        while the halo travels (overlap=False waits first); *_mean runs as
+        its sum divided by the in-degree; the others on the part's graph
+        after the exchange. Differentiable where `op` is."""
+        torch, _ = _torch()
+        if len(inputs) != len(op.inputs):
+            raise TypeError(f"{op.name}: {len(op.inputs)} inputs, got {len(inputs)}")
+        for s, x in zip(op.inputs, inputs):
+            want = {"src": self.num_own, "dst": self.num_own,
+                    "edge": self.num_edges}.get(s.index)
+            if want is not None and x.shape[0] != want:
+                raise ValueError(f"{op.name}: input {s.name} on {s.index} needs {want} rows "
+                                 f"on rank {self.rank} (its own "
+                                 f"{'edges' if s.index == 'edge' else 'vertices'}), got "
+                                 f"{x.shape[0]}")
+        if any(s.index == "src" for s in op.outputs):
+            raise GopError(f"{op.name}: an output on the sources is summed over parts; "
+                           "differentiate through aggregate() instead")
+        from . import stdlib
+        if op.name.endswith("_mean") and op.library is stdlib and \
+                op.name[:-5] + "_sum" in stdlib and all(s.index == "dst" for s in op.outputs):
+            y = self.aggregate(stdlib[op.name[:-5] + "_sum"], *inputs, overlap=overlap,
+                               schedule=schedule, **extents)
+            inv = 1.0 / self.in_degree.clamp(min=1.0)
+            return y * inv.view((-1,) + (1,) * (y.dim() - 1))
+        kw = dict(schedule=schedule, **extents)
+        srcs = [i for i, s in enumerate(op.inputs) if s.index == "src"]
+        if _additive(op) and srcs:
+            halos = [self.halo(inputs[i], overlap=overlap) for i in srcs]
+            loc = [self._class_input(s, x, self.local_pos, None) for s, x in zip(op.inputs,
+                                                                                  inputs)]
+            y = op(self.local, *loc, **kw)
+            if self.plan.pending is not None:
+                self.plan.pending.wait()
+                self.plan.pending = None
+            hmap = dict(zip(srcs, halos))
+            n = self.remote.num_nodes
+            rem = [self._class_input(s, x, self.remote_pos, hmap.get(i), n)
+                   for i, (s, x) in enumerate(zip(op.inputs, inputs))]
+            yr = op(self.remote, *rem, **kw)
+            return y + yr[:self.num_own]
+        # the part's whole graph: own rows then halo rows
+        full = []
+        for s, x in zip(op.inputs, inputs):
+            if s.index == "src":
+                full.append(torch.cat([x, self.halo(x)]))
+            elif s.index == "dst":
+                full.append(torch.cat([x, x.new_zeros((self.num_halo,) + tuple(x.shape[1:]))]))
+            else:
+                full.append(x)
+        out = op(self.graph, *full, **kw)
+        outs = out if isinstance(out, tuple) else (out,)
+        res = tuple(o[:self.num_own] if s.index == "dst" else o
+                    for s, o in zip(op.outputs, outs))
+        return res if isinstance(out, tuple) else res[0]
+
+    def _class_input(self, spec, x, pos, halo, n=None):
+        torch, _ = _torch()
+        if spec.index == "edge":
+            return x.index_select(0, pos)
+        if spec.index in ("src", "dst"):
+            rows = halo if halo is not None else x
+            if spec.index == "dst" and n is None:
+                return x
+            if n is not None and rows.shape[0] < n:  # the remote graph is square
+                rows = torch.cat([rows, rows.new_zeros((n - rows.shape[0],) +
+                                                       tuple(rows.shape[1:]))])
+            return rows
+        return x
+
+    # -- the baseline users have today --
+
+    def allgather_graph(self):
+        """This rank's edges over a whole-feature layout, for the all-gather
+        baseline: sources numbered as rows of the all-gathered tensor
+        (rank q's rows at q * max_own, in its own order), destinations as own
+        rows. (graph, max_own), made once."""
+        if self._gather is None:
+            p = self.partition
+            m = max(p.part(q)["num_own"] for q in range(self.world))
+            where = np.empty(self.whole.num_nodes, np.int64)
+            for q in range(self.world):
+                pq = p.part(q)
+                where[pq["rows"][:pq["num_own"]]] = q * m + np.arange(pq["num_own"])
+            ei = self.whole.edge_index[:, p.part(self.rank)["eids"]]
+            dst = where[ei[1]] - self.rank * m
+            g = Graph.from_arcs(where[ei[0]], dst, max(self.world * m, 1),
+                                f"part {self.rank} over all-gathered rows")
+            self._gather = (g, int(m))
+        return self._gather
+
+    def aggregate_allgather(self, op, x_own, *rest, schedule=None, **extents):
+        """The baseline: all-gather every rank's rows, then `op` on this
+        rank's edges over the whole tensor (what DGL/PyG full-graph code on
+        several GPUs does). Forward only; op's first input on src, the rest
+        on edges."""
+        torch, dist = _torch()
+        g, m = self.allgather_graph()
+        pad = x_own.new_zeros((m,) + tuple(x_own.shape[1:]))
+        pad[:self.num_own] = x_own
+        whole = x_own.new_empty((self.world * m,) + tuple(x_own.shape[1:]))
+        dist.all_gather_into_tensor(whole, pad, group=self.group)
+        y = op(g, whole, *rest, schedule=schedule, **extents)
+        return y[:self.num_own]
