@@ -69,6 +69,26 @@ if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   du -sh "$out"
   exit 0
 fi
+# GOP_PREPARE_ONLY=multigpu: what tests/gpu/multigpu.sh needs, in
+# .carry/mgpu (a few MB): libgop.so without LLVM, the kernel cache that
+# bench/multigpu.py prepare fills (every kernel its phases run), and the
+# graphs (default cora, pubmed, ogbn-arxiv)
+if [ "${GOP_PREPARE_ONLY:-}" = multigpu ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
+  m=.carry/mgpu
+  rm -rf "$m" && mkdir -p "$m/datasets"
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gop_shared >/dev/null
+  cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-python --target gop_shared >/dev/null
+  strip -o "$m/libgop.so" build-nollvm/libgop.so
+  GOP_LIBRARY=build-python/libgop.so GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
+    PYTHONPATH=python python3 bench/multigpu.py prepare --cache "$m/kernels"
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$m/datasets/"; done
+  du -sh "$m"
+  exit 0
+fi
 if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv molhiv)
   rm -rf "$out" && mkdir -p "$out/datasets"

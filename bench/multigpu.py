@@ -1,0 +1,327 @@
+"""bench/multigpu.py: gop on the GPUs of one host (docs/multigpu.md).
+
+    python3 bench/multigpu.py prepare --cache DIR          # here, with LLVM
+    torchrun --nproc_per_node P bench/multigpu.py check --out DIR
+    torchrun --nproc_per_node P bench/multigpu.py train --out DIR
+    torchrun --nproc_per_node P bench/multigpu.py bench --out DIR --graph rmat:22:16
+
+prepare  compiles, with a libgop that has LLVM and no GPU, every kernel the
+         other modes run into a kernel cache folder (GOP_CACHE_DIR there):
+         the GPU machine has no LLVM.
+check    every stdlib aggregation (and the gradient of the sum, mean and
+         max ones) on a sharded graph against the same operator on the
+         whole graph, on each rank's GPU: max relative error printed.
+train    full-graph GCN and GraphSAGE, 2 layers, 20 steps of Adam on a
+         sharded graph; rank 0 writes the losses (compare with a run of
+         one process: tests/gpu/multigpu.sh).
+bench    sum and mean aggregation: one GPU (the plain operator on the whole
+         graph; run with one process), and on P GPUs the halo exchange with
+         the two work classes overlapped, the same without overlap, and the
+         NCCL all-gather baseline; CUDA-event medians, the slowest rank's;
+         the fewest-bytes bound per GPU. Writes bench.csv.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import gop  # noqa: E402
+from gop import distributed as gd  # noqa: E402
+
+PREP_GRAPHS = ["rmat:12:16", "rmat:16:16", "rmat:18:16", "grid:200x200"]
+WIDTHS = [64, 128, 256]
+AGG_OPS = ["copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_min", "u_add_e_sum",
+           "copy_e_sum", "u_mul_e_max", "copy_u_mean", "u_mul_e_mean"]
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+# ---- prepare (no torch, no GPU) ----
+
+def graphs_of(g, parts):
+    """The graphs the runs use: the whole one, each part's, its two classes,
+    and the all-gather layout (its sources spread like the whole graph's)."""
+    out = [g]
+    for P in parts:
+        p = gd.Partition(g, P)
+        for k in range(P):
+            gl, _, gr, _ = p.classes(k)
+            out += [p.part_graph(k), gl, gr]
+    return out
+
+
+def prepare(args):
+    st = gop.stdlib
+    todo = set()
+    specs = PREP_GRAPHS + [f"../shared/datasets/{n}.mtx.gz" for n in ("cora", "pubmed",
+                                                                   "ogbn-arxiv")]
+    for spec in specs:
+        if spec.endswith(".gz") and not os.path.exists(spec):
+            continue
+        g = gop.Graph.open(spec)
+        for gg in graphs_of(g, [2, 4]):
+            for F in WIDTHS + [16, 32]:
+                for name in ("copy_u_sum", "u_mul_e_sum"):
+                    todo.add((name, st[name].schedule_for(gg, "auto", F=F), F))
+    for name in AGG_OPS:
+        todo.add((name, None, 16))
+    t0 = time.time()
+    g = gop.Graph.open("rmat:10:8")
+    ei = g.edge_index
+    order = np.argsort(ei[1], kind="stable")  # edge ids in CSR order: the other layout
+    gc = gop.Graph.from_arcs(ei[0][order], ei[1][order], g.num_nodes, "rmat:10:8 by dst")
+    for name, sched, F in sorted(todo, key=str):
+        op = st[name]
+        for gg in (g, gc):
+            op.prepare(gg, schedule=sched, **{e: F for e in op.extents})
+    # the backward the checks and the training take: each input that needs
+    # a gradient, under the default mapping (a forward's default schedule)
+    grads = [("copy_u_sum", ("X",)), ("u_mul_e_sum", ("X",)), ("u_mul_e_sum", ("X", "W")),
+             ("copy_u_max", ("X",)), ("copy_u_mean", ("X",))]
+    for name, wrt in grads:
+        for gg in (g, gc):
+            st[name].grad(wrt).prepare(gg, schedule=None, F=16)
+    log(f"prepared {len(todo)} forward kernels and {len(grads)} backward in "
+        f"{time.time() - t0:.1f} s into {gop.cache_dir()}")
+
+
+# ---- torch side ----
+
+def setup():
+    import torch
+    import torch.distributed as dist
+    from datetime import timedelta
+    # a rank that fails ends the run: torchrun stops the others, and a
+    # collective that waits longer than this raises instead of hanging
+    dist.init_process_group("nccl", timeout=timedelta(seconds=300))
+    rank = dist.get_rank()
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
+    return torch, dist, rank, dist.get_world_size()
+
+
+def rel(a, b):
+    d = (a.double() - b.double()).norm()
+    return (d / b.double().norm().clamp(min=1e-30)).item()
+
+
+def check(args):
+    torch, dist, rank, P = setup()
+    st = gop.stdlib
+    worst = 0.0
+    rows = []
+    for spec in args.graphs:
+        g = gop.Graph.open(spec)
+        sg = gd.ShardedGraph(g)
+        if rank == 0:
+            log(f"{spec}: {P} parts, cut {sg.partition.cut} of {g.num_edges}; rank 0 {sg}")
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        F = 16
+        x = torch.rand(g.num_nodes, F, device="cuda", generator=gen) + 0.5
+        w1 = torch.rand(g.num_edges, device="cuda", generator=gen) + 0.5
+        wf = torch.rand(g.num_edges, F, device="cuda", generator=gen) + 0.5
+        for name in AGG_OPS:
+            op = st[name]
+            ins_whole, ins_part = [], []
+            for s in op.inputs:
+                if s.index == "src":
+                    ins_whole.append(x), ins_part.append(sg.shard(x))
+                else:
+                    w = w1 if len(s.dims) == 1 else wf
+                    ins_whole.append(w), ins_part.append(sg.shard_edges(w))
+            ref = sg.shard(op(g, *ins_whole))
+            for overlap in (True, False):
+                y = sg.aggregate(op, *ins_part, overlap=overlap)
+                e = rel(y, ref)
+                worst = max(worst, e)
+                rows.append((spec, name, "forward", overlap, e))
+            if name in ("copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_mean"):
+                xw = x.clone().requires_grad_(True)
+                dy = torch.rand(g.num_nodes, F, device="cuda", generator=gen)
+                op(g, xw, *ins_whole[1:]).backward(dy)
+                xp = sg.shard(x).clone().requires_grad_(True)
+                sg.aggregate(op, xp, *ins_part[1:]).backward(sg.shard(dy))
+                e = rel(xp.grad, sg.shard(xw.grad))
+                worst = max(worst, e)
+                rows.append((spec, name, "dX", True, e))
+        torch.cuda.synchronize()
+    errs = torch.tensor([worst], device="cuda")
+    dist.all_reduce(errs, op=dist.ReduceOp.MAX)
+    if rank == 0:
+        for r in rows:
+            log(f"  {r[0]:28s} {r[1]:14s} {r[2]:8s} overlap={r[3]!s:5s} rel.err {r[4]:.2e}")
+        ok = errs.item() < 1e-5
+        log(f"check on {P} GPUs: {len(rows)} comparisons, worst relative error "
+            f"{errs.item():.2e}: {'ok' if ok else 'FAILED'}")
+        if args.out:
+            with open(os.path.join(args.out, f"check-{P}.txt"), "w") as f:
+                for r in rows:
+                    f.write("\t".join(map(str, r)) + "\n")
+        if not ok:
+            sys.exit(1)
+    dist.destroy_process_group()
+
+
+def train(args):
+    torch, dist, rank, P = setup()
+    gcn, sage = gd.ShardedGCNConv, gd.ShardedSAGEConv
+    res = {}
+    for spec in args.graphs:
+        g = gop.Graph.open(spec)
+        sg = gd.ShardedGraph(g)
+        N, F, H, C = g.num_nodes, 128, 64, 16
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(N, F, device="cuda", generator=gen)
+        y = torch.randint(0, C, (N,), device="cuda", generator=gen)
+        train_mask = torch.rand(N, device="cuda", generator=gen) < 0.5
+        n_train = int(train_mask.sum())
+        xs, ys, ms = sg.shard(x), sg.shard(y), sg.shard(train_mask)
+        for kind, Layer in (("gcn", gcn), ("sage", sage)):
+            torch.manual_seed(0)  # the same parameters on every rank and run
+            l1, l2 = Layer(F, H), Layer(H, C)
+            model = torch.nn.ModuleList([l1, l2]).cuda()
+            opt = torch.optim.Adam(model.parameters(), lr=0.01)
+            losses, times = [], []
+            for step in range(args.steps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                opt.zero_grad()
+                h = torch.relu(l1(xs, sg))
+                out = l2(h, sg)
+                loss = torch.nn.functional.cross_entropy(out[ms], ys[ms], reduction="sum") \
+                    / n_train
+                loss.backward()
+                gd.sync_grads(model)
+                opt.step()
+                whole = loss.detach().clone()
+                dist.all_reduce(whole)
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - t0)
+                losses.append(whole.item())
+            res[f"{spec}/{kind}"] = {"losses": losses,
+                                     "epoch_ms": 1e3 * statistics.median(times[3:] or times)}
+            if rank == 0:
+                log(f"{spec} {kind} on {P} GPUs: loss {losses[0]:.6f} -> {losses[-1]:.6f}, "
+                    f"epoch {res[f'{spec}/{kind}']['epoch_ms']:.2f} ms")
+    if rank == 0 and args.out:
+        with open(os.path.join(args.out, f"train-{P}.json"), "w") as f:
+            json.dump(res, f, indent=1)
+    dist.destroy_process_group()
+
+
+def timed(torch, dist, fn, reps):
+    """Median ms of fn over reps (CUDA events, after a barrier each), the
+    slowest rank's."""
+    for _ in range(3):
+        fn()
+    ts = []
+    for _ in range(reps):
+        dist.barrier()
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    t = torch.tensor([statistics.median(ts)], device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    return t.item()
+
+
+def bench(args):
+    torch, dist, rank, P = setup()
+    st = gop.stdlib
+    gpu = torch.cuda.get_device_name()
+    rows = []
+    for spec in args.graphs:
+        t0 = time.time()
+        g = gop.Graph.open(spec)
+        t_open = time.time() - t0
+        t0 = time.time()
+        sg = gd.ShardedGraph(g)
+        t_part = time.time() - t0
+        if rank == 0:
+            log(f"{spec}: |V| {g.num_nodes} |E| {g.num_edges}; opened in {t_open:.1f} s, "
+                f"sharded in {t_part:.1f} s; {P} parts, cut {sg.partition.cut} "
+                f"({100 * sg.partition.cut / max(g.num_edges, 1):.1f}%); rank 0 {sg}")
+        for F in args.widths:
+            if g.num_nodes * F >= 2**31:
+                if rank == 0:
+                    log(f"  F = {F}: |V| x F past 2^31 needs 64-bit kernels; skipped")
+                continue
+            gen = torch.Generator(device="cuda").manual_seed(F)
+            xs = torch.rand(sg.num_own, F, device="cuda", generator=gen)
+            for name in ("copy_u_sum", "copy_u_mean"):
+                op = st[name]
+                summ = st["copy_u_sum"]
+                res = {}
+
+                def pick(graph):
+                    s = summ.schedule_for(graph, "auto", F=F)
+                    try:
+                        summ(graph, torch.zeros(graph.num_nodes, F, device="cuda"), schedule=s)
+                        return s
+                    except gop.GopError:
+                        return None  # not prepared: the default mapping
+                if P == 1:
+                    s = pick(g)
+                    x = xs
+                    res["1gpu"] = (timed(torch, dist, lambda: op(g, x, schedule=s), args.reps), s)
+                else:
+                    s = pick(sg.local)
+                    res["halo_overlap"] = (timed(torch, dist, lambda: sg.aggregate(
+                        op, xs, overlap=True, schedule=s), args.reps), s)
+                    res["halo_sync"] = (timed(torch, dist, lambda: sg.aggregate(
+                        op, xs, overlap=False, schedule=s), args.reps), s)
+                    ag, _ = sg.allgather_graph()
+                    s2 = pick(ag)
+                    res["allgather"] = (timed(torch, dist, lambda: sg.aggregate_allgather(
+                        op, xs, schedule=s2), args.reps), s2)
+                # the fewest bytes one GPU must move: its rows of X and Y, its
+                # halo rows once, its CSR (8 B offsets, 4 B sources)
+                fb = 4 * F * (2 * sg.num_own + sg.num_halo) + 8 * sg.num_own + 4 * sg.num_edges
+                for mode, (ms, s) in res.items():
+                    rows.append({"gpu": gpu, "gpus": P, "graph": spec, "V": g.num_nodes,
+                                 "E": g.num_edges, "F": F, "op": name, "mode": mode,
+                                 "ms": round(ms, 4), "schedule": s or "default",
+                                 "halo": sg.num_halo, "cut": int(sg.partition.cut),
+                                 "fewest_bytes_per_gpu": fb,
+                                 "gbps_per_gpu": round(fb / ms / 1e6, 1)})
+                    if rank == 0:
+                        log(f"  {name:12s} F={F:<4d} {mode:13s} {ms:9.3f} ms  "
+                            f"({fb / ms / 1e6:7.1f} GB/s a GPU)  schedule {s or 'default'}")
+    if rank == 0 and args.out:
+        import csv
+        path = os.path.join(args.out, f"bench-{P}.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["prepare", "check", "train", "bench"])
+    ap.add_argument("--graphs", nargs="+", default=["rmat:16:16"])
+    ap.add_argument("--widths", type=int, nargs="+", default=[64, 128, 256])
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--cache", default="")
+    args = ap.parse_args()
+    if args.cache:
+        gop.set_cache_dir(args.cache)
+    {"prepare": prepare, "check": check, "train": train, "bench": bench}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()

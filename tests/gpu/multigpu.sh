@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tests/gpu/multigpu.sh CARRY OUT [GRAPH...]: gop on every GPU of the host, in
+# one device call (docs/multigpu.md). CARRY is what tools/gpu-prepare.sh
+# multigpu made (libgop.so without LLVM, the kernel cache, the graphs); OUT
+# gets the logs and CSVs. Phases, one process per GPU under torchrun:
+#   check   every stdlib aggregation and three gradients on the sharded
+#           graph against the whole graph (P GPUs)
+#   train   GCN and GraphSAGE, 20 steps, on 1 and P GPUs: the losses must
+#           agree step for step (relative 1e-4)
+#   bench   sum and mean aggregation on 1 and P GPUs, with the all-gather
+#           baseline (bench/multigpu.py), on the GRAPHs (default rmat:22:16)
+set -uo pipefail
+carry=$(cd "$1" && pwd)
+out=$2
+shift 2
+mkdir -p "$out"
+graphs=("$@")
+[ ${#graphs[@]} -gt 0 ] || graphs=(rmat:22:16)
+cd "$(dirname "$0")/../.."
+export GOP_LIBRARY=$carry/libgop.so GOP_CACHE_DIR=$carry/kernels PYTHONPATH=$PWD/python
+export PYTHONUNBUFFERED=1
+# NVLink multicast stays off on shared hosts (the device tool's KINDS.md)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+P=$(nvidia-smi -L | wc -l)
+echo "== $(nvidia-smi -L | head -1 | sed 's/ (UUID.*//') x $P, $(date -u +%Y-%m-%dT%H:%MZ)"
+nvidia-smi topo -m 2>/dev/null | head -4
+status=0
+run() { # nprocs, then the bench/multigpu.py arguments
+  local n=$1
+  shift
+  timeout 560 torchrun --standalone --nproc_per_node "$n" bench/multigpu.py "$@" --out "$out" ||
+    { echo "FAILED: torchrun -n $n $*"; status=1; }
+}
+small=("$carry/datasets/cora.mtx.gz" "$carry/datasets/ogbn-arxiv.mtx.gz" rmat:16:16)
+[ "${GOP_MGPU_PHASES:-check train bench}" ] || true
+for phase in ${GOP_MGPU_PHASES:-check train bench}; do
+  t=$(date +%s)
+  echo "== $phase"
+  case $phase in
+  check) run "$P" check --graphs "${small[@]}" ;;
+  train)
+    run 1 train --graphs "$carry/datasets/ogbn-arxiv.mtx.gz"
+    run "$P" train --graphs "$carry/datasets/ogbn-arxiv.mtx.gz"
+    python3 - "$out/train-1.json" "$out/train-$P.json" <<'PY' || status=1
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+worst = 0.0
+for k in a:
+    for s, (x, y) in enumerate(zip(a[k]["losses"], b[k]["losses"])):
+        worst = max(worst, abs(x - y) / max(abs(x), 1e-12))
+    print(f"{k}: epoch {a[k]['epoch_ms']:.2f} ms on 1 GPU, {b[k]['epoch_ms']:.2f} ms on "
+          f"{sys.argv[2].split('-')[-1][:-5]}: {a[k]['epoch_ms'] / b[k]['epoch_ms']:.2f}x")
+print(f"losses, worst relative difference over every step: {worst:.2e}",
+      "ok" if worst < 1e-4 else "FAILED")
+sys.exit(0 if worst < 1e-4 else 1)
+PY
+    ;;
+  bench)
+    run 1 bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
+    run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
+    python3 - "$out/bench-1.csv" "$out/bench-$P.csv" <<'PY' | tee "$out/summary.txt"
+import csv, sys
+one = {(r["graph"], r["F"], r["op"]): r for r in csv.DictReader(open(sys.argv[1]))}
+many = list(csv.DictReader(open(sys.argv[2])))
+P = many[0]["gpus"] if many else "?"
+print(f"{'graph':14s} {'F':>4s} {'op':12s} {'1 GPU':>9s} {P + ' GPUs':>9s} {'speed-up':>8s}"
+      f" {'all-gather':>10s} {'vs it':>6s}  (ms; halo exchange with overlap)")
+by = {}
+for r in many:
+    by.setdefault((r["graph"], r["F"], r["op"]), {})[r["mode"]] = r
+for k, m in by.items():
+    if k not in one or "halo_overlap" not in m:
+        continue
+    t1, th, ta = (float(x["ms"]) for x in (one[k], m["halo_overlap"], m["allgather"]))
+    print(f"{k[0][-14:]:14s} {k[1]:>4s} {k[2]:12s} {t1:9.3f} {th:9.3f} {t1 / th:7.2f}x"
+          f" {ta:10.3f} {ta / th:5.2f}x")
+PY
+    ;;
+  esac
+  echo "== $phase: $(( $(date +%s) - t )) s"
+done
+exit $status
