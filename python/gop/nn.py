@@ -43,6 +43,10 @@ def as_graph(graph, num_nodes=None):
     storage, shape and version, so a model's layers convert it once)."""
     if isinstance(graph, Graph):
         return graph
+    if torch.compiler.is_compiling():
+        raise TypeError("gop.nn under torch.compile takes a gop.Graph, not an edge_index "
+                        "tensor (the compiled code cannot see a new tensor's edges): pass "
+                        "gop.nn.as_graph(edge_index) to the model")
     if not torch.is_tensor(graph):
         return Graph.from_edge_index(graph, num_nodes)
     key = (graph.data_ptr(), tuple(graph.shape), graph._version, num_nodes, str(graph.device))
@@ -55,7 +59,16 @@ def as_graph(graph, num_nodes=None):
 
 
 def gcn_norm(graph, device):
-    """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once."""
+    """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once
+    (while torch.compile traces: eagerly, as constants of the compiled code)."""
+    if torch.compiler.is_compiling():
+        from . import torch_ops
+        return torch_ops.graph_tensor(_gcn_norm, graph, device, 0), \
+            torch_ops.graph_tensor(_gcn_norm, graph, device, 1)
+    return _gcn_norm(graph, device)
+
+
+def _gcn_norm(graph, device):
     key = ("gcn_norm_t", str(device))
     if key not in graph._memo:
         w, s = graph.gcn_norm()
@@ -76,6 +89,27 @@ class _Linear(nn.Linear):
         _glorot(self.weight)
         if self.bias is not None:
             nn.init.zeros_(self.bias)
+
+
+def _plan(fn, graph, *args):
+    """The one plan.Call of fn(graph, *args) (gop.plan); while torch.compile
+    traces, its constants (gop.torch_ops.plan: made eagerly, guarded on the
+    graph)."""
+    if torch.compiler.is_compiling():
+        from . import torch_ops
+        return torch_ops.plan(fn, graph, *args)
+    c, = fn(graph, *args)
+    return c
+
+
+def _run(c, *tensors):
+    """c.op(c.graph, *tensors, schedule=c.schedule); while torch.compile
+    traces, through the operator's torch.library custom operator
+    (gop.torch_ops), which the compiled graph keeps as one node."""
+    if torch.compiler.is_compiling():
+        from . import torch_ops
+        return torch_ops.run(c, *tensors)
+    return c.op(c.graph, *tensors, schedule=c.schedule)
 
 
 # ---- the layers ----
@@ -104,14 +138,14 @@ class GCNConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
-        c, = plan.gcn(g, self.in_channels, self.out_channels, self.fused, self.schedule,
-                      x.requires_grad, self.training)
+        c = _plan(plan.gcn, g, self.in_channels, self.out_channels, self.fused,
+                  self.schedule, x.requires_grad, self.training)
         h = self.lin(x).contiguous()
         w, s = gcn_norm(g, h.device)
         if self.fused:
-            y = c.op(c.graph, h, h, w, s, schedule=c.schedule)
+            y = _run(c, h, h, w, s)
         else:
-            y = c.op(c.graph, h, w, schedule=c.schedule)
+            y = _run(c, h, w)
             y = torch.addcmul(y, s.view(-1, 1), h)
         return y + self.bias if self.bias is not None else y
 
@@ -140,17 +174,17 @@ class SAGEConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
-        c, = plan.sage(g, self.in_channels, self.out_channels, self.aggr, self.schedule,
-                       x.requires_grad, self.training)
+        c = _plan(plan.sage, g, self.in_channels, self.out_channels, self.aggr,
+                  self.schedule, x.requires_grad, self.training)
         x = x.contiguous()
         if c.linear_first:
             # sum and mean commute with the linear map: aggregate the
             # narrower side (PyG aggregates first; equal up to rounding)
-            a = c.op(c.graph, F.linear(x, self.lin_l.weight).contiguous(), schedule=c.schedule)
+            a = _run(c, F.linear(x, self.lin_l.weight).contiguous())
             if self.lin_l.bias is not None:
                 a = a + self.lin_l.bias
         else:
-            a = c.op(c.graph, x, schedule=c.schedule)
+            a = _run(c, x)
             if self.aggr == "max":  # PyG: a vertex with no in-edges gets 0
                 a = torch.where(torch.isneginf(a), torch.zeros((), device=a.device), a)
             a = self.lin_l(a)
@@ -176,14 +210,14 @@ class GINConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
-        c, = plan.gin(g, x.size(1), self.fused, isinstance(self.eps, nn.Parameter),
-                      self.schedule, x.requires_grad, self.training)
+        c = _plan(plan.gin, g, x.size(1), self.fused, isinstance(self.eps, nn.Parameter),
+                  self.schedule, x.requires_grad, self.training)
         x = x.contiguous()
         eps = self.eps  # a Parameter with train_eps: its gradient flows
         if self.fused:
-            a = c.op(c.graph, x, x, eps.reshape(()).contiguous(), schedule=c.schedule)
+            a = _run(c, x, x, eps.reshape(()).contiguous())
         else:
-            a = c.op(c.graph, x, schedule=c.schedule)
+            a = _run(c, x)
             a = torch.addcmul(a, x, 1 + eps)  # eps stays on the device: no sync
         return self.nn(a)
 
@@ -226,12 +260,12 @@ class GATConv(nn.Module):
 
     def forward(self, x, graph):
         H, C = self.heads, self.out_channels
-        c, = plan.gat(as_graph(graph, x.size(0)), self.in_channels, C, H, self.schedule,
-                      x.requires_grad, self.training)
+        c = _plan(plan.gat, as_graph(graph, x.size(0)), self.in_channels, C, H, self.schedule,
+                  x.requires_grad, self.training)
         z = self.lin(x).view(-1, H, C)
         a_src = (z * self.att_src).sum(-1).contiguous()
         a_dst = (z * self.att_dst).sum(-1).contiguous()
-        y = c.op(c.graph, z.contiguous(), a_src, a_dst, schedule=c.schedule)
+        y = _run(c, z.contiguous(), a_src, a_dst)
         y = y.reshape(-1, H * C) if self.concat else y.mean(dim=1)
         return y + self.bias if self.bias is not None else y
 

@@ -20,13 +20,23 @@ the compiled graph instead, with what the compiler needs to know of it:
   not itself differentiable (as with gop.autograd).
 
 Calling: `call(op, graph, *tensors, schedule=None, **extents)` is
-`op(graph, *tensors, ...)` through the custom operator; gop.nn's layers go
-this way while torch.compile traces them (gop.nn, _call), so a model of
-gop.nn layers compiles with fullgraph=True. What a layer derives from its
-graph (the self-loop graph, GCN's weights) is made by plan(), which runs
-eagerly even while dynamo traces (torch._dynamo.assume_constant_result),
-keyed by the graph's key: a different graph object retraces.
+`op(graph, *tensors, ...)` through the custom operator, in eager code and
+in code torch.compile traces. gop.nn's layers go this way while
+torch.compile traces them (gop.nn's _plan and _run), so a model of gop.nn
+layers on a gop.Graph compiles with fullgraph=True, with no graph break.
+
+What needs gop's C library rather than tensors (a graph's key, an
+operator's registration, a layer's plan with its schedule choice and
+self-loop graph, GCN's normalisation weights) runs eagerly even while
+dynamo traces: graph_key, plan and graph_tensor are
+torch._dynamo.assume_constant_result functions, whose results are
+constants of the compiled code and whose object arguments (the graph, the
+operator) are guarded by identity, so another gop.Graph recompiles. An
+edge_index tensor is refused under compile (its edges are not guarded):
+pass a gop.Graph. Shapes are static per graph (|V|, |E|); the feature
+widths may be dynamic.
 """
+import collections
 import itertools
 import re
 import weakref
@@ -234,7 +244,39 @@ def call(op, graph, *tensors, schedule=None, **given):
     return getattr(torch.ops.gop, name)(graph_key(graph), schedule, ext, *tensors)
 
 
+class Planned(collections.namedtuple("Planned", "name graph schedule ext linear_first")):
+    """A gop.plan.Call as constants a compiled graph can hold: the custom
+    operator's name, the key of the graph it runs on, schedule=, the
+    extents in the operator's order, and SAGEConv's linear_first."""
+
+
+@torch._dynamo.assume_constant_result
+def plan(fn, graph, *args):
+    """The one gop.plan.Call of fn(graph, *args) (a gop.plan function) as a
+    Planned, made eagerly under torch.compile: the self-loop graph, the
+    schedule choice and the operator's registration happen once, outside
+    the compiled code, which is guarded on the graph object."""
+    c, = fn(graph, *args)
+    name = c.op.__dict__.get("_torch_name") or register(c.op)
+    return Planned(name, graph_key(c.graph), c.schedule,
+                   tuple(c.ext[e] for e in c.op.extents), c.linear_first)
+
+
+def run(p, *tensors):
+    """The call a Planned stands for, on these tensors, through its custom
+    operator."""
+    return getattr(torch.ops.gop, p.name)(p.graph, p.schedule, list(p.ext), *tensors)
+
+
+@torch._dynamo.assume_constant_result
+def graph_tensor(fn, graph, device, i):
+    """fn(graph, device)[i], a tensor derived from the graph alone (GCN's
+    normalisation), made eagerly under torch.compile: a constant of the
+    compiled code."""
+    return fn(graph, device)[i]
+
+
 register(core.stdlib)
 register(core.layers)
 
-__all__ = ["call", "graph_key", "register"]
+__all__ = ["Planned", "call", "graph_key", "graph_tensor", "plan", "register", "run"]
