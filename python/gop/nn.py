@@ -33,6 +33,11 @@ from . import plan
 from .core import Graph
 
 
+# True while torch.compile (dynamo) traces the caller (torch >= 2.3; older
+# torch compiles nothing of gop's: always False)
+_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
 # ---- graphs and what the layers derive from them ----
 
 _edge_index_cache = {}
@@ -43,7 +48,7 @@ def as_graph(graph, num_nodes=None):
     storage, shape and version, so a model's layers convert it once)."""
     if isinstance(graph, Graph):
         return graph
-    if torch.compiler.is_compiling():
+    if _compiling():
         raise TypeError("gop.nn under torch.compile takes a gop.Graph, not an edge_index "
                         "tensor (the compiled code cannot see a new tensor's edges): pass "
                         "gop.nn.as_graph(edge_index) to the model")
@@ -61,7 +66,7 @@ def as_graph(graph, num_nodes=None):
 def gcn_norm(graph, device):
     """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once
     (while torch.compile traces: eagerly, as constants of the compiled code)."""
-    if torch.compiler.is_compiling():
+    if _compiling():
         from . import torch_ops
         return torch_ops.graph_tensor(_gcn_norm, graph, device, 0), \
             torch_ops.graph_tensor(_gcn_norm, graph, device, 1)
@@ -95,7 +100,7 @@ def _plan(fn, graph, *args):
     """The one plan.Call of fn(graph, *args) (gop.plan); while torch.compile
     traces, its constants (gop.torch_ops.plan: made eagerly, guarded on the
     graph)."""
-    if torch.compiler.is_compiling():
+    if _compiling():
         from . import torch_ops
         return torch_ops.plan(fn, graph, *args)
     c, = fn(graph, *args)
@@ -106,7 +111,7 @@ def _run(c, *tensors):
     """c.op(c.graph, *tensors, schedule=c.schedule); while torch.compile
     traces, through the operator's torch.library custom operator
     (gop.torch_ops), which the compiled graph keeps as one node."""
-    if torch.compiler.is_compiling():
+    if _compiling():
         from . import torch_ops
         return torch_ops.run(c, *tensors)
     return c.op(c.graph, *tensors, schedule=c.schedule)
