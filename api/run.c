@@ -121,6 +121,14 @@ int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
   return graph_write_mtx(g->rt, path, &ctx->diag);
 }
 
+int gop_graph_write_gopg(GopContext *ctx, const GopGraph *g, const char *path) {
+  if (!path || !*path) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_write_gopg: empty path");
+    return -1;
+  }
+  return graph_write_gopg(g->rt, path, &ctx->diag);
+}
+
 /* ---- runs ---- */
 
 static bool extents_set(const GopRun *r, const IrTensor *t, bool report);

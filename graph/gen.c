@@ -8,12 +8,18 @@
  * is xoshiro256** seeded through splitmix64 with state on the stack, so the
  * same spec gives the same arcs on every machine. Both generators emit arcs
  * sorted by (src, dst), so edge ids are a function of the arc set alone.
+ *
+ * R-MAT runs on all cores (graph/par.c) and still gives one graph per spec,
+ * whatever the thread count: its samples come in chunks of RMAT_CHUNK, and
+ * chunk c draws from its own stream, the spec's stream (after the vertex
+ * permutation) advanced by c jumps of 2^128 steps, so a chunk's arcs are
+ * fixed by the spec and its number, not by the thread that draws them. A
+ * graph of at most RMAT_CHUNK samples (rmat:16:16 and below) is one chunk:
+ * the same arcs as the single-threaded generator before it.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "graph/graph.h"
 
@@ -53,6 +59,21 @@ static uint64_t rng_next(Rng *r) {
   s[2] ^= t;
   s[3] = rotl(s[3], 45);
   return out;
+}
+
+/* Advances r by 2^128 steps (xoshiro256**'s jump polynomial): 2^128
+ * streams that never overlap, one per chunk of R-MAT samples. */
+static void rng_jump(Rng *r) {
+  static const uint64_t poly[4] = {0x180ec6d33cfd0abaull, 0xd5a61266f0c9392cull,
+                                   0xa9582618e03fc9aaull, 0x39abdc4529b1661cull};
+  uint64_t t[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; i++)
+    for (int b = 0; b < 64; b++) {
+      if (poly[i] >> b & 1)
+        for (int k = 0; k < 4; k++) t[k] ^= r->s[k];
+      rng_next(r);
+    }
+  memcpy(r->s, t, sizeof t);
 }
 
 /* Uniform in [0, 1) with 53 random bits. */
@@ -106,55 +127,160 @@ static bool spec_end(const char *spec, const char *p, Diag *d) {
 
 /* ---- R-MAT ---- */
 
-/* LSD radix sort of keys below 2^bits, 8 bits a pass; `tmp` as long as
- * `key`. Linear time, which matters at 2^26 vertices. */
-static void radix_sort(uint64_t *key, uint64_t *tmp, size_t n, int bits) {
-  for (int shift = 0; shift < bits; shift += 8) {
-    size_t count[257] = {0};
-    for (size_t i = 0; i < n; i++) count[((key[i] >> shift) & 255) + 1]++;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (size_t i = 0; i < n; i++) tmp[count[(key[i] >> shift) & 255]++] = key[i];
-    memcpy(key, tmp, n * sizeof *key);
+/* Samples a chunk of R-MAT draws; a chunk's stream is its own. */
+#define RMAT_CHUNK ((uint64_t)1 << 20)
+/* Bits of a radix-sort digit: 2^11 counters a part. */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+
+/* The parallel LSD radix sort of R-MAT's keys: per pass, part p counts
+ * the digits of its range into hist[p], the counts become slots (digit,
+ * then part: the serial stable order) and each part scatters its keys
+ * there. Stable, so the same result as one thread. */
+typedef struct Radix {
+  const uint64_t *from;
+  uint64_t *to;
+  uint64_t n;
+  int shift;
+  uint64_t (*hist)[RADIX];
+} Radix;
+
+static uint64_t part_lo(uint64_t n, int p, int np) {
+  return (uint64_t)((unsigned __int128)n * (unsigned)p / (unsigned)np);
+}
+
+static void radix_count(void *arg, int p, int np) {
+  Radix *x = arg;
+  uint64_t *h = x->hist[p];
+  memset(h, 0, sizeof(uint64_t) * RADIX);
+  for (uint64_t i = part_lo(x->n, p, np), hi = part_lo(x->n, p + 1, np); i < hi; i++)
+    h[(x->from[i] >> x->shift) & (RADIX - 1)]++;
+}
+
+static void radix_scatter(void *arg, int p, int np) {
+  Radix *x = arg;
+  uint64_t *at = x->hist[p], *to = x->to;
+  const uint64_t *from = x->from;
+  int shift = x->shift;
+  for (uint64_t i = part_lo(x->n, p, np), hi = part_lo(x->n, p + 1, np); i < hi; i++) {
+    uint64_t k = from[i];
+    to[at[(k >> shift) & (RADIX - 1)]++] = k;
   }
+}
+
+/* Sorts key[0..n) (below 2^bits); `tmp` as long. Returns the array that
+ * holds the result (key or tmp), NULL when out of memory. */
+static uint64_t *radix_sort(uint64_t *key, uint64_t *tmp, uint64_t n, int bits) {
+  int np = graph_par_parts((int64_t)n, (int64_t)1 << 16);
+  uint64_t (*hist)[RADIX] = malloc(sizeof *hist * (size_t)np);
+  if (!hist) return NULL;
+  Radix x = {key, tmp, n, 0, hist};
+  for (int shift = 0; shift < bits; shift += RADIX_BITS) {
+    x.shift = shift;
+    graph_parallel(np, radix_count, &x);
+    uint64_t at = 0;
+    for (int dgt = 0; dgt < RADIX; dgt++)
+      for (int p = 0; p < np; p++) {
+        uint64_t c = hist[p][dgt];
+        hist[p][dgt] = at;
+        at += c;
+      }
+    graph_parallel(np, radix_scatter, &x);
+    uint64_t *t = (uint64_t *)x.from;
+    x.from = x.to;
+    x.to = t;
+  }
+  free(hist);
+  return (uint64_t *)x.from;
 }
 
 /* One R-MAT arc: at each of `scale` levels, pick a quadrant of the adjacency
  * matrix with Graph500's probabilities a=.57 b=.19 c=.19 d=.05. */
 static void rmat_arc(Rng *r, int scale, uint64_t *src, uint64_t *dst) {
+  /* without branches, which a random quadrant mispredicts half the time:
+   * a: neither bit; b (x >= .57): dst's; c (x >= .76): src's; d (x >= .95):
+   * both */
+  const double b = 0.57, c = 0.57 + 0.19, d = 0.57 + 0.19 + 0.19;
   uint64_t s = 0, t = 0;
   for (int bit = 0; bit < scale; bit++) {
     double x = rng_unit(r);
-    if (x >= 0.57 + 0.19 + 0.19) {
-      s |= 1ull << bit;
-      t |= 1ull << bit;
-    } else if (x >= 0.57 + 0.19) {
-      s |= 1ull << bit;
-    } else if (x >= 0.57) {
-      t |= 1ull << bit;
-    }
+    s |= (uint64_t)(x >= c) << bit;
+    t |= (uint64_t)(((x >= b) & (x < c)) | (x >= d)) << bit;
   }
   *src = s;
   *dst = t;
 }
 
-/* Samples the arcs into key[] as src << scale | dst (relabelled through
- * `perm`), drops self-loops, sorts and removes duplicates. Returns how many
- * remain. */
-static size_t rmat_keys(Rng *r, int scale, size_t nsamples,
-                        const uint64_t *perm, uint64_t *key, uint64_t *tmp) {
-  size_t n = 0;
-  for (size_t i = 0; i < nsamples; i++) {
-    uint64_t s, t;
-    rmat_arc(r, scale, &s, &t);
-    s = perm[s];
-    t = perm[t];
-    if (s != t) key[n++] = s << scale | t;
+/* Drawing the samples: chunk c of RMAT_CHUNK draws fills key[c * RMAT_CHUNK
+ * ...] with src << scale | dst (relabelled through `perm`; self-loops
+ * kept, dropped after the sort) from streams[c]. */
+typedef struct Draw {
+  int scale;
+  uint64_t nsamples, nchunks;
+  const uint64_t *perm;
+  Rng *streams;
+  uint64_t *key;
+} Draw;
+
+static void draw_part(void *arg, int p, int np) {
+  Draw *w = arg;
+  for (uint64_t c = part_lo(w->nchunks, p, np), end = part_lo(w->nchunks, p + 1, np); c < end;
+       c++) {
+    Rng r = w->streams[c];
+    uint64_t lo = c * RMAT_CHUNK;
+    uint64_t hi = lo + RMAT_CHUNK < w->nsamples ? lo + RMAT_CHUNK : w->nsamples;
+    int scale = w->scale;
+    const uint64_t *perm = w->perm;
+    uint64_t *key = w->key;
+    /* in batches, the permutation's entries fetched ahead: they are
+     * random reads of an array of 8 bytes a vertex */
+    enum { BATCH = 32 };
+    uint64_t s[BATCH], t[BATCH];
+    for (uint64_t i = lo; i < hi; i += BATCH) {
+      int n = hi - i < BATCH ? (int)(hi - i) : BATCH;
+      for (int j = 0; j < n; j++) {
+        rmat_arc(&r, scale, &s[j], &t[j]);
+        __builtin_prefetch(&perm[s[j]]);
+        __builtin_prefetch(&perm[t[j]]);
+      }
+      for (int j = 0; j < n; j++) key[i + j] = perm[s[j]] << scale | perm[t[j]];
+    }
   }
-  radix_sort(key, tmp, n, 2 * scale);
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++)
-    if (m == 0 || key[i] != key[m - 1]) key[m++] = key[i];
-  return m;
+}
+
+/* The arcs out of the sorted keys: each part counts the keys it keeps
+ * (neither a repeat of the key before, which may lie in the part before,
+ * nor a self-loop), then writes them from its offset. */
+typedef struct Keep {
+  const uint64_t *key;
+  uint64_t n;
+  int scale;
+  int64_t *count; /* by part: kept, then the first slot */
+  int32_t *src, *dst;
+} Keep;
+
+static bool kept(const Keep *w, uint64_t i) {
+  uint64_t k = w->key[i];
+  uint64_t mask = ((uint64_t)1 << w->scale) - 1;
+  return (i == 0 || k != w->key[i - 1]) && (k >> w->scale) != (k & mask);
+}
+
+static void keep_count(void *arg, int p, int np) {
+  Keep *w = arg;
+  int64_t c = 0;
+  for (uint64_t i = part_lo(w->n, p, np), hi = part_lo(w->n, p + 1, np); i < hi; i++) c += kept(w, i);
+  w->count[p] = c;
+}
+
+static void keep_write(void *arg, int p, int np) {
+  Keep *w = arg;
+  int64_t at = w->count[p];
+  uint64_t mask = ((uint64_t)1 << w->scale) - 1;
+  for (uint64_t i = part_lo(w->n, p, np), hi = part_lo(w->n, p + 1, np); i < hi; i++)
+    if (kept(w, i)) {
+      w->src[at] = (int32_t)(w->key[i] >> w->scale);
+      w->dst[at++] = (int32_t)(w->key[i] & mask);
+    }
 }
 
 static Graph *gen_rmat(const char *spec, Diag *d) {
@@ -187,15 +313,19 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
                      (Loc){spec, 0, 0}))
     return NULL;
   Rng r = rng_seed(seed);
+  uint64_t nchunks = (nsamples + RMAT_CHUNK - 1) / RMAT_CHUNK;
   uint64_t *perm = malloc(sizeof(uint64_t) * nv);
   uint64_t *key = malloc(sizeof(uint64_t) * nsamples);
   uint64_t *tmp = malloc(sizeof(uint64_t) * nsamples);
-  int64_t *src = malloc(sizeof(int64_t) * nsamples);
-  int64_t *dst = malloc(sizeof(int64_t) * nsamples);
-  Graph *g = NULL;
-  if (!perm || !key || !tmp || !src || !dst) {
+  Rng *streams = malloc(sizeof(Rng) * nchunks);
+  int32_t *src = NULL, *dst = NULL;
+  if (!perm || !key || !tmp || !streams) {
+    free(perm);
+    free(key);
+    free(tmp);
+    free(streams);
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
-    goto done;
+    return NULL;
   }
   /* Fisher-Yates; the modulo bias is below 2^-37 for 2^26 vertices. */
   for (uint64_t v = 0; v < nv; v++) perm[v] = v;
@@ -204,20 +334,44 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
     perm[v] = perm[u];
     perm[u] = x;
   }
-  size_t ne = rmat_keys(&r, (int)scale, nsamples, perm, key, tmp);
-  for (size_t e = 0; e < ne; e++) {
-    src[e] = (int64_t)(key[e] >> scale);
-    dst[e] = (int64_t)(key[e] & (nv - 1));
+  /* chunk 0 goes on with the spec's stream, chunk c jumps c times */
+  for (uint64_t c = 0; c < nchunks; c++) {
+    streams[c] = r;
+    rng_jump(&r);
   }
-  g = graph_from_coo((int64_t)nv, (int64_t)ne, src, dst, spec, d,
-                        NO_LOC);
-done:
+  Draw draw = {(int)scale, nsamples, nchunks, perm, streams, key};
+  graph_parallel(graph_par_parts((int64_t)nchunks, 1), draw_part, &draw);
+  free(streams);
   free(perm);
+  uint64_t *sorted = radix_sort(key, tmp, nsamples, 2 * (int)scale);
+  int64_t count[GRAPH_MAX_THREADS];
+  Keep keep = {sorted, nsamples, (int)scale, count, NULL, NULL};
+  int np = graph_par_parts((int64_t)nsamples, (int64_t)1 << 16);
+  int64_t ne = 0;
+  if (sorted) {
+    graph_parallel(np, keep_count, &keep);
+    for (int p = 0; p < np; p++) {
+      int64_t c = count[p];
+      count[p] = ne;
+      ne += c;
+    }
+    src = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
+    dst = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
+  }
+  if (!sorted || !src || !dst) {
+    free(key);
+    free(tmp);
+    free(src);
+    free(dst);
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+    return NULL;
+  }
+  keep.src = src;
+  keep.dst = dst;
+  graph_parallel(np, keep_write, &keep);
   free(key);
   free(tmp);
-  free(src);
-  free(dst);
-  return g;
+  return graph_from_arcs((int64_t)nv, ne, src, dst, spec, d, NO_LOC);
 }
 
 /* ---- grids ---- */
@@ -275,16 +429,18 @@ static Graph *gen_grid(const char *spec, Diag *d) {
  * (that is, source) order: written directly, without a sort, by threads
  * that each own a range of vertices, so that billions of edges take
  * seconds (docs/index64.md). */
-typedef struct RingPart {
+typedef struct Ring {
   Graph *g;
-  int64_t D, from, to; /* vertices [from, to) */
-} RingPart;
+  int64_t D;
+} Ring;
 
-static void *ring_fill(void *arg) {
-  const RingPart *p = arg;
+static void ring_fill(void *arg, int part, int nparts) {
+  const Ring *p = arg;
   Graph *g = p->g;
   int64_t N = g->nv, D = p->D;
-  for (int64_t u = p->from; u < p->to; u++) {
+  int64_t from = (int64_t)part_lo((uint64_t)N, part, nparts);
+  int64_t to = (int64_t)part_lo((uint64_t)N, part + 1, nparts);
+  for (int64_t u = from; u < to; u++) {
     int64_t e = u * D;
     g->out_ptr[u] = e;
     for (int64_t j = 1; j <= D; j++, e++) {
@@ -295,7 +451,7 @@ static void *ring_fill(void *arg) {
       g->out_dst[e] = (int32_t)v;
     }
   }
-  for (int64_t v = p->from; v < p->to; v++) {
+  for (int64_t v = from; v < to; v++) {
     int64_t k = v * D;
     g->in_ptr[v] = k;
     /* sources in increasing order: those below v (v-D .. v-1, or 0 .. v-1
@@ -310,7 +466,6 @@ static void *ring_fill(void *arg) {
       g->in_eid[k] = u * D + (v + N - u) - 1;
     }
   }
-  return NULL;
 }
 
 static Graph *gen_ring(const char *spec, Diag *d) {
@@ -355,22 +510,9 @@ static Graph *gen_ring(const char *spec, Diag *d) {
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
     return NULL;
   }
-  enum { MAX_THREADS = 32 };
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int64_t nt = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : cpus;
-  if (ne < ((int64_t)1 << 22)) nt = 1; /* small rings: no threads */
-  RingPart parts[MAX_THREADS];
-  pthread_t th[MAX_THREADS];
-  bool started[MAX_THREADS] = {false};
-  for (int64_t t = 0; t < nt; t++) {
-    parts[t] = (RingPart){g, D, nv * t / nt, nv * (t + 1) / nt};
-    if (t > 0) started[t] = pthread_create(&th[t], NULL, ring_fill, &parts[t]) == 0;
-  }
-  ring_fill(&parts[0]);
-  for (int64_t t = 1; t < nt; t++) {
-    if (started[t]) pthread_join(th[t], NULL);
-    else ring_fill(&parts[t]); /* no thread: fill it here */
-  }
+  /* one thread below 2^22 edges */
+  Ring ring = {g, D};
+  graph_parallel(graph_par_parts(ne, (int64_t)1 << 22), ring_fill, &ring);
   g->in_ptr[nv] = ne;
   g->out_ptr[nv] = ne;
   graph_compute_stats(g);

@@ -6,14 +6,21 @@
  * by source, with counting sorts so that loading stays linear in |V| + |E|.
  * Both keep edge ids in input order within a vertex (the sort is stable),
  * which makes edge tensors and per-vertex reductions deterministic. Arrays
- * are plain malloc: a graph outlives the arenas of the compilations that
- * use it, and graph_free releases all of it.
+ * are plain malloc (or a .gopg file's memory map, graph/gopg.c): a graph
+ * outlives the arenas of the compilations that use it, and graph_free
+ * releases all of it.
+ *
+ * Every pass over the edges runs on all cores (graph/par.c) and gives what
+ * one thread gives, bit for bit: the counting sort counts each part's keys
+ * apart and places each part's arcs in its own precomputed slots; sums are
+ * exact integers over parts fixed by |E|, not by the thread count.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "graph/graph.h"
 
@@ -33,6 +40,11 @@ void graph_free(Graph *g) {
   graph_groups_free(g);
   graph_perm_free(g->perm);
   free(g->name);
+  if (g->map) { /* the arrays are the file's (gopg.c) */
+    munmap(g->map, g->map_bytes);
+    free(g);
+    return;
+  }
   free(g->src);
   free(g->dst);
   free(g->in_ptr);
@@ -77,37 +89,195 @@ static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
              ne, (int64_t)GRAPH_MAX_EDGES);
     return false;
   }
-  if (!graph_size_ok(nv, ne, 0, d, loc)) return false;
-  for (int64_t e = 0; e < ne; e++) {
-    if (src[e] < 0 || src[e] >= nv || dst[e] < 0 || dst[e] >= nv) {
-      ir_error(d, loc,
-               "edge %" PRId64 " (%" PRId64 " -> %" PRId64 ") is out of "
-               "range: vertices are 0..%" PRId64, e, src[e], dst[e], nv - 1);
-      return false;
+  return graph_size_ok(nv, ne, 0, d, loc);
+}
+
+/* ---- passes over the edges, in parallel ---- */
+
+/* Edges a part takes at least: below that, threads cost more than they
+ * save. */
+#define MIN_PART ((int64_t)1 << 16)
+
+static int64_t part_lo(int64_t n, int p, int np) { return (int64_t)((__int128)n * p / np); }
+
+typedef struct Narrow {
+  int64_t nv, ne;
+  const int64_t *src, *dst;
+  int32_t *src32, *dst32;
+  int64_t *bad; /* by part: the first arc out of range, or ne */
+} Narrow;
+
+static void narrow_part(void *arg, int p, int np) {
+  Narrow *w = arg;
+  int64_t lo = part_lo(w->ne, p, np), hi = part_lo(w->ne, p + 1, np);
+  w->bad[p] = w->ne;
+  for (int64_t e = lo; e < hi; e++) {
+    int64_t s = w->src[e], t = w->dst[e];
+    if (s < 0 || s >= w->nv || t < 0 || t >= w->nv) {
+      w->bad[p] = e;
+      return;
     }
+    w->src32[e] = (int32_t)s;
+    w->dst32[e] = (int32_t)t;
+  }
+}
+
+/* Copies the arcs into int32 arrays; false after reporting the first one
+ * out of 0..nv-1. */
+static bool narrow_arcs(int64_t nv, int64_t ne, const int64_t *src, const int64_t *dst,
+                        int32_t *src32, int32_t *dst32, Diag *d, Loc loc) {
+  int np = graph_par_parts(ne, MIN_PART);
+  int64_t bad[GRAPH_MAX_THREADS];
+  Narrow w = {nv, ne, src, dst, src32, dst32, bad};
+  graph_parallel(np, narrow_part, &w);
+  for (int p = 0; p < np; p++) {
+    if (bad[p] == ne) continue;
+    int64_t e = bad[p];
+    ir_error(d, loc,
+             "edge %" PRId64 " (%" PRId64 " -> %" PRId64 ") is out of "
+             "range: vertices are 0..%" PRId64, e, src[e], dst[e], nv - 1);
+    return false;
   }
   return true;
 }
 
 /* Groups the arcs by key[e] (their destination for CSR, their source for
  * CSC): ptr[v]..ptr[v+1] lists the arcs of v in edge-id order, with their
- * ids in eid and their other endpoint in nbr. */
-static void build_index(int32_t nv, int64_t ne, const int32_t *key,
-                        const int32_t *other, int64_t *ptr, int64_t *eid,
-                        int32_t *nbr) {
-  memset(ptr, 0, sizeof(int64_t) * ((size_t)nv + 1));
-  for (int64_t e = 0; e < ne; e++) ptr[key[e] + 1]++;
-  for (int32_t v = 0; v < nv; v++) ptr[v + 1] += ptr[v];
-  /* ptr[v] serves as v's insertion cursor, which leaves it pointing at the
-   * start of v+1; shifting by one restores the starts without a second
-   * array. */
-  for (int64_t e = 0; e < ne; e++) {
-    int64_t k = ptr[key[e]]++;
-    eid[k] = e;
-    nbr[k] = other[e];
+ * ids in eid and their other endpoint in nbr. A counting sort over parts of
+ * the edges: part p counts its keys into cnt[p], the counts become each
+ * part's first slot for each key
+ * (key-major, then part: the serial order), and part p places its arcs
+ * there. Keys already in order (arcs sorted by source, as every generator
+ * writes them) skip the sort: the ids are the positions. */
+typedef struct Index {
+  int32_t nv;
+  int64_t ne;
+  const int32_t *key, *other;
+  int64_t *ptr, *eid;
+  int32_t *nbr;
+  int64_t **cnt;   /* by part: nv counters, then cursors */
+  int64_t *sums;   /* by part: a partial sum */
+  int np;
+  bool *unsorted;  /* by part */
+} Index;
+
+static void sorted_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->ne, p, np), hi = part_lo(x->ne, p + 1, np);
+  x->unsorted[p] = false;
+  for (int64_t e = lo > 0 ? lo : 1; e < hi; e++)
+    if (x->key[e] < x->key[e - 1]) {
+      x->unsorted[p] = true;
+      return;
+    }
+}
+
+static void identity_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->ne, p, np), hi = part_lo(x->ne, p + 1, np);
+  for (int64_t e = lo; e < hi; e++) {
+    x->eid[e] = e;
+    x->nbr[e] = x->other[e];
+    /* the last arc of its key closes the key's range, and every key up to
+     * the next one's is empty: each ptr entry is written by one arc */
+    int64_t k = x->key[e], next = e + 1 < x->ne ? x->key[e + 1] : x->nv;
+    for (int64_t v = k + 1; v <= next; v++) x->ptr[v] = e + 1;
   }
-  memmove(ptr + 1, ptr, sizeof(int64_t) * (size_t)nv);
-  ptr[0] = 0;
+  if (p == 0)
+    for (int64_t v = 0; v <= (x->ne ? x->key[0] : x->nv); v++) x->ptr[v] = 0;
+}
+
+static void count_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->ne, p, np), hi = part_lo(x->ne, p + 1, np);
+  int64_t *c = x->cnt[p];
+  memset(c, 0, sizeof(int64_t) * (size_t)x->nv);
+  for (int64_t e = lo; e < hi; e++) c[x->key[e]]++;
+}
+
+/* Vertices [lo, hi) of part p: the sum of their counts over all parts. */
+static void total_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->nv, p, np), hi = part_lo(x->nv, p + 1, np);
+  int64_t s = 0;
+  for (int64_t v = lo; v < hi; v++)
+    for (int q = 0; q < x->np; q++) s += x->cnt[q][v];
+  x->sums[p] = s;
+}
+
+/* Turns the counts of vertices [lo, hi) into slots, starting at the sum of
+ * every count before them (sums[p], made a prefix by the caller). */
+static void slot_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->nv, p, np), hi = part_lo(x->nv, p + 1, np);
+  int64_t at = x->sums[p];
+  for (int64_t v = lo; v < hi; v++) {
+    x->ptr[v] = at;
+    for (int q = 0; q < x->np; q++) {
+      int64_t c = x->cnt[q][v];
+      x->cnt[q][v] = at;
+      at += c;
+    }
+  }
+}
+
+static void place_part(void *arg, int p, int np) {
+  Index *x = arg;
+  int64_t lo = part_lo(x->ne, p, np), hi = part_lo(x->ne, p + 1, np);
+  int64_t *cur = x->cnt[p];
+  for (int64_t e = lo; e < hi; e++) {
+    int64_t k = cur[x->key[e]]++;
+    x->eid[k] = e;
+    x->nbr[k] = x->other[e];
+  }
+}
+
+/* 0, or -1 when out of memory. */
+static int build_index(int32_t nv, int64_t ne, const int32_t *key,
+                       const int32_t *other, int64_t *ptr, int64_t *eid,
+                       int32_t *nbr) {
+  Index x = {nv, ne, key, other, ptr, eid, nbr, NULL, NULL, 0, NULL};
+  bool unsorted[GRAPH_MAX_THREADS] = {false};
+  int64_t sums[GRAPH_MAX_THREADS];
+  x.unsorted = unsorted;
+  x.sums = sums;
+  int np = graph_par_parts(ne, MIN_PART);
+  graph_parallel(np, sorted_part, &x);
+  bool sorted = true;
+  for (int p = 0; p < np; p++) sorted = sorted && !unsorted[p];
+  if (sorted) {
+    graph_parallel(np, identity_part, &x);
+    return 0;
+  }
+  /* each part's counters take 8 bytes a vertex: at most as many parts as
+   * keep them below the 16 bytes an arc the two output arrays take (and
+   * one part, whatever the graph) */
+  int64_t most = nv > 0 ? 2 * ne / nv : np;
+  if (np > most) np = most < 1 ? 1 : (int)most;
+  int64_t *cnt[GRAPH_MAX_THREADS];
+  x.cnt = cnt;
+  x.np = np;
+  for (int p = 0; p < np; p++) {
+    cnt[p] = malloc(sizeof(int64_t) * ((size_t)nv + 1));
+    if (!cnt[p]) {
+      for (int q = 0; q < p; q++) free(cnt[q]);
+      return -1;
+    }
+  }
+  graph_parallel(np, count_part, &x);
+  int nvp = graph_par_parts(nv, MIN_PART);
+  graph_parallel(nvp, total_part, &x);
+  int64_t at = 0;
+  for (int p = 0; p < nvp; p++) {
+    int64_t s = sums[p];
+    sums[p] = at;
+    at += s;
+  }
+  graph_parallel(nvp, slot_part, &x);
+  ptr[nv] = ne;
+  graph_parallel(np, place_part, &x);
+  for (int p = 0; p < np; p++) free(cnt[p]);
+  return 0;
 }
 
 void graph_perm_free(GraphPerm *p) {
@@ -118,35 +288,103 @@ void graph_perm_free(GraphPerm *p) {
   free(p);
 }
 
+/* The block locality over parts of the destinations walked: a part
+ * starting at step i0 first walks the 32 steps before it without counting,
+ * which leaves `last` as the serial walk has it for every block that can
+ * still hit (a hit needs a step less than 32 back), so the parts' hits add
+ * up to the serial count exactly. */
+typedef struct Locality {
+  const Graph *g;
+  const int32_t *seq;
+  int32_t nb;
+  int64_t *hits; /* by part; -1: no memory */
+} Locality;
+
+static void locality_part(void *arg, int p, int np) {
+  Locality *w = arg;
+  const Graph *g = w->g;
+  int64_t lo = part_lo(g->nv, p, np), hi = part_lo(g->nv, p + 1, np);
+  int32_t *last = malloc(sizeof(int32_t) * (size_t)(w->nb > 0 ? w->nb : 1));
+  if (!last) {
+    w->hits[p] = -1;
+    return;
+  }
+  for (int32_t b = 0; b < w->nb; b++) last[b] = INT32_MIN;
+  int64_t hits = 0;
+  for (int64_t i = lo >= 32 ? lo - 32 : 0; i < hi; i++) {
+    int32_t v = w->seq ? w->seq[i] : (int32_t)i;
+    for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
+      int32_t b = g->in_src[k] >> 5;
+      if (i >= lo && last[b] != INT32_MIN && i - last[b] < 32) hits++;
+      last[b] = (int32_t)i;
+    }
+  }
+  free(last);
+  w->hits[p] = hits;
+}
+
 double graph_block_locality_in(const Graph *g, const int32_t *seq) {
   /* Walks the in-edges destination by destination (seq[i], else i: the
    * order a vertex-parallel kernel gathers them): an edge hits when its
    * source's 32-vertex block was gathered by an edge of one of the last 32
    * destinations walked. */
   if (g->ne == 0) return 0;
-  int32_t nb = (g->nv + 31) / 32;
-  int32_t *last = alloc_i32(nb);
-  if (!last) return -1;
-  for (int32_t b = 0; b < nb; b++) last[b] = INT32_MIN;
-  int64_t hits = 0;
-  for (int32_t i = 0; i < g->nv; i++) {
-    int32_t v = seq ? seq[i] : i;
-    for (int64_t k = g->in_ptr[v]; k < g->in_ptr[v + 1]; k++) {
-      int32_t b = g->in_src[k] >> 5;
-      if (last[b] != INT32_MIN && i - last[b] < 32) hits++;
-      last[b] = i;
-    }
+  int64_t hits[GRAPH_MAX_THREADS];
+  /* each part has a `last` of |V| / 32 entries and walks 32 destinations
+   * twice: parts of at least 2^14 destinations */
+  int np = graph_par_parts(g->ne, MIN_PART);
+  int nvp = graph_par_parts(g->nv, (int64_t)1 << 14);
+  if (np > nvp) np = nvp;
+  Locality w = {g, seq, (g->nv + 31) / 32, hits};
+  graph_parallel(np, locality_part, &w);
+  int64_t sum = 0;
+  for (int p = 0; p < np; p++) {
+    if (hits[p] < 0) return -1;
+    sum += hits[p];
   }
-  free(last);
-  return (double)hits / g->ne;
+  return (double)sum / g->ne;
 }
 
 double graph_block_locality(const Graph *g) { return graph_block_locality_in(g, NULL); }
+
+/* The spans |src - dst| and self-loops over fixed chunks of 2^24 edges (a
+ * chunk's spans sum below 2^55), added exactly: the same for any number of
+ * threads. */
+#define SPAN_CHUNK ((int64_t)1 << 24)
+
+typedef struct Spans {
+  const Graph *g;
+  int64_t nchunks;
+  unsigned __int128 *span; /* by part */
+  int64_t *loops;
+} Spans;
+
+static void span_part(void *arg, int p, int np) {
+  Spans *w = arg;
+  const Graph *g = w->g;
+  unsigned __int128 total = 0;
+  int64_t loops = 0;
+  for (int64_t c = part_lo(w->nchunks, p, np), end = part_lo(w->nchunks, p + 1, np); c < end;
+       c++) {
+    int64_t lo = c * SPAN_CHUNK, hi = lo + SPAN_CHUNK < g->ne ? lo + SPAN_CHUNK : g->ne;
+    int64_t span = 0;
+    for (int64_t e = lo; e < hi; e++) {
+      int64_t diff = (int64_t)g->src[e] - g->dst[e];
+      span += diff < 0 ? -diff : diff;
+      loops += diff == 0;
+    }
+    total += (unsigned __int128)span;
+  }
+  w->span[p] = total;
+  w->loops[p] = loops;
+}
 
 void graph_compute_stats(Graph *g) {
   GraphStats *s = &g->stats;
   memset(s, 0, sizeof *s);
   if (g->nv > 0) s->deg_mean = (double)g->ne / g->nv;
+  /* a sum of doubles, whose value depends on its order: one thread, over
+   * |V| (a tenth of the edge passes' work on R-MAT) */
   double var = 0;
   for (int32_t v = 0; v < g->nv; v++) {
     int64_t in = g->in_ptr[v + 1] - g->in_ptr[v];
@@ -157,29 +395,66 @@ void graph_compute_stats(Graph *g) {
     var += (in - s->deg_mean) * (in - s->deg_mean);
   }
   if (g->nv > 0) s->in_deg_std = sqrt(var / g->nv);
-  /* Spans are below 2^31 and there may be 2^34 of them (GRAPH_MAX_EDGES):
-   * summed in double, exact below 2^53. */
-  double span = 0;
-  for (int64_t e = 0; e < g->ne; e++) {
-    int64_t diff = (int64_t)g->src[e] - g->dst[e];
-    span += diff < 0 ? -diff : diff;
-    if (diff == 0) s->self_loops++;
+  unsigned __int128 span[GRAPH_MAX_THREADS];
+  int64_t loops[GRAPH_MAX_THREADS];
+  Spans w = {g, (g->ne + SPAN_CHUNK - 1) / SPAN_CHUNK, span, loops};
+  int np = graph_par_parts(g->ne, MIN_PART);
+  graph_parallel(np, span_part, &w);
+  unsigned __int128 total = 0;
+  for (int p = 0; p < np; p++) {
+    total += span[p];
+    s->self_loops += loops[p];
   }
-  if (g->ne > 0) s->aes = span / (double)g->ne;
+  if (g->ne > 0) s->aes = (double)total / (double)g->ne;
   s->locality = graph_block_locality(g);
 }
 
-Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
-                           const int64_t *dst, const char *name, Diag *d,
-                           Loc loc) {
-  if (!check_coo(nv, ne, src, dst, d, loc)) return NULL;
+typedef struct CsrEdges {
+  const Graph *g;
+  bool *other; /* by part: some in_eid[k] != k */
+} CsrEdges;
+
+static void csr_edges_part(void *arg, int p, int np) {
+  CsrEdges *w = arg;
+  int64_t lo = part_lo(w->g->ne, p, np), hi = part_lo(w->g->ne, p + 1, np);
+  w->other[p] = false;
+  for (int64_t k = lo; k < hi; k++)
+    if (w->g->in_eid[k] != k) {
+      w->other[p] = true;
+      return;
+    }
+}
+
+/* Builds the CSR and CSC of g from its COO and its statistics; false when
+ * out of memory. */
+static bool index_graph(Graph *g) {
+  if (build_index(g->nv, g->ne, g->dst, g->src, g->in_ptr, g->in_eid, g->in_src) < 0 ||
+      build_index(g->nv, g->ne, g->src, g->dst, g->out_ptr, g->out_eid, g->out_dst) < 0)
+    return false;
+  bool other[GRAPH_MAX_THREADS];
+  CsrEdges w = {g, other};
+  int np = graph_par_parts(g->ne, MIN_PART);
+  graph_parallel(np, csr_edges_part, &w);
+  g->csr_edges = true;
+  for (int p = 0; p < np; p++) g->csr_edges = g->csr_edges && !other[p];
+  graph_compute_stats(g);
+  return true;
+}
+
+/* A graph with room for its arrays, the COO given (NULL: allocated). */
+static Graph *graph_alloc(int64_t nv, int64_t ne, int32_t *src, int32_t *dst,
+                          const char *name) {
   Graph *g = calloc(1, sizeof *g);
-  if (!g) goto oom;
+  if (!g) {
+    free(src);
+    free(dst);
+    return NULL;
+  }
   g->nv = (int32_t)nv;
   g->ne = ne;
   g->name = strdup(name ? name : "<graph>");
-  g->src = alloc_i32(ne);
-  g->dst = alloc_i32(ne);
+  g->src = src ? src : alloc_i32(ne);
+  g->dst = dst ? dst : alloc_i32(ne);
   g->in_ptr = alloc_i64(nv + 1);
   g->in_eid = alloc_i64(ne);
   g->in_src = alloc_i32(ne);
@@ -187,26 +462,80 @@ Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
   g->out_eid = alloc_i64(ne);
   g->out_dst = alloc_i32(ne);
   if (!g->name || !g->src || !g->dst || !g->in_ptr || !g->in_eid ||
-      !g->in_src || !g->out_ptr || !g->out_eid || !g->out_dst)
-    goto oom;
-  for (int64_t e = 0; e < ne; e++) {
-    g->src[e] = (int32_t)src[e];
-    g->dst[e] = (int32_t)dst[e];
+      !g->in_src || !g->out_ptr || !g->out_eid || !g->out_dst) {
+    graph_free(g);
+    return NULL;
   }
-  build_index(g->nv, g->ne, g->dst, g->src, g->in_ptr, g->in_eid, g->in_src);
-  build_index(g->nv, g->ne, g->src, g->dst, g->out_ptr, g->out_eid,
-              g->out_dst);
-  g->csr_edges = true;
-  for (int64_t k = 0; k < ne && g->csr_edges; k++) g->csr_edges = g->in_eid[k] == k;
-  graph_compute_stats(g);
   return g;
+}
 
-oom:
+static Graph *oom(Graph *g, int64_t nv, int64_t ne, Diag *d, Loc loc) {
   graph_free(g);
   ir_error(d, loc,
            "out of memory building a graph with %" PRId64 " vertices and "
            "%" PRId64 " edges", nv, ne);
   return NULL;
+}
+
+Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
+                           const int64_t *dst, const char *name, Diag *d,
+                           Loc loc) {
+  if (!check_coo(nv, ne, src, dst, d, loc)) return NULL;
+  Graph *g = graph_alloc(nv, ne, NULL, NULL, name);
+  if (!g) return oom(g, nv, ne, d, loc);
+  if (!narrow_arcs(nv, ne, src, dst, g->src, g->dst, d, loc)) {
+    graph_free(g);
+    return NULL;
+  }
+  return index_graph(g) ? g : oom(g, nv, ne, d, loc);
+}
+
+typedef struct Range {
+  int64_t nv, ne;
+  const int32_t *src, *dst;
+  int64_t *bad; /* by part */
+} Range;
+
+static void range_part(void *arg, int p, int np) {
+  Range *w = arg;
+  int64_t lo = part_lo(w->ne, p, np), hi = part_lo(w->ne, p + 1, np);
+  w->bad[p] = w->ne;
+  for (int64_t e = lo; e < hi; e++)
+    if (w->src[e] < 0 || w->src[e] >= w->nv || w->dst[e] < 0 || w->dst[e] >= w->nv) {
+      w->bad[p] = e;
+      return;
+    }
+}
+
+Graph *graph_from_arcs(int64_t nv, int64_t ne, int32_t *src, int32_t *dst,
+                       const char *name, Diag *d, Loc loc) {
+  if (!check_coo(nv, ne, NULL, NULL, d, loc)) {
+    free(src);
+    free(dst);
+    return NULL;
+  }
+  if (ne > 0 && (!src || !dst)) { /* the caller's allocation failed */
+    free(src);
+    free(dst);
+    return oom(NULL, nv, ne, d, loc);
+  }
+  int64_t bad[GRAPH_MAX_THREADS];
+  Range w = {nv, ne, src, dst, bad};
+  int np = graph_par_parts(ne, MIN_PART);
+  graph_parallel(np, range_part, &w);
+  for (int p = 0; p < np; p++) {
+    if (bad[p] == ne) continue;
+    int64_t e = bad[p];
+    ir_error(d, loc,
+             "edge %" PRId64 " (%" PRId32 " -> %" PRId32 ") is out of "
+             "range: vertices are 0..%" PRId64, e, src[e], dst[e], nv - 1);
+    free(src);
+    free(dst);
+    return NULL;
+  }
+  Graph *g = graph_alloc(nv, ne, src, dst, name);
+  if (!g) return oom(g, nv, ne, d, loc);
+  return index_graph(g) ? g : oom(g, nv, ne, d, loc);
 }
 
 void graph_print_stats(FILE *out, const Graph *g) {

@@ -128,7 +128,10 @@ void graph_print_stats(FILE *out, const Graph *g);
  * header, anything else is read as SNAP (`#` comments, `src dst` 0-based).
  * Malformed input is reported as `file:line: error: reason` (`file: error:`
  * for what concerns the whole file: unreadable, empty, corrupt gzip) and
- * gives NULL; nothing is ever half-built. */
+ * gives NULL; nothing is ever half-built. A file named *.gopg, or starting
+ * with the .gopg magic, is read as a binary graph (graph_read_gopg). Text
+ * is parsed by all cores (par.c), with the same result and messages as one
+ * line after another. */
 Graph *graph_read(const char *path, Diag *d);
 
 /* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19

@@ -444,7 +444,15 @@ static bool open_reader(Reader *r, const char *path, Diag *d) {
   return true;
 }
 
+static bool ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), m = strlen(tail);
+  return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
 Graph *graph_read(const char *path, Diag *d) {
+  /* a binary graph by its magic, or by its name, so that a damaged one
+   * is refused as such rather than read as an edge list */
+  if (ends_with(path, ".gopg") || graph_file_is_gopg(path)) return graph_read_gopg(path, d);
   Reader r;
   if (!open_reader(&r, path, d)) return NULL;
   Arcs arcs = {0};

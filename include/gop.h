@@ -162,8 +162,9 @@ typedef struct GopGraphInfo {
                       edge tensors with no edge-id load (docs/gpu-ir.md) */
 } GopGraphInfo;
 
-/* A graph from a Matrix Market or SNAP file (plain or .gz) or a generator
- * spec `rmat:SCALE:EDGEFACTOR[:SEED]` / `grid:WxH`. NULL on error. */
+/* A graph from a Matrix Market or SNAP file (plain or .gz), a binary
+ * .gopg file (memory-mapped; docs/graph-format.md) or a generator spec
+ * `rmat:SCALE:EDGEFACTOR[:SEED]` / `grid:WxH`. NULL on error. */
 GopGraph *gop_graph_open(GopContext *ctx, const char *spec);
 void gop_graph_info(const GopGraph *g, GopGraphInfo *info);
 /* Writes a human-readable summary line of the graph to `out`. */
@@ -195,6 +196,10 @@ double gop_graph_reorder_seconds(const GopGraph *g);
 /* Writes the graph's arcs as a Matrix Market `coordinate pattern general`
  * file (1-based, edge-id order) through a temporary file. 0 or -1. */
 int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path);
+/* Writes the graph as a binary .gopg file (COO, CSR, CSC and statistics,
+ * checksummed; docs/graph-format.md) through a temporary file renamed into
+ * place. 0 or -1. */
+int gop_graph_write_gopg(GopContext *ctx, const GopGraph *g, const char *path);
 
 /* ---- partitions: a graph over several GPUs (docs/multigpu.md) ----
  * A partition splits a graph's destinations over P parts; part k keeps the

@@ -74,7 +74,9 @@ static const char *usage_graph =
     "                    default |V|/1024), community (Louvain-level\n"
     "                    communities by size, BFS within), auto (GNNAdvisor's\n"
     "                    AES rule: community or none); see docs/reordering.md\n"
-    "  -o FILE           write the (reordered) graph as Matrix Market\n"
+    "  -o FILE           write the (reordered) graph: FILE.gopg in gop's binary\n"
+    "                    format (memory-mapped when read; docs/graph-format.md),\n"
+    "                    any other name as Matrix Market\n"
     "  --partition P     split the destinations over P parts (GPUs) and print\n"
     "                    the edge cut, each part's vertices, in-edges and halo\n"
     "                    (the remote source rows it reads), and the balance\n"
@@ -547,7 +549,10 @@ int gopc_graph(int argc, char **argv) {
     gop_partition_free(p);
   }
   if (out) {
-    if (gop_graph_write_mtx(ctx, g, out) != 0) goto done;
+    size_t len = strlen(out);
+    bool binary = len >= 5 && strcmp(out + len - 5, ".gopg") == 0; /* else Matrix Market */
+    if ((binary ? gop_graph_write_gopg(ctx, g, out) : gop_graph_write_mtx(ctx, g, out)) != 0)
+      goto done;
     printf("written to %s\n", out);
   }
   status = 0;
