@@ -21,7 +21,9 @@ done
 # only gop_* is exported (api/libgop.map)
 others=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDB]$/ && $3 !~ /^gop_/ {print $3}' | head -5)
 [ -z "$others" ] || { echo "FAIL: libgop.so exports more than gop_*: $others"; exit 1; }
-nm -D --defined-only "$lib" | grep -q ' T gop_run_launch_ptrs$' ||
+# grep reads all of nm's output (past 4 KB, grep -q would end nm with
+# SIGPIPE, which pipefail counts as a failure)
+nm -D --defined-only "$lib" | grep ' T gop_run_launch_ptrs$' >/dev/null ||
   { echo "FAIL: gop_run_launch_ptrs is not exported"; exit 1; }
 
 # A sanitized build's libgop.so needs the sanitizer's runtime first in the
