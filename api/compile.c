@@ -82,6 +82,7 @@ GopModule *api_wrap_module(GopContext *ctx, IrModule *ir, const char *file,
 
 GopModule *gop_compile_string(GopContext *ctx, const char *name,
                               const char *source) {
+  API_LOCK(ctx);
   if (!name) name = "<string>";
   if (!source) {
     ir_error(&ctx->diag, api_loc, "gop_compile_string: source is NULL");
@@ -139,6 +140,7 @@ char *api_read_text(GopContext *ctx, const char *path) {
 }
 
 GopModule *gop_compile_file(GopContext *ctx, const char *path) {
+  API_LOCK(ctx);
   if (!path) {
     ir_error(&ctx->diag, api_loc, "gop_compile_file: path is NULL");
     return NULL;
@@ -151,6 +153,7 @@ GopModule *gop_compile_file(GopContext *ctx, const char *path) {
 }
 
 GopModule *gop_stdlib(GopContext *ctx) {
+  API_LOCK(ctx);
   if (!ctx->stdlib)
     ctx->stdlib = api_wrap_module(ctx, lang_stdlib(ctx->arena, &ctx->diag), NULL, NULL);
   return ctx->stdlib;
@@ -163,6 +166,7 @@ GopOp *gop_module_op(const GopModule *m, int i) {
 }
 
 GopOp *gop_module_find_op(const GopModule *m, const char *name) {
+  API_LOCK(m ? m->ctx : NULL);
   for (int i = 0; i < m->ir->nops; i++)
     if (name && strcmp(m->ir->ops[i]->name, name) == 0) return m->ops[i];
   char *list = NULL;
@@ -344,6 +348,7 @@ void gop_compile_times(const GopContext *ctx, GopCompileTimes *out) { *out = ctx
 char *gop_emit(const GopOp *op, GopStage stage) { return gop_emit_with(op, stage, NULL); }
 
 char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o) {
+  API_LOCK(op ? op->module->ctx : NULL);
   GopContext *ctx = op->module->ctx;
   memset(&ctx->times, 0, sizeof ctx->times);
   switch (stage) {
@@ -394,6 +399,7 @@ char *gop_emit_with(const GopOp *op, GopStage stage, const GopCompileOptions *o)
 }
 
 int gop_pack(const GopOp *op, const GopCompileOptions *o, const char *path) {
+  API_LOCK(op ? op->module->ctx : NULL);
   CgProgram p = {0};
   if (api_compile_op(op, o, &p) != 0) return -1;
   int rc = cg_pack_write(&p, path, &op->module->ctx->diag);

@@ -17,9 +17,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codegen/codegen.h"
@@ -32,6 +35,7 @@ enum { MAX_BOUND = 64 }; /* inputs and outputs of a device run */
 typedef struct ApiKernel {
   char key[17];
   CgProgram prog;
+  uint64_t used; /* ctx->cache_tick at its last lookup: the LRU order */
   struct ApiKernel *next;
 } ApiKernel;
 
@@ -75,6 +79,7 @@ static int make_dirs(const char *dir) {
 }
 
 int gop_set_cache_dir(GopContext *ctx, const char *dir) {
+  API_LOCK(ctx);
   if (!dir || !*dir) {
     free(ctx->cache_dir);
     ctx->cache_dir = NULL;
@@ -93,7 +98,10 @@ int gop_set_cache_dir(GopContext *ctx, const char *dir) {
   return 0;
 }
 
-const char *gop_cache_dir(const GopContext *ctx) { return ctx->cache_dir; }
+const char *gop_cache_dir(const GopContext *ctx) {
+  API_LOCK((GopContext *)ctx);
+  return ctx->cache_dir;
+}
 
 /* Whether `name` is a pack gop writes: NAME-<16 hex>.gopk. */
 static bool is_cache_pack(const char *name) {
@@ -104,7 +112,81 @@ static bool is_cache_pack(const char *name) {
   return true;
 }
 
+/* Whether `name` is the temporary file of a pack being written
+ * (ir_write_file: NAME-KEY.gopk.tmp.PID.K). */
+static bool is_cache_temp(const char *name) {
+  const char *t = strstr(name, ".gopk.tmp.");
+  if (!t) return false;
+  size_t n = (size_t)(t - name) + 5;
+  char pack[256];
+  if (n >= sizeof pack) return false;
+  memcpy(pack, name, n);
+  pack[n] = 0;
+  return is_cache_pack(pack);
+}
+
+/* A writer that has not renamed its temporary in this long has died. */
+enum { STALE_TEMP_SECONDS = 600 };
+
+typedef struct PackFile {
+  char *name;
+  int64_t bytes;
+  struct timespec mtime;
+} PackFile;
+
+static int older_first(const void *a, const void *b) {
+  const PackFile *x = a, *y = b;
+  if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+  if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Keeps the cache folder under ctx->cache_max_bytes: the packs used least
+ * recently (by modification time, which a disk hit renews) are removed
+ * first, never `keep` (the pack just written). Temporaries of writers that
+ * died are removed too. Other processes may be doing the same at once:
+ * each unlink either removes a file or finds it gone, and a reader that
+ * has a pack open keeps reading it. Best effort: it reports nothing. */
+static void trim_folder(GopContext *ctx, const char *keep) {
+  DIR *d = opendir(ctx->cache_dir);
+  if (!d) return;
+  PackFile *files = NULL;
+  size_t n = 0, cap = 0;
+  int64_t total = 0;
+  time_t now = time(NULL);
+  int dfd = dirfd(d);
+  for (struct dirent *e; (e = readdir(d));) {
+    bool pack = is_cache_pack(e->d_name);
+    if (!pack && !is_cache_temp(e->d_name)) continue;
+    struct stat st;
+    if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (!pack) {
+      if (now - st.st_mtim.tv_sec > STALE_TEMP_SECONDS) unlinkat(dfd, e->d_name, 0);
+      continue;
+    }
+    total += (int64_t)st.st_size;
+    if (keep && strcmp(e->d_name, keep) == 0) continue;
+    if (n == cap) {
+      PackFile *grown = realloc(files, sizeof *files * (cap = cap ? 2 * cap : 64));
+      if (!grown) break;
+      files = grown;
+    }
+    char *name = strdup(e->d_name);
+    if (!name) break;
+    files[n++] = (PackFile){name, (int64_t)st.st_size, st.st_mtim};
+  }
+  if (total > ctx->cache_max_bytes) {
+    qsort(files, n, sizeof *files, older_first);
+    for (size_t i = 0; i < n && total > ctx->cache_max_bytes; i++)
+      if (unlinkat(dfd, files[i].name, 0) == 0 || errno == ENOENT) total -= files[i].bytes;
+  }
+  for (size_t i = 0; i < n; i++) free(files[i].name);
+  free(files);
+  closedir(d);
+}
+
 int gop_cache_clear(GopContext *ctx) {
+  API_LOCK(ctx);
   if (!ctx->cache_dir) return 0;
   DIR *d = opendir(ctx->cache_dir);
   if (!d) {
@@ -128,6 +210,7 @@ int gop_cache_clear(GopContext *ctx) {
 }
 
 void gop_cache_stats(const GopContext *ctx, GopCacheStats *out) {
+  API_LOCK((GopContext *)ctx);
   *out = ctx->cache;
   out->entries = 0;
   for (const ApiKernel *k = ctx->kernels; k; k = k->next) out->entries++;
@@ -173,7 +256,35 @@ static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], c
 
 int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
   if (!op) return -1;
+  API_LOCK(op->module->ctx);
   return make_key(op, o, key, NULL, NULL);
+}
+
+/* Drops the least recently used kernels while the cache holds more than
+ * ctx->cache_max_kernels (never `keep`, the one just added). A run that
+ * held a dropped program forgets it and its prepared launch, and looks its
+ * kernels up again at its next launch (the folder, else the compiler):
+ * the bound holds whatever the runs do. The caller holds the lock, so no
+ * launch of those runs is under way. */
+static void evict_memory(GopContext *ctx, const ApiKernel *keep) {
+  for (;;) {
+    int n = 0;
+    ApiKernel **victim = NULL;
+    for (ApiKernel **at = &ctx->kernels; *at; at = &(*at)->next) {
+      n++;
+      if (*at != keep && (!victim || (*at)->used < (*victim)->used)) victim = at;
+    }
+    if (n <= ctx->cache_max_kernels || !victim) return;
+    ApiKernel *k = *victim;
+    *victim = k->next;
+    for (GopRun *r = ctx->runs; r; r = r->next) {
+      if (r->cached == &k->prog) r->cached = NULL;
+      if (r->dx.p == &k->prog) rt_devexec_free(&r->dx);
+    }
+    cg_program_free(&k->prog);
+    free(k);
+    ctx->cache_evicted++;
+  }
 }
 
 /* The run's program from the cache: memory, then the folder, else compiled
@@ -187,6 +298,7 @@ static const CgProgram *cached_program(GopRun *r) {
   for (ApiKernel *k = ctx->kernels; k; k = k->next)
     if (strcmp(k->key, key) == 0) {
       ctx->cache.memory_hits++;
+      k->used = ++ctx->cache_tick;
       free(ir);
       return &k->prog;
     }
@@ -197,31 +309,44 @@ static const CgProgram *cached_program(GopRun *r) {
     return NULL;
   }
   memcpy(k->key, key, sizeof k->key);
-  char *path = ctx->cache_dir ? ir_sprintf(ctx->arena, "%s/%s-%s.gopk", ctx->cache_dir,
-                                           r->op->ir->name, key)
-                              : NULL;
+  k->used = ++ctx->cache_tick;
+  /* malloc'ed, not the arena's: a long run's lookups must not grow it */
+  char *path = NULL;
+  if (ctx->cache_dir &&
+      asprintf(&path, "%s/%s-%s.gopk", ctx->cache_dir, r->op->ir->name, key) < 0)
+    path = NULL;
   bool found = false;
   if (path && access(path, R_OK) == 0) {
     Diag quiet;
     ir_diag_init(&quiet, NULL);
-    /* a pack that cannot be read, or that (by a hash collision) holds
-     * another operator, is compiled again and overwritten */
-    found = cg_pack_read(path, &k->prog, &quiet) == 0 && k->prog.ir && ir &&
-            strcmp(k->prog.ir, ir) == 0 && strcmp(k->prog.target, target) == 0 &&
+    /* a pack that cannot be read (truncated, or damaged: its checksum),
+     * or that (by a hash collision) holds another operator, is compiled
+     * again and overwritten, never loaded */
+    int rc = cg_pack_read(path, &k->prog, &quiet);
+    found = rc == 0 && k->prog.ir && ir && strcmp(k->prog.ir, ir) == 0 &&
+            strcmp(k->prog.target, target) == 0 &&
             cg_program_index_bits(&k->prog) == o.index_bits &&
             k->prog.csr_edges == (o.csr_edges != 0);
-    ir_diag_free(&quiet);
     if (found) {
       ctx->cache.disk_hits++;
+      utimensat(AT_FDCWD, path, NULL, 0); /* recently used: trimmed last */
     } else {
+      if (rc != 0) {
+        const char *why = quiet.buf ? quiet.buf : "unreadable";
+        ir_warning(&ctx->diag, (Loc){path, 0, 0},
+                   "the kernel cache's pack is damaged and is rebuilt: %.*s",
+                   (int)strcspn(why, "\n"), why);
+      }
       cg_program_free(&k->prog);
     }
+    ir_diag_free(&quiet);
   }
   free(ir);
   if (!found) {
     if (api_compile_op(r->op, &o, &k->prog) != 0) {
       if (path)
         ir_note(&ctx->diag, api_loc, "no kernel pack %s in the cache folder either", path);
+      free(path);
       free(k);
       return NULL;
     }
@@ -229,16 +354,23 @@ static const CgProgram *cached_program(GopRun *r) {
     r->stats.compile = ctx->times;
     if (path) {
       make_dirs(ctx->cache_dir); /* GOP_CACHE_DIR may not exist yet */
+      /* through a temporary renamed into place (ir_write_file): another
+       * process reading the same key sees the old pack or the whole new
+       * one; two writing it at once both write whole packs */
       if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
         cg_program_free(&k->prog);
+        free(path);
         free(k);
         return NULL;
       }
       ctx->cache.disk_writes++;
+      trim_folder(ctx, strrchr(path, '/') + 1);
     }
   }
+  free(path);
   k->next = ctx->kernels;
   ctx->kernels = k;
+  evict_memory(ctx, k);
   return &k->prog;
 }
 
@@ -266,6 +398,7 @@ static int sizes(GopRun *r, int64_t *numel) {
 }
 
 int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t numel) {
+  API_LOCK(r->ctx);
   const IrOp *ir = r->op->ir;
   int i = name ? tensor_index(r, name) : -1;
   if (i < 0) {
@@ -290,7 +423,10 @@ int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t n
   return 0;
 }
 
-void gop_run_set_stream(GopRun *r, void *stream) { r->stream = stream; }
+void gop_run_set_stream(GopRun *r, void *stream) {
+  API_LOCK(r->ctx);
+  r->stream = stream;
+}
 
 /* Opens the GPU for a device run; reports why not (gpu_status too). */
 static int open_device(GopRun *r) {
@@ -324,6 +460,7 @@ static int prepare_device(GopRun *r) {
 }
 
 int gop_run_prepare(GopRun *r) {
+  API_LOCK(r->ctx);
   if (r->from_pack) {
     r->cached = &r->prog;
   } else if (!r->cached && !(r->cached = cached_program(r))) {
@@ -341,6 +478,11 @@ int gop_run_prepare(GopRun *r) {
 
 int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream) {
   GopContext *ctx = r->ctx;
+  /* held through the launch: the kernel cache may drop a run's program
+   * only between launches, and the graph's device copy and group tables
+   * are shared by every run on the graph. Queuing is quick; nothing here
+   * waits for the GPU. */
+  API_LOCK(ctx);
   const IrOp *ir = r->op->ir;
   int nt = gop_run_num_tensors(r);
   if (n != nt || !ptrs) {
@@ -390,6 +532,7 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
 }
 
 int gop_run_launch(GopRun *r) {
+  API_LOCK(r->ctx);
   int nt = gop_run_num_tensors(r);
   for (int i = 0; i < nt; i++)
     if (!r->dptr[i]) {
@@ -401,8 +544,23 @@ int gop_run_launch(GopRun *r) {
 }
 
 int gop_run_sync(GopRun *r) {
-  if (open_device(r) != 0) return -1;
-  return rt_stream_sync(r->stream, &r->ctx->diag) == RT_OK ? 0 : -1;
+  void *stream;
+  {
+    API_LOCK(r->ctx);
+    if (open_device(r) != 0) return -1;
+    stream = r->stream;
+  }
+  /* waits without the lock: other threads keep launching in their streams */
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_stream_sync(stream, &quiet);
+  if (s != RT_OK) {
+    API_LOCK(r->ctx);
+    const char *msg = rt_reason(&quiet, s);
+    ir_error(&r->ctx->diag, api_loc, "%s", msg);
+  }
+  ir_diag_free(&quiet);
+  return s == RT_OK ? 0 : -1;
 }
 
 int gop_device_status(char *what, size_t size) {

@@ -106,6 +106,7 @@ static int grad_start(const GopOp *op, const char *wrt, bool joint, GradStart *s
 }
 
 GopModule *gop_grad(const GopOp *op, const char *wrt) {
+  API_LOCK(op ? op->module->ctx : NULL);
   GradStart s;
   if (grad_start(op, wrt, false, &s) != 0) return NULL;
   for (int i = 0; i < s.n; i++) {
@@ -117,6 +118,7 @@ GopModule *gop_grad(const GopOp *op, const char *wrt) {
 }
 
 GopModule *gop_grad_joint(const GopOp *op, const char *wrt) {
+  API_LOCK(op ? op->module->ctx : NULL);
   GradStart s;
   if (grad_start(op, wrt, true, &s) != 0) return NULL;
   IrOp *g = grad_derive_joint(s.ctx->arena, s.fw, s.names, s.n, s.adj[0], &s.ctx->diag);
@@ -196,6 +198,7 @@ char *gop_edge_traffic(const GopOp *op) {
 /* ---- double precision on the interpreter (checks of gradients) ---- */
 
 int gop_run_exec_f64(GopRun *r, double *const *data, int n) {
+  API_LOCK(r ? r->ctx : NULL);
   if (!r) return -1;
   GopContext *ctx = r->ctx;
   const IrOp *ir = r->op->ir;

@@ -62,6 +62,7 @@ static void collect_loops(const IrNode *list, FILE *out, char **seen, size_t *le
 }
 
 char *gop_op_loop_names(const GopOp *op, const char *schedule) {
+  API_LOCK(op ? op->module->ctx : NULL);
   const IrOp *ir = op->ir;
   if (schedule && *schedule) {
     GopCompileOptions o = {.schedule = schedule};
@@ -90,6 +91,7 @@ static void write_text(FILE *f, const void *text) { fputs(text, f); }
 
 int gop_save_schedule(GopContext *ctx, const char *path, const char *name,
                       const char *schedule) {
+  API_LOCK(ctx);
   if (!path || !*path) {
     ir_error(&ctx->diag, api_loc, "gop_save_schedule: no file given");
     return -1;

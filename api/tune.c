@@ -62,6 +62,7 @@ static int predict_choice(GopContext *ctx, const char *db_path, const TuneOpShap
 
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
                         GopScheduleChoice *out) {
+  API_LOCK(op ? op->module->ctx : NULL);
   GopContext *ctx = op->module->ctx;
   memset(out, 0, sizeof *out);
   TuneGraphSig sig;
@@ -154,6 +155,7 @@ static void fill_uniform(IrDType dt, void *x, int64_t n, uint64_t seed) {
 }
 
 int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
+  API_LOCK(r ? r->ctx : NULL);
   GopContext *ctx = r->ctx;
   const IrOp *ir = r->op->ir;
   GopTuneOptions opts = o ? *o : (GopTuneOptions){0};
@@ -375,6 +377,7 @@ bool gop_predictor_available(char *why, size_t size) {
 }
 
 int gop_predictor_train(GopContext *ctx, const char *db_path, GopTrainInfo *out) {
+  API_LOCK(ctx);
   memset(out, 0, sizeof *out);
   GopModule *std = gop_stdlib(ctx);
   TuneTrainInfo t;
@@ -388,6 +391,7 @@ int gop_predictor_train(GopContext *ctx, const char *db_path, GopTrainInfo *out)
 }
 
 int gop_predictor_evaluate(GopContext *ctx, const char *db_path, FILE *table, GopEvalInfo *out) {
+  API_LOCK(ctx);
   memset(out, 0, sizeof *out);
   if (!db_path) {
     ir_error(&ctx->diag, api_loc, "gop_predictor_evaluate: no database given");
@@ -406,6 +410,7 @@ int gop_predictor_evaluate(GopContext *ctx, const char *db_path, FILE *table, Go
 
 int gop_tune_import_csv(GopContext *ctx, const char *csv, const char *db_path,
                         const char *datasets, const char *gpu, int cc, GopImportInfo *out) {
+  API_LOCK(ctx);
   memset(out, 0, sizeof *out);
   if (!csv || !db_path || !datasets || !gpu || !*gpu || cc <= 0) {
     ir_error(&ctx->diag, api_loc, "gop_tune_import_csv: the CSV, the database, the datasets "

@@ -25,7 +25,14 @@
  *   <5120 bytes of PTX>
  *   ir 312
  *   <312 bytes of IR text>
+ *   sum 9f3c0e1a77b2d4c5
  *   end
+ *
+ * `sum` is the 64-bit FNV-1a of every byte before its line: a pack whose
+ * bytes changed after it was written (a disk or copy fault, an edit, a
+ * partial write by a tool that bypassed the rename) is refused rather than
+ * loaded, since a flipped byte in the PTX block could still parse. Packs
+ * written before there was a `sum` line read as they always did.
  *
  * `kernel NAME STAGE THREADS NPARAMS` (a stage over neighbour groups adds
  * `G DISTANCE THRESHOLD SHARED_TENSOR`, and `CLASSES` when an interleaved
@@ -34,6 +41,7 @@
  * BIND PER_BLOCK TOKENS...` with the extent in postfix: integers, `$N` for
  * symbol N, `nv`, `ne`, `+ - * / %`). Tensor dims are integers or `$N`.
  */
+#define _GNU_SOURCE /* open_memstream, strtok_r */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -284,7 +292,36 @@ static void write_pack(FILE *f, const CgProgram *p) {
   fprintf(f, "end\n");
 }
 
-static void write_pack_to(FILE *f, const void *p) { write_pack(f, p); }
+/* 64-bit FNV-1a, as runtime/'s rt_fnv1a64 (codegen must not use runtime/). */
+static uint64_t pack_sum(const char *data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)data[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+/* The pack is built in memory first so that its `sum` line can cover every
+ * byte before it; `end` follows the sum. */
+static void write_pack_to(FILE *f, const void *p) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&buf, &n);
+  if (!m) {
+    fputs("out of memory\n", f); /* an unreadable pack; ferror is not set */
+    return;
+  }
+  write_pack(m, p);
+  if (fclose(m) != 0 || !buf || n < 4) {
+    free(buf);
+    return;
+  }
+  n -= 4; /* "end\n" */
+  fwrite(buf, 1, n, f);
+  fprintf(f, "sum %016" PRIx64 "\nend\n", pack_sum(buf, n));
+  free(buf);
+}
 
 int cg_pack_write(const CgProgram *p, const char *path, Diag *d) {
   Loc at = {path, 0, 0};
@@ -334,7 +371,9 @@ static int next_line(PackReader *r) {
   if (memchr(r->p, 0, n)) return fail(r, "a NUL byte in a text line");
   r->p = nl ? nl + 1 : r->end;
   r->nwords = 0;
-  for (char *s = strtok(r->buf, " \t\r"); s; s = strtok(NULL, " \t\r")) {
+  char *save = NULL; /* strtok_r: packs are read from several threads */
+  for (char *s = strtok_r(r->buf, " \t\r", &save); s;
+       s = strtok_r(NULL, " \t\r", &save)) {
     if (r->nwords == (int)(sizeof r->words / sizeof r->words[0]))
       return fail(r, "too many words on a line");
     r->words[r->nwords++] = s;
@@ -635,10 +674,13 @@ static int parse_pack(PackReader *r, CgProgram *p) {
                    "version 1)",
                 r->nwords > 1 ? r->words[1] : "");
   size_t ir_len = 0;
+  bool summed = false;
   for (;;) {
     if (next_line(r)) return -1;
     if (r->nwords == 0) return fail(r, "empty line");
     const char *w = r->words[0];
+    if (summed && strcmp(w, "end") != 0)
+      return fail(r, "`%s` after the `sum` line (it must be the last before `end`)", w);
     if (strcmp(w, "end") == 0) {
       if (want_words(r, 1, "end")) return -1;
       break;
@@ -699,6 +741,20 @@ static int parse_pack(PackReader *r, CgProgram *p) {
       if (read_block(r, &p->ptx, &p->ptx_len)) return -1;
     } else if (strcmp(w, "ir") == 0) {
       if (read_block(r, &p->ir, &ir_len)) return -1;
+    } else if (strcmp(w, "sum") == 0) {
+      if (want_words(r, 2, "sum HEX")) return -1;
+      /* the line just read starts after the last newline before r->p */
+      const char *line = r->p;
+      if (line > r->text && line[-1] == '\n') line--;
+      while (line > r->text && line[-1] != '\n') line--;
+      char want[17];
+      snprintf(want, sizeof want, "%016" PRIx64,
+               pack_sum(r->text, (size_t)(line - r->text)));
+      if (strcmp(r->words[1], want) != 0)
+        return fail(r, "the pack's checksum does not match its contents "
+                       "(sum %s, computed %s): the file is damaged",
+                    r->words[1], want);
+      summed = true;
     } else {
       return fail(r, "unknown line '%s'", w);
     }

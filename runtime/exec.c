@@ -297,8 +297,11 @@ static RtStatus exec_state_alloc(ExecState *x, void *const *host, uint64_t *byte
   for (int i = 0; i < x->p->ntensors; i++) {
     const CgTensorInfo *t = &x->p->tensors[i];
     size_t n = (size_t)x->numel[i] * (size_t)ir_dtype_bytes(t->dtype);
-    char what[64];
-    snprintf(what, sizeof what, "%.40s", t->name);
+    char what[64]; /* what an out-of-memory message names */
+    if (t->role == IR_ROLE_TEMP)
+      snprintf(what, sizeof what, "temporary %.20s of %.28s", t->name, x->p->op);
+    else
+      snprintf(what, sizeof what, "tensor %.32s", t->name);
     RtStatus s = rt_tensor_alloc(&x->tensors[i], n, what, d);
     if (s != RT_OK) return s;
     *bytes += n;
@@ -719,8 +722,8 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
   /* temporaries live with the prepared run; the caller's tensors do not */
   for (int i = 0; i < p->ntensors; i++) {
     if (p->tensors[i].role != IR_ROLE_TEMP) continue;
-    char what[64];
-    snprintf(what, sizeof what, "%.40s", p->tensors[i].name);
+    char what[64]; /* "temporary M of edge_softmax": what an OOM names */
+    snprintf(what, sizeof what, "temporary %.20s of %.28s", p->tensors[i].name, p->op);
     size_t bytes = (size_t)x->numel[i] * (size_t)ir_dtype_bytes(p->tensors[i].dtype);
     if ((s = rt_tensor_alloc(&x->temps[i], bytes, what, d)) != RT_OK)
       goto fail;

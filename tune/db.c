@@ -105,6 +105,10 @@ static int inspect(const char *path, Diag *d) {
     sqlite3_close(db);
     return -1;
   }
+  /* another process may be creating or migrating the file right now: wait
+   * for it, as the writing connection below does, rather than call the
+   * file corrupt */
+  sqlite3_busy_timeout(db, 5000);
   int64_t app = 0, version = 0, tables = 0;
   int rc = -1;
   if (pragma_int(db, "PRAGMA application_id", &app) != 0 ||

@@ -6,7 +6,10 @@
  * would, with device memory in host memory:
  *
  * - Memory: cuMemAlloc gives zeroed host memory from a 1 GiB budget
- *   (CUDA_ERROR_OUT_OF_MEMORY past it), recorded with its size and device
+ *   (CUDA_ERROR_OUT_OF_MEMORY past it; FAKE_CUDA_MEMORY=BYTES, read at each
+ *   allocation, or fake_cuda_set_memory sets another, for tests of an
+ *   exhausted device; fake_cuda_used says what is held), recorded with its
+ *   size and device
  *   so that cuPointerGetAttributes can answer; copies and memsets act on
  *   it. The records are a static table, so memory a lost context never
  *   frees (after a sticky error gop stops calling the driver) stays
@@ -16,9 +19,11 @@
  *   stream, and each parameter's value, counted from the .entry's
  *   parameter list in the PTX) for the test to read through
  *   fake_cuda_launches(); cuMemsetD32Async is recorded likewise.
- * - Streams are handles the test makes up: 0 (the legacy stream), 0x1000
- *   and 0x1100 belong to the primary context, 0x2000 to another one;
- *   anything else is an invalid handle.
+ * - Streams are handles the test makes up: 0 (the legacy stream), 0x1000,
+ *   0x1010, ... 0x10f0 (sixteen, one per thread of a stress test) and
+ *   0x1100 belong to the primary context, 0x2000 to another one; anything
+ *   else is an invalid handle. fake_cuda_stream_launches counts the
+ *   launches queued in each (not capped like the record).
  * - Failures mid-run are injected by gop itself (GOP_CUDA_FAIL,
  *   runtime/cuda.c); this driver only names the errors they use.
  * - It is also a cuBLAS (GOP_CUBLAS_LIBRARY): cublasSgemm_v2 computes
@@ -30,7 +35,9 @@
  *   stream or event). A test reads it to see, for instance, that nothing
  *   crosses the bus between the steps of a forward.
  *
- * Nothing here is thread-safe: the tests are not threaded. */
+ * Every entry point takes one lock, so threaded tests (test_threads) may
+ * call it from any thread, as they may a real driver. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +48,23 @@ typedef uint64_t CUdeviceptr;
 
 #define EXPORT __attribute__((visibility("default")))
 
+static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
+static void unlock_big(int *unused) { pthread_mutex_unlock(&big); }
+/* Holds the driver's lock until the end of the enclosing block. */
+#define LOCKED \
+  int locked_ __attribute__((cleanup(unlock_big), unused)) = pthread_mutex_lock(&big)
+
 enum { MAX_ALLOCS = 4096, MAX_FUNCS = 1024, MAX_LAUNCHES = 64, MAX_PARAMS = 48 };
 static const size_t MEMORY = (size_t)1 << 30;
+static size_t memory_set; /* fake_cuda_set_memory's, or 0 */
+
+/* The budget: fake_cuda_set_memory's, else FAKE_CUDA_MEMORY, else 1 GiB. */
+static size_t budget(void) {
+  if (memory_set) return memory_set;
+  const char *env = getenv("FAKE_CUDA_MEMORY");
+  if (env && *env) return (size_t)strtoull(env, NULL, 10);
+  return MEMORY;
+}
 
 static struct {
   CUdeviceptr ptr;
@@ -81,6 +103,10 @@ static int nmemsets;
 
 static char primary_ctx, other_ctx;
 
+enum { NSTREAMS = 16 };
+static long stream_launches[NSTREAMS + 1]; /* 0x1000 + 0x10 i; the last: any other */
+static long total_launches;
+
 static char trace[1 << 16];
 static size_t ntrace;
 
@@ -92,22 +118,45 @@ static void note(char c) {
 
 /* ---- what the test reads ---- */
 EXPORT int fake_cuda_launches(const FakeLaunch **out) {
+  LOCKED;
   *out = launches;
   return nlaunches;
 }
 EXPORT int fake_cuda_memsets(const FakeMemset **out) {
+  LOCKED;
   *out = memsets;
   return nmemsets;
 }
 EXPORT const char *fake_cuda_trace(void) { return trace; }
+/* Launches queued in stream 0x1000 + 0x10 i (i < 16), or with i = -1 in
+ * every stream, since the last reset. */
+EXPORT long fake_cuda_stream_launches(int i) {
+  LOCKED;
+  return i < 0 ? total_launches : i < NSTREAMS ? stream_launches[i] : 0;
+}
+/* Sets the device memory budget (0: back to FAKE_CUDA_MEMORY or 1 GiB). */
+EXPORT void fake_cuda_set_memory(size_t bytes) {
+  LOCKED;
+  memory_set = bytes;
+}
+/* Device memory held now, and by how many allocations. */
+EXPORT size_t fake_cuda_used(int *count) {
+  LOCKED;
+  if (count) *count = nallocs;
+  return used;
+}
 EXPORT void fake_cuda_reset_log(void) {
+  LOCKED;
+  memset(stream_launches, 0, sizeof stream_launches);
+  total_launches = 0;
   nlaunches = nmemsets = 0;
   memset(trace, 0, sizeof trace);
   ntrace = 0;
 }
 
 static CUresult alloc_on(int device, CUdeviceptr *p, size_t bytes) {
-  if (nallocs == MAX_ALLOCS || bytes > MEMORY - used) return 2; /* OUT_OF_MEMORY */
+  size_t limit = budget();
+  if (nallocs == MAX_ALLOCS || used > limit || bytes > limit - used) return 2; /* OUT_OF_MEMORY */
   void *m = aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
   if (!m) return 2;
   memset(m, 0, bytes);
@@ -120,6 +169,7 @@ static CUresult alloc_on(int device, CUdeviceptr *p, size_t bytes) {
   return 0;
 }
 EXPORT CUdeviceptr fake_cuda_alloc_on(int device, size_t bytes) {
+  LOCKED;
   CUdeviceptr p = 0;
   return alloc_on(device, &p, bytes) == 0 ? p : 0;
 }
@@ -139,10 +189,12 @@ static const char *name_of(CUresult r) {
   }
 }
 EXPORT CUresult cuGetErrorName(CUresult e, const char **s) {
+  LOCKED;
   *s = name_of(e);
   return *s ? 0 : 1; /* as the driver: an unknown code is an invalid value */
 }
 EXPORT CUresult cuGetErrorString(CUresult e, const char **s) {
+  LOCKED;
   *s = e == 2     ? "out of memory"
        : e == 400 ? "invalid resource handle"
        : e == 700 ? "an illegal memory access was encountered"
@@ -151,22 +203,27 @@ EXPORT CUresult cuGetErrorString(CUresult e, const char **s) {
 }
 EXPORT CUresult cuInit(unsigned flags) { return 0; }
 EXPORT CUresult cuDriverGetVersion(int *v) {
+  LOCKED;
   *v = 13000;
   return 0;
 }
 EXPORT CUresult cuDeviceGetCount(int *n) {
+  LOCKED;
   *n = 2;
   return 0;
 }
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal) {
+  LOCKED;
   *dev = ordinal;
   return ordinal >= 0 && ordinal < 2 ? 0 : 101; /* CUDA_ERROR_INVALID_DEVICE */
 }
 EXPORT CUresult cuDeviceGetName(char *name, int len, int dev) {
+  LOCKED;
   snprintf(name, (size_t)len, "gop fake GPU %d", dev);
   return 0;
 }
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+  LOCKED;
   switch (attr) {
   case 1: case 2: case 3: *v = 1024; break; /* threads per block, block x, y */
   case 4: *v = 64; break;                   /* block z */
@@ -187,25 +244,31 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   return 0;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  LOCKED;
   *ctx = &primary_ctx;
   return 0;
 }
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return 0; }
 EXPORT CUresult cuCtxSetCurrent(void *ctx) { return 0; }
 EXPORT CUresult cuCtxSynchronize(void) {
+  LOCKED;
   note('w');
   return 0;
 }
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
-  *free_bytes = MEMORY - used;
-  *total = MEMORY;
+  LOCKED;
+  size_t limit = budget();
+  *free_bytes = used < limit ? limit - used : 0;
+  *total = limit;
   return 0;
 }
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  LOCKED;
   note('a');
   return alloc_on(0, p, bytes);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+  LOCKED;
   if (!p) return 0;
   note('f');
   for (int i = 0; i < nallocs; i++)
@@ -218,16 +281,19 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   return 1;
 }
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+  LOCKED;
   note('h');
   memcpy((void *)(uintptr_t)d, s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+  LOCKED;
   note('d');
   memcpy(d, (const void *)(uintptr_t)s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  LOCKED;
   note('c');
   memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
@@ -236,11 +302,13 @@ static void fill32(CUdeviceptr d, unsigned v, size_t n) {
   for (size_t i = 0; i < n; i++) ((uint32_t *)(uintptr_t)d)[i] = v;
 }
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
+  LOCKED;
   note('s');
   fill32(d, v, n);
   return 0;
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
+  LOCKED;
   note('m');
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
   fill32(d, v, n);
@@ -249,6 +317,7 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stre
 /* the same in a stream for 16-bit and f64 outputs (exec.c rt_devexec_launch):
  * recorded with the pattern and the count (rows for the 2-D fill) */
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, void *stream) {
+  LOCKED;
   note('m');
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
   for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
@@ -256,6 +325,7 @@ EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, void
 }
 EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size_t w, size_t h,
                                    void *stream) {
+  LOCKED;
   note('m');
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, h, stream};
   for (size_t r = 0; r < h; r++)
@@ -264,12 +334,14 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size
 }
 /* the fills of 16-bit and f64 tensors (runtime/memory.c rt_tensor_fill_bits) */
 EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
+  LOCKED;
   note('s');
   for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
   return 0;
 }
 EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t w,
                                  size_t h) {
+  LOCKED;
   note('s');
   for (size_t r = 0; r < h; r++)
     for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
@@ -279,16 +351,19 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; 
 EXPORT CUresult cuMemHostUnregister(void *p) { return 0; }
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o,
                                    void **v) {
+  LOCKED;
   note('l');
   *mod = strdup(image); /* the module is its PTX: freed by cuModuleUnload */
   return *mod ? 0 : 2;
 }
 EXPORT CUresult cuModuleUnload(void *mod) {
+  LOCKED;
   free(mod);
   return 0;
 }
 /* Counts the parameters of `.entry name(` in the module's PTX. */
 EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  LOCKED;
   const char *ptx = mod;
   char want[160];
   snprintf(want, sizeof want, ".entry %s(", name);
@@ -305,6 +380,7 @@ EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   return 0;
 }
 EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
+  LOCKED;
   switch (attr) {
   case 0: *v = 1024; break;        /* max threads per block */
   case 4: *v = 32; break;          /* registers */
@@ -318,8 +394,12 @@ EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return 0; }
 EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shared, void *stream,
                                void **params, void **extra) {
+  LOCKED;
   FakeFunc *f = fn;
   note('k');
+  uintptr_t s = (uintptr_t)stream;
+  total_launches++;
+  stream_launches[s >= 0x1000 && s < 0x1000 + 0x10 * NSTREAMS ? (s - 0x1000) / 0x10 : NSTREAMS]++;
   if (nlaunches == MAX_LAUNCHES) return 0;
   FakeLaunch *l = &launches[nlaunches++];
   *l = (FakeLaunch){.fn = f->name, .grid = gx, .block = bx, .shared = shared, .stream = stream,
@@ -333,35 +413,43 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
 }
 static int event_token;
 EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {
+  LOCKED;
   *ev = &event_token;
   return 0;
 }
 EXPORT CUresult cuEventRecord(void *ev, void *stream) {
+  LOCKED;
   note('e');
   return 0;
 }
 EXPORT CUresult cuEventSynchronize(void *ev) {
+  LOCKED;
   note('w');
   return 0;
 }
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
+  LOCKED;
   *ms = 0.01f;
   return 0;
 }
 EXPORT CUresult cuEventDestroy_v2(void *ev) { return 0; }
 EXPORT CUresult cuStreamSynchronize(void *stream) {
+  LOCKED;
   note('w');
   return 0;
 }
 EXPORT CUresult cuStreamGetCtx(void *stream, void **ctx) {
+  LOCKED;
   uintptr_t s = (uintptr_t)stream;
-  if (s == 0 || s == 0x1000 || s == 0x1100) *ctx = &primary_ctx;
+  if (s == 0 || (s >= 0x1000 && s < 0x1000 + 0x10 * NSTREAMS && s % 0x10 == 0) || s == 0x1100)
+    *ctx = &primary_ctx;
   else if (s == 0x2000) *ctx = &other_ctx;
   else return 400; /* CUDA_ERROR_INVALID_HANDLE */
   return 0;
 }
 /* MEMORY_TYPE 2, DEVICE_ORDINAL 9, RANGE_START_ADDR 11, RANGE_SIZE 12 */
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
+  LOCKED;
   int found = -1;
   for (int i = 0; i < nallocs; i++)
     if (p >= allocs[i].ptr && p < allocs[i].ptr + (allocs[i].bytes ? allocs[i].bytes : 1))
@@ -381,25 +469,30 @@ EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUde
 /* ---- cuBLAS (runtime/cublas.def) ---- */
 static int cublas_handle;
 EXPORT int cublasCreate_v2(void **handle) {
+  LOCKED;
   *handle = &cublas_handle;
   return 0;
 }
 EXPORT int cublasDestroy_v2(void *handle) { return 0; }
 EXPORT int cublasGetVersion_v2(void *handle, int *version) {
+  LOCKED;
   *version = 130000;
   return 0;
 }
 EXPORT int cublasSetMathMode(void *handle, int mode) { return 0; }
 EXPORT const char *cublasGetStatusName(int status) {
+  LOCKED;
   return status == 0 ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
 }
 EXPORT const char *cublasGetStatusString(int status) {
+  LOCKED;
   return status == 0 ? "success" : "an unsupported value or parameter was passed";
 }
 /* Column-major, as cuBLAS: C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C. */
 EXPORT int cublasSgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
                           const float *A, int lda, const float *B, int ldb, const float *beta,
                           float *C, int ldc) {
+  LOCKED;
   note('g');
   if (m < 0 || n < 0 || k < 0) return 7; /* CUBLAS_STATUS_INVALID_VALUE */
   for (int j = 0; j < n; j++)
