@@ -7,7 +7,8 @@ custom operator against the plain call and its gradient against gop.autograd
 (and in float64 against finite differences); GCN, GraphSAGE (mean, max),
 GIN (train_eps) and GAT two-layer models compiled with fullgraph=True (no
 graph break; GCN with inductor, the others with aot_eager) against eager,
-forward and every parameter's gradient; a second graph of the same sizes
+forward and every parameter's gradient, and in inference (eval, no grad);
+a second graph of the same sizes
 recompiling rather than reusing the first's constants; an edge_index
 tensor refused under compile with a clear message. Skipped where torch (2.4
 or newer: torch.library.register_autograd) is not installed. Run by ctest's
@@ -156,6 +157,12 @@ class TestCompiledLayers(unittest.TestCase):
         self.assertTrue(close(y0, y1), f"{kind}: forward")
         for (name, p), a in zip(m.named_parameters(), g0):
             self.assertTrue(close(a, p.grad), f"{kind}: gradient of {name}")
+        # inference (eval, no grad: the plans record no gradient)
+        m.eval()
+        with torch.no_grad():
+            self.assertTrue(close(torch.compile(m, fullgraph=True, backend=backend)(x, g),
+                                  m(x, g)), f"{kind}: inference")
+        m.train()
         # another graph of the same sizes (so only the guard on the graph
         # object tells them apart): it recompiles rather than reuse the first
         # graph's constants (its key, GCN's weights, GAT's self-loop graph)
