@@ -29,12 +29,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+if not os.environ.get("PYTHONPATH"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
 import gop  # noqa: E402
 from gop import distributed as gd  # noqa: E402
 
-PREP_GRAPHS = ["rmat:12:16", "rmat:16:16", "rmat:18:16", "grid:200x200"]
+PREP_GRAPHS = ["rmat:14:16", "rmat:17:16"]
 WIDTHS = [64, 128, 256]
 AGG_OPS = ["copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_min", "u_add_e_sum",
            "copy_e_sum", "u_mul_e_max", "copy_u_mean", "u_mul_e_mean"]
@@ -46,31 +47,29 @@ def log(*a):
 
 # ---- prepare (no torch, no GPU) ----
 
-def graphs_of(g, parts):
-    """The graphs the runs use: the whole one, each part's, its two classes,
-    and the all-gather layout (its sources spread like the whole graph's)."""
+def graphs_of(g, P):
+    """The graphs bench picks a schedule on: the whole one (one GPU), and
+    each part's graph and local class (P GPUs; the all-gather layout has the
+    part's degrees)."""
     out = [g]
-    for P in parts:
-        p = gd.Partition(g, P)
-        for k in range(P):
-            gl, _, gr, _ = p.classes(k)
-            out += [p.part_graph(k), gl, gr]
+    p = gd.Partition(g, P)
+    for k in range(P):
+        out += [p.part_graph(k), p.classes(k)[0]]
     return out
 
 
 def prepare(args):
     st = gop.stdlib
     todo = set()
-    specs = PREP_GRAPHS + [f"../shared/datasets/{n}.mtx.gz" for n in ("cora", "pubmed",
-                                                                   "ogbn-arxiv")]
+    specs = PREP_GRAPHS + [f"../shared/datasets/{n}.mtx.gz" for n in ("ogbn-arxiv",)]
     for spec in specs:
         if spec.endswith(".gz") and not os.path.exists(spec):
             continue
         g = gop.Graph.open(spec)
-        for gg in graphs_of(g, [2, 4]):
-            for F in WIDTHS + [16, 32]:
-                for name in ("copy_u_sum", "u_mul_e_sum"):
-                    todo.add((name, st[name].schedule_for(gg, "auto", F=F), F))
+        for gg in graphs_of(g, 2):
+            for F in WIDTHS:
+                todo.add(("copy_u_sum", st.copy_u_sum.schedule_for(gg, "auto", F=F), F))
+        log(f"  {spec}: {len(todo)} kernels to prepare")
     for name in AGG_OPS:
         todo.add((name, None, 16))
     t0 = time.time()
@@ -96,6 +95,9 @@ def prepare(args):
 # ---- torch side ----
 
 def setup():
+    # gop launches on one device a process: this rank's (before gop's first
+    # GPU call reads it)
+    os.environ.setdefault("GOP_CUDA_DEVICE", os.environ.get("LOCAL_RANK", "0"))
     import torch
     import torch.distributed as dist
     from datetime import timedelta
@@ -131,7 +133,7 @@ def check(args):
             op = st[name]
             ins_whole, ins_part = [], []
             for s in op.inputs:
-                if s.index == "src":
+                if s.dims[0] == "src":
                     ins_whole.append(x), ins_part.append(sg.shard(x))
                 else:
                     w = w1 if len(s.dims) == 1 else wf
@@ -142,6 +144,14 @@ def check(args):
                 e = rel(y, ref)
                 worst = max(worst, e)
                 rows.append((spec, name, "forward", overlap, e))
+            if name in ("copy_u_sum", "u_mul_e_sum") and P > 1:
+                try:
+                    e = rel(sg.aggregate_peer(op, *ins_part), ref)
+                    worst = max(worst, e)
+                    rows.append((spec, name, "peer", False, e))
+                except Exception as ex:  # noqa: BLE001 (reported, not fatal)
+                    rows.append((spec, name, f"peer unavailable: {type(ex).__name__}: "
+                                 f"{str(ex)[:200]}", False, 0.0))
             if name in ("copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_mean"):
                 xw = x.clone().requires_grad_(True)
                 dy = torch.rand(g.num_nodes, F, device="cuda", generator=gen)
@@ -258,7 +268,13 @@ def bench(args):
                     log(f"  F = {F}: |V| x F past 2^31 needs 64-bit kernels; skipped")
                 continue
             gen = torch.Generator(device="cuda").manual_seed(F)
-            xs = torch.rand(sg.num_own, F, device="cuda", generator=gen)
+            # features where each mode reads them: no copy of the own rows
+            xs = sg.features(F) if P > 1 else torch.empty(sg.num_own, F, device="cuda")
+            xs.copy_(torch.rand(sg.num_own, F, device="cuda", generator=gen))
+            xa = None
+            if P > 1:
+                xa = sg.features_allgather(F)
+                xa.copy_(xs)
             for name in ("copy_u_sum", "copy_u_mean"):
                 op = st[name]
                 summ = st["copy_u_sum"]
@@ -271,20 +287,30 @@ def bench(args):
                         return s
                     except gop.GopError:
                         return None  # not prepared: the default mapping
-                if P == 1:
+                if P == 1:  # the whole graph (a mean is its sum over the in-degree)
                     s = pick(g)
-                    x = xs
-                    res["1gpu"] = (timed(torch, dist, lambda: op(g, x, schedule=s), args.reps), s)
+                    res["1gpu"] = (timed(torch, dist, lambda: sg.aggregate(
+                        op, xs, schedule=s), args.reps), s)
                 else:
                     s = pick(sg.local)
                     res["halo_overlap"] = (timed(torch, dist, lambda: sg.aggregate(
                         op, xs, overlap=True, schedule=s), args.reps), s)
-                    res["halo_sync"] = (timed(torch, dist, lambda: sg.aggregate(
-                        op, xs, overlap=False, schedule=s), args.reps), s)
+                    s1 = pick(sg.graph)
+                    res["halo"] = (timed(torch, dist, lambda: sg.aggregate(
+                        op, xs, overlap=False, schedule=s1), args.reps), s1)
+                    if args.peer and name == "copy_u_sum":
+                        try:
+                            sg.aggregate_peer(op, xs, schedule=s)
+                            res["peer"] = (timed(torch, dist, lambda: sg.aggregate_peer(
+                                op, xs, schedule=s), args.reps), s)
+                        except Exception as e:  # noqa: BLE001 (reported, not fatal)
+                            if rank == 0:
+                                log(f"  peer transport: {type(e).__name__}: {e}")
+                            args.peer = False
                     ag, _ = sg.allgather_graph()
                     s2 = pick(ag)
                     res["allgather"] = (timed(torch, dist, lambda: sg.aggregate_allgather(
-                        op, xs, schedule=s2), args.reps), s2)
+                        op, xa, schedule=s2), args.reps), s2)
                 # the fewest bytes one GPU must move: its rows of X and Y, its
                 # halo rows once, its CSR (8 B offsets, 4 B sources)
                 fb = 4 * F * (2 * sg.num_own + sg.num_halo) + 8 * sg.num_own + 4 * sg.num_edges
@@ -316,6 +342,8 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--out", default="")
+    ap.add_argument("--peer", action="store_true",
+                    help="bench: also the peer transport (symmetric memory over NVLink)")
     ap.add_argument("--cache", default="")
     args = ap.parse_args()
     if args.cache:

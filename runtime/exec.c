@@ -834,6 +834,15 @@ RtStatus rt_pointer_check(RtDevPtr p, size_t bytes, const char *what, Diag *d) {
     return RT_ERR;
   }
   if (type == CU_MEMORYTYPE_DEVICE && ordinal != dev->ordinal) {
+    /* a peer's memory mapped read-write into this device's address space
+     * (CUDA's virtual memory management, as torch's symmetric memory maps
+     * it; gop.distributed's peer transport) is read in place over NVLink */
+    int access = 0;
+    CUpointer_attribute a = CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+    void *ad[] = {&access};
+    if (rt_cuda_api()->cuPointerGetAttributes(1, &a, ad, p) == CUDA_SUCCESS &&
+        access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return RT_OK;
     ir_error(d, (Loc){0}, "%s: address 0x%llx is memory of device %d; gop runs on "
              "device %d (GOP_CUDA_DEVICE)", what, (unsigned long long)p, ordinal,
              dev->ordinal);

@@ -226,10 +226,16 @@ def _halo_function():
 _HALO = None
 
 
+def _dom(spec):
+    """The domain of an operator's tensor: 'src', 'dst', 'edge' or None."""
+    d = spec.dims[0] if spec.dims else None
+    return d if d in ("src", "dst", "edge") else None
+
+
 def _additive(op):
     """Whether an operator adds over in-edges into destinations with nothing
     else (DGL's *_sum): its two work classes' results may be added."""
-    return op.name.endswith("_sum") and all(s.index == "dst" for s in op.outputs)
+    return op.name.endswith("_sum") and all(_dom(s) == "dst" for s in op.outputs)
 
 
 class ShardedGraph:
@@ -249,6 +255,16 @@ class ShardedGraph:
         self.device = torch.device(device) if device is not None else (
             torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available()
             else torch.device("cpu"))
+        if self.device.type == "cuda":
+            # gop launches on one device a process (GOP_CUDA_DEVICE, read when
+            # it first touches the GPU): this rank's
+            import os
+            want = str(self.device.index or 0)
+            had = os.environ.setdefault("GOP_CUDA_DEVICE", want)
+            if had != want:
+                raise GopError(f"ShardedGraph: rank {self.rank} runs on {self.device}, but "
+                               f"GOP_CUDA_DEVICE={had}: set it to the rank's device "
+                               "(LOCAL_RANK under torchrun) or leave it unset")
         self.whole = graph
         self.partition = p = Partition(graph, self.world, method)
         me = p.part(self.rank)
@@ -327,26 +343,34 @@ class ShardedGraph:
             raise TypeError(f"{op.name}: {len(op.inputs)} inputs, got {len(inputs)}")
         for s, x in zip(op.inputs, inputs):
             want = {"src": self.num_own, "dst": self.num_own,
-                    "edge": self.num_edges}.get(s.index)
+                    "edge": self.num_edges}.get(_dom(s))
             if want is not None and x.shape[0] != want:
-                raise ValueError(f"{op.name}: input {s.name} on {s.index} needs {want} rows "
+                raise ValueError(f"{op.name}: input {s.name} on {_dom(s)} needs {want} rows "
                                  f"on rank {self.rank} (its own "
-                                 f"{'edges' if s.index == 'edge' else 'vertices'}), got "
+                                 f"{'edges' if _dom(s) == 'edge' else 'vertices'}), got "
                                  f"{x.shape[0]}")
-        if any(s.index == "src" for s in op.outputs):
+        if any(_dom(s) == "src" for s in op.outputs):
             raise GopError(f"{op.name}: an output on the sources is summed over parts; "
                            "differentiate through aggregate() instead")
         from . import stdlib
+        torch_grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False)
+                                                     for x in inputs)
         if op.name.endswith("_mean") and op.library is stdlib and \
-                op.name[:-5] + "_sum" in stdlib and all(s.index == "dst" for s in op.outputs):
+                op.name[:-5] + "_sum" in stdlib and all(_dom(s) == "dst" for s in op.outputs):
             y = self.aggregate(stdlib[op.name[:-5] + "_sum"], *inputs, overlap=overlap,
                                schedule=schedule, **extents)
-            inv = 1.0 / self.in_degree.clamp(min=1.0)
-            return y * inv.view((-1,) + (1,) * (y.dim() - 1))
+            inv = (1.0 / self.in_degree.clamp(min=1.0)).view((-1,) + (1,) * (y.dim() - 1))
+            return y * inv if torch_grad else y.mul_(inv)
         kw = dict(schedule=schedule, **extents)
         if self.world == 1:  # the whole graph, in its own numbering: no halo
             return op(self.graph, *inputs, **kw)
-        srcs = [i for i, s in enumerate(op.inputs) if s.index == "src"]
+        srcs = [i for i, s in enumerate(op.inputs) if _dom(s) == "src"]
+        grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False)
+                                               for x in inputs)
+        if not grad and len(srcs) == 1 and inputs[srcs[0]].dim() == 2 and \
+                all(_dom(s) in ("src", "edge") for s in op.inputs) and \
+                all(_dom(s) == "dst" for s in op.outputs) and len(op.outputs) == 1:
+            return self._aggregate_buffered(op, inputs, srcs[0], overlap, kw)
         if _additive(op) and srcs:
             halos = [self.halo(inputs[i], overlap=overlap) for i in srcs]
             loc = [self._class_input(s, x, self.local_pos, None) for s, x in zip(op.inputs,
@@ -364,31 +388,140 @@ class ShardedGraph:
         # the part's whole graph: own rows then halo rows
         full = []
         for s, x in zip(op.inputs, inputs):
-            if s.index == "src":
+            if _dom(s) == "src":
                 full.append(torch.cat([x, self.halo(x)]))
-            elif s.index == "dst":
+            elif _dom(s) == "dst":
                 full.append(torch.cat([x, x.new_zeros((self.num_halo,) + tuple(x.shape[1:]))]))
             else:
                 full.append(x)
         out = op(self.graph, *full, **kw)
         outs = out if isinstance(out, tuple) else (out,)
-        res = tuple(o[:self.num_own] if s.index == "dst" else o
+        res = tuple(o[:self.num_own] if _dom(s) == "dst" else o
                     for s, o in zip(op.outputs, outs))
         return res if isinstance(out, tuple) else res[0]
 
+    def _buffer(self, F, dtype):
+        """[num_own + max(num_own, num_halo), F]: the own rows, then the halo
+        rows, received in place, then rows the remote class's square graph
+        counts but no edge reads. Made once per (F, dtype)."""
+        torch, _ = _torch()
+        key = (F, dtype)
+        bufs = self.__dict__.setdefault("_bufs", {})
+        if key not in bufs:
+            n = self.num_own + max(self.num_own, self.num_halo, 1)
+            bufs[key] = torch.empty((n, F), dtype=dtype, device=self.device)
+        return bufs[key]
+
+    def features(self, F, dtype=None):
+        """A [num_own, F] tensor for this rank's rows of a vertex tensor,
+        sitting where aggregate() gathers the halo: an aggregation of it
+        copies no own rows (any other tensor is copied there first)."""
+        torch, _ = _torch()
+        return self._buffer(F, dtype or torch.float32)[:self.num_own]
+
+    def _aggregate_buffered(self, op, inputs, si, overlap, kw):
+        """aggregate() when no gradient is asked for: the halo lands in the
+        buffer right after the own rows, so the part's graph (or the remote
+        class) reads it in place, with no concatenation or padding."""
+        torch, dist = _torch()
+        x = inputs[si]
+        nown, nhalo = self.num_own, self.num_halo
+        buf = self._buffer(x.shape[1], x.dtype)
+        if x.data_ptr() != buf.data_ptr():
+            buf[:nown].copy_(x)
+        send = buf[:nown].index_select(0, self.plan.send_idx)
+        work = dist.all_to_all_single(buf[nown:nown + nhalo], send,
+                                      output_split_sizes=self.plan.recv_counts,
+                                      input_split_sizes=self.plan.send_counts,
+                                      group=self.group, async_op=True)
+        if _additive(op) and overlap:
+            loc = [buf[:nown] if i == si else x.index_select(0, self.local_pos)
+                   for i, x in enumerate(inputs)]
+            y = op(self.local, *loc, **kw)  # while the halo travels
+            work.wait()
+            n = self.remote.num_nodes
+            rem = [buf[nown:nown + n] if i == si else x.index_select(0, self.remote_pos)
+                   for i, x in enumerate(inputs)]
+            return y.add_(op(self.remote, *rem, **kw)[:nown])
+        work.wait()
+        full = [buf[:nown + nhalo] if i == si else x for i, x in enumerate(inputs)]
+        return op(self.graph, *full, **kw)[:nown]
+
     def _class_input(self, spec, x, pos, halo, n=None):
         torch, _ = _torch()
-        if spec.index == "edge":
+        if _dom(spec) == "edge":
             return x.index_select(0, pos)
-        if spec.index in ("src", "dst"):
+        if _dom(spec) in ("src", "dst"):
             rows = halo if halo is not None else x
-            if spec.index == "dst" and n is None:
+            if _dom(spec) == "dst" and n is None:
                 return x
             if n is not None and rows.shape[0] < n:  # the remote graph is square
                 rows = torch.cat([rows, rows.new_zeros((n - rows.shape[0],) +
                                                        tuple(rows.shape[1:]))])
             return rows
         return x
+
+    # -- the second transport: a peer's rows read over NVLink --
+
+    def _peer_setup(self, F, dtype):
+        """Symmetric buffers ([max own rows, F] on every rank, each mapped
+        into every peer's address space by torch's symmetric memory) and
+        one remote class per peer, its sources numbered as that peer's own
+        rows. Made once per (F, dtype)."""
+        torch, dist = _torch()
+        import torch.distributed._symmetric_memory as symm
+        key = (F, dtype)
+        peer = getattr(self, "_peer", None)
+        if peer is None:
+            peer = self._peer = {"graphs": None, "bufs": {}}
+        if peer["graphs"] is None:
+            p, me = self.partition, self.partition.part(self.rank)
+            nown = self.num_own
+            m = max(p.part(q)["num_own"] for q in range(self.world))
+            ei = self.graph.edge_index
+            hf = me["halo_from"]
+            graphs = []
+            for q in range(self.world):
+                if q == self.rank:
+                    continue
+                lo, hi = nown + hf[q], nown + hf[q + 1]
+                pos = np.nonzero((ei[0] >= lo) & (ei[0] < hi))[0]
+                qown = p.part(q)["rows"][:p.part(q)["num_own"]]
+                src = np.searchsorted(qown, me["rows"][ei[0][pos]])
+                g = Graph.from_arcs(src, ei[1][pos], max(m, 1), f"part {self.rank} from {q}")
+                graphs.append((q, g, torch.from_numpy(pos).to(self.device)))
+            peer["graphs"], peer["rows"] = graphs, int(m)
+        if key not in peer["bufs"]:
+            if hasattr(symm, "enable_symm_mem_for_group"):
+                symm.enable_symm_mem_for_group(dist.group.WORLD.group_name)
+            buf = symm.empty((peer["rows"], F), dtype=dtype, device=self.device)
+            hdl = symm.rendezvous(buf, dist.group.WORLD.group_name)
+            views = {q: hdl.get_buffer(q, (peer["rows"], F), dtype) for q, _, _ in peer["graphs"]}
+            peer["bufs"][key] = (buf, hdl, views)
+        return peer
+
+    def aggregate_peer(self, op, x_own, *edge_inputs, schedule=None):
+        """An additive operator (*_sum) with the remote classes reading each
+        peer's rows in place over NVLink (no staging, no exchange): this
+        rank's rows go to its symmetric buffer, every rank waits for every
+        other, the local class and one class per peer run, and a second
+        wait keeps a peer from overwriting rows still being read. Forward
+        only; x_own [num_own, F]."""
+        if not _additive(op):
+            raise GopError(f"{op.name}: the peer transport takes *_sum operators")
+        F = x_own.shape[1]
+        peer = self._peer_setup(F, x_own.dtype)
+        buf, hdl, views = peer["bufs"][(F, x_own.dtype)]
+        buf[:self.num_own].copy_(x_own)
+        hdl.barrier(channel=0)
+        we = [w.index_select(0, self.local_pos) for w in edge_inputs]
+        y = op(self.local, x_own, *we, schedule=schedule)
+        for q, g, pos in peer["graphs"]:
+            yq = op(g, views[q], *[w.index_select(0, pos) for w in edge_inputs],
+                    schedule=schedule)
+            y = y + yq[:self.num_own]
+        hdl.barrier(channel=1)
+        return y
 
     # -- the baseline users have today --
 
@@ -411,82 +544,38 @@ class ShardedGraph:
             self._gather = (g, int(m))
         return self._gather
 
+    def features_allgather(self, F, dtype=None):
+        """A [num_own, F] tensor in the all-gather's send buffer (its
+        aggregation copies no own rows)."""
+        torch, _ = _torch()
+        return self._gather_bufs(F, dtype or torch.float32)[0][:self.num_own]
+
+    def _gather_bufs(self, F, dtype):
+        torch, _ = _torch()
+        _, m = self.allgather_graph()
+        key = (F, dtype)
+        bufs = self.__dict__.setdefault("_agbufs", {})
+        if key not in bufs:
+            bufs[key] = (torch.zeros((m, F), dtype=dtype, device=self.device),
+                         torch.empty((self.world * m, F), dtype=dtype, device=self.device))
+        return bufs[key]
+
     def aggregate_allgather(self, op, x_own, *rest, schedule=None, **extents):
         """The baseline: all-gather every rank's rows, then `op` on this
         rank's edges over the whole tensor (what DGL/PyG full-graph code on
-        several GPUs does). Forward only; op's first input on src, the rest
+        several GPUs does); *_mean as its sum over the in-degree, as
+        aggregate() does. Forward only; op's first input on src, the rest
         on edges."""
         torch, dist = _torch()
+        from . import stdlib
+        if op.name.endswith("_mean") and op.name[:-5] + "_sum" in stdlib:
+            y = self.aggregate_allgather(stdlib[op.name[:-5] + "_sum"], x_own, *rest,
+                                         schedule=schedule, **extents)
+            return y.mul_((1.0 / self.in_degree.clamp(min=1.0)).view(-1, 1))
         g, m = self.allgather_graph()
-        pad = x_own.new_zeros((m,) + tuple(x_own.shape[1:]))
-        pad[:self.num_own] = x_own
-        whole = x_own.new_empty((self.world * m,) + tuple(x_own.shape[1:]))
+        pad, whole = self._gather_bufs(x_own.shape[1], x_own.dtype)
+        if x_own.data_ptr() != pad.data_ptr():
+            pad[:self.num_own].copy_(x_own)
         dist.all_gather_into_tensor(whole, pad, group=self.group)
         y = op(g, whole, *rest, schedule=schedule, **extents)
         return y[:self.num_own]
-
-
-# ---- layers and training on a sharded graph ----
-
-def sync_grads(module, group=None):
-    """Adds every parameter's gradient over the ranks (the parameters are
-    replicated; each rank's loss is its share of the whole one)."""
-    _, dist = _torch()
-    for p in module.parameters():
-        if p.grad is not None:
-            dist.all_reduce(p.grad, group=group)
-
-
-def _layers():
-    torch, _ = _torch()
-    from . import nn as gnn, stdlib
-
-    class ShardedGCNConv(torch.nn.Module):
-        """gop.nn.GCNConv (PyG's GCNConv: self-loops, symmetric
-        normalisation) on a ShardedGraph: the edge weights and self-loop
-        weights of the whole graph's gcn_norm, this rank's share."""
-
-        def __init__(self, in_channels, out_channels, bias=True, schedule=None):
-            super().__init__()
-            ref = gnn.GCNConv(in_channels, out_channels, bias=bias)
-            self.lin, self.bias, self.schedule = ref.lin, ref.bias, schedule
-
-        def forward(self, x, sg):
-            w, s = _gcn_weights(sg)
-            h = self.lin(x)
-            y = sg.aggregate(stdlib.u_mul_e_sum, h, w, schedule=self.schedule)
-            y = y + h * s.view(-1, 1)
-            return y + self.bias if self.bias is not None else y
-
-    class ShardedSAGEConv(torch.nn.Module):
-        """gop.nn.SAGEConv with the mean aggregator (PyG's SAGEConv:
-        lin_l(mean of neighbours) + lin_r(root)) on a ShardedGraph."""
-
-        def __init__(self, in_channels, out_channels, bias=True, schedule=None):
-            super().__init__()
-            ref = gnn.SAGEConv(in_channels, out_channels, bias=bias)
-            self.lin_l, self.lin_r, self.schedule = ref.lin_l, ref.lin_r, schedule
-
-        def forward(self, x, sg):
-            agg = sg.aggregate(stdlib.copy_u_mean, x, schedule=self.schedule)
-            return self.lin_l(agg) + self.lin_r(x)
-
-    return ShardedGCNConv, ShardedSAGEConv
-
-
-def _gcn_weights(sg):
-    torch, _ = _torch()
-    if getattr(sg, "_gcn", None) is None:
-        w, s = sg.whole.gcn_norm()
-        eids, rows = sg.eids.cpu().numpy(), sg.rows.cpu().numpy()
-        sg._gcn = (torch.from_numpy(w[eids]).to(sg.device),
-                   torch.from_numpy(s[rows]).to(sg.device))
-    return sg._gcn
-
-
-def __getattr__(name):
-    if name in ("ShardedGCNConv", "ShardedSAGEConv"):
-        gcn, sage = _layers()
-        globals().update(ShardedGCNConv=gcn, ShardedSAGEConv=sage)
-        return globals()[name]
-    raise AttributeError(f"module 'gop.distributed' has no attribute {name!r}")

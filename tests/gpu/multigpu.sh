@@ -17,7 +17,11 @@ mkdir -p "$out"
 graphs=("$@")
 [ ${#graphs[@]} -gt 0 ] || graphs=(rmat:22:16)
 cd "$(dirname "$0")/../.."
-export GOP_LIBRARY=$carry/libgop.so GOP_CACHE_DIR=$carry/kernels PYTHONPATH=$PWD/python
+# the package and the script as the kernels were prepared with, when carried
+py=$PWD/python script=bench/multigpu.py
+[ -d "$carry/python" ] && py=$carry/python
+[ -f "$carry/multigpu.py" ] && script=$carry/multigpu.py
+export GOP_LIBRARY=$carry/libgop.so GOP_CACHE_DIR=$carry/kernels PYTHONPATH=$py
 export PYTHONUNBUFFERED=1
 # NVLink multicast stays off on shared hosts (the device tool's KINDS.md)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -28,7 +32,7 @@ status=0
 run() { # nprocs, then the bench/multigpu.py arguments
   local n=$1
   shift
-  timeout 560 torchrun --standalone --nproc_per_node "$n" bench/multigpu.py "$@" --out "$out" ||
+  timeout "${GOP_MGPU_TIMEOUT:-560}" torchrun --standalone --nproc_per_node "$n" "$script" "$@" --out "$out" ||
     { echo "FAILED: torchrun -n $n $*"; status=1; }
 }
 small=("$carry/datasets/cora.mtx.gz" "$carry/datasets/ogbn-arxiv.mtx.gz" rmat:16:16)
@@ -57,23 +61,28 @@ PY
     ;;
   bench)
     run 1 bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
-    run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
+    run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256} --peer
     python3 - "$out/bench-1.csv" "$out/bench-$P.csv" <<'PY' | tee "$out/summary.txt"
 import csv, sys
 one = {(r["graph"], r["F"], r["op"]): r for r in csv.DictReader(open(sys.argv[1]))}
 many = list(csv.DictReader(open(sys.argv[2])))
 P = many[0]["gpus"] if many else "?"
-print(f"{'graph':14s} {'F':>4s} {'op':12s} {'1 GPU':>9s} {P + ' GPUs':>9s} {'speed-up':>8s}"
-      f" {'all-gather':>10s} {'vs it':>6s}  (ms; halo exchange with overlap)")
+print(f"{'graph':14s} {'F':>4s} {'op':12s} {'1 GPU':>8s} {'overlap':>8s} {'halo':>8s}"
+      f" {'allgath':>8s} {'peer':>8s} {'best':>6s} {'vs AG':>6s}   ms; best = the faster"
+      f" halo mode over 1 GPU, vs AG = over the all-gather baseline")
 by = {}
 for r in many:
     by.setdefault((r["graph"], r["F"], r["op"]), {})[r["mode"]] = r
 for k, m in by.items():
-    if k not in one or "halo_overlap" not in m:
+    if k not in one or "halo" not in m:
         continue
-    t1, th, ta = (float(x["ms"]) for x in (one[k], m["halo_overlap"], m["allgather"]))
-    print(f"{k[0][-14:]:14s} {k[1]:>4s} {k[2]:12s} {t1:9.3f} {th:9.3f} {t1 / th:7.2f}x"
-          f" {ta:10.3f} {ta / th:5.2f}x")
+    t = {mode: float(m[mode]["ms"]) for mode in m}
+    t1 = float(one[k]["ms"])
+    best = min(t["halo"], t.get("halo_overlap", 1e30))
+    peer = f"{t['peer']:8.3f}" if "peer" in t else f"{'-':>8s}"
+    print(f"{k[0][-14:]:14s} {k[1]:>4s} {k[2]:12s} {t1:8.3f} {t.get('halo_overlap', 0):8.3f}"
+          f" {t['halo']:8.3f} {t['allgather']:8.3f} {peer} {t1 / best:5.2f}x"
+          f" {t['allgather'] / best:5.2f}x")
 PY
     ;;
   esac
