@@ -106,11 +106,11 @@ def register(ops):
     lib_tag = {"stdlib": "", "layers": "layers_"}.get(lib_tag, lib_tag + "_")
     base = _ident(lib_tag + op.name)
     name = base
-    for n in itertools.count(2):
-        if name not in _taken:
+    for n in itertools.count(2):  # the same name in another library, or retyped
+        if name not in _taken and name + "_backward" not in _taken:
             break
         name = f"{base}_{n}"
-    _taken.add(name)
+    _taken.update((name, name + "_backward"))
     _define(op, name)
     op._torch_name = name
     _names[name] = op
@@ -118,7 +118,10 @@ def register(ops):
 
 
 def _define(op, name):
-    ins = ", ".join(f"Tensor {_ident(s.name)}" for s in op.inputs)
+    # a tensor named like a leading argument gets a trailing underscore
+    ins = ", ".join(f"Tensor {_ident(s.name)}" +
+                    ("_" if s.name in ("graph", "schedule", "ext") else "")
+                    for s in op.inputs)
     outs = ("Tensor" if len(op.outputs) == 1 else
             "(" + ", ".join("Tensor" for _ in op.outputs) + ")")
     _lib.define(f"{name}(int graph, str? schedule, SymInt[] ext, {ins}) -> {outs}")
