@@ -2,7 +2,8 @@
 gop.nn's layers under torch.compile(fullgraph=True), on CPU tensors (the
 interpreter). Checks torch.library.opcheck on operators of one, two and
 three inputs (schema, fake tensors, autograd registration, AOT dispatch);
-that every stdlib and layers operator is registered; a call through the
+that every stdlib and layers operator is registered, and one's own
+library's (a name clash) and a retyped operator under names of their own; a call through the
 custom operator against the plain call and its gradient against gop.autograd
 (and in float64 against finite differences); GCN, GraphSAGE (mean, max),
 GIN (train_eps) and GAT two-layer models compiled with fullgraph=True (no
@@ -92,6 +93,24 @@ class TestCustomOps(unittest.TestCase):
         x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
         op(g, x2, w2).square().sum().backward()  # gop.autograd
         self.assertTrue(close(gx, x2.grad) and close(gw, w2.grad))
+
+    def test_own_library_and_retyped(self):
+        # an operator of one's own library named like a stdlib one, with a
+        # tensor named like a leading argument; a retyped stdlib operator
+        mine = gop.compile("""
+op copy_u_sum(ext: f32[src, F]) -> Y: f32[dst, F] {
+  for v in dst { for e in in_edges(v) { for f in 0..F { Y[v, f] += ext[src(e), f] } } }
+}
+""", name="mine")
+        g = self.g
+        x = torch.randn(g.num_nodes, 3, requires_grad=True)
+        y = torch_ops.call(mine.copy_u_sum, g, x)
+        self.assertNotEqual(mine.copy_u_sum._torch_name, gop.stdlib.copy_u_sum._torch_name)
+        self.assertTrue(torch.equal(y, gop.stdlib.copy_u_sum(g, x.detach())))
+        y.sum().backward()
+        self.assertEqual(tuple(x.grad.shape), (g.num_nodes, 3))
+        self.assertNotEqual(torch_ops.register(gop.stdlib.copy_u_sum.retype("f64")),
+                            gop.stdlib.copy_u_sum._torch_name)
 
     def test_gradcheck_f64(self):
         g = graph(12, seed=3)
