@@ -52,11 +52,11 @@ int cg_target_check(const char *target, Diag *d);
   X(OUT_EID, "out_eid") /* int32/64 *: CSC edge ids                       */ \
   X(OUT_DST, "out_dst") /* int32 *: CSC destinations                      */ \
   X(GRP_DST, "grp_dst") /* int32 *: neighbour-group table: destinations   */ \
-  X(GRP_FIRST, "grp_first") /* int32 *: its first CSR positions           */ \
-  X(GRP_END, "grp_end") /* int32 *: its end CSR positions (exclusive)     */ \
-  X(GRP_VPTR, "grp_vptr") /* int32 *: by destination, |V| + 1 offsets into */ \
-  X(GRP_VROW, "grp_vrow") /* int32 *: its rows in table order (segment.c)  */ \
-  X(NGROUPS, "ngroups") /* int32: rows of that table                      */ \
+  X(GRP_FIRST, "grp_first") /* int32/64 *: its first CSR positions        */ \
+  X(GRP_END, "grp_end") /* int32/64 *: its end CSR positions (exclusive)  */ \
+  X(GRP_VPTR, "grp_vptr") /* int32/64 *: by destination, |V| + 1 offsets */ \
+  X(GRP_VROW, "grp_vrow") /* int32/64 *: rows in table order (segment.c) */ \
+  X(NGROUPS, "ngroups") /* int32/64: rows of that table                   */ \
   X(GRP_UNOWNED, "grp_unowned") /* int32 *: destinations no group owns      */ \
   X(NUNOWNED, "nunowned") /* int32: how many (an unowned(G) loop)          */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
@@ -77,7 +77,8 @@ const char *cg_param_name(CgParamKind k);
  * (scalars; `ne` takes 8 in a program of 64-bit indices). */
 int cg_param_bytes(CgParamKind k);
 /* Whether graph array `k` holds int64 elements in a program of
- * `index_bits` (32 or 64): the offsets and edge ids with 64-bit indices. */
+ * `index_bits` (32 or 64): the offsets and edge ids with 64-bit indices,
+ * and the group tables' CSR positions and row numbers (docs/index64.md). */
 bool cg_param_wide(CgParamKind k, int index_bits);
 
 /* The index width a graph of nv vertices and ne edges needs: 64 when edge

@@ -238,7 +238,8 @@ int cg_kernel(CgCtx *cg, const IrNode *stage, int index, CgKernel *k) {
   for (int i = 0; i < op->nsyms; i++) fp[n++].p = (CgParam){CG_PARAM_SYM, i};
   for (int i = 0; i < n; i++)
     types[i] = cg_param_bytes(fp[i].p.kind) == 8    ? cg->t_gptr
-               : cg->wide && fp[i].p.kind == CG_PARAM_NE ? cg->t_i64
+               : cg->wide && (fp[i].p.kind == CG_PARAM_NE || fp[i].p.kind == CG_PARAM_NGROUPS)
+                   ? cg->t_i64
                                                        : cg->t_i32;
   LLVMValueRef full = LLVMAddFunction(
       cg->mod, "gop.full", LLVMFunctionType(cg->t_void, types, (unsigned)n, 0));

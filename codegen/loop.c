@@ -652,13 +652,6 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
-  if (cg->wide && (l->loop.kind == IR_LOOP_GROUPS || l->loop.kind == IR_LOOP_GROUP_EDGES ||
-                   l->loop.kind == IR_LOOP_GROUP_ROWS || l->loop.kind == IR_LOOP_UNOWNED)) {
-    cg_error(cg, l->loc, "loop '%s' runs over neighbour groups, whose tables hold 32-bit "
-             "CSR positions: kernels of 64-bit indices (graphs past 2^31 edges, "
-             "docs/index64.md) take schedules without group()", l->loop.var->name);
-    return;
-  }
   if (l->loop.kind == IR_LOOP_GROUPS && l->loop.shared) { /* shared.c */
     cg_shared_groups(cg, l);
     return;

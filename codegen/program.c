@@ -101,7 +101,9 @@ int cg_param_bytes(CgParamKind k) {
 
 bool cg_param_wide(CgParamKind k, int index_bits) {
   return index_bits == 64 && (k == CG_PARAM_IN_PTR || k == CG_PARAM_IN_EID ||
-                              k == CG_PARAM_OUT_PTR || k == CG_PARAM_OUT_EID);
+                              k == CG_PARAM_OUT_PTR || k == CG_PARAM_OUT_EID ||
+                              k == CG_PARAM_GRP_FIRST || k == CG_PARAM_GRP_END ||
+                              k == CG_PARAM_GRP_VPTR || k == CG_PARAM_GRP_VROW);
 }
 
 int cg_index_bits_needed(int64_t nv, int64_t ne) {

@@ -197,18 +197,20 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
   LLVMValueRef tid = cg_sreg(cg, "tid.x");
   LLVMValueRef w = f.w = LLVMBuildLShr(b, tid, cg_i32(cg, 5), "warp");
   LLVMValueRef lane = LLVMBuildAnd(b, tid, cg_i32(cg, 31), "lane");
-  LLVMValueRef ngroups = cg_param(cg, CG_PARAM_NGROUPS, 0);
+  /* rows are numbered in the index type (i64 with 64-bit indices: a
+   * table may pass 2^31 rows); warps and lanes stay i32 */
+  LLVMValueRef ngroups = cg_param_idx(cg, CG_PARAM_NGROUPS, 0);
   f.rowlen = row_length(cg, f.t);
-  LLVMValueRef start = LLVMBuildNSWMul(b, cg_sreg(cg, "ctaid.x"), cg_i32(cg, W), "");
-  LLVMValueRef step = LLVMBuildNSWMul(b, cg_sreg(cg, "nctaid.x"), cg_i32(cg, W), "");
+  LLVMValueRef start = LLVMBuildNSWMul(b, cg_to_idx(cg, cg_sreg(cg, "ctaid.x")), cg_idx(cg, W), "");
+  LLVMValueRef step = LLVMBuildNSWMul(b, cg_to_idx(cg, cg_sreg(cg, "nctaid.x")), cg_idx(cg, W), "");
 
   /* the block's walk over the table, one row per warp and step */
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
   LLVMBasicBlockRef head = cg_block(cg, l->loop.var->name), exit = cg_block(cg, "endgroups");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, ngroups, ""), head, exit);
   LLVMPositionBuilderAtEnd(b, head);
-  LLVMValueRef base = LLVMBuildPhi(b, cg->t_i32, "base");
-  LLVMValueRef g = LLVMBuildNSWAdd(b, base, w, l->loop.var->name);
+  LLVMValueRef base = LLVMBuildPhi(b, cg->t_idx, "base");
+  LLVMValueRef g = LLVMBuildNSWAdd(b, base, cg_to_idx(cg, w), l->loop.var->name);
   LLVMValueRef active = LLVMBuildICmp(b, LLVMIntSLT, g, ngroups, "active");
   LLVMValueRef saved_row = cg->sh_row;
   LLVMValueRef woff = LLVMBuildNSWMul(b, w, f.rowlen, "");
@@ -247,7 +249,7 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
   f.dst = cg_graph_at(cg, CG_PARAM_GRP_DST, g, "gdst");
   LLVMValueRef first_warp = LLVMBuildICmp(b, LLVMIntEQ, w, cg_i32(cg, 0), "");
   LLVMValueRef prev = LLVMBuildSelect(b, first_warp, g,
-                                      LLVMBuildNSWSub(b, g, cg_i32(cg, 1), ""), "");
+                                      LLVMBuildNSWSub(b, g, cg_idx(cg, 1), ""), "");
   LLVMValueRef pdst = cg_graph_at(cg, CG_PARAM_GRP_DST, prev, "pdst");
   LLVMValueRef leader = LLVMBuildOr(b, first_warp,
                                     LLVMBuildICmp(b, LLVMIntNE, pdst, f.dst, ""), "");
@@ -263,7 +265,7 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
     LLVMPositionBuilderAtEnd(b, rhead);
     LLVMValueRef j = LLVMBuildPhi(b, cg->t_i32, "r");
     LLVMValueRef in_block = LLVMBuildICmp(b, LLVMIntSLT, j, cg_i32(cg, W), "");
-    LLVMValueRef row = LLVMBuildNSWAdd(b, base, j, "");
+    LLVMValueRef row = LLVMBuildNSWAdd(b, base, cg_to_idx(cg, j), "");
     LLVMValueRef in_table = LLVMBuildICmp(b, LLVMIntSLT, row, ngroups, "");
     LLVMBuildCondBr(b, LLVMBuildAnd(b, in_block, in_table, ""), rnext, rdone);
     LLVMPositionBuilderAtEnd(b, rnext);

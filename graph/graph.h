@@ -193,18 +193,24 @@ typedef struct GraphGroups {
   int32_t ilv;   /* interleaving distance, 0: rows in destination order */
   int32_t ncls;  /* interleaved: classes (2..IR_MAX_CLASSES); else 0 */
   int32_t thr;   /* two classes: heavy means in-degree > thr; else 0 */
-  int32_t n;     /* rows */
+  int64_t n;     /* rows (at most |E|: past 2^31 on the largest graphs) */
   /* interleaved, by class, heaviest first: its rows, and the least
    * in-degree it takes (an empty class repeats the one before; see
    * graph_groups_class) */
-  int32_t cls_rows[IR_MAX_CLASSES], cls_min[IR_MAX_CLASSES];
-  int32_t *dst, *first, *end; /* by row: destination, CSR positions
-                                 [first, end) of its edges */
-  int64_t bytes; /* what the three arrays and `unowned` take on the device */
+  int64_t cls_rows[IR_MAX_CLASSES];
+  int32_t cls_min[IR_MAX_CLASSES];
+  /* by row: destination, CSR positions [first, end) of its edges; the
+   * positions are int64 like the CSR's (docs/index64.md: the device takes
+   * them as int32 in kernels of 32-bit indices, as int64 in 64-bit ones) */
+  int32_t *dst;
+  int64_t *first, *end;
+  int64_t bytes; /* what the three arrays and `unowned` take on the device
+                    at 32-bit indices */
   /* by destination v: its rows are vrow[vptr[v] .. vptr[v + 1]), in table
    * order (the second stage of a deterministic segmented reduction,
-   * passes/segment.c); |V| + 1 and n entries, seg_bytes together */
-  int32_t *vptr, *vrow;
+   * passes/segment.c); |V| + 1 and n entries, seg_bytes together (at 32
+   * bits) */
+  int64_t *vptr, *vrow;
   int64_t seg_bytes;
   /* the destinations whose rows no group owns (in-degree 0 or > G), in
    * increasing order: what an `unowned(G)` loop visits (the row stages of

@@ -57,6 +57,10 @@
  * as well) share it.
  * The cache is filled through a const graph pointer: it is a memo of a pure
  * function of the graph, and a graph is used by one thread at a time.
+ *
+ * CSR positions and row numbers (first, end, vptr, vrow, n) are int64, as
+ * the CSR's offsets are, so a graph past 2^31 edges has tables too; the
+ * device takes them in the graph's index width (docs/index64.md).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -101,12 +105,11 @@ int graph_groups_class(const GraphGroups *t, int64_t deg) {
 
 /* Appends the rows of vertex v to t (row `*k` onwards). */
 static void add_rows(GraphGroups *t, const Graph *g, int32_t v, int64_t *k) {
-  /* graph_groups refuses graphs whose CSR positions pass int32 */
   for (int64_t p = g->in_ptr[v]; p < g->in_ptr[v + 1]; p += t->G) {
     int64_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
     t->dst[*k] = v;
-    t->first[*k] = (int32_t)p;
-    t->end[*k] = (int32_t)end;
+    t->first[*k] = p;
+    t->end[*k] = end;
     (*k)++;
   }
 }
@@ -177,21 +180,23 @@ static int set_classes(GraphGroups *t, const Graph *g) {
     /* rows by in-degree, then from the heaviest degree down: a degree with
      * `above` rows of heavier destinations goes to class K * above / n,
      * the least degree seen last */
-    int32_t maxdeg = 0; /* below 2^31: graph_groups checked |E| */
+    /* a degree past 2^31 - 1 (one vertex of more in-edges) is refused:
+     * class bounds are int32 */
+    int64_t maxdeg = 0;
     for (int32_t v = 0; v < g->nv; v++)
-      if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg)
-        maxdeg = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
+      if (g->in_ptr[v + 1] - g->in_ptr[v] > maxdeg) maxdeg = g->in_ptr[v + 1] - g->in_ptr[v];
+    if (maxdeg > INT32_MAX) return -1;
     int64_t *rows = calloc((size_t)maxdeg + 1, sizeof *rows);
     if (!rows) return -1;
     for (int32_t v = 0; v < g->nv; v++) {
-      int32_t deg = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
+      int64_t deg = g->in_ptr[v + 1] - g->in_ptr[v];
       rows[deg] += (deg + t->G - 1) / t->G;
     }
     for (int c = 0; c < K; c++) t->cls_min[c] = -1;
     int64_t above = 0;
-    for (int32_t deg = maxdeg; deg >= 1; deg--) {
+    for (int32_t deg = (int32_t)maxdeg; deg >= 1; deg--) {
       if (!rows[deg]) continue;
-      t->cls_min[above * K / t->n] = deg;
+      t->cls_min[(int64_t)((__int128)above * K / t->n)] = deg;
       above += rows[deg];
     }
     free(rows);
@@ -213,7 +218,7 @@ static int set_classes(GraphGroups *t, const Graph *g) {
 static void add_interleaved(GraphGroups *t, const Graph *g) {
   int K = t->ncls;
   int32_t cur[IR_MAX_CLASSES] = {0};
-  int32_t pos[IR_MAX_CLASSES] = {0}; /* next CSR position inside cur[c] */
+  int64_t pos[IR_MAX_CLASSES] = {0}; /* next CSR position inside cur[c] */
   int64_t left[IR_MAX_CLASSES];
   for (int c = 0; c < K; c++) left[c] = t->cls_rows[c];
   int c = K == 2 ? 1 : 0; /* see the top of the file: who leads */
@@ -229,8 +234,8 @@ static void add_interleaved(GraphGroups *t, const Graph *g) {
         pos[c] = 0;
       }
       int32_t v = cur[c];
-      int32_t p = (int32_t)(g->in_ptr[v] + pos[c]);
-      int32_t end = (int32_t)(g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1]);
+      int64_t p = g->in_ptr[v] + pos[c];
+      int64_t end = g->in_ptr[v + 1] - p > t->G ? p + t->G : g->in_ptr[v + 1];
       t->dst[k] = v;
       t->first[k] = p;
       t->end[k] = end;
@@ -253,13 +258,6 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
              G, ilv, ncls, thr, IR_MAX_CLASSES);
     return NULL;
   }
-  if (g->ne > INT32_MAX) {
-    ir_error(d, (Loc){0}, "neighbour groups (G %d) of %s: the group tables hold "
-             "32-bit CSR positions, and this graph has %lld edges (more than "
-             "2^31 - 1; docs/index64.md): use a schedule without group()",
-             G, g->name ? g->name : "the graph", (long long)g->ne);
-    return NULL;
-  }
   int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;
   int order = ilv ? GRAPH_GROUPS_DST : table_order(d);
   if (order < 0) return NULL;
@@ -280,12 +278,12 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
     t->ilv = ilv;
     t->ncls = ncls;
     t->thr = t_res;
-    t->n = (int32_t)n; /* at most |E| rows */
+    t->n = n; /* at most |E| rows */
     t->dst = malloc(cnt * sizeof(int32_t));
-    t->first = malloc(cnt * sizeof(int32_t));
-    t->end = malloc(cnt * sizeof(int32_t));
-    t->vptr = calloc((size_t)g->nv + 1, sizeof(int32_t));
-    t->vrow = malloc(cnt * sizeof(int32_t));
+    t->first = malloc(cnt * sizeof(int64_t));
+    t->end = malloc(cnt * sizeof(int64_t));
+    t->vptr = calloc((size_t)g->nv + 1, sizeof(int64_t));
+    t->vrow = malloc(cnt * sizeof(int64_t));
     t->unowned = calloc(g->nv > 0 ? (size_t)g->nv : 1, sizeof(int32_t));
   }
   if (!t || !t->dst || !t->first || !t->end || !t->vptr || !t->vrow || !t->unowned ||
@@ -309,7 +307,7 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
   for (int32_t v = 0; v < g->nv; v++) t->vptr[v + 1] += t->vptr[v];
   for (int64_t r = 0; r < n; r++) {
     /* vptr[v] walks up to vptr[v + 1] as the rows are placed ... */
-    t->vrow[t->vptr[t->dst[r]]++] = (int32_t)r;
+    t->vrow[t->vptr[t->dst[r]]++] = r;
   }
   /* ... so afterwards vptr[v] holds the old vptr[v + 1]: shift back */
   for (int32_t v = g->nv; v > 0; v--) t->vptr[v] = t->vptr[v - 1];

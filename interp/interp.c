@@ -424,8 +424,8 @@ static void exec_loop(Interp *in, const IrNode *s) {
     if (!t) break;
     int64_t r = in->ival[of->var->id];
     if (r < 0 || r >= t->n) {
-      fail(in, s->loc, "group %lld is out of range: the table has %d rows",
-           (long long)r, t->n);
+      fail(in, s->loc, "group %lld is out of range: the table has %lld rows",
+           (long long)r, (long long)t->n);
       return;
     }
     run_loop(in, s, t->first[r], t->end[r], g->in_eid, NULL);
@@ -441,7 +441,7 @@ static void exec_loop(Interp *in, const IrNode *s) {
     }
     int64_t v = eval_int(in, s->loop.of);
     if (in->failed || check_vertex(in, s, v, "group_rows()") < 0) return;
-    run_loop(in, s, t->vptr[v], t->vptr[v + 1], NULL, t->vrow);
+    run_loop(in, s, t->vptr[v], t->vptr[v + 1], t->vrow, NULL);
     return;
   }
   case IR_LOOP_UNOWNED: {

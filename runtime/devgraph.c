@@ -75,6 +75,7 @@ void rt_devgraph_set_index_bits(RtDevGraph *dg, int bits) {
     dg->loaded &= ~RT_FMT_BIT(f);
   }
   dg->index_bits = bits;
+  rt_devgraph_groups_free(dg); /* their CSR positions change width too */
   dg->groups_gen++; /* prepared launches holding the old addresses redo theirs */
 }
 
@@ -244,15 +245,16 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
     dg->ngroups--;
   }
   struct RtDevGroups *x = &dg->groups[dg->ngroups];
-  size_t bytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
+  int64_t rows = t->n > 0 ? t->n : 1;
+  size_t bytes = (size_t)rows * sizeof(int32_t);
   size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);
+  /* CSR positions in the graph's index width, like its offsets */
+  Part first = {&x->first, t->first, rows, "graph grp_first", true};
+  Part end = {&x->end, t->end, rows, "graph grp_end", true};
   RtStatus s;
   if ((s = rt_tensor_alloc(&x->dst, bytes, "graph grp_dst", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->first, bytes, "graph grp_first", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->end, bytes, "graph grp_end", d)) != RT_OK ||
       (s = rt_tensor_upload(&x->dst, t->dst, bytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->first, t->first, bytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->end, t->end, bytes, d)) != RT_OK ||
+      (s = upload_part(dg, &first, d)) != RT_OK || (s = upload_part(dg, &end, d)) != RT_OK ||
       (s = rt_tensor_alloc(&x->unowned, ubytes, "graph grp_unowned", d)) != RT_OK ||
       (s = rt_tensor_upload(&x->unowned, t->unowned, ubytes, d)) != RT_OK) {
     devgroups_free(x);
@@ -270,13 +272,11 @@ const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
   if (!c || c->vptr.ptr) return c;
   struct RtDevGroups *x = (struct RtDevGroups *)c; /* one of dg->groups */
   const GraphGroups *t = x->host;
-  size_t pbytes = ((size_t)dg->host->nv + 1) * sizeof(int32_t);
-  size_t rbytes = (size_t)(t->n > 0 ? t->n : 1) * sizeof(int32_t);
+  /* row numbers, in the graph's index width */
+  Part vptr = {&x->vptr, t->vptr, (int64_t)dg->host->nv + 1, "graph grp_vptr", true};
+  Part vrow = {&x->vrow, t->vrow, t->n > 0 ? t->n : 1, "graph grp_vrow", true};
   RtStatus s;
-  if ((s = rt_tensor_alloc(&x->vptr, pbytes, "graph grp_vptr", d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->vrow, rbytes, "graph grp_vrow", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->vptr, t->vptr, pbytes, d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->vrow, t->vrow, rbytes, d)) != RT_OK) {
+  if ((s = upload_part(dg, &vptr, d)) != RT_OK || (s = upload_part(dg, &vrow, d)) != RT_OK) {
     rt_tensor_free(&x->vptr);
     rt_tensor_free(&x->vrow);
     return NULL;

@@ -426,7 +426,10 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
                  "neighbour groups", k->name);
         return RT_ERR;
       }
-      if (prm->kind == CG_PARAM_NGROUPS) *(int32_t *)&values[i] = gt->host->n;
+      if (prm->kind == CG_PARAM_NGROUPS) { /* int64 in a kernel of 64-bit indices */
+        if (cg_program_index_bits(p) == 64) *(int64_t *)&values[i] = gt->host->n;
+        else *(int32_t *)&values[i] = (int32_t)gt->host->n;
+      }
       else if (prm->kind == CG_PARAM_NUNOWNED) *(int32_t *)&values[i] = gt->host->nunowned;
       else if (prm->kind == CG_PARAM_GRP_UNOWNED) values[i] = gt->unowned.ptr;
       else if (prm->kind == CG_PARAM_GRP_VPTR) values[i] = gt->vptr.ptr;

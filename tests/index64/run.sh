@@ -61,9 +61,15 @@ expect "a 32-bit pack with GOP_INDEX64=1" \
   env GOP_INDEX64=1 "$runner" --interp ring:100:3 "$work/c32.pack:1"
 check "64-bit PTX reads offsets and edge ids as u64" \
   bash -c "'$gopc' emit stdlib:u_mul_e_sum --stage ptx --schedule 'warp_vertex(1, 1)' --index64 | grep -q 'ld.global.nc.u64'"
-expect "neighbour groups refused in 64-bit" \
-  "runs over neighbour groups, whose tables hold 32-bit CSR positions" \
-  "$gopc" emit stdlib:copy_u_sum --stage ptx --schedule 'spmm_groups(2, 2)' --index64
+# neighbour groups at 64 bits: the tables' CSR positions and row numbers
+# are int64, the row count a .u64 parameter
+check "64-bit neighbour groups read u64 CSR positions (32-bit ones do not)" \
+  bash -c "'$gopc' emit stdlib:copy_u_sum --stage ptx --schedule 'spmm_groups(2, 2)' --index64 | grep -q 'ld.global.nc.u64' && ! '$gopc' emit stdlib:copy_u_sum --stage ptx --schedule 'spmm_groups(2, 2)' | grep -q 'ld.global.nc.u64'"
+check "pack copy_u_sum spmm_groups, u_mul_e_sum gnnadvisor (@shared), copy_u_sum spmm_teams 64-bit" \
+  bash -c "'$gopc' pack stdlib:copy_u_sum --schedule 'spmm_groups(2, 2)' --index64 -o '$work/g64.pack' && '$gopc' pack stdlib:u_mul_e_sum --schedule 'gnnadvisor(16, 2)' --index64 -o '$work/a64.pack' && '$gopc' pack stdlib:copy_u_sum --schedule 'spmm_teams(4, 2)' --index64 -o '$work/t64.pack'"
+check "64-bit group packs on ring:3000:33 equal the closed form (interpreter)" \
+  env GOP_INDEX64=1 "$runner" --interp ring:3000:33 "$work/g64.pack:2" "$work/a64.pack:3" \
+  "$work/t64.pack:1"
 check "the schedule chooser with 64-bit indices picks no neighbour groups (u_dot_v)" \
   bash -c "GOP_INDEX64=1 '$gopc' run stdlib:u_dot_v --interp --graph ring:100:5 --F 16 --check | grep -q 'schedule: warp_edge'"
 check "... nor for copy_u_sum at F = 64" \

@@ -60,8 +60,8 @@ static const GraphGroups *check_table(const Graph *g, int G, int ilv, int K) {
   ck_assert_int_eq(nun, t->nunowned);
   /* quantiles: a class overshoots n / K by less than a degree's rows */
   for (int c = 0; c < K && K > 2; c++)
-    ck_assert_msg(t->cls_rows[c] <= t->n / K + tie, "%s G %d, %d classes: class %d has %d "
-                  "of %d rows", g->name, G, K, c, t->cls_rows[c], t->n);
+    ck_assert_msg(t->cls_rows[c] <= t->n / K + tie, "%s G %d, %d classes: class %d has %lld "
+                  "of %lld rows", g->name, G, K, c, (long long)t->cls_rows[c], (long long)t->n);
   if (K == 2) ck_assert_int_eq(t->thr, graph_groups_threshold(g, 0));
   char *seen = calloc((size_t)g->ne + 1, 1);
   char *done = calloc((size_t)g->nv + 1, 1); /* destinations whose rows ended */
