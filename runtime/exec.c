@@ -12,6 +12,8 @@
  * would cost more than the kernels.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,14 +24,25 @@ enum { GRAPH_CACHE = 4 };
 
 static RtDevGraph graph_cache[GRAPH_CACHE];
 static uint32_t graph_epoch[GRAPH_CACHE]; /* driver session of each entry */
+/* Guards the graph cache, which every context's host-copy runs share: a
+ * run holds it from the graph's upload to its last copy back, so another
+ * thread cannot evict the graph under it. Host-copy runs (gop_run_exec on
+ * the GPU: copies, a synchronous run, timing) therefore take turns; the
+ * device-resident runs (api/device.c) keep their graphs per GopGraph and
+ * do not take it. */
+static pthread_mutex_t graph_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double copy_bandwidth(void);
 
 void rt_exec_forget_graph(const Graph *g) {
+  pthread_mutex_lock(&graph_cache_lock);
   for (int i = 0; i < GRAPH_CACHE; i++)
     if (graph_cache[i].host == g) {
       rt_devgraph_groups_free(&graph_cache[i]);
       rt_devgraph_free(&graph_cache[i]);
       memset(&graph_cache[i], 0, sizeof graph_cache[i]);
     }
+  pthread_mutex_unlock(&graph_cache_lock);
 }
 
 /* The cached device graph of `g`, evicting the oldest entry if needed. */
@@ -461,9 +474,22 @@ static RtStatus exec_state_launches(ExecState *x, RtModule *m, const Graph *g, R
   return RT_OK;
 }
 
+static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
+                             void *const *host, const RtExecOptions *opt, RtExecResult *res,
+                             Diag *d);
+
 RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
                          void *const *host, const RtExecOptions *opt,
                          RtExecResult *res, Diag *d) {
+  pthread_mutex_lock(&graph_cache_lock);
+  RtStatus s = exec_program(p, g, syms, host, opt, res, d);
+  pthread_mutex_unlock(&graph_cache_lock);
+  return s;
+}
+
+static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
+                             void *const *host, const RtExecOptions *opt, RtExecResult *res,
+                             Diag *d) {
   memset(res, 0, sizeof *res);
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
@@ -602,10 +628,7 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
     res->timing.max_ms /= nsets;
     res->timing.mean_ms /= nsets;
     res->sets = nsets;
-    static double copy_gbps; /* measured once per process */
-    if (copy_gbps == 0 && rt_measure_copy_bandwidth((size_t)1 << 30, 10, &copy_gbps, d) != RT_OK)
-      copy_gbps = 0;
-    res->copy_gbps = copy_gbps;
+    res->copy_gbps = copy_bandwidth();
   }
   for (int i = 0; i < p->ntensors; i++)
     if (p->tensors[i].role != IR_ROLE_TEMP)
@@ -621,6 +644,33 @@ done:
   exec_state_free(&st);
   free(numel);
   return s;
+}
+
+/* The device-to-device copy bandwidth, measured once per process (0 when
+ * it cannot be). The 1 GiB it copies may not fit next to a framework's
+ * caching allocator: then a smaller copy is tried, and when that fails
+ * too the measurement is given up for good, quietly. It is only the
+ * denominator of a report's fraction, so its failure must neither fail
+ * the run nor add a message to every call (a long job's diagnostics grew
+ * by two lines per run before). */
+static double copy_bandwidth(void) {
+  static _Atomic double gbps;  /* > 0 measured, < 0 given up, 0 not yet */
+  static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+  double v = atomic_load(&gbps);
+  if (v != 0) return v > 0 ? v : 0;
+  pthread_mutex_lock(&once);
+  if ((v = atomic_load(&gbps)) == 0) {
+    static const size_t sizes[] = {(size_t)1 << 30, (size_t)64 << 20};
+    for (int i = 0; i < 2 && v <= 0; i++) {
+      Diag quiet;
+      ir_diag_init(&quiet, NULL);
+      if (rt_measure_copy_bandwidth(sizes[i], 10, &v, &quiet) != RT_OK) v = 0;
+      ir_diag_free(&quiet);
+    }
+    atomic_store(&gbps, v > 0 ? v : -1);
+  }
+  pthread_mutex_unlock(&once);
+  return v > 0 ? v : 0;
 }
 
 void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
