@@ -579,3 +579,69 @@ class ShardedGraph:
         dist.all_gather_into_tensor(whole, pad, group=self.group)
         y = op(g, whole, *rest, schedule=schedule, **extents)
         return y[:self.num_own]
+
+
+# ---- layers and training on a sharded graph ----
+
+def sync_grads(module, group=None):
+    """Adds every parameter's gradient over the ranks (the parameters are
+    replicated; each rank's loss is its share of the whole one)."""
+    _, dist = _torch()
+    for p in module.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad, group=group)
+
+
+def _layers():
+    torch, _ = _torch()
+    from . import nn as gnn, stdlib
+
+    class ShardedGCNConv(torch.nn.Module):
+        """gop.nn.GCNConv (PyG's GCNConv: self-loops, symmetric
+        normalisation) on a ShardedGraph: the edge weights and self-loop
+        weights of the whole graph's gcn_norm, this rank's share."""
+
+        def __init__(self, in_channels, out_channels, bias=True, schedule=None):
+            super().__init__()
+            ref = gnn.GCNConv(in_channels, out_channels, bias=bias)
+            self.lin, self.bias, self.schedule = ref.lin, ref.bias, schedule
+
+        def forward(self, x, sg):
+            w, s = _gcn_weights(sg)
+            h = self.lin(x)
+            y = sg.aggregate(stdlib.u_mul_e_sum, h, w, schedule=self.schedule)
+            y = y + h * s.view(-1, 1)
+            return y + self.bias if self.bias is not None else y
+
+    class ShardedSAGEConv(torch.nn.Module):
+        """gop.nn.SAGEConv with the mean aggregator (PyG's SAGEConv:
+        lin_l(mean of neighbours) + lin_r(root)) on a ShardedGraph."""
+
+        def __init__(self, in_channels, out_channels, bias=True, schedule=None):
+            super().__init__()
+            ref = gnn.SAGEConv(in_channels, out_channels, bias=bias)
+            self.lin_l, self.lin_r, self.schedule = ref.lin_l, ref.lin_r, schedule
+
+        def forward(self, x, sg):
+            agg = sg.aggregate(stdlib.copy_u_mean, x, schedule=self.schedule)
+            return self.lin_l(agg) + self.lin_r(x)
+
+    return ShardedGCNConv, ShardedSAGEConv
+
+
+def _gcn_weights(sg):
+    torch, _ = _torch()
+    if getattr(sg, "_gcn", None) is None:
+        w, s = sg.whole.gcn_norm()
+        eids, rows = sg.eids.cpu().numpy(), sg.rows.cpu().numpy()
+        sg._gcn = (torch.from_numpy(w[eids]).to(sg.device),
+                   torch.from_numpy(s[rows]).to(sg.device))
+    return sg._gcn
+
+
+def __getattr__(name):
+    if name in ("ShardedGCNConv", "ShardedSAGEConv"):
+        gcn, sage = _layers()
+        globals().update(ShardedGCNConv=gcn, ShardedSAGEConv=sage)
+        return globals()[name]
+    raise AttributeError(f"module 'gop.distributed' has no attribute {name!r}")

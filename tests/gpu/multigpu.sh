@@ -6,7 +6,8 @@
 #   check   every stdlib aggregation and three gradients on the sharded
 #           graph against the whole graph (P GPUs)
 #   train   GCN and GraphSAGE, 20 steps, on 1 and P GPUs: the losses must
-#           agree step for step (relative 1e-4)
+#           agree step for step (relative 1e-4); GOP_MGPU_TRAIN names the
+#           graphs (default ogbn-arxiv)
 #   bench   sum and mean aggregation on 1 and P GPUs, with the all-gather
 #           baseline (bench/multigpu.py), on the GRAPHs (default rmat:22:16)
 set -uo pipefail
@@ -43,8 +44,9 @@ for phase in ${GOP_MGPU_PHASES:-check train bench}; do
   case $phase in
   check) run "$P" check --graphs "${small[@]}" ;;
   train)
-    run 1 train --graphs "$carry/datasets/ogbn-arxiv.mtx.gz"
-    run "$P" train --graphs "$carry/datasets/ogbn-arxiv.mtx.gz"
+    tg=${GOP_MGPU_TRAIN:-$carry/datasets/ogbn-arxiv.mtx.gz}
+    run 1 train --graphs $tg
+    run "$P" train --graphs $tg
     python3 - "$out/train-1.json" "$out/train-$P.json" <<'PY' || status=1
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:])
