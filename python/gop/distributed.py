@@ -65,6 +65,9 @@ def _fn(name):
         raise GopError(f"this libgop has no {name}: it predates partitions; rebuild gop") \
             from None
     f.restype, f.argtypes = _SIGS[name]
+    if lib.gop_struct_size(b"GopPartInfo") != ctypes.sizeof(_PartInfo):
+        raise GopError("this libgop's GopPartInfo differs from gop.distributed's: the "
+                       "package and the library come from different versions")
     return f
 
 
@@ -110,8 +113,11 @@ class Partition:
     def __del__(self):
         h = getattr(self, "_h", None)
         if h:
-            _fn("gop_partition_free")(h)
             self._h = None
+            try:
+                _fn("gop_partition_free")(h)
+            except Exception:  # noqa: BLE001 (interpreter shutdown: the library may be gone)
+                pass
 
     def part(self, k):
         return self._parts[k]
