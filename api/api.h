@@ -46,6 +46,7 @@ struct GopModule {
   IrModule *ir;
   const char *file, *text; /* the source; NULL for the stdlib */
   GopOp **ops;
+  IrModule *sched_lib; /* api_schedule_library's, made at the first call */
 };
 
 struct GopOp {

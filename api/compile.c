@@ -202,12 +202,17 @@ static double now_ms(void) { return rt_wall_seconds() * 1e3; }
 /* Named schedules visible to an operator: its own file's first, then the
  * standard library's. */
 IrModule *api_schedule_library(GopContext *ctx, const GopModule *m) {
+  /* made once per module (the caller holds the context's lock): every
+   * lookup of a kernel and every schedule choice asks for it, and a new
+   * one each time grew the context's arena at every call */
+  if (m->sched_lib) return m->sched_lib;
   IrModule *lib = ir_module_new(ctx->arena);
   for (int i = 0; i < m->ir->nscheds; i++) ir_module_add_sched(lib, m->ir->scheds[i]);
   GopModule *std = gop_stdlib(ctx);
   for (int i = 0; std && i < std->ir->nscheds; i++)
     if (!ir_module_find_sched(lib, std->ir->scheds[i]->name))
       ir_module_add_sched(lib, std->ir->scheds[i]);
+  ((GopModule *)m)->sched_lib = lib;
   return lib;
 }
 

@@ -21,10 +21,12 @@
 const char *gop_schedule_directive_name(int i) { return pass_directive_name(i); }
 
 int gop_op_num_schedules(const GopOp *op) {
+  API_LOCK(op->module->ctx);
   return api_schedule_library(op->module->ctx, op->module)->nscheds;
 }
 
 const char *gop_op_schedule_signature(const GopOp *op, int i) {
+  API_LOCK(op->module->ctx);
   GopContext *ctx = op->module->ctx;
   const IrModule *lib = api_schedule_library(ctx, op->module);
   if (i < 0 || i >= lib->nscheds) return NULL;

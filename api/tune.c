@@ -60,9 +60,24 @@ static int predict_choice(GopContext *ctx, const char *db_path, const TuneOpShap
   return rc;
 }
 
+static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                           GopScheduleChoice *out, Arena *scratch);
+
+/* The candidates' scheduled copies go to a scratch arena freed on return:
+ * in the context's arena they took about 58 MB a call for u_mul_e_sum's
+ * 339 points, kept until the context was freed, so a framework choosing
+ * per layer and step ran out of host memory (docs/reliability.md). */
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
                         GopScheduleChoice *out) {
   API_LOCK(op ? op->module->ctx : NULL);
+  Arena *scratch = ir_arena_new();
+  int rc = choose_schedule(op, g, F, db_path, out, scratch);
+  ir_arena_free(scratch);
+  return rc;
+}
+
+static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                           GopScheduleChoice *out, Arena *scratch) {
   GopContext *ctx = op->module->ctx;
   memset(out, 0, sizeof *out);
   TuneGraphSig sig;
@@ -72,7 +87,7 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   TunePoint *pts = NULL;
   /* kernels of 64-bit indices take no neighbour groups (docs/index64.md) */
   bool wide = rt_index_bits(g->rt) == 64;
-  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), wide, ctx->arena,
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), wide, scratch,
                             &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */
@@ -121,7 +136,7 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
     out->note[0] = 0;
     out->measured_ms = best.time_ms;
     TunePoint p;
-    if (tune_point_make(op->ir, api_schedule_library(ctx, op->module), best.schedule, ctx->arena,
+    if (tune_point_make(op->ir, api_schedule_library(ctx, op->module), best.schedule, scratch,
                         &p, NULL) == 0) {
       tune_model_cost(&shape, &p, &sig, F, &cost);
       out->model_us = cost.time_us;

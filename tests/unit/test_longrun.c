@@ -56,9 +56,8 @@ typedef int (*CallFn)(void *arg);
 
 /* Warms up, then measures `iters()` calls of `fn`: fails on an error, on
  * host growth of 1 MiB or more, or on device growth. */
-static void measure(const char *what, CallFn fn, void *arg, GopContext *ctx) {
-  for (int i = 0; i < 200; i++) ck_assert_msg(fn(arg) == 0, "%s", gop_diagnostics(ctx));
-  long n = iters();
+static void measure(const char *what, CallFn fn, void *arg, GopContext *ctx, long n) {
+  for (int i = 0; i < 20; i++) ck_assert_msg(fn(arg) == 0, "%s", gop_diagnostics(ctx));
   size_t dev0 = fake_used ? fake_used(NULL) : 0;
   long before = rss();
   struct timespec a, b;
@@ -116,7 +115,7 @@ START_TEST(interpreter_calls) {
   float *bufs[8] = {0};
   GopRun *r = spmm(ctx, "grid:4x4", bufs); /* the interpreter is slow: a small graph */
   gop_run_set_device(r, GOP_DEVICE_INTERP);
-  measure("interpreter", exec_call, r, ctx);
+  measure("interpreter", exec_call, r, ctx, iters());
   gop_context_free(ctx);
   for (int i = 0; i < 8; i++) free(bufs[i]);
 }
@@ -134,7 +133,7 @@ START_TEST(device_launches) {
     for (int d = 0; d < rank; d++) numel *= shape[d];
     l.ptr[i] = fake_alloc_on(0, (size_t)numel * 4);
   }
-  measure("device launches (stand-in driver)", launch_call, &l, ctx);
+  measure("device launches (stand-in driver)", launch_call, &l, ctx, iters());
   gop_context_free(ctx);
   for (int i = 0; i < l.n; i++) fake_free(l.ptr[i]);
   for (int i = 0; i < 8; i++) free(bufs[i]);
@@ -148,7 +147,33 @@ START_TEST(host_copy_runs) {
   GopRun *r = spmm(ctx, "grid:16x16", bufs);
   gop_run_set_device(r, GOP_DEVICE_GPU);
   gop_run_set_timing(r, 0, 1);
-  measure("host-copy runs (stand-in driver)", exec_call, r, ctx);
+  measure("host-copy runs (stand-in driver)", exec_call, r, ctx, iters());
+  gop_context_free(ctx);
+  for (int i = 0; i < 8; i++) free(bufs[i]);
+}
+END_TEST
+
+typedef struct Choice {
+  GopRun *r;
+  GopScheduleChoice c;
+} Choice;
+
+static int choose_call(void *arg) {
+  Choice *ch = arg;
+  return gop_choose_schedule(gop_run_op(ch->r), gop_run_graph(ch->r), 8, NULL, &ch->c);
+}
+
+/* gop_choose_schedule, as a framework's layer calls it at every step: it
+ * schedules every candidate of the space (339 for u_mul_e_sum), and kept
+ * them all in the context until it was freed (about 58 MB a call). */
+START_TEST(schedule_choices) {
+  setenv("GOP_CUDA_LIBRARY", "/nonexistent/libcuda.so", 1);
+  GopContext *ctx = gop_context_new();
+  float *bufs[8] = {0};
+  Choice ch = {.r = spmm(ctx, "rmat:9:8", bufs)};
+  /* each call takes 0.1-0.3 s here: a few of them show the growth */
+  measure("schedule choices", choose_call, &ch, ctx, iters() / 500 > 20 ? iters() / 500 : 20);
+  ck_assert_int_gt(ch.c.candidates, 100);
   gop_context_free(ctx);
   for (int i = 0; i < 8; i++) free(bufs[i]);
 }
@@ -161,6 +186,7 @@ int main(void) {
   tcase_add_test(t, interpreter_calls);
   tcase_add_test(t, device_launches);
   tcase_add_test(t, host_copy_runs);
+  tcase_add_test(t, schedule_choices);
   suite_add_tcase(s, t);
   return tu_run(s);
 }
