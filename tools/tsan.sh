@@ -18,4 +18,5 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build-tsan -j "$jobs" --target test_threads gop_fake_cuda
 # CK_FORK=no: one process, so that TSan sees every thread of every case
 GOP_FAKE_CUDA=$PWD/build-tsan/tests/libgop_fake_cuda.so GOP_THREAD_ITERS=$iters CK_FORK=no \
-  TSAN_OPTIONS="exitcode=66 history_size=2 ${TSAN_OPTIONS:-}" build-tsan/tests/test_threads
+  TSAN_OPTIONS="exitcode=66 history_size=2 suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:-}" \
+  build-tsan/tests/test_threads
