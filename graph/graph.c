@@ -69,10 +69,9 @@ bool graph_size_ok(int64_t nv, int64_t ne, int64_t extra, Diag *d, Loc loc) {
   return ir_limit_check(IR_LIMIT_HOST_BYTES, bytes, d, loc, what);
 }
 
-/* Refuses sizes that the indices cannot hold (int32 vertex ids), and arcs
- * that point outside 0..nv-1. */
-static bool check_coo(int64_t nv, int64_t ne, const int64_t *src,
-                      const int64_t *dst, Diag *d, Loc loc) {
+/* Refuses sizes that the indices cannot hold (int32 vertex ids) or the
+ * host's memory; the arcs themselves are checked while they are copied. */
+static bool check_sizes(int64_t nv, int64_t ne, Diag *d, Loc loc) {
   if (nv < 0 || ne < 0) {
     ir_error(d, loc, "negative graph size (|V| %" PRId64 ", |E| %" PRId64 ")",
              nv, ne);
@@ -480,7 +479,7 @@ static Graph *oom(Graph *g, int64_t nv, int64_t ne, Diag *d, Loc loc) {
 Graph *graph_from_coo(int64_t nv, int64_t ne, const int64_t *src,
                            const int64_t *dst, const char *name, Diag *d,
                            Loc loc) {
-  if (!check_coo(nv, ne, src, dst, d, loc)) return NULL;
+  if (!check_sizes(nv, ne, d, loc)) return NULL;
   Graph *g = graph_alloc(nv, ne, NULL, NULL, name);
   if (!g) return oom(g, nv, ne, d, loc);
   if (!narrow_arcs(nv, ne, src, dst, g->src, g->dst, d, loc)) {
@@ -509,7 +508,7 @@ static void range_part(void *arg, int p, int np) {
 
 Graph *graph_from_arcs(int64_t nv, int64_t ne, int32_t *src, int32_t *dst,
                        const char *name, Diag *d, Loc loc) {
-  if (!check_coo(nv, ne, NULL, NULL, d, loc)) {
+  if (!check_sizes(nv, ne, d, loc)) {
     free(src);
     free(dst);
     return NULL;
