@@ -2,8 +2,8 @@
 # The thread stress test (tests/unit/test_threads.c) under ThreadSanitizer:
 # a gcc -fsanitize=thread build of the library, the test and the stand-in
 # driver in build-tsan/, then the test with ITERS iterations per thread
-# (default 25; the target is 1,000: about 20 s per 5 iterations
-# on a 2-core machine). Exit status: the test's, and 66 when TSan reported
+# (default 25: about 4 minutes on a 2-core machine; GOP_THREAD_DEVICE_ITERS
+# sets the device case's launches apart, e.g. 1,000). Exit status: the test's, and 66 when TSan reported
 # a race. Not part of tools/test.sh: the instrumented build alone takes
 # about 8 minutes on CI's 2 cores (docs/reliability.md).
 #   tools/tsan.sh [ITERS]
