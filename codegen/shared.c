@@ -296,6 +296,13 @@ void cg_shared_groups(CgCtx *cg, const IrNode *l) {
   LLVMPositionBuilderAtEnd(b, exit);
 }
 
+/* A feature offset inside a shared-memory row, as i32: the row is at most
+ * the shared memory's size, whatever the index width (64-bit kernels give
+ * their integer expressions and extents as i64). */
+static LLVMValueRef row_i32(CgCtx *cg, LLVMValueRef v) {
+  return LLVMTypeOf(v) == cg->t_i32 ? v : LLVMBuildTrunc(cg->b, v, cg->t_i32, "");
+}
+
 void cg_shared_store(CgCtx *cg, const IrNode *s) {
   LLVMBuilderRef b = cg->b;
   const IrTensor *t = s->acc.tensor;
@@ -310,8 +317,8 @@ void cg_shared_store(CgCtx *cg, const IrNode *s) {
     const IrDim *dim = &t->dims[i - 1];
     LLVMValueRef n = dim->sym ? cg_param(cg, CG_PARAM_SYM, dim->sym->id)
                               : cg_i32(cg, dim->value);
-    off = LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, off, n, ""),
-                          cg_expr_as(cg, s->acc.idx[i], IR_TY_INT), "");
+    off = LLVMBuildNSWAdd(b, LLVMBuildNSWMul(b, off, row_i32(cg, n), ""),
+                          row_i32(cg, cg_expr_as(cg, s->acc.idx[i], IR_TY_INT)), "");
   }
   LLVMValueRef ptr = row_at(cg, cg->sh_row, off);
   LLVMValueRef old = LLVMBuildLoad2(b, cg->t_f32, ptr, t->name);
