@@ -157,9 +157,14 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
   annotate(cg, fn, "maxntidx", k->threads);
   /* an f64 op's values take two registers each, and a @vec(8) loop keeps
    * 8 values a vector (spmm_teams8: 8 sums, 4 edges of 8 loaded values in
-   * flight; max/min spilled at 64 registers): 512 threads per SM leaves
-   * them up to 128 */
-  int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec ? 512 : 1024;
+   * flight; max/min spilled at 64 registers); a neighbour-group kernel of
+   * 64-bit indices keeps its table positions and edge positions in pairs
+   * (copy_e_sum spmm_groups(1, 1) spilled 4 bytes at 64): 512 threads per
+   * SM leaves them up to 128 */
+  bool wide_groups = false;
+  for (int j = 0; j < n && cg->t_idx == cg->t_i64; j++)
+    wide_groups |= k->params[j].kind == CG_PARAM_GRP_FIRST;
+  int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec || wide_groups ? 512 : 1024;
   if (k->occ > 0) per_sm = k->occ; /* occupancy(loop, N): passes/occupancy.c */
   annotate(cg, fn, "minctasm", per_sm / k->threads > 0 ? per_sm / k->threads : 1);
   return fn;
