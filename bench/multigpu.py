@@ -35,8 +35,9 @@ if not os.environ.get("PYTHONPATH"):
 import gop  # noqa: E402
 from gop import distributed as gd  # noqa: E402
 
-PREP_GRAPHS = ["rmat:14:16", "rmat:17:16"]
+PREP_GRAPHS = ["rmat:14:16", "rmat:17:16", "rmat:20:16"]
 WIDTHS = [64, 128, 256]
+CHUNK_WIDTHS = [512, 1024, 2048]  # big: the column chunks a wide tensor goes by
 AGG_OPS = ["copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_min", "u_add_e_sum",
            "copy_e_sum", "u_mul_e_max", "copy_u_mean", "u_mul_e_mean"]
 
@@ -66,9 +67,11 @@ def prepare(args):
         if spec.endswith(".gz") and not os.path.exists(spec):
             continue
         g = gop.Graph.open(spec)
-        for gg in graphs_of(g, 2):
-            for F in WIDTHS:
-                todo.add(("copy_u_sum", st.copy_u_sum.schedule_for(gg, "auto", F=F), F))
+        for P in (2, 4):
+            for gg in graphs_of(g, P):
+                for F in WIDTHS + CHUNK_WIDTHS:
+                    todo.add(("copy_u_sum", st.copy_u_sum.schedule_for(gg, "auto", F=F), F))
+                    todo.add(("copy_u_sum", "spmm_groups(64, 4)", F))
         log(f"  {spec}: {len(todo)} kernels to prepare")
     for name in AGG_OPS:
         todo.add((name, None, 16))
@@ -226,6 +229,20 @@ def train(args):
     dist.destroy_process_group()
 
 
+def pick_schedule(torch, graph, F):
+    """copy_u_sum's schedule on `graph` at width F: the chooser's pick where
+    it was prepared, else the chooser's usual pick on R-MAT, else the
+    default mapping (None)."""
+    summ = gop.stdlib.copy_u_sum
+    for s in (summ.schedule_for(graph, "auto", F=F), "spmm_groups(64, 4)"):
+        try:
+            summ(graph, torch.zeros(graph.num_nodes, F, device="cuda"), schedule=s)
+            return s
+        except gop.GopError:
+            pass
+    return None
+
+
 def timed(torch, dist, fn, reps):
     """Median ms of fn over reps (CUDA events, after a barrier each), the
     slowest rank's."""
@@ -277,20 +294,10 @@ def bench(args):
                 xa.copy_(xs)
             for name in ("copy_u_sum", "copy_u_mean"):
                 op = st[name]
-                summ = st["copy_u_sum"]
                 res = {}
 
                 def pick(graph):
-                    # the chooser's pick where it was prepared, else the
-                    # chooser's usual pick on R-MAT, else the default mapping
-                    for s in (summ.schedule_for(graph, "auto", F=F), "spmm_groups(64, 4)"):
-                        try:
-                            summ(graph, torch.zeros(graph.num_nodes, F, device="cuda"),
-                                 schedule=s)
-                            return s
-                        except gop.GopError:
-                            pass
-                    return None
+                    return pick_schedule(torch, graph, F)
                 if P == 1:  # the whole graph (a mean is its sum over the in-degree)
                     s = pick(g)
                     res["1gpu"] = (timed(torch, dist, lambda: sg.aggregate(
@@ -338,9 +345,81 @@ def bench(args):
     dist.destroy_process_group()
 
 
+def big(args):
+    """A vertex tensor too wide for one GPU: F chosen so that X and Y of the
+    whole graph take 1.3x one GPU's memory (or --big-F); each rank holds
+    its rows, aggregate() goes by column chunks. Checked on the first and
+    last 128 columns against the whole graph on one GPU (those columns
+    all-gathered); timed; writes big-P.json."""
+    torch, dist, rank, P = setup()
+    st = gop.stdlib
+    spec = args.graphs[0]
+    t0 = time.time()
+    g = gop.Graph.open(spec)
+    sg = gd.ShardedGraph(g)
+    t_open = time.time() - t0
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    F = args.big_F or int(1.3 * total / (2 * g.num_nodes * 4)) // 1024 * 1024
+    whole = 2 * g.num_nodes * F * 4
+    gen = torch.Generator(device="cuda").manual_seed(rank)
+    x = torch.rand(sg.num_own, F, device="cuda", generator=gen)
+    C = sg.chunk_columns(F)
+    s = pick_schedule(torch, sg.local, C)
+    if rank == 0:
+        log(f"{spec}: |V| {g.num_nodes} |E| {g.num_edges} (opened and sharded in {t_open:.1f} s); "
+            f"F = {F}: X and Y of the whole graph take {whole / 1e9:.1f} GB, one GPU has "
+            f"{total / 1e9:.1f} GB; on {P} GPUs rank 0 holds {sg.num_own} rows "
+            f"({2 * sg.num_own * F * 4 / 1e9:.1f} GB of X and Y), halo {sg.num_halo}; "
+            f"column chunks of {C}, schedule {s or 'default'}")
+    m = max(sg.partition.part(q)["num_own"] for q in range(P))
+    res = {"gpu": torch.cuda.get_device_name(), "gpus": P, "graph": spec, "V": g.num_nodes,
+           "E": g.num_edges, "F": F, "whole_bytes": whole, "gpu_bytes": total, "chunk": C,
+           "schedule": s or "default", "ops": {}}
+    for name in ("copy_u_sum", "copy_u_mean"):
+        op = st[name]
+        y = sg.aggregate(op, x, schedule=s)
+        errs = []
+        for a in (0, F - 128):
+            pad = torch.zeros(m, 128, device="cuda")
+            pad[:sg.num_own] = x[:, a:a + 128]
+            allg = torch.empty(P * m, 128, device="cuda")
+            dist.all_gather_into_tensor(allg, pad)
+            xw = torch.empty(g.num_nodes, 128, device="cuda")
+            for q in range(P):
+                pq = sg.partition.part(q)
+                rows = torch.from_numpy(pq["rows"][:pq["num_own"]].astype(np.int64)).cuda()
+                xw[rows] = allg[q * m:q * m + pq["num_own"]]
+            ref = op(g, xw, schedule=pick_schedule(torch, g, 128) if name == "copy_u_sum"
+                     else None)[sg.rows]
+            errs.append(rel(y[:, a:a + 128], ref))
+        del y
+        e = torch.tensor([max(errs)], device="cuda")
+        dist.all_reduce(e, op=dist.ReduceOp.MAX)
+        ms = timed(torch, dist, lambda: sg.aggregate(op, x, schedule=s), args.reps)
+        fb = 4 * F * (2 * sg.num_own + sg.num_halo) + 8 * sg.num_own + 4 * sg.num_edges
+        res["ops"][name] = {"ms": round(ms, 3), "rel_err": e.item(),
+                            "fewest_bytes_per_gpu": fb, "gbps_per_gpu": round(fb / ms / 1e6, 1)}
+        if rank == 0:
+            log(f"  {name:12s} F={F}: {ms:9.2f} ms ({fb / ms / 1e6:.1f} GB/s a GPU), "
+                f"first and last 128 columns against one GPU: rel.err {e.item():.2e} "
+                f"{'ok' if e.item() < 1e-5 else 'FAILED'}")
+    peak = torch.tensor([torch.cuda.max_memory_allocated() / 1e9], device="cuda")
+    dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+    res["peak_gb_per_gpu"] = round(peak.item(), 1)
+    if rank == 0:
+        log(f"  peak memory a GPU: {peak.item():.1f} GB")
+        if args.out:
+            with open(os.path.join(args.out, f"big-{P}.json"), "w") as f:
+                json.dump(res, f, indent=1)
+    bad = any(o["rel_err"] >= 1e-5 for o in res["ops"].values())
+    dist.destroy_process_group()
+    if bad:
+        sys.exit(1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["prepare", "check", "train", "bench"])
+    ap.add_argument("mode", choices=["prepare", "check", "train", "bench", "big"])
     ap.add_argument("--graphs", nargs="+", default=["rmat:16:16"])
     ap.add_argument("--widths", type=int, nargs="+", default=[64, 128, 256])
     ap.add_argument("--reps", type=int, default=10)
@@ -349,10 +428,13 @@ def main():
     ap.add_argument("--peer", action="store_true",
                     help="bench: also the peer transport (symmetric memory over NVLink)")
     ap.add_argument("--cache", default="")
+    ap.add_argument("--big-F", type=int, default=0,
+                    help="big: the feature width (default: 1.3x one GPU's memory)")
     args = ap.parse_args()
     if args.cache:
         gop.set_cache_dir(args.cache)
-    {"prepare": prepare, "check": check, "train": train, "bench": bench}[args.mode](args)
+    {"prepare": prepare, "check": check, "train": train, "bench": bench,
+     "big": big}[args.mode](args)
 
 
 if __name__ == "__main__":

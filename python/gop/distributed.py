@@ -238,6 +238,11 @@ def _dom(spec):
     return d if d in ("src", "dst", "edge") else None
 
 
+# operators whose message is X[src(e)] (times an edge factor W[e]): an
+# in-edge v <- v with W = 1 adds row v of the source tensor unchanged
+_CARRY_OPS = ("copy_u_sum", "u_mul_e_sum", "u_mul_e_sum_full")
+
+
 def _additive(op):
     """Whether an operator adds over in-edges into destinations with nothing
     else (DGL's *_sum): its two work classes' results may be added."""
@@ -335,7 +340,7 @@ class ShardedGraph:
 
     # -- operators --
 
-    def aggregate(self, op, *inputs, overlap=True, schedule=None, **extents):
+    def aggregate(self, op, *inputs, overlap=True, schedule=None, chunk=None, **extents):
         """`op` on this rank's part: vertex inputs as own rows ([num_own,
         ...]; src inputs get their halo rows by the exchange), edge inputs as
         the part's edges (shard_edges order). Returns the outputs: dst
@@ -343,7 +348,13 @@ class ShardedGraph:
         Additive operators (*_sum) run in MGG's two classes, the local one
         while the halo travels (overlap=False waits first); *_mean runs as
         its sum divided by the in-degree; the others on the part's graph
-        after the exchange. Differentiable where `op` is."""
+        after the exchange. Differentiable where `op` is.
+
+        Without a gradient, a wide vertex tensor goes through in column
+        chunks of `chunk` features (default: the widest power of two whose
+        staging buffers take at most half the GPU's free memory and whose
+        rows x features stay below 2^31, so 32-bit kernels address them):
+        features too wide for one GPU's memory run on their shards."""
         torch, _ = _torch()
         if len(inputs) != len(op.inputs):
             raise TypeError(f"{op.name}: {len(op.inputs)} inputs, got {len(inputs)}")
@@ -364,7 +375,7 @@ class ShardedGraph:
         if op.name.endswith("_mean") and op.library is stdlib and \
                 op.name[:-5] + "_sum" in stdlib and all(_dom(s) == "dst" for s in op.outputs):
             y = self.aggregate(stdlib[op.name[:-5] + "_sum"], *inputs, overlap=overlap,
-                               schedule=schedule, **extents)
+                               schedule=schedule, chunk=chunk, **extents)
             inv = (1.0 / self.in_degree.clamp(min=1.0)).view((-1,) + (1,) * (y.dim() - 1))
             return y * inv if torch_grad else y.mul_(inv)
         kw = dict(schedule=schedule, **extents)
@@ -376,7 +387,7 @@ class ShardedGraph:
         if not grad and len(srcs) == 1 and inputs[srcs[0]].dim() == 2 and \
                 all(_dom(s) in ("src", "edge") for s in op.inputs) and \
                 all(_dom(s) == "dst" for s in op.outputs) and len(op.outputs) == 1:
-            return self._aggregate_buffered(op, inputs, srcs[0], overlap, kw)
+            return self._aggregate_chunked(op, inputs, srcs[0], overlap, kw, chunk)
         if _additive(op) and srcs:
             halos = [self.halo(inputs[i], overlap=overlap) for i in srcs]
             loc = [self._class_input(s, x, self.local_pos, None) for s, x in zip(op.inputs,
@@ -425,6 +436,63 @@ class ShardedGraph:
         torch, _ = _torch()
         return self._buffer(F, dtype or torch.float32)[:self.num_own]
 
+    def chunk_columns(self, F, dtype=None, chunk=None):
+        """The column chunk aggregate() takes for a [num_own, F] tensor."""
+        torch, _ = _torch()
+        if chunk is not None:
+            if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+                raise ValueError(f"aggregate: chunk must be a positive number of features, "
+                                 f"got {chunk!r}")
+            return min(chunk, F)
+        # the tallest buffer a kernel indexes: the own rows and the halo
+        # (or the remote class's square graph)
+        rows = self.num_own + max(self.num_own, self.num_halo, 1)
+        esz = torch.empty((), dtype=dtype or torch.float32).element_size()
+
+        def staging(c):  # features, received rows, sent rows, class results
+            return esz * c * (4 * rows + int(self.plan.send_idx.numel()))
+        budget = None
+        if self.device.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(self.device)
+            free += torch.cuda.memory_reserved(self.device) - \
+                torch.cuda.memory_allocated(self.device)
+            # what earlier calls staged is in use but comes back
+            for bufs in (self.__dict__.get("_bufs", {}), self.__dict__.get("_accs", {})):
+                free += sum(b.numel() * b.element_size() for b in bufs.values())
+            budget = free // 2
+        def fits(c):
+            return rows * c < 2**31 and (budget is None or staging(c) <= budget)
+        if fits(F):
+            return F
+        c = 1 << (F.bit_length() - 1)  # the widest power of two below F
+        while c > 1 and not fits(c):
+            c //= 2
+        return c
+
+    def _aggregate_chunked(self, op, inputs, si, overlap, kw, chunk):
+        """_aggregate_buffered over column chunks of the vertex tensor (and
+        of edge tensors as wide): each chunk's staging buffers are reused."""
+        x = inputs[si]
+        F = x.shape[1]
+        C = self.chunk_columns(F, x.dtype, chunk)
+        if C >= F:
+            return self._aggregate_buffered(op, inputs, si, overlap, kw)
+        # staged buffers of other widths are let go: the wide case is the
+        # one that needs the memory
+        for name in ("_bufs", "_accs"):
+            bufs = self.__dict__.get(name, {})
+            for key in [k for k in bufs if k[0] != C]:
+                del bufs[key]
+        y = x.new_empty((self.num_own, F))
+        for c0 in range(0, F, C):
+            c1 = min(F, c0 + C)
+            part = [x[:, c0:c1] if i == si else
+                    w[:, c0:c1].contiguous() if _dom(s) == "edge" and w.dim() == 2 and
+                    w.shape[1] == F else w
+                    for i, (s, w) in enumerate(zip(op.inputs, inputs))]
+            y[:, c0:c1] = self._aggregate_buffered(op, part, si, overlap, kw)
+        return y
+
     def _aggregate_buffered(self, op, inputs, si, overlap, kw):
         """aggregate() when no gradient is asked for: the halo lands in the
         buffer right after the own rows, so the part's graph (or the remote
@@ -436,6 +504,26 @@ class ShardedGraph:
         if x.data_ptr() != buf.data_ptr():
             buf[:nown].copy_(x)
         send = buf[:nown].index_select(0, self.plan.send_idx)
+        if _additive(op) and overlap and self._carries(op):
+            # the local class writes its rows just ahead of where the halo
+            # lands; the remote class reads them back as the source of one
+            # extra in-edge per row (v <- v, a factor of 1) and so adds
+            # them in: no separate pass adds the two classes' results
+            acc = self._acc_buffer(x.shape[1], x.dtype)
+            work = dist.all_to_all_single(acc[nown:nown + nhalo], send,
+                                          output_split_sizes=self.plan.recv_counts,
+                                          input_split_sizes=self.plan.send_counts,
+                                          group=self.group, async_op=True)
+            loc = [buf[:nown] if i == si else x.index_select(0, self.local_pos)
+                   for i, x in enumerate(inputs)]
+            op(self.local, *loc, out=acc[:nown], **kw)  # while the halo travels
+            work.wait()
+            g, ones = self._carry_graph()
+            rem = [acc if i == si else
+                   torch.cat([x.new_ones((ones,) + tuple(x.shape[1:])),
+                              x.index_select(0, self.remote_pos)])
+                   for i, x in enumerate(inputs)]
+            return op(g, *rem, **kw)[:nown]
         work = dist.all_to_all_single(buf[nown:nown + nhalo], send,
                                       output_split_sizes=self.plan.recv_counts,
                                       input_split_sizes=self.plan.send_counts,
@@ -452,6 +540,41 @@ class ShardedGraph:
         work.wait()
         full = [buf[:nown + nhalo] if i == si else x for i, x in enumerate(inputs)]
         return op(self.graph, *full, **kw)[:nown]
+
+    def _carries(self, op):
+        """Whether the remote class can add the local class's rows in as an
+        extra in-edge: an operator whose message is the source row times an
+        edge factor (or the row alone), so that a factor of 1 passes it."""
+        from . import stdlib
+        return op.library is stdlib and op.name in _CARRY_OPS
+
+    def _acc_buffer(self, F, dtype):
+        """[num_own + num_halo, F]: the local class's result rows, then the
+        halo rows, received in place: the sources of the carrying remote
+        class. Made once per (F, dtype)."""
+        torch, _ = _torch()
+        bufs = self.__dict__.setdefault("_accs", {})
+        if (F, dtype) not in bufs:
+            bufs[(F, dtype)] = torch.empty((self.num_own + self.num_halo, F), dtype=dtype,
+                                           device=self.device)
+        return bufs[(F, dtype)]
+
+    def _carry_graph(self):
+        """The remote class with the local result carried in: sources are
+        rows of _acc_buffer (own row v is source v, halo row h is
+        num_own + h), each own vertex first takes the in-edge v <- v, then
+        its remote in-edges in the part's order. (graph, count of the
+        carrying edges, which lead the edge order), made once."""
+        if getattr(self, "_carry", None) is None:
+            nown = self.num_own
+            ei = self.graph.edge_index
+            rpos = self.remote_pos.cpu().numpy()
+            own = np.arange(nown, dtype=np.int64)
+            self._carry = (Graph.from_arcs(np.concatenate([own, ei[0][rpos]]),
+                                           np.concatenate([own, ei[1][rpos]]),
+                                           max(nown + self.num_halo, 1),
+                                           f"part {self.rank} remote, local carried"), nown)
+        return self._carry
 
     def _class_input(self, spec, x, pos, halo, n=None):
         torch, _ = _torch()
