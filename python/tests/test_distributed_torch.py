@@ -88,7 +88,8 @@ class ShardedGraphTest(unittest.TestCase):
             mp.start_processes(_rank_main, args=(world, init, d, F), nprocs=world,
                                join=True, start_method="spawn")
             for r in range(world):
-                lines = open(os.path.join(d, f"rank{r}.txt")).read().splitlines()
+                with open(os.path.join(d, f"rank{r}.txt")) as f:
+                    lines = f.read().splitlines()
                 bad = [ln for ln in lines if ln.startswith("FAILED")]
                 self.assertFalse(bad, f"rank {r}: " + "\n".join(bad))
                 self.assertEqual(len(lines), len(SPECS) * (len(OPS) * 4 + 4))

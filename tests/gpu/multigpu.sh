@@ -9,7 +9,11 @@
 #           agree step for step (relative 1e-4); GOP_MGPU_TRAIN names the
 #           graphs (default ogbn-arxiv)
 #   bench   sum and mean aggregation on 1 and P GPUs, with the all-gather
-#           baseline (bench/multigpu.py), on the GRAPHs (default rmat:22:16)
+#           baseline (bench/multigpu.py), on the GRAPHs (default rmat:22:16);
+#           GOP_MGPU_PEER=1 adds the peer transport
+#   big     a vertex tensor too wide for one GPU's memory, on P GPUs by
+#           column chunks, checked against one GPU on 256 of its columns
+#           (GOP_MGPU_BIG names the graph, default rmat:21:16)
 set -uo pipefail
 carry=$(cd "$1" && pwd)
 out=$2
@@ -63,7 +67,9 @@ PY
     ;;
   bench)
     run 1 bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
-    run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256} --peer
+    peer=()
+    [ "${GOP_MGPU_PEER:-0}" = 1 ] && peer=(--peer)
+    run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256} "${peer[@]}"
     python3 - "$out/bench-1.csv" "$out/bench-$P.csv" <<'PY' | tee "$out/summary.txt"
 import csv, sys
 one = {(r["graph"], r["F"], r["op"]): r for r in csv.DictReader(open(sys.argv[1]))}
@@ -87,6 +93,8 @@ for k, m in by.items():
           f" {t['allgather'] / best:5.2f}x")
 PY
     ;;
+  big) run "$P" big --graphs "${GOP_MGPU_BIG:-rmat:21:16}" --reps 3 ;;
+  *) echo "unknown phase $phase (check, train, bench, big)"; status=1 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t )) s"
 done
