@@ -135,10 +135,12 @@ _SIGS = {
     "gop_grad_adjoint": (c_char_p, [c_void_p, c_char_p]),
     "gop_grad_forward": (c_void_p, [c_void_p]),
     "gop_run_exec_f64": (c_int, [c_void_p, P(c_void_p), c_int]),
+    "gop_emit": (c_void_p, [c_void_p, c_int]),  # malloc'ed: free with libc's free
 }
 
 GOP_DEVICE_AUTO, GOP_DEVICE_INTERP, GOP_DEVICE_GPU = 0, 1, 2
 GOP_NO_SCHEDULE = 1  # gop_choose_schedule: no candidate (include/gop.h)
+GOP_STAGE_IR = 1  # GopStage (include/gop.h)
 
 
 def _candidates():

@@ -1,5 +1,7 @@
 """What schedule="auto" means for the operators where the chooser's pick
-is not taken: the measured exceptions, and the rules that replace it."""
+is not taken: the measured exceptions, and the rules that replace it; and
+where the pick is timed against the default mapping before it is kept."""
+import os
 
 
 # Operators whose schedule="auto" keeps the C API's default mapping, by
@@ -58,3 +60,65 @@ def backward_schedule(schedule):
     itself, on the graph, at its width); anything else (a named schedule is
     written for the forward's loops, not the gradient's) is the default."""
     return "auto" if schedule == "auto" else None
+
+
+# ---- measuring the pick against the default mapping on first use ----
+#
+# The cost model is fitted on one-stage aggregation, and AUTO_RULES on
+# ogbn-arxiv; for an operator of several stages (GAT's attention and its
+# backward, edge softmax) neither is sure to hold on another graph: training
+# a 2-layer GAT (4 heads) on musae-github (in-degree up to 9,458) took
+# 15.7 ms a step under the rules' picks against 4.5 ms under the default
+# mapping (H200, issue 36), while on dblp-2010 the picks were faster (5.9
+# against 7.9 ms). So where the pick is such a guess, the first call on CUDA
+# tensors of each graph and extents times the pick and the default mapping
+# on the call's own tensors and keeps the faster (the pick only when at
+# least MARGIN faster), for that graph and those extents from then on.
+# On the interpreter nothing is timed: the pick runs.
+#
+# GOP_AUTO_MEASURE (read at import; or set gop.auto.MEASURE):
+#   "multi-stage"  the default: picks for operators of several stages,
+#                  unless the tuning database measured them;
+#   "all"          every pick that is not the database's;
+#   "off"          no measuring: the pick, as before.
+MEASURE = os.environ.get("GOP_AUTO_MEASURE", "multi-stage")
+# the pick replaces the default only when it took at most this fraction of
+# the default's time (timing noise between two kernels of the same work is
+# a few percent)
+MARGIN = 0.97
+
+
+def needs_measure(stages, pick, source):
+    """Whether schedule="auto"'s `pick` (from `source`: "database",
+    "predictor", "cost model" or "rule") for an operator of `stages` stages
+    must be timed against the default mapping before it is trusted."""
+    if pick is None or MEASURE == "off" or source == "database":
+        return False
+    if MEASURE == "all":
+        return True
+    if MEASURE != "multi-stage":
+        raise ValueError(f"gop.auto.MEASURE is {MEASURE!r}: 'multi-stage', 'all' or 'off'")
+    return stages > 1
+
+
+def decide(times):
+    """The schedule to keep from {schedule: milliseconds}, where the
+    default mapping is the key None and a candidate that could not run
+    (no kernel for it on a machine without LLVM, a refusal) has the time
+    None: the default unless a candidate took at most MARGIN of its time;
+    the fastest that ran when the default did not; None when none ran."""
+    ran = {s: t for s, t in times.items() if t is not None}
+    if not ran:
+        return None
+    if None not in ran:
+        return min(ran, key=ran.get)
+    best = min((s for s in ran if s is not None), key=ran.get, default=None)
+    if best is not None and ran[best] <= MARGIN * ran[None]:
+        return best
+    return None
+
+
+def count_stages(ir_text):
+    """The stages of an operator from its IR text (Operator.stages): its
+    top-level loop nests."""
+    return sum(1 for line in ir_text.splitlines() if line.startswith("  for "))

@@ -26,10 +26,12 @@ naming the tensor; nothing crashes the process.
 import ctypes
 import os
 import re
+import weakref
 
 from . import _lib
 from ._context import GopError, _b, _check, _ctx, _diag, _lock
 from ._lib import lib
+from . import auto as _auto
 from .auto import AUTO_KEEPS_DEFAULT, AUTO_RULES
 from .graph import Graph
 
@@ -172,7 +174,9 @@ class Operator:
                                if isinstance(d, str) and d not in _DOMAINS})
         self.__doc__ = f"{self.signature}\n\n{self.doc}"
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
-        self._choices = {}  # (graph, row width) -> (chosen schedule, graph)
+        self._choices = {}  # (graph, row width) -> (chosen schedule, its source, graph)
+        self._measured = {}  # (graph, extents) -> (kept schedule, weakref to the graph)
+        self._stages = None
         self._grads = {}  # (wrt, joint) -> Gradient
         # AUTO_RULES' rule where this operator's file has the rule's
         # schedule (gop.layers'), else None: looked up once, not per call
@@ -292,22 +296,83 @@ class Operator:
         (AUTO_KEEPS_DEFAULT): the other forward operators of gop.layers (the
         cost model is fitted on aggregation; its pick for GAT's fused
         attention took 39 ms on ogbn-arxiv where the default takes 2.5, as
-        models.c found), and the derived operators named there."""
+        models.c found), and the derived operators named there.
+
+        Where the pick is a guess (gop.auto.needs_measure: an operator of
+        several stages), the first call on CUDA tensors times it against the
+        default mapping and the faster is kept for this graph and these
+        extents (gop.auto.decide); until then, and on the interpreter, the
+        pick."""
+        hit = self._measured.get(self._ext_key(graph, ext))
+        if hit is not None and hit[1]() is graph:
+            return hit[0]
+        return self._pick(graph, ext)[0]
+
+    def _ext_key(self, graph, ext):
+        return (id(graph), tuple(int(ext[s]) for s in self.extents))
+
+    def _pick(self, graph, ext):
+        """(schedule, source) that schedule="auto" proposes before any
+        measuring: source "rule" (AUTO_RULES), "kept default"
+        (AUTO_KEEPS_DEFAULT, gop.layers), or gop_choose_schedule's."""
         if self._rule:
-            return self._rule(ext)
+            return self._rule(ext), "rule"
         if self.library is _library.layers or self.name in AUTO_KEEPS_DEFAULT:
-            return None
+            return None, "kept default"
         F = 1
         for s in self.extents:
             F *= int(ext[s])
         key = (id(graph), F)
         hit = self._choices.get(key)
-        if hit is None or hit[1] is not graph:
+        if hit is None or hit[2] is not graph:
             # None for an operator no named schedule or strategy applies to
             # (an element-wise layer, a bias): the C API's default mapping
-            chosen = self.choose_schedule(graph, F)[0]
-            hit = self._choices[key] = (chosen, graph)
-        return hit[0]
+            hit = self._choices[key] = (*self.choose_schedule(graph, F), graph)
+        return hit[0], hit[1]
+
+    @property
+    def stages(self):
+        """The number of stages (top-level loop nests) of the operator as
+        written: 3 for GAT's attention, 1 for an aggregation."""
+        if self._stages is None:
+            with _lock:
+                p = lib.gop_emit(self._h, _lib.GOP_STAGE_IR)
+                _check(p, f"{self.name}: its IR")
+                text = ctypes.string_at(p).decode()
+                _libc_free(p)
+            self._stages = _auto.count_stages(text)
+        return self._stages
+
+    def auto_candidates(self, graph, **extents):
+        """The schedules a call with schedule="auto" may run on `graph` at
+        these extents (None: the default mapping): the one settled, else
+        the pick, and the default mapping where the first call on the GPU
+        times the pick against it (what to prepare for a machine without
+        LLVM)."""
+        ext = {**{s: 1 for s in self.extents}, **extents}
+        hit = self._measured.get(self._ext_key(graph, ext))
+        if hit is not None and hit[1]() is graph:
+            return [hit[0]]
+        pick, source = self._pick(graph, ext)
+        if _auto.needs_measure(self.stages, pick, source):
+            return [pick, None]
+        return [pick]
+
+    def settle_auto(self, graph, ext, time_fn):
+        """Settles schedule="auto" on `graph` at extents `ext` where it is
+        to be measured: time_fn(schedule) gives the milliseconds of one call
+        under `schedule` (None: the default mapping), or None where it
+        cannot run; the kept schedule (gop.auto.decide) is what the calls
+        run from then on. Returns it (the pick, unmeasured, where nothing
+        is to be measured)."""
+        cands = self.auto_candidates(graph, **ext)
+        if len(cands) == 1:
+            return cands[0]
+        kept = _auto.decide({s: time_fn(s) for s in cands})
+        if len(self._measured) > 64:  # forget the graphs gone (one per mini-batch)
+            self._measured = {k: v for k, v in self._measured.items() if v[1]() is not None}
+        self._measured[self._ext_key(graph, ext)] = (kept, weakref.ref(graph))
+        return kept
 
     def schedule_for(self, graph, schedule="auto", **extents):
         """The schedule a call with `schedule=` runs on `graph` at these
@@ -436,6 +501,8 @@ class Operator:
         return r, ops + res, res, index
 
     def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
+        if schedule == "auto":
+            schedule = self._auto_cuda(graph, ops, outs, ext, target, stream)
         r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
         stream = _stream_handle(stream, index)
         with _lock:
@@ -446,6 +513,41 @@ class Operator:
                    f"{self.name} on the GPU")
         outv = [o.obj for o in res]
         return outv[0] if len(outv) == 1 else tuple(outv)
+
+    def _auto_cuda(self, graph, ops, outs, ext, target, stream):
+        """schedule="auto" for a call on CUDA tensors: settle_auto, timing
+        each candidate on this call's tensors (its outputs are written, and
+        written again by the call). While a CUDA graph is being captured
+        nothing can be timed: an unsettled call runs the default mapping."""
+        if len(self.auto_candidates(graph, **ext)) == 1:
+            return "auto"
+        import time
+        import torch
+        if torch.cuda.is_current_stream_capturing():
+            return None
+
+        def time_fn(schedule):
+            try:
+                r, all_ops, _, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+                s = _stream_handle(stream, index)
+                ptrs = (ctypes.c_uint64 * len(all_ops))(*[o.ptr for o in all_ops])
+
+                def launch(n):
+                    torch.cuda.synchronize(index)
+                    t0 = time.perf_counter()
+                    for _ in range(n):
+                        _check(lib.gop_run_launch_ptrs(r[0], ptrs, len(ptrs), s) == 0,
+                               f"{self.name} on the GPU")
+                    torch.cuda.synchronize(index)
+                    return (time.perf_counter() - t0) * 1e3 / n
+                one = launch(1)  # loads the kernels and makes the temporaries
+                one = launch(1)
+                return launch(max(3, min(20, int(20.0 / max(one, 1e-3)))))
+            except GopError:
+                with _lock:
+                    _diag()
+                return None
+        return self.settle_auto(graph, ext, time_fn)
 
     def bind(self, graph, *inputs, out=None, schedule=None, target=None, **extents):
         """Checks a call once and returns it as a callable that launches it
@@ -465,6 +567,8 @@ class Operator:
         if not all(o.cuda for o in ops + [o for o in outs if o is not None]):
             raise ValueError(f"{self.name}.bind takes CUDA tensors only")
         ext = self._extents(graph, ops, outs, extents)
+        if schedule == "auto":
+            schedule = self._auto_cuda(graph, ops, outs, ext, target, None)
         r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
         ptrs = (ctypes.c_uint64 * len(all_ops))(*[o.ptr for o in all_ops])
         outv = [o.obj for o in res]
@@ -492,8 +596,12 @@ class Operator:
         (how packs are made for a machine without LLVM)."""
         with _lock:
             ext = {**{s: 1 for s in self.extents}, **extents}
-            r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
-            _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
+            # "auto": every schedule it may run (the pick, and the default
+            # mapping where the first GPU call times the pick against it)
+            cands = self.auto_candidates(graph, **ext) if schedule == "auto" else [schedule]
+            for s in cands:
+                r = self._run(graph, s, target, _lib.GOP_DEVICE_GPU, ext)
+                _check(lib.gop_run_prepare(r[0]) == 0, f"{self.name}: prepare")
 
 
     # -- gradients --
@@ -770,6 +878,10 @@ def _gop_device():
             _device_ordinal = 0
     return _device_ordinal
 
+
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes = [ctypes.c_void_p]
+_libc_free.restype = None
 
 # Last: library.py builds Operators, so it imports this module first.
 from . import library as _library  # noqa: E402

@@ -123,8 +123,10 @@ class Plan(unittest.TestCase):
         self.assertIsNone(core.backward_schedule("warp_edge(1, 1)"))
 
     def test_prepare_fills_exactly(self):
-        """Call.prepare compiles what Call.kernels names, and nothing else:
-        the cache gets each (operator, kernel key) of the plan."""
+        """Call.prepare compiles what Call.kernels names, and nothing else
+        but the default mapping of the multi-stage operators, whose pick the
+        first GPU call times against it (Operator.auto_candidates): the
+        cache gets each (operator, kernel key) of the plan."""
         gop.clear_cache()
         calls = plan.sage(G, 64, 8, schedule="auto", input_grad=True)
         calls += plan.gat(G, 16, 4, heads=2, schedule="auto")
@@ -132,10 +134,15 @@ class Plan(unittest.TestCase):
         for c in calls:
             c.prepare()
             for op, s in c.operators():
-                want.add((op.name, op.kernel_key(op.schedule_for(c.graph, s, **{
-                    e: c.ext[e] for e in op.extents}))))
+                ext = {e: c.ext[e] for e in op.extents}
+                want.add((op.name, op.kernel_key(op.schedule_for(c.graph, s, **ext))))
+                if s == "auto":
+                    want.update((op.name, op.kernel_key(k))
+                                for k in op.auto_candidates(c.graph, **ext))
         self.assertEqual(packs(), want)
-        self.assertEqual(len(want), 4)  # copy_u_mean, its grad, gat_attention, its grad
+        # copy_u_mean and its grad; gat_attention and its grad, each under
+        # its pick and the default mapping
+        self.assertEqual(len(want), 6)
 
     def test_auto_gradient_on_interpreter(self):
         """A Gradient called with schedule="auto" (as autograd's backward
