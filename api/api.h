@@ -114,6 +114,9 @@ extern const Loc api_loc;
 /* Wraps a host graph in the API's and hands it to the context (which frees
  * it); NULL after reporting, with `rt` freed. */
 GopGraph *api_adopt_graph(GopContext *ctx, struct Graph *rt);
+/* Whether `g` has host arrays; else reports that `what` (a function or
+ * "a run on host buffers") needs them and it was built on the device. */
+bool api_host_graph(GopContext *ctx, const GopGraph *g, const char *what);
 
 /* ---- compile.c ---- */
 /* Wraps an IR module as the API's module (its operators, their signatures

@@ -25,6 +25,7 @@ size_t gop_struct_size(const char *name) {
       {"GopCompileOptions", sizeof(GopCompileOptions)},
       {"GopCompileTimes", sizeof(GopCompileTimes)},
       {"GopGraphInfo", sizeof(GopGraphInfo)},
+      {"GopDeviceGraph", sizeof(GopDeviceGraph)},
       {"GopPartInfo", sizeof(GopPartInfo)},
       {"GopRunStats", sizeof(GopRunStats)},
       {"GopCacheStats", sizeof(GopCacheStats)},

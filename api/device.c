@@ -574,3 +574,100 @@ int gop_device_status(char *what, size_t size) {
   ir_diag_free(&quiet);
   return (int)s;
 }
+
+/* ---- graphs built on the device ---- */
+
+int gop_graph_device_index_bits(int64_t nv, int64_t ne) {
+  Graph shape = {.nv = nv > INT32_MAX ? INT32_MAX : (int32_t)(nv < 0 ? 0 : nv), .ne = ne};
+  return rt_index_bits(&shape);
+}
+
+GopGraph *gop_graph_from_device(GopContext *ctx, const GopDeviceGraph *dg, const char *name) {
+  API_LOCK(ctx);
+  if (!dg) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_from_device: the arrays are NULL");
+    return NULL;
+  }
+  int64_t nv = dg->num_vertices, ne = dg->num_edges;
+  if (nv < 0 || nv > INT32_MAX || ne < 0 || ne > GRAPH_MAX_EDGES) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_from_device: %lld vertices and %lld edges: "
+             "vertices must be 0 to 2^31-1, edges 0 to 2^34", (long long)nv, (long long)ne);
+    return NULL;
+  }
+  int bits = gop_graph_device_index_bits(nv, ne);
+  if (dg->index_bits != bits) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_from_device: offsets and edge ids of %d bits, "
+             "but a graph of %lld edges runs kernels of %d-bit indices here "
+             "(gop_graph_device_index_bits)", dg->index_bits, (long long)ne, bits);
+    return NULL;
+  }
+  if (dg->in_degree_max < 0 || dg->in_degree_max > ne || dg->out_degree_max < 0 ||
+      dg->out_degree_max > ne || dg->isolated < 0 || dg->isolated > nv ||
+      dg->self_loops < 0 || dg->self_loops > ne) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_from_device: statistics that no graph of %lld "
+             "vertices and %lld edges has (a degree, isolated vertices or self-loops out "
+             "of range)", (long long)nv, (long long)ne);
+    return NULL;
+  }
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  RtStatus s = rt_cuda_open(&quiet);
+  if (s != RT_OK) {
+    const char *msg = rt_reason(&quiet, s);
+    ir_error(&ctx->diag, api_loc, "gop_graph_from_device needs the GPU: %.*s",
+             (int)strcspn(msg, "\n"), msg);
+    ir_diag_free(&quiet);
+    return NULL;
+  }
+  ir_diag_free(&quiet);
+  const GopDevicePtr ptrs[10] = {dg->src,     dg->dst,     dg->in_ptr,  dg->in_eid,
+                                 dg->in_src,  dg->out_ptr, dg->out_eid, dg->out_dst,
+                                 dg->in_deg,  dg->out_deg};
+  static const char *names[10] = {"src", "dst", "in_ptr", "in_eid", "in_src",
+                                  "out_ptr", "out_eid", "out_dst", "in_deg", "out_deg"};
+  size_t ib = (size_t)bits / 8;
+  const size_t bytes[10] = {4 * (size_t)ne, 4 * (size_t)ne, ib * (size_t)(nv + 1),
+                            ib * (size_t)ne, 4 * (size_t)ne, ib * (size_t)(nv + 1),
+                            ib * (size_t)ne, 4 * (size_t)ne, 4 * (size_t)nv, 4 * (size_t)nv};
+  for (int i = 0; i < 10; i++) {
+    if (bytes[i] == 0) continue; /* an empty array may have any address */
+    char what[64];
+    snprintf(what, sizeof what, "gop_graph_from_device: %s", names[i]);
+    if (!ptrs[i]) {
+      ir_error(&ctx->diag, api_loc, "%s: NULL device pointer for %zu bytes", what, bytes[i]);
+      return NULL;
+    }
+    if (rt_pointer_check(ptrs[i], bytes[i], what, &ctx->diag) != RT_OK) return NULL;
+  }
+  Graph *rt = calloc(1, sizeof *rt);
+  RtDevGraph *dev = calloc(1, sizeof *dev);
+  char *copy = strdup(name ? name : "device graph");
+  if (!rt || !dev || !copy) {
+    free(rt);
+    free(dev);
+    free(copy);
+    ir_error(&ctx->diag, api_loc, "out of memory");
+    return NULL;
+  }
+  rt->name = copy;
+  rt->nv = (int32_t)nv;
+  rt->ne = ne;
+  rt->device_only = true;
+  rt->csr_edges = dg->csr_edges != 0;
+  rt->stats = (GraphStats){.deg_mean = nv ? (double)ne / (double)nv : 0,
+                           .in_deg_std = dg->in_degree_std,
+                           .in_deg_max = dg->in_degree_max,
+                           .out_deg_max = dg->out_degree_max,
+                           .isolated = (int32_t)dg->isolated,
+                           .self_loops = dg->self_loops,
+                           .aes = dg->aes};
+  GopGraph *g = api_adopt_graph(ctx, rt);
+  if (!g) {
+    free(dev);
+    return NULL;
+  }
+  rt_devgraph_adopt(dev, rt, bits, ptrs);
+  g->dev = dev;
+  return g;
+}
+

@@ -208,6 +208,7 @@ int gop_run_exec_f64(GopRun *r, double *const *data, int n) {
              "got %d buffers%s", ir->name, nt, n, data ? "" : " (NULL)");
     return -1;
   }
+  if (!api_host_graph(ctx, r->graph, "gop_run_exec_f64")) return -1;
   if (r->graph->rt->perm) {
     ir_error(&ctx->diag, api_loc, "gop_run_exec_f64: graph %s is reordered; f64 runs take "
              "a graph in its own numbering", r->graph->rt->name ? r->graph->rt->name : "");

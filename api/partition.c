@@ -45,6 +45,7 @@ GopPartition *gop_graph_partition(GopContext *ctx, const GopGraph *g, int parts,
     ir_error(&ctx->diag, api_loc, "gop_graph_partition: the graph is NULL");
     return NULL;
   }
+  if (!api_host_graph(ctx, g, "gop_graph_partition")) return NULL;
   GraphPartMethod m = GRAPH_PART_EDGES;
   const char *why = method ? graph_partition_method_problem(method, &m) : NULL;
   if (why) {

@@ -77,12 +77,21 @@ GopGraph *api_adopt_graph(GopContext *ctx, Graph *rt) {
   return g;
 }
 
+bool api_host_graph(GopContext *ctx, const GopGraph *g, const char *what) {
+  if (!g->rt->device_only) return true;
+  ir_error(&ctx->diag, api_loc, "%s needs the arcs on the host, but %s was built on the "
+           "device (gop_graph_from_device) and lives only there", what,
+           g->rt->name ? g->rt->name : "the graph");
+  return false;
+}
+
 GopGraph *gop_graph_reorder(GopContext *ctx, const GopGraph *g, const char *method) {
   API_LOCK(ctx);
   if (!g) {
     ir_error(&ctx->diag, api_loc, "gop_graph_reorder: the graph is NULL");
     return NULL;
   }
+  if (!api_host_graph(ctx, g, "gop_graph_reorder")) return NULL;
   const char *why = graph_order_problem(method, NULL);
   if (why) { /* with the API's location */
     ir_error(&ctx->diag, api_loc, "gop_graph_reorder: '%s': %s", method ? method : "", why);
@@ -118,6 +127,7 @@ int gop_graph_write_mtx(GopContext *ctx, const GopGraph *g, const char *path) {
     ir_error(&ctx->diag, api_loc, "gop_graph_write_mtx: empty path");
     return -1;
   }
+  if (!api_host_graph(ctx, g, "gop_graph_write_mtx")) return -1;
   return graph_write_mtx(g->rt, path, &ctx->diag);
 }
 
@@ -126,6 +136,7 @@ int gop_graph_write_gopg(GopContext *ctx, const GopGraph *g, const char *path) {
     ir_error(&ctx->diag, api_loc, "gop_graph_write_gopg: empty path");
     return -1;
   }
+  if (!api_host_graph(ctx, g, "gop_graph_write_gopg")) return -1;
   return graph_write_gopg(g->rt, path, &ctx->diag);
 }
 
@@ -580,6 +591,7 @@ static int run_gpu(GopRun *r, void **data) {
 
 int gop_run_exec(GopRun *r) {
   API_LOCK(r->ctx);
+  if (!api_host_graph(r->ctx, r->graph, "a run on host buffers (gop_run_exec)")) return -1;
   if (check_bound(r) != 0) return -1;
   GopCompileTimes keep = r->stats.compile;
   memset(&r->stats, 0, sizeof r->stats);
@@ -807,7 +819,7 @@ void gop_array_free(GopArray *a) {
 long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst) {
   *src = g->rt->src;
   *dst = g->rt->dst;
-  return g->rt->ne;
+  return g->rt->device_only ? -1 : g->rt->ne;
 }
 
 GopGraph *gop_graph_from_arcs(GopContext *ctx, int64_t nv, int64_t ne, const int64_t *src,

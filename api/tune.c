@@ -175,6 +175,7 @@ int gop_tune(GopRun *r, const GopTuneOptions *o, GopTuneReport *report) {
   const IrOp *ir = r->op->ir;
   GopTuneOptions opts = o ? *o : (GopTuneOptions){0};
   memset(report, 0, sizeof *report);
+  if (!api_host_graph(ctx, r->graph, "gop_tune")) return -1;
   for (int i = 0; i < ir->nsyms; i++)
     if (!r->ext_set[i]) {
       ir_error(&ctx->diag, api_loc, "extent %s is not set (e.g. --%s 64)", ir->syms[i]->name,

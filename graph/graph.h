@@ -93,6 +93,12 @@ typedef struct Graph {
    * file's memory map: graph_free unmaps it instead of freeing them. */
   void *map;
   size_t map_bytes;
+  /* Built on the device from a framework's edge_index (api/device.c,
+   * gop_graph_from_device): the host holds the sizes and statistics only,
+   * every array above is NULL, and the device copy (the caller's memory)
+   * is the graph. What reads the host arrays (the interpreter, group
+   * tables, reordering, partitions, writers) refuses such a graph. */
+  bool device_only;
 } Graph;
 
 /* The most edges a graph may hold (vertex ids stay int32); the host-memory

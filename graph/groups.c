@@ -258,6 +258,13 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
              G, ilv, ncls, thr, IR_MAX_CLASSES);
     return NULL;
   }
+  if (g->device_only) {
+    ir_error(d, (Loc){0}, "neighbour groups of size %d: %s was built on the device, and "
+             "group tables are built on the host from its CSR: use a schedule without "
+             "neighbour groups on it, or build it on the host (docs/graph-format.md)",
+             G, g->name ? g->name : "the graph");
+    return NULL;
+  }
   int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;
   int order = ilv ? GRAPH_GROUPS_DST : table_order(d);
   if (order < 0) return NULL;

@@ -410,6 +410,41 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
  * failed. 0 or -1. */
 int gop_run_sync(GopRun *r);
 
+/* ---- graphs built on the device (docs/graph-format.md) ----
+ * A framework holding an edge_index on the GPU builds the formats there
+ * (sorting and counting in its own stream: gop.Graph.from_edge_index does)
+ * and hands gop the device arrays, which become the graph's device copy:
+ * nothing is copied, and gop never frees them (the caller keeps them until
+ * gop_graph_free, or the context, frees the graph). The host holds the sizes and the
+ * statistics given (what choosing a schedule reads) but no arrays, so what
+ * needs them refuses such a graph with a message: runs on host buffers
+ * (the interpreter), neighbour-group schedules, reordering, partitions,
+ * writing it, gop_graph_arcs. Runs on device pointers work as on any
+ * graph. */
+typedef struct GopDeviceGraph {
+  int64_t num_vertices, num_edges;
+  int index_bits; /* of the offsets and edge ids: gop_graph_device_index_bits */
+  GopDevicePtr src, dst;                  /* int32 [E]: arcs by edge id */
+  GopDevicePtr in_ptr, in_eid, in_src;    /* CSR by destination, each vertex's
+                                             in-edges in edge-id order: [V+1]
+                                             and [E] of index_bits, [E] int32 */
+  GopDevicePtr out_ptr, out_eid, out_dst; /* CSC by source, likewise */
+  GopDevicePtr in_deg, out_deg;           /* int32 [V] */
+  /* GopGraphInfo's statistics (degree_mean and locality are not asked) */
+  double in_degree_std, aes;
+  int64_t in_degree_max, out_degree_max, isolated, self_loops;
+  int csr_edges; /* 1 when in_eid[k] == k for every k (else 0: always right) */
+} GopDeviceGraph;
+/* The width (32 or 64) the offsets and edge ids of a graph of nv vertices
+ * and ne edges take on the device: 64 past 2^31 - 1 edges or with
+ * GOP_INDEX64=1 (docs/index64.md). */
+int gop_graph_device_index_bits(int64_t nv, int64_t ne);
+/* A graph whose arrays are `dg`'s device memory (checked to be memory of
+ * gop's device, large enough), named `name` (NULL: "device graph"). NULL
+ * after reporting: no GPU, bad sizes or width, a pointer that is not
+ * device memory. */
+GopGraph *gop_graph_from_device(GopContext *ctx, const GopDeviceGraph *dg, const char *name);
+
 /* ---- the kernel cache ----
  * Compiled kernels are kept in the context, keyed by the operator's IR, its
  * scheduled and lowered IR (so the schedule and its directives), the
@@ -670,7 +705,8 @@ int gop_tune_import_csv(GopContext *ctx, const char *csv, const char *db_path,
 void gop_report(GopContext *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The arcs of `g` in edge-id order: *src and *dst point at its arrays
- * (they belong to the graph). Returns the number of edges. */
+ * (they belong to the graph). Returns the number of edges, or -1 (and
+ * NULLs) for a graph built on the device (gop_graph_from_device). */
 long gop_graph_arcs(const GopGraph *g, const int32_t **src, const int32_t **dst);
 /* A graph from `ne` arcs src[e] -> dst[e] over `nv` vertices (copied);
  * `name` may be NULL. NULL on error. */

@@ -65,13 +65,41 @@ void rt_devgraph_init(RtDevGraph *dg, const Graph *g) {
   dg->index_bits = 32;
 }
 
+void rt_devgraph_adopt(RtDevGraph *dg, const Graph *g, int index_bits, const RtDevPtr ptrs[10]) {
+  rt_devgraph_init(dg, g);
+  dg->index_bits = index_bits == 64 ? 64 : 32;
+  dg->borrowed = true;
+  RtDevTensor *t[10] = {&dg->src, &dg->dst, &dg->in_ptr, &dg->in_eid, &dg->in_src,
+                        &dg->out_ptr, &dg->out_eid, &dg->out_dst, &dg->in_deg, &dg->out_deg};
+  for (int f = 0, k = 0; f < RT_FMT_COUNT; f++) {
+    Part parts[3];
+    int n = parts_of(dg, (RtGraphFormat)f, parts);
+    for (int i = 0; i < n; i++, k++) {
+      size_t esize = parts[i].wide && dg->index_bits == 64 ? 8 : 4;
+      t[k]->ptr = ptrs[k];
+      t[k]->bytes = esize * (size_t)parts[i].n;
+      t[k]->epoch = rt_cuda_epoch();
+      snprintf(t[k]->name, sizeof t[k]->name, "%s", parts[i].name);
+    }
+  }
+  dg->loaded = RT_FMT_ALL;
+}
+
+/* Forgets a borrowed tensor: the memory is the caller's. */
+static void drop(const RtDevGraph *dg, RtDevTensor *t) {
+  if (dg->borrowed) memset(t, 0, sizeof *t);
+  else rt_tensor_free(t);
+}
+
 void rt_devgraph_set_index_bits(RtDevGraph *dg, int bits) {
   bits = bits == 64 ? 64 : 32;
   if (bits == dg->index_bits) return;
+  /* a borrowed graph cannot be uploaded again: its CSR and CSC are
+   * forgotten, and a load of them then refuses (load_format) */
   for (int f = RT_FMT_CSR; f <= RT_FMT_CSC; f++) {
     Part parts[3];
     int n = parts_of(dg, (RtGraphFormat)f, parts);
-    for (int i = 0; i < n; i++) rt_tensor_free(parts[i].t);
+    for (int i = 0; i < n; i++) drop(dg, parts[i].t);
     dg->loaded &= ~RT_FMT_BIT(f);
   }
   dg->index_bits = bits;
@@ -118,6 +146,22 @@ static RtStatus upload_part(const RtDevGraph *dg, const Part *p, Diag *d) {
 static RtStatus load_format(RtDevGraph *dg, RtGraphFormat f, Diag *d) {
   Part parts[3];
   int n = parts_of(dg, f, parts);
+  const char *name = dg->host->name ? dg->host->name : "the graph";
+  if (dg->borrowed) { /* only a change of index width gets here: the width
+                         built is the other one */
+    ir_error(d, no_loc, "%s was built on the device with %d-bit offsets and edge ids; a "
+             "kernel of %d-bit indices cannot read its %s format (GOP_INDEX64 changed "
+             "since it was built?): build it again", name, dg->index_bits == 64 ? 32 : 64,
+             dg->index_bits,
+             rt_graph_format_name(f));
+    return RT_ERR;
+  }
+  if (dg->host->device_only) {
+    ir_error(d, no_loc, "%s was built on the device and has no host copy to upload its %s "
+             "format from: run it on device memory (gop_run_launch_ptrs)", name,
+             rt_graph_format_name(f));
+    return RT_ERR;
+  }
   int32_t *deg[2] = {NULL, NULL};
   if (f == RT_FMT_DEG) {
     deg[0] = degrees(dg->host->in_ptr, dg->nv);
@@ -192,7 +236,7 @@ void rt_devgraph_free(RtDevGraph *dg) {
   for (int f = 0; f < RT_FMT_COUNT; f++) {
     Part parts[3];
     int n = parts_of(dg, (RtGraphFormat)f, parts);
-    for (int i = 0; i < n; i++) rt_tensor_free(parts[i].t);
+    for (int i = 0; i < n; i++) drop(dg, parts[i].t);
   }
   dg->loaded = 0;
 }

@@ -248,6 +248,8 @@ typedef struct RtDevGraph {
   RtDevTensor out_ptr, out_eid, out_dst;
   RtDevTensor in_deg, out_deg;
   unsigned loaded; /* RT_FMT_BIT of each format held */
+  bool borrowed;   /* the formats are the caller's memory (rt_devgraph_adopt):
+                      never freed here, never uploaded again */
   /* neighbour-group tables uploaded so far (graph/groups.c), least
    * recently used first */
   struct RtDevGroups {
@@ -276,6 +278,12 @@ void rt_devgraph_groups_free(RtDevGraph *dg);
 
 /* Starts a device graph for `g` holding nothing yet (no driver call). */
 void rt_devgraph_init(RtDevGraph *dg, const Graph *g);
+/* Starts a device graph for `g` (a device_only graph) on arrays the caller
+ * owns and keeps until rt_devgraph_free: ptrs by RtDevGraph field in the
+ * order src, dst, in_ptr, in_eid, in_src, out_ptr, out_eid, out_dst,
+ * in_deg, out_deg; offsets and edge ids in `index_bits`. Every format is
+ * held from then on; nothing is copied (no driver call). */
+void rt_devgraph_adopt(RtDevGraph *dg, const Graph *g, int index_bits, const RtDevPtr ptrs[10]);
 /* Uploads each format in the mask `formats` that is not held yet. Returns
  * RT_OK, or the failure's status after reporting; a format that failed
  * holds no memory and is not marked loaded. */
