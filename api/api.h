@@ -39,6 +39,7 @@ struct GopContext {
   int cache_max_kernels;   /* GOP_CACHE_MAX_KERNELS: kept in memory */
   int64_t cache_max_bytes; /* GOP_CACHE_MAX_BYTES: packs in the folder */
   int64_t cache_evicted;   /* kernels dropped from memory */
+  char gpu_target[16];     /* api_pick_target's "sm_NN" of the GPU */
 };
 
 struct GopModule {
@@ -67,6 +68,8 @@ struct GopGraph {
   GopGraph *next;
 };
 
+/* malloc'ed, with what it allocates (gop_run_free frees it; the context
+ * frees those left) */
 struct GopRun {
   GopContext *ctx;
   const GopOp *op;
@@ -77,10 +80,11 @@ struct GopRun {
   int64_t *numel;  /* bound sizes, by tensor id */
   double seconds;
   GopDevice device;
-  const char *schedule, *target; /* copies in the arena; NULL: defaults */
+  char *schedule, *target; /* malloc'ed copies; NULL: defaults */
   int warmup, reps;
   CgProgram prog; /* compiled once, or read from a pack */
   IrOp *lowered;  /* the scheduled, lowered op the interpreter runs; NULL: not yet */
+  Arena *arena;   /* the run's own: `lowered`; NULL until needed */
   bool have_prog, from_pack;
   GopRunStats stats;
   RtExecResult exec;
@@ -111,6 +115,9 @@ static inline void api_unlock_(GopContext **ctx) {
 extern const Loc api_loc;
 
 /* ---- run.c ---- */
+/* Frees run `r` and everything it holds (its prepared launch, program,
+ * arrays, arena); the caller has taken it off the context's list. */
+void api_run_destroy(GopRun *r);
 /* Wraps a host graph in the API's and hands it to the context (which frees
  * it); NULL after reporting, with `rt` freed. */
 GopGraph *api_adopt_graph(GopContext *ctx, struct Graph *rt);
@@ -135,6 +142,9 @@ const char *api_pick_target(GopContext *ctx, const char *asked);
 /* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`); NULL
  * after reporting. The original is never changed. */
 IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower);
+/* api_schedule_op into arena `a`: a scratch arena for a copy that is done
+ * with before the call returns, or a run's own. */
+IrOp *api_schedule_op_in(const GopOp *op, const GopCompileOptions *o, bool lower, Arena *a);
 /* Schedules, lowers and compiles `op` into `out`. 0 or -1. */
 /* The index width to compile `o` for: o->index_bits, or when 0, 64 if
  * GOP_INDEX64=1 else 32. -1 after reporting a width other than 32 or 64. */

@@ -236,7 +236,7 @@ static bool has_feature_loop(const IrNode *list) {
  * feature loop is a reduction into a local, edge_softmax has none) were
  * fastest with a thread per edge. A vertex-parallel mapping
  * (pass_default_schedule) remains for operators neither applies to. */
-static int default_schedule(GopContext *ctx, IrOp *op) {
+static int default_schedule(GopContext *ctx, IrOp *op, Arena *a) {
   /* the stages no schedule bound: all of them unless a user's schedule
    * bound some (those left would run as one thread each: a partial
    * schedule of GAT's backward took 10 s instead of 1 ms on an H100) */
@@ -249,45 +249,50 @@ static int default_schedule(GopContext *ctx, IrOp *op) {
       all = false;
       continue;
     }
-    sel = ir_sprintf(ctx->arena, "%s%s%d", sel, n++ ? ", " : "", k + 1);
+    sel = ir_sprintf(a, "%s%s%d", sel, n++ ? ", " : "", k + 1);
     lanes_on_f &= has_feature_loop(st->loop.body);
   }
   if (n == 0) return 0;
-  const char *pre = all ? "" : ir_sprintf(ctx->arena, "stages(%s); ", sel);
+  const char *pre = all ? "" : ir_sprintf(a, "stages(%s); ", sel);
   const char *tries[] = {
-      ir_sprintf(ctx->arena, "%s%s", pre, lanes_on_f ? "warp_edge(1, 1)" : "thread_edge(1, 1)"),
-      ir_sprintf(ctx->arena, "%sthread_edge(1, 1)", pre)};
+      ir_sprintf(a, "%s%s", pre, lanes_on_f ? "warp_edge(1, 1)" : "thread_edge(1, 1)"),
+      ir_sprintf(a, "%sthread_edge(1, 1)", pre)};
   GopModule *std = gop_stdlib(ctx);
   IrModule *lib = std ? api_schedule_library(ctx, std) : NULL;
   for (int i = 0; lib && i < 2; i++) {
     Diag quiet; /* a refusal here only means: try the next mapping */
     ir_diag_init(&quiet, NULL);
-    int rc = pass_schedule_text(op, lib, tries[i], ctx->arena, &quiet);
+    int rc = pass_schedule_text(op, lib, tries[i], a, &quiet);
     ir_diag_free(&quiet);
     if (rc == 0) return 0;
   }
-  return pass_default_schedule(op, ctx->arena, &ctx->diag);
+  return pass_default_schedule(op, a, &ctx->diag);
 }
 
-/* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`); NULL
- * after reporting. The original is never changed. */
+/* A scheduled copy of `op` (lowered to GPU-ready IR when `lower`) in
+ * the context's arena; NULL after reporting. The original is never
+ * changed. */
 IrOp *api_schedule_op(const GopOp *op, const GopCompileOptions *o, bool lower) {
+  return api_schedule_op_in(op, o, lower, op->module->ctx->arena);
+}
+
+IrOp *api_schedule_op_in(const GopOp *op, const GopCompileOptions *o, bool lower, Arena *a) {
   GopContext *ctx = op->module->ctx;
-  IrOp *c = pass_op_copy(op->ir, ctx->arena);
+  IrOp *c = pass_op_copy(op->ir, a);
   double t0 = now_ms();
   int rc = o && o->schedule
                ? pass_schedule_text(c, api_schedule_library(ctx, op->module), o->schedule,
-                                    ctx->arena, &ctx->diag)
-               : default_schedule(ctx, c);
+                                    a, &ctx->diag)
+               : default_schedule(ctx, c, a);
   /* the stages a user's schedule left unbound get the default mapping
    * before lowering (the sched stage shows the schedule as written) */
-  if (rc == 0 && lower && o && o->schedule) rc = default_schedule(ctx, c);
+  if (rc == 0 && lower && o && o->schedule) rc = default_schedule(ctx, c, a);
   double t1 = now_ms();
   ctx->times.schedule_ms = t1 - t0;
   if (rc != 0) return NULL;
   if (lower) {
     FILE *dump = o && o->dump ? o->dump : stdout;
-    rc = pass_lower(c, ctx->arena, &ctx->diag, o ? o->dump_after : NULL, dump);
+    rc = pass_lower(c, a, &ctx->diag, o ? o->dump_after : NULL, dump);
     ctx->times.lower_ms = now_ms() - t1;
     if (rc != 0) return NULL;
   }
@@ -301,8 +306,10 @@ const char *api_pick_target(GopContext *ctx, const char *asked) {
   ir_diag_init(&quiet, NULL);
   const char *t = CG_DEFAULT_TARGET;
   if (rt_cuda_open(&quiet) == RT_OK) {
-    char *found = ir_sprintf(ctx->arena, "sm_%d", rt_cuda_cc());
-    if (cg_target_known(found)) t = found;
+    /* kept in the context: a string a call, in its arena, would grow it
+     * at every kernel lookup of a long job */
+    snprintf(ctx->gpu_target, sizeof ctx->gpu_target, "sm_%d", rt_cuda_cc());
+    if (cg_target_known(ctx->gpu_target)) t = ctx->gpu_target;
   }
   ir_diag_free(&quiet);
   return t;
@@ -328,10 +335,15 @@ int api_compile_op(const GopOp *op, const GopCompileOptions *o, CgProgram *out) 
   if (!target) return -1;
   int bits = api_index_bits(ctx, o);
   if (bits < 0) return -1;
-  IrOp *lowered = api_schedule_op(op, o, true);
-  if (!lowered) return -1;
+  /* the scheduled copy is done with once compiled (the program is
+   * malloc'ed): a scratch arena, so that compiling again what the kernel
+   * cache dropped does not grow the context */
+  Arena *scratch = ir_arena_new();
+  IrOp *lowered = api_schedule_op_in(op, o, true, scratch);
   CgLayout layout = {bits, o && o->csr_edges};
-  if (cg_compile_layout(lowered, target, layout, out, &ctx->diag) != 0) return -1;
+  int rc = lowered ? cg_compile_layout(lowered, target, layout, out, &ctx->diag) : -1;
+  ir_arena_free(scratch);
+  if (rc != 0) return -1;
   ctx->times.llvm_build_ms = out->times.build_ms;
   ctx->times.llvm_opt_ms = out->times.opt_ms;
   ctx->times.ptx_emit_ms = out->times.emit_ms;

@@ -1,8 +1,9 @@
 /* api/context.c: the context: its arena, its diagnostics, and what it owns.
  *
- * A GopContext owns one arena and one Diag: modules, operators and runs are
- * arena objects and die with the context; graphs are malloc'ed by graph/
- * and kept on a list so the context can free them.
+ * A GopContext owns one arena and one Diag: modules and operators are
+ * arena objects and die with the context; graphs and runs are malloc'ed
+ * and kept on lists, so that a job that makes them per step can free them
+ * (gop_graph_free, gop_run_free) and the context frees those left.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -74,7 +75,10 @@ GopContext *gop_context_new(void) {
 void gop_context_free(GopContext *ctx) {
   if (!ctx) return;
   api_device_free(ctx);
-  for (GopRun *r = ctx->runs; r; r = r->next) cg_program_free(&r->prog);
+  for (GopRun *r = ctx->runs, *next; r; r = next) {
+    next = r->next;
+    api_run_destroy(r);
+  }
   for (GopGraph *g = ctx->graphs, *next; g; g = next) {
     next = g->next;
     graph_free(g->rt);

@@ -226,10 +226,17 @@ static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], c
   if (!target) return -1;
   int bits = api_index_bits(ctx, o);
   if (bits < 0) return -1;
-  IrOp *lowered = api_schedule_op(op, o, true);
-  if (!lowered) return -1;
+  /* the lowered copy is only read into the key: a scratch arena, so that
+   * a long job's lookups (a run made per step) do not grow the context */
+  Arena *scratch = ir_arena_new();
+  IrOp *lowered = api_schedule_op_in(op, o, true, scratch);
+  if (!lowered) {
+    ir_arena_free(scratch);
+    return -1;
+  }
   char *written = ir_op_to_string(op->ir);
   char *low = ir_op_to_string(lowered);
+  ir_arena_free(scratch);
   char *text = NULL;
   /* 64-bit kernels and kernels for edge ids in CSR order are other
    * programs; the keys of 32-bit kernels reading in_eid stay as they were */

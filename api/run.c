@@ -64,6 +64,34 @@ void gop_graph_info(const GopGraph *g, GopGraphInfo *info) {
 
 void gop_graph_print(const GopGraph *g, FILE *out) { graph_print_stats(out, g->rt); }
 
+int gop_graph_free(GopContext *ctx, GopGraph *g) {
+  if (!g) return 0;
+  API_LOCK(ctx);
+  int runs = 0;
+  for (const GopRun *r = ctx->runs; r; r = r->next) runs += r->graph == g;
+  if (runs) {
+    ir_error(&ctx->diag, api_loc,
+             "gop_graph_free: %d run%s on this graph still exist%s: free %s first (gop_run_free)",
+             runs, runs == 1 ? "" : "s", runs == 1 ? "s" : "", runs == 1 ? "it" : "them");
+    return -1;
+  }
+  GopGraph **at = &ctx->graphs;
+  while (*at && *at != g) at = &(*at)->next;
+  if (!*at) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_free: the graph is not this context's");
+    return -1;
+  }
+  *at = g->next;
+  if (g->dev) { /* its device copy and group tables */
+    rt_devgraph_groups_free(g->dev);
+    rt_devgraph_free(g->dev);
+    free(g->dev);
+  }
+  graph_free(g->rt); /* and a host-copy run's cached copy (Graph.on_free) */
+  free(g);
+  return 0;
+}
+
 GopGraph *api_adopt_graph(GopContext *ctx, Graph *rt) {
   GopGraph *g = calloc(1, sizeof *g);
   if (!g) {
@@ -156,23 +184,63 @@ GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g) {
              ir->nsyms);
     return NULL;
   }
-  GopRun *r = IR_NEW(ctx->arena, GopRun);
+  /* malloc'ed, not the arena's: a job that makes a run per step frees it
+   * (gop_run_free) */
+  GopRun *r = calloc(1, sizeof *r);
+  if (!r) {
+    ir_error(&ctx->diag, api_loc, "out of memory");
+    return NULL;
+  }
   r->ctx = ctx;
   r->op = op;
   r->graph = g;
   r->ext.n = ir->nsyms;
-  r->ext_set = IR_NEW_ARRAY(ctx->arena, bool, ir->nsyms + 1);
-  r->data = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1);
-  r->numel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
-  r->dptr = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
-  r->dptr_checked = IR_NEW_ARRAY(ctx->arena, RtDevPtr, ir->ntensors + 1);
-  r->dnumel = IR_NEW_ARRAY(ctx->arena, int64_t, ir->ntensors + 1);
+  size_t nt = (size_t)ir->ntensors + 1;
+  r->ext_set = calloc((size_t)ir->nsyms + 1, sizeof *r->ext_set);
+  r->data = calloc(nt, sizeof *r->data);
+  r->numel = calloc(nt, sizeof *r->numel);
+  r->dptr = calloc(nt, sizeof *r->dptr);
+  r->dptr_checked = calloc(nt, sizeof *r->dptr_checked);
+  r->dnumel = calloc(nt, sizeof *r->dnumel);
+  if (!r->ext_set || !r->data || !r->numel || !r->dptr || !r->dptr_checked || !r->dnumel) {
+    api_run_destroy(r);
+    ir_error(&ctx->diag, api_loc, "out of memory");
+    return NULL;
+  }
   r->device = GOP_DEVICE_AUTO;
   r->warmup = 3;
   r->reps = 20;
   r->next = ctx->runs;
   ctx->runs = r;
   return r;
+}
+
+void api_run_destroy(GopRun *r) {
+  rt_devexec_free(&r->dx);
+  cg_program_free(&r->prog);
+  free(r->ext_set);
+  free(r->data);
+  free(r->numel);
+  free(r->dptr);
+  free(r->dptr_checked);
+  free(r->dnumel);
+  free(r->schedule);
+  free(r->target);
+  ir_arena_free(r->arena);
+  free(r);
+}
+
+void gop_run_free(GopRun *r) {
+  if (!r) return;
+  GopContext *ctx = r->ctx;
+  API_LOCK(ctx);
+  for (GopRun **at = &ctx->runs; *at; at = &(*at)->next)
+    if (*at == r) {
+      *at = r->next;
+      api_run_destroy(r);
+      return;
+    }
+  ir_error(&ctx->diag, api_loc, "gop_run_free: the run is not on its context's list");
 }
 
 void gop_run_set_device(GopRun *r, GopDevice dev) { r->device = dev; }
@@ -187,12 +255,24 @@ int gop_run_set_compile(GopRun *r, const GopCompileOptions *o) {
     return -1;
   }
   if (o && o->target && cg_target_check(o->target, &r->ctx->diag) != 0) return -1;
-  r->schedule = o && o->schedule ? ir_strdup(r->ctx->arena, o->schedule) : NULL;
-  r->target = o && o->target ? ir_strdup(r->ctx->arena, o->target) : NULL;
+  char *schedule = o && o->schedule ? strdup(o->schedule) : NULL;
+  char *target = o && o->target ? strdup(o->target) : NULL;
+  if ((o && o->schedule && !schedule) || (o && o->target && !target)) {
+    free(schedule);
+    free(target);
+    ir_error(&r->ctx->diag, api_loc, "out of memory");
+    return -1;
+  }
+  free(r->schedule);
+  free(r->target);
+  r->schedule = schedule;
+  r->target = target;
   if (r->have_prog) cg_program_free(&r->prog);
   r->have_prog = false;
   r->cached = NULL; /* a device run looks its kernels up again */
   r->lowered = NULL;
+  ir_arena_free(r->arena); /* the old schedule's lowered copy */
+  r->arena = NULL;
   return 0;
 }
 
@@ -241,7 +321,7 @@ GopRun *gop_run_from_pack(GopContext *ctx, const char *path, const GopGraph *g) 
   }
   r->prog = p;
   r->have_prog = r->from_pack = true;
-  r->target = r->prog.target;
+  r->target = r->prog.target ? strdup(r->prog.target) : NULL;
   return r;
 }
 
@@ -506,7 +586,11 @@ static int interpret_scheduled(GopRun *r, void **data) {
   snprintf(st->schedule, sizeof st->schedule, "%s", r->schedule ? r->schedule : "default");
   if (!r->lowered) {
     GopCompileOptions o = {.schedule = r->schedule};
-    r->lowered = api_schedule_op(r->op, &o, true);
+    if (!r->arena && !(r->arena = ir_arena_new())) {
+      ir_error(&r->ctx->diag, api_loc, "out of memory");
+      return -1;
+    }
+    r->lowered = api_schedule_op_in(r->op, &o, true, r->arena);
     if (!r->lowered) return -1;
     r->stats.compile = r->ctx->times;
   }
@@ -652,7 +736,18 @@ int gop_run_check(GopRun *r, double *worst) {
    * they are (already rounded to their dtype), within the limit of each
    * output's dtype. */
   bool f64 = !all_f32(ir);
-  void **ref = IR_NEW_ARRAY(ctx->arena, void *, ir->ntensors + 1); /* by id: temporaries NULL */
+  /* malloc'ed, not the arena's: a check per step must not grow the context */
+  size_t nt = (size_t)ir->ntensors + 1;
+  void **ref = calloc(nt, sizeof *ref); /* by id: temporaries NULL */
+  float **allow = calloc(nt, sizeof *allow);
+  InterpTerms *terms = calloc(nt, sizeof *terms);
+  if (!ref || !allow || !terms) {
+    free(ref);
+    free(allow);
+    free(terms);
+    ir_error(&ctx->diag, api_loc, "out of memory for the check");
+    return -1;
+  }
   int status = 0;
   for (int i = 0; i < n && status == 0; i++) {
     const IrTensor *t = ir->tensors[i];
@@ -674,7 +769,6 @@ int gop_run_check(GopRun *r, double *worst) {
   /* the rounding allowance of each output element that is a sum, from the
    * interpreter's count and absolute sum of its terms (in the reordered
    * numbering, then moved back as the outputs are) */
-  float **allow = IR_NEW_ARRAY(ctx->arena, float *, ir->ntensors + 1);
   /* unpermute frees the reordered array: malloc'ed, not the arena's */
   float **allow_in = r->graph->rt->perm ? calloc((size_t)ir->ntensors + 1, sizeof(float *))
                                         : allow;
@@ -683,7 +777,6 @@ int gop_run_check(GopRun *r, double *worst) {
     allow_in = allow;
     status = -1;
   }
-  InterpTerms *terms = IR_NEW_ARRAY(ctx->arena, InterpTerms, ir->ntensors + 1);
   /* the allowance is for sums the GPU adds in f32; an op that accumulates
    * in f64 gets f64's (u = 2^-53) */
   double acc_scale = ir->acc == IR_DT_F64 ? 0x1p-29 : 1;
@@ -768,6 +861,9 @@ int gop_run_check(GopRun *r, double *worst) {
       free(ref[i]);
       free(allow[i]);
     }
+  free(ref);
+  free(allow);
+  free(terms);
   return status;
 }
 

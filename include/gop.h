@@ -166,6 +166,14 @@ typedef struct GopGraphInfo {
  * .gopg file (memory-mapped; docs/graph-format.md) or a generator spec
  * `rmat:SCALE:EDGEFACTOR[:SEED]` / `grid:WxH`. NULL on error. */
 GopGraph *gop_graph_open(GopContext *ctx, const char *spec);
+/* Frees a graph of `ctx` (gop_graph_open, _reorder, _from_arcs), its host
+ * formats, its device copy and neighbour-group tables, now rather than with
+ * the context: for a job that makes a graph per step. The runs on it must
+ * be freed first, and their streams waited for; a partition made from it,
+ * or a model on it, freed first too. 0, or -1 after reporting (runs on it
+ * remain, or it is not this context's); NULL: 0. The context frees the
+ * graphs left. */
+int gop_graph_free(GopContext *ctx, GopGraph *g);
 void gop_graph_info(const GopGraph *g, GopGraphInfo *info);
 /* Writes a human-readable summary line of the graph to `out`. */
 void gop_graph_print(const GopGraph *g, FILE *out);
@@ -250,6 +258,11 @@ int gop_run_exec_partitioned(GopRun *r, const GopPartition *p);
 
 /* Binds an operator to a graph; set extents, bind buffers, then exec. */
 GopRun *gop_run_new(GopContext *ctx, const GopOp *op, const GopGraph *g);
+/* Frees a run now rather than with its context: its prepared launch and
+ * temporaries on the device, its program when it holds its own (a pack's)
+ * and its host memory. Wait for its stream first (gop_run_sync). Kernels
+ * in the context's cache stay there for other runs. NULL: nothing. */
+void gop_run_free(GopRun *r);
 /* Sets a symbolic extent (F, H ...). -1 if the operator has no such
  * symbol or the value is not positive. */
 int gop_run_set_extent(GopRun *r, const char *sym, int64_t value);

@@ -91,8 +91,7 @@ struct GopModel {
   Buf *pool;            /* MAX_BUFS: the tensors of one forward */
   int npool, ipool;     /* made, and met by the pass so far */
   GopRun *runs[MAX_RUNS]; /* the GPU's operator steps, kept from forward to
-                             forward: their device state lives as long as
-                             the context, so they are made once */
+                             forward (made once) and freed with the model */
   int nruns, irun;
   bool launch_failed;
 };
@@ -374,7 +373,11 @@ void gop_model_free(GopModel *m) {
   for (int i = 0; i < m->nparams; i++) gop_array_free(&m->params[i].a);
   free(m->gcn_w);
   free(m->pool);
-  free(m); /* m->gs belongs to the context */
+  /* its runs and self-loop graph, so that the caller's graph can be freed
+   * after the model (gop_graph_free refuses a graph with runs) */
+  for (int i = 0; i < m->nruns; i++) gop_run_free(m->runs[i]);
+  gop_graph_free(m->ctx, m->gs);
+  free(m);
 }
 
 /* ---- the steps of a forward ----
@@ -574,7 +577,9 @@ static int run_op(GopModel *m, GopModule *mod, const char *op, const GopGraph *g
   if (m->pass == PASS_INTERP) {
     gop_run_set_device(r, GOP_DEVICE_INTERP);
     gop_run_set_timing(r, 3, 0);
-    return gop_run_exec(r) == 0 ? 0 : -1;
+    int rc = gop_run_exec(r) == 0 ? 0 : -1;
+    gop_run_free(r); /* made for this step: a forward per step must not grow */
+    return rc;
   }
   gop_run_set_stream(r, NULL); /* the legacy stream: cuBLAS's too */
   if (gop_run_prepare(r) != 0) return -1;

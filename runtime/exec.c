@@ -522,6 +522,8 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
     }
   }
 
+  RtModule *m = NULL; /* held for the call (rt_module_release at done) */
+  uint32_t epoch = rt_cuda_epoch();
   ExecState st;
   ExecState *sets = NULL; /* the rotation of the timed runs, sets[0] = st */
   int nsets = 0;
@@ -544,7 +546,7 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
    * peak (the copy-bandwidth probe below allocates separately). */
   res->peak_bytes = rt_mem_stats().live_bytes;
 
-  RtModule *m = rt_module_load(p->ptx, p->op, d);
+  m = rt_module_load(p->ptx, p->op, d);
   if (!m) {
     s = RT_ERR;
     goto done;
@@ -643,6 +645,7 @@ done:
   free(sets);
   exec_state_free(&st);
   free(numel);
+  if (m && epoch == rt_cuda_epoch()) rt_module_release(m);
   return s;
 }
 
@@ -721,6 +724,8 @@ void rt_devexec_free(RtDevExec *x) {
   free(x->launches);
   free(x->temps);
   free(x->numel);
+  /* a module of a closed session went with it (rt_cuda_close) */
+  if (x->module && x->epoch == rt_cuda_epoch()) rt_module_release(x->module);
   memset(x, 0, sizeof *x);
 }
 
@@ -781,7 +786,7 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
     if ((s = rt_tensor_alloc(&x->temps[i], bytes, what, d)) != RT_OK)
       goto fail;
   }
-  RtModule *m = rt_module_load(p->ptx, p->op, d);
+  RtModule *m = x->module = rt_module_load(p->ptx, p->op, d);
   if (!m) {
     s = RT_ERR;
     goto fail;

@@ -7,6 +7,14 @@
  * fails, its error log is the only useful explanation, so it is quoted line
  * by line.
  *
+ * The cache is bounded: a tuner measures hundreds of candidates and a
+ * long job's kernel cache drops and compiles programs, and every module
+ * left loaded keeps its code on the device. A module is held by whoever
+ * loaded it (a host-copy run for the call, a prepared device run until it
+ * is freed) and is never unloaded while held; past GOP_CACHE_MAX_MODULES
+ * loaded modules (256 by default), those held by nobody go, least recently
+ * loaded first.
+ *
  * A launch is checked against the device's limits before the driver sees
  * it: the driver answers a bad configuration with a bare
  * CUDA_ERROR_INVALID_VALUE, while the check names the rule and the numbers.
@@ -26,6 +34,8 @@ struct RtModule {
   size_t len;
   CUmodule mod;
   uint32_t epoch;
+  int holds;     /* rt_module_load's not yet released: never unloaded */
+  uint64_t used; /* C.tick at its last load: the LRU order */
   RtKernel **kernels;
   int nkernels, cap;
   RtModule *next; /* in its bucket */
@@ -39,7 +49,10 @@ static struct {
   RtModule **buckets;
   size_t nbuckets;
   int count;
-} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+  uint64_t tick;   /* counts loads */
+  int max;         /* GOP_CACHE_MAX_MODULES, read at each JIT */
+  int64_t evicted; /* modules unloaded by the bound */
+} C = {.lock = PTHREAD_MUTEX_INITIALIZER, .max = 256};
 
 uint64_t rt_fnv1a64(const void *data, size_t n) {
   const unsigned char *p = data;
@@ -149,6 +162,33 @@ static CUmodule jit(const char *ptx, const char *what, Diag *d) {
 }
 
 static void unload_all(void);
+static void destroy(RtModule *m);
+
+/* GOP_CACHE_MAX_MODULES: a number in [1, 2^20], else 256. */
+static int module_limit(void) {
+  const char *s = getenv("GOP_CACHE_MAX_MODULES");
+  if (!s || !*s) return 256;
+  char *end;
+  long v = strtol(s, &end, 10);
+  return *end || v < 1 || v > (1L << 20) ? 256 : (int)v;
+}
+
+/* Unloads the modules nobody holds, least recently loaded first, while
+ * more than C.max are loaded. Caller holds the lock. */
+static void trim(void) {
+  while (C.count > C.max) {
+    RtModule **victim = NULL;
+    for (size_t i = 0; i < C.nbuckets; i++)
+      for (RtModule **at = &C.buckets[i]; *at; at = &(*at)->next)
+        if ((*at)->holds == 0 && (!victim || (*at)->used < (*victim)->used)) victim = at;
+    if (!victim) return; /* every one is in use */
+    RtModule *m = *victim;
+    *victim = m->next;
+    C.count--;
+    C.evicted++;
+    destroy(m);
+  }
+}
 
 RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
   /* Opened before the cache lock: rt_cuda_close takes the locks in the
@@ -165,7 +205,12 @@ RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
 
   pthread_mutex_lock(&C.lock);
   RtModule *m = find(hash, ptx, len);
-  if (m) goto done;
+  if (m) {
+    m->holds++;
+    m->used = ++C.tick;
+    goto done;
+  }
+  C.max = module_limit();
   m = calloc(1, sizeof *m);
   char *copy = malloc(len + 1);
   if (!m || !copy || ((size_t)C.count >= C.nbuckets && !grow())) {
@@ -188,9 +233,12 @@ RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
   m->ptx = copy;
   m->len = len;
   m->epoch = rt_cuda_epoch();
+  m->holds = 1;
+  m->used = ++C.tick;
   m->next = C.buckets[hash % C.nbuckets];
   C.buckets[hash % C.nbuckets] = m;
   C.count++;
+  trim();
 done:
   pthread_mutex_unlock(&C.lock);
   return m;
@@ -201,6 +249,27 @@ int rt_module_count(void) {
   int n = C.count;
   pthread_mutex_unlock(&C.lock);
   return n;
+}
+
+int64_t rt_module_evicted(void) {
+  pthread_mutex_lock(&C.lock);
+  int64_t n = C.evicted;
+  pthread_mutex_unlock(&C.lock);
+  return n;
+}
+
+void rt_module_release(RtModule *m) {
+  if (!m) return;
+  /* unloading (by the bound) needs the context current on this thread:
+   * bound before the cache lock, in the order rt_cuda_close takes them */
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  if (m->epoch == rt_cuda_epoch()) (void)rt_cuda_open(&quiet);
+  ir_diag_free(&quiet);
+  pthread_mutex_lock(&C.lock);
+  if (m->holds > 0) m->holds--;
+  trim();
+  pthread_mutex_unlock(&C.lock);
 }
 
 /* Frees `m` and its kernels, unloading it from the driver when its session

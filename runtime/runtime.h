@@ -317,8 +317,9 @@ void rt_devgraph_free(RtDevGraph *dg);
  *
  * Modules are cached by a 64-bit FNV-1a hash of their PTX text (the text is
  * compared too), so loading the same kernel twice costs one JIT. Modules and
- * kernels belong to the cache and live until rt_module_unload or
- * rt_cuda_close.
+ * kernels belong to the cache and live while held (rt_module_load to
+ * rt_module_release), and after that until the cache's bound unloads them,
+ * rt_module_unload or rt_cuda_close.
  */
 typedef struct RtModule RtModule;
 
@@ -352,11 +353,19 @@ typedef struct RtLaunchConfig {
 uint64_t rt_fnv1a64(const void *data, size_t n);
 
 /* Loads PTX text (NUL-terminated), or returns the module already loaded
- * from the same text. `what` names it in messages ("kernel pack x.ptx"), or
- * NULL. Returns NULL after reporting; a JIT failure quotes the JIT's log. */
+ * from the same text, held for the caller until rt_module_release (a held
+ * module is never unloaded by the cache's bound). `what` names it in
+ * messages ("kernel pack x.ptx"), or NULL. Returns NULL after reporting; a
+ * JIT failure quotes the JIT's log. */
 RtModule *rt_module_load(const char *ptx, const char *what, Diag *d);
+/* Gives back one hold of rt_module_load's; past GOP_CACHE_MAX_MODULES
+ * loaded modules (default 256), those nobody holds are unloaded, least
+ * recently loaded first. Only for a module of the driver session open now. */
+void rt_module_release(RtModule *m);
 /* The number of modules loaded in the cache. */
 int rt_module_count(void);
+/* Modules the cache's bound has unloaded in this process. */
+int64_t rt_module_evicted(void);
 /* Unloads a module and its kernels now (before rt_cuda_close). */
 void rt_module_unload(RtModule *m);
 /* Kernel `name` of module `m`, looked up once and then cached. Returns NULL
@@ -492,6 +501,7 @@ typedef struct RtDevExec {
   int groups_gen;            /* dg's group tables when prepared */
   struct RtDevLaunch *launches; /* by kernel */
   RtDevTensor *temps;        /* by tensor id: the temporaries (owned) */
+  struct RtModule *module;   /* its kernels' module, held while prepared */
   int64_t *numel;            /* by tensor id */
   bool prepared;
 } RtDevExec;

@@ -33,7 +33,8 @@
  *   host, c device to device, s memset, m memset in a stream, l module
  *   load, k kernel launch, g SGEMM, e event record, w a wait (context,
  *   stream or event). A test reads it to see, for instance, that nothing
- *   crosses the bus between the steps of a forward.
+ *   crosses the bus between the steps of a forward. fake_cuda_modules()
+ *   counts the modules loaded and not unloaded.
  *
  * Every entry point takes one lock, so threaded tests (test_threads) may
  * call it from any thread, as they may a real driver. */
@@ -73,6 +74,7 @@ static struct {
 } allocs[MAX_ALLOCS];
 static int nallocs;
 static size_t used;
+static int modules; /* loaded, not yet unloaded */
 
 typedef struct FakeFunc {
   char name[128];
@@ -140,6 +142,11 @@ EXPORT void fake_cuda_set_memory(size_t bytes) {
   memory_set = bytes;
 }
 /* Device memory held now, and by how many allocations. */
+/* Modules loaded and not unloaded. */
+EXPORT int fake_cuda_modules(void) {
+  LOCKED;
+  return modules;
+}
 EXPORT size_t fake_cuda_used(int *count) {
   LOCKED;
   if (count) *count = nallocs;
@@ -354,10 +361,12 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, in
   LOCKED;
   note('l');
   *mod = strdup(image); /* the module is its PTX: freed by cuModuleUnload */
+  if (*mod) modules++;
   return *mod ? 0 : 2;
 }
 EXPORT CUresult cuModuleUnload(void *mod) {
   LOCKED;
+  if (mod) modules--;
   free(mod);
   return 0;
 }
