@@ -57,6 +57,15 @@ class GraphInfo(ctypes.Structure):
                 ("locality", c_double), ("csr_edges", c_int)]
 
 
+class DeviceGraph(ctypes.Structure):  # GopDeviceGraph
+    _fields_ = [("num_vertices", c_int64), ("num_edges", c_int64), ("index_bits", c_int)] + \
+        [(f, c_uint64) for f in ("src", "dst", "in_ptr", "in_eid", "in_src", "out_ptr",
+                                 "out_eid", "out_dst", "in_deg", "out_deg")] + \
+        [("in_degree_std", c_double), ("aes", c_double), ("in_degree_max", c_int64),
+         ("out_degree_max", c_int64), ("isolated", c_int64), ("self_loops", c_int64),
+         ("csr_edges", c_int)]
+
+
 class TuneOptions(ctypes.Structure):
     _fields_ = [("budget_s", c_double), ("max_candidates", c_int), ("warmup", c_int),
                 ("reps", c_int), ("db_path", c_char_p), ("target", c_char_p),
@@ -105,6 +114,10 @@ _SIGS = {
     "gop_graph_info": (None, [c_void_p, P(GraphInfo)]),
     "gop_struct_size": (ctypes.c_size_t, [c_char_p]),
     "gop_graph_arcs": (ctypes.c_long, [c_void_p, P(c_void_p), P(c_void_p)]),
+    "gop_graph_device_index_bits": (c_int, [c_int64, c_int64]),
+    "gop_graph_from_device": (c_void_p, [c_void_p, P(DeviceGraph), c_char_p]),
+    "gop_graph_free": (c_int, [c_void_p, c_void_p]),
+    "gop_run_free": (None, [c_void_p]),
     "gop_run_new": (c_void_p, [c_void_p, c_void_p, c_void_p]),
     "gop_run_set_extent": (c_int, [c_void_p, c_char_p, c_int64]),
     "gop_run_num_tensors": (c_int, [c_void_p]),

@@ -1,11 +1,105 @@
 """Graphs: opened from files or generators, or made from arcs, PyG's
-edge_index or a SciPy matrix; held by libgop once."""
+edge_index or a SciPy matrix; held by libgop once.
+
+A CUDA edge_index is built on the GPU (build_arrays: torch's stable sorts,
+counts and prefix sums, in the current stream), and libgop adopts the
+device arrays (gop_graph_from_device) with no copy of the edges through
+the host; only a dozen numbers (the degree statistics, and a range check)
+come back. A graph made from arrays is freed, with the runs made on it,
+when its Python object goes: a training loop that builds a graph per
+mini-batch holds one at a time (docs/graph-format.md).
+"""
 import ctypes
 import os
+import weakref
 
 from . import _lib
 from ._context import GopError, _b, _ctx, _diag, _lock
 from ._lib import lib
+
+
+def _release(handle, runs):
+    """Frees a graph's runs, then the graph (weakref.finalize's callback)."""
+    try:
+        with _lock:
+            for r in runs:
+                lib.gop_run_free(r)
+            lib.gop_graph_free(_ctx, handle)
+    except Exception:  # interpreter shutdown: the context goes with the process
+        pass
+
+
+def build_arrays(edge_index, num_nodes=None):
+    """The arrays and statistics of gop's graph for PyG's edge_index [2, E]
+    (a torch tensor of any integer dtype), computed with torch on the
+    tensor's device: ({name: tensor}, {statistic: number}). The arrays are
+    the host build's (graph/graph.c), bit for bit: COO src and dst (int32),
+    the CSR by destination (in_ptr, in_eid, in_src) and CSC by source
+    (out_ptr, out_eid, out_dst), each vertex's edges in edge-id order (a
+    stable sort), offsets and edge ids in the width libgop runs the graph
+    with (gop_graph_device_index_bits), and the int32 degrees. One
+    synchronisation fetches the statistics (and num_nodes, when not given,
+    costs one more)."""
+    import torch
+    ei = edge_index
+    if ei.dim() != 2 or ei.size(0) != 2:
+        raise ValueError(f"edge_index must have shape [2, E], got {list(ei.shape)}")
+    if ei.dtype.is_floating_point or ei.dtype == torch.bool:
+        raise ValueError(f"edge_index must hold integers, not {ei.dtype}")
+    ne = ei.size(1)
+    if num_nodes is None:
+        num_nodes = int(ei.max()) + 1 if ne else 0
+    nv = int(num_nodes)
+    if nv < 0 or nv >= 2 ** 31:
+        raise ValueError(f"graph: {nv} vertices (vertex ids are int32)")
+    dev = ei.device
+    idx = torch.int64 if lib.gop_graph_device_index_bits(nv, ne) == 64 else torch.int32
+    i64 = ei.to(torch.int64)
+    # checked with the statistics (one synchronisation): ids in range
+    lo = i64.min() if ne else torch.zeros((), dtype=torch.int64, device=dev)
+    hi = i64.max() if ne else torch.full((), -1, dtype=torch.int64, device=dev)
+    src, dst = i64[0].clamp(0, max(nv - 1, 0)), i64[1].clamp(0, max(nv - 1, 0))
+    src32, dst32 = src.to(torch.int32), dst.to(torch.int32)
+
+    def index(keys, other):
+        # stable: a vertex's edges keep their edge-id order, as the host's
+        # counting sort leaves them
+        order = torch.sort(keys, stable=True).indices
+        deg = torch.bincount(keys, minlength=nv)[:nv] if ne else \
+            torch.zeros(nv, dtype=torch.int64, device=dev)
+        ptr = torch.zeros(nv + 1, dtype=torch.int64, device=dev)
+        torch.cumsum(deg, 0, out=ptr[1:])
+        return ptr.to(idx), order.to(idx), other[order], deg
+
+    in_ptr, in_eid, in_src, in_deg = index(dst32, src32)
+    out_ptr, out_eid, out_dst, out_deg = index(src32, dst32)
+    summary = torch.stack([
+        lo, hi,
+        in_deg.max() if nv else torch.zeros((), dtype=torch.int64, device=dev),
+        out_deg.max() if nv else torch.zeros((), dtype=torch.int64, device=dev),
+        ((in_deg == 0) & (out_deg == 0)).sum(),
+        (src == dst).sum(),
+        (src - dst).abs().sum(),
+        (in_eid == torch.arange(ne, dtype=idx, device=dev)).all().to(torch.int64),
+        (in_deg * in_deg).sum(),
+    ]).tolist()
+    # the variance of the in-degree from exact integer sums (the host sums
+    # (deg - mean)^2 in doubles: equal to a few units in the last place)
+    var = (summary[8] - ne * ne / nv) / nv if nv else 0.0
+    if ne and (summary[0] < 0 or summary[1] >= nv):
+        bad = summary[0] if summary[0] < 0 else summary[1]
+        raise GopError(f"graph: edge_index holds vertex {bad}, outside 0..{nv - 1}")
+    arrays = {"src": src32, "dst": dst32, "in_ptr": in_ptr, "in_eid": in_eid,
+              "in_src": in_src, "out_ptr": out_ptr, "out_eid": out_eid,
+              "out_dst": out_dst, "in_deg": in_deg.to(torch.int32),
+              "out_deg": out_deg.to(torch.int32)}
+    stats = {"num_vertices": nv, "num_edges": ne, "index_bits": 64 if idx == torch.int64 else 32,
+             "in_degree_max": summary[2], "out_degree_max": summary[3],
+             "isolated": summary[4], "self_loops": summary[5],
+             "aes": summary[6] / ne if ne else 0.0,
+             "in_degree_std": max(var, 0.0) ** 0.5,
+             "csr_edges": bool(summary[7])}
+    return arrays, stats
 
 
 class Graph:
@@ -14,10 +108,14 @@ class Graph:
     (PyG's source-to-target flow). Held by gop once; its device copy is made
     at the first GPU call and kept with it."""
 
-    def __init__(self, handle, name=None):
+    def __init__(self, handle, name=None, owned=False):
         if not handle:
             raise GopError(f"graph: {_diag()}")
         self._h = handle
+        # the runs made on it (Operator._run), freed with it when owned
+        self._runs = []
+        if owned:
+            weakref.finalize(self, _release, handle, self._runs).atexit = False
         info = _lib.GraphInfo()
         lib.gop_graph_info(handle, ctypes.byref(info))
         self.num_nodes, self.num_edges = info.num_vertices, info.num_edges
@@ -45,13 +143,21 @@ class Graph:
         with _lock:
             h = lib.gop_graph_from_arcs(_ctx, num_nodes, src.size, src.ctypes.data,
                                         dst.ctypes.data, _b(name) if name else None)
-            return cls(h, name)
+            return cls(h, name, owned=True)
 
     @classmethod
-    def from_edge_index(cls, edge_index, num_nodes=None):
+    def from_edge_index(cls, edge_index, num_nodes=None, device_build=None):
         """PyG's edge_index [2, E] (row 0 sources, row 1 targets; torch or
-        NumPy, any integer dtype); edge ids follow its columns."""
+        NumPy, any integer dtype); edge ids follow its columns. A CUDA
+        tensor is built on the GPU (device_build=False: on the host), and
+        the graph then lives there only: CUDA tensors run on it, CPU tensors
+        (the interpreter) and neighbour-group schedules do not."""
         ei = edge_index
+        if device_build is None:
+            device_build = getattr(getattr(ei, "device", None), "type", None) == "cuda"
+        if device_build:
+            return cls.from_device_arrays(*build_arrays(ei.detach(), num_nodes),
+                                          edge_index=ei.detach())
         if hasattr(ei, "detach"):
             ei = ei.detach().cpu().numpy()
         import numpy as np
@@ -59,6 +165,26 @@ class Graph:
         if ei.ndim != 2 or ei.shape[0] != 2:
             raise ValueError(f"edge_index must have shape [2, E], got {list(ei.shape)}")
         return cls.from_arcs(ei[0], ei[1], num_nodes, "edge_index")
+
+    @classmethod
+    def from_device_arrays(cls, arrays, stats, name="edge_index", edge_index=None):
+        """A graph on build_arrays' CUDA arrays, which libgop adopts as they
+        are (kept alive by the graph); edge_index, when given, is what the
+        edge_index property returns (copied to the host when asked)."""
+        if lib.gop_struct_size(b"GopDeviceGraph") != ctypes.sizeof(_lib.DeviceGraph):
+            raise GopError("graph: this libgop's GopDeviceGraph differs from the package's "
+                           "(a package and library of different versions)")
+        d = _lib.DeviceGraph()
+        for f, _ in d._fields_:
+            if f in arrays:
+                setattr(d, f, arrays[f].data_ptr())
+            elif f in stats:
+                setattr(d, f, stats[f])
+        with _lock:
+            h = lib.gop_graph_from_device(_ctx, ctypes.byref(d), _b(name))
+            g = cls(h, name, owned=True)
+        g._device = (arrays, edge_index)
+        return g
 
     @classmethod
     def from_scipy(cls, matrix):
@@ -73,6 +199,12 @@ class Graph:
     def edge_index(self):
         """[2, E] int64 NumPy array (a copy)."""
         import numpy as np
+        dev = self.__dict__.get("_device")
+        if dev is not None:  # built on the device: its own arrays, brought over
+            if dev[1] is not None:
+                return dev[1].cpu().long().numpy()
+            return np.stack([dev[0]["src"].cpu().numpy(),
+                             dev[0]["dst"].cpu().numpy()]).astype(np.int64)
         s, d = ctypes.c_void_p(), ctypes.c_void_p()
         n = lib.gop_graph_arcs(self._h, ctypes.byref(s), ctypes.byref(d))
         out = np.empty((2, n), dtype=np.int64)

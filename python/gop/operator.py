@@ -233,6 +233,7 @@ class Operator:
         with _lock:
             h = lib.gop_run_new(_ctx, self._h, graph._h)
             _check(h, self.name)
+            graph._runs.append(h)
             for s in self.extents:
                 _check(lib.gop_run_set_extent(h, _b(s), int(extents[s])) == 0,
                        f"{self.name}: extent {s}")
@@ -258,9 +259,14 @@ class Operator:
             schedule = self._chosen(graph, ext)
         key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
         r = self._runs.get(key)
-        if r is None or r[2] is not graph:
+        if r is None or r[2]() is not graph:
             h = lib.gop_run_new(_ctx, self._h, graph._h)
             _check(h, f"{self.name}")
+            # the graph frees its runs when it goes (a graph per mini-batch):
+            # held weakly here, and forgotten once dead
+            graph._runs.append(h)
+            if len(self._runs) > 64:
+                self._runs = {k: v for k, v in self._runs.items() if v[2]() is not None}
             if schedule or target:
                 o = _lib.CompileOptions(_b(schedule), _b(target), None, None)
                 # checked now, on the interpreter path too: a schedule that
@@ -274,7 +280,7 @@ class Operator:
             for s in self.extents:
                 _check(lib.gop_run_set_extent(h, _b(s), ext[s]) == 0, f"{self.name}: extent {s}")
             n = lib.gop_run_num_tensors(h)
-            r = self._runs[key] = [h, dict(ext), graph, (ctypes.c_uint64 * n)()]
+            r = self._runs[key] = [h, dict(ext), weakref.ref(graph), (ctypes.c_uint64 * n)()]
         return r
 
     def _chosen(self, graph, ext):

@@ -1,0 +1,152 @@
+"""gop.graph.build_arrays, the device build of a CUDA edge_index, run here
+on CPU tensors (the same torch calls): every array equals the host build's
+(graph/graph.c, read back from the .gopg file libgop writes), bit for bit,
+and the statistics gop_graph_info reports. Where a GPU is needed
+(libgop adopting the arrays) the refusal without one is checked; the
+adoption itself is tests/unit/test_devbuild.c's (stand-in driver) and
+tests/gpu/graph_build.sh's (the GPU). Skipped without torch."""
+import ctypes
+import os
+import struct
+import tempfile
+import unittest
+
+import numpy as np
+
+import gop
+from gop import _lib
+from gop._context import _ctx
+from gop.graph import build_arrays
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+# graph/gopg.c's layout: the arrays' (offset, bytes, checksum) from byte 48
+_GOPG_ARRAYS = ("src", "dst", "in_ptr", "in_eid", "in_src", "out_ptr", "out_eid", "out_dst")
+_WIDTH = {"src": 4, "dst": 4, "in_ptr": 8, "in_eid": 8, "in_src": 4, "out_ptr": 8,
+          "out_eid": 8, "out_dst": 4}
+
+
+def host_arrays(g):
+    """The host build's arrays of gop.Graph `g`, from its .gopg file."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "g.gopg")
+        lib = _lib.lib
+        lib.gop_graph_write_gopg.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p]
+        assert lib.gop_graph_write_gopg(_ctx, g._h, path.encode()) == 0
+        with open(path, "rb") as f:
+            data = f.read()
+    out = {}
+    for i, name in enumerate(_GOPG_ARRAYS):
+        off, n, _ = struct.unpack_from("<QQQ", data, 48 + 24 * i)
+        dt = np.int32 if _WIDTH[name] == 4 else np.int64
+        out[name] = np.frombuffer(data, dtype=dt, count=n // _WIDTH[name], offset=off).copy()
+    return out
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class DeviceBuild(unittest.TestCase):
+    def graphs(self):
+        rng = np.random.default_rng(7)
+        # self-loops, repeated arcs, isolated vertices, arcs in no order
+        n = 300
+        src = rng.integers(0, n - 20, 2000)
+        dst = rng.integers(0, n - 20, 2000)
+        src[::97] = dst[::97]
+        yield "random", np.stack([src, dst]), n
+        g = gop.Graph.open("rmat:11:8")
+        yield "rmat:11:8", g.edge_index, g.num_nodes
+        ei = gop.Graph.open("grid:13x7").edge_index
+        order = np.argsort(ei[1], kind="stable")  # sorted by destination
+        yield "grid, by destination", ei[:, order], 91
+        yield "no edges", np.zeros((2, 0), dtype=np.int64), 5
+        yield "one vertex, one loop", np.zeros((2, 1), dtype=np.int64), 1
+
+    def check(self, name, ei, n, bits):
+        host = gop.Graph.from_edge_index(ei, n)
+        for dtype in (torch.int64, torch.int32):
+            arrays, stats = build_arrays(torch.from_numpy(ei).to(dtype), n)
+            ref = host_arrays(host)
+            wide = torch.int64 if bits == 64 else torch.int32
+            for k, v in ref.items():
+                a = arrays[k]
+                self.assertEqual(a.dtype, torch.int32 if _WIDTH[k] == 4 else wide, (name, k))
+                self.assertTrue(np.array_equal(a.numpy().astype(v.dtype), v),
+                                f"{name}: {k} differs from the host build")
+            # the degrees the runtime would compute from the offsets
+            for k, p in (("in_deg", "in_ptr"), ("out_deg", "out_ptr")):
+                self.assertTrue(np.array_equal(arrays[k].numpy(), np.diff(ref[p])), (name, k))
+            info = host.info
+            self.assertEqual(stats["index_bits"], bits)
+            for k in ("num_vertices", "num_edges", "in_degree_max", "out_degree_max",
+                      "isolated", "self_loops", "aes"):
+                self.assertEqual(stats[k], info[k], (name, k))
+            self.assertAlmostEqual(stats["in_degree_std"], info["in_degree_std"], places=9)
+            self.assertEqual(int(stats["csr_edges"]), info["csr_edges"], name)
+
+    def test_same_arrays_as_the_host_build(self):
+        for name, ei, n in self.graphs():
+            self.check(name, ei, n, 32)
+
+    def test_same_arrays_at_64_bit_indices(self):
+        os.environ["GOP_INDEX64"] = "1"
+        try:
+            for name, ei, n in self.graphs():
+                self.check(name, ei, n, 64)
+        finally:
+            del os.environ["GOP_INDEX64"]
+
+    def test_refusals(self):
+        ei = torch.tensor([[0, 1, 2], [1, 2, 5]])
+        with self.assertRaisesRegex(gop.GopError, "vertex 5, outside 0..3"):
+            build_arrays(ei, 4)
+        with self.assertRaisesRegex(gop.GopError, "vertex -1"):
+            build_arrays(torch.tensor([[0, -1], [1, 1]]), 4)
+        with self.assertRaisesRegex(ValueError, r"shape \[2, E\]"):
+            build_arrays(torch.zeros(3, 4, dtype=torch.long), 4)
+        with self.assertRaisesRegex(ValueError, "integers"):
+            build_arrays(torch.zeros(2, 4), 4)
+        # num_nodes from the largest id, as the host path does
+        _, stats = build_arrays(ei)
+        self.assertEqual(stats["num_vertices"], 6)
+
+    def test_adopting_needs_the_gpu(self):
+        # libgop refuses device arrays without a driver, saying so (the
+        # suite runs with GOP_CUDA_LIBRARY pointing nowhere)
+        if gop.gpu_available():
+            self.skipTest("a GPU is here: tests/gpu/graph_build.sh covers it")
+        ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
+        with self.assertRaisesRegex(gop.GopError, "gop_graph_from_device needs the GPU"):
+            gop.Graph.from_edge_index(ei, 3, device_build=True)
+        # CPU tensors take the host path by default
+        g = gop.Graph.from_edge_index(ei, 3)
+        self.assertEqual(g.num_edges, 3)
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class Lifetime(unittest.TestCase):
+    def test_a_graph_made_from_arrays_is_freed_with_its_runs(self):
+        import gc
+        import weakref
+        op = gop.stdlib.copy_u_sum
+        x = np.ones((4, 2), dtype=np.float32)
+        g = gop.Graph.from_edge_index(np.array([[0, 1, 2], [1, 2, 3]]), 4)
+        y = op(g, x)
+        self.assertEqual(y[:, 0].tolist(), [0, 1, 1, 1])
+        self.assertEqual(len(g._runs), 1)
+        ref = weakref.ref(g)
+        del g
+        gc.collect()
+        self.assertIsNone(ref())  # no operator holds it
+        # gop_graph_free took it (it refuses a graph with runs left, and
+        # would have said so here)
+        self.assertEqual(_lib.lib.gop_diagnostics(_ctx).decode(), "")
+        # a new graph at the same address gets a run of its own
+        g2 = gop.Graph.from_edge_index(np.array([[1, 2], [0, 0]]), 4)
+        self.assertEqual(op(g2, x)[:, 0].tolist(), [2, 0, 0, 0])
+
+
+if __name__ == "__main__":
+    unittest.main()

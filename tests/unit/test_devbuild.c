@@ -1,0 +1,351 @@
+/* tests/unit/test_devbuild.c: graphs built on the device and handed to gop
+ * (gop_graph_from_device, api/device.c), against the stand-in driver
+ * (tests/unit/fake_cuda.c), whose device memory is host memory: the test
+ * writes a host build's arrays there, as a framework's device build would
+ * leave them, and checks that gop adopts them (its kernels get these very
+ * addresses, nothing is uploaded, nothing of the caller's is freed), keeps
+ * the statistics given, and refuses what does not fit with a message. That
+ * the device build equals the host build is gop.Graph's test
+ * (python/tests/test_devbuild.py) and the GPU script's
+ * (tests/gpu/graph_build.sh). */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gop.h"
+#include "graph/graph.h"
+#include "runtime/runtime.h"
+#include "testutil.h"
+
+#define HAS(ctx, text)                                                         \
+  ck_assert_msg(strstr(gop_diagnostics(ctx), (text)) != NULL,                  \
+                "expected '%s' in:\n%s", (text), gop_diagnostics(ctx))
+
+typedef struct FakeLaunch {
+  const char *fn;
+  unsigned grid, block, shared;
+  void *stream;
+  int nparams;
+  uint64_t params[48];
+} FakeLaunch;
+
+static struct {
+  int (*launches)(const FakeLaunch **);
+  void (*reset)(void);
+  uint64_t (*alloc_on)(int, size_t);
+  const char *(*trace)(void);
+  size_t (*used)(int *);
+} fake;
+
+static void use_fake_driver(void) {
+  const char *path = getenv("GOP_FAKE_CUDA");
+  ck_assert_msg(path != NULL, "GOP_FAKE_CUDA is not set (ctest sets it)");
+  setenv("GOP_CUDA_LIBRARY", path, 1);
+  void *h = dlopen(path, RTLD_NOW);
+  ck_assert_msg(h != NULL, "%s", dlerror());
+  *(void **)&fake.launches = dlsym(h, "fake_cuda_launches");
+  *(void **)&fake.reset = dlsym(h, "fake_cuda_reset_log");
+  *(void **)&fake.alloc_on = dlsym(h, "fake_cuda_alloc_on");
+  *(void **)&fake.trace = dlsym(h, "fake_cuda_trace");
+  *(void **)&fake.used = dlsym(h, "fake_cuda_used");
+  ck_assert(fake.launches && fake.reset && fake.alloc_on && fake.trace && fake.used);
+}
+
+/* Whether some launch passed `p` as one of its parameters. */
+static bool passed(uint64_t p) {
+  const FakeLaunch *l;
+  int n = fake.launches(&l);
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < l[i].nparams; k++)
+      if (l[i].params[k] == p) return true;
+  return false;
+}
+
+/* Device memory (the stand-in's: host memory) holding n values of
+ * `esize` bytes from `from` (int32 or int64; narrowed to int32 when esize
+ * is 4 and wide). */
+static uint64_t put(const void *from, int64_t n, size_t esize, bool wide) {
+  uint64_t p = fake.alloc_on(0, (size_t)(n > 0 ? n : 1) * esize);
+  ck_assert(p != 0);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = wide ? ((const int64_t *)from)[i] : ((const int32_t *)from)[i];
+    if (esize == 8) ((int64_t *)(uintptr_t)p)[i] = v;
+    else ((int32_t *)(uintptr_t)p)[i] = (int32_t)v;
+  }
+  return p;
+}
+
+/* The arcs every case uses: a self-loop (2 -> 2), a repeated arc (0 -> 1
+ * twice), a vertex with no edges (5), arcs not sorted by destination. */
+enum { NV = 6, NE = 7 };
+static const int64_t SRC[NE] = {0, 3, 0, 2, 4, 1, 0};
+static const int64_t DST[NE] = {1, 1, 1, 2, 0, 3, 4};
+
+/* `g`'s arrays put on the stand-in device, as a device build would give
+ * them, offsets and edge ids at `bits`. */
+static GopDeviceGraph device_arrays(const Graph *g, int bits) {
+  size_t ib = (size_t)bits / 8;
+  int32_t in_deg[NV], out_deg[NV];
+  for (int v = 0; v < g->nv; v++) {
+    in_deg[v] = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
+    out_deg[v] = (int32_t)(g->out_ptr[v + 1] - g->out_ptr[v]);
+  }
+  return (GopDeviceGraph){
+      .num_vertices = g->nv,
+      .num_edges = g->ne,
+      .index_bits = bits,
+      .src = put(g->src, g->ne, 4, false),
+      .dst = put(g->dst, g->ne, 4, false),
+      .in_ptr = put(g->in_ptr, g->nv + 1, ib, true),
+      .in_eid = put(g->in_eid, g->ne, ib, true),
+      .in_src = put(g->in_src, g->ne, 4, false),
+      .out_ptr = put(g->out_ptr, g->nv + 1, ib, true),
+      .out_eid = put(g->out_eid, g->ne, ib, true),
+      .out_dst = put(g->out_dst, g->ne, 4, false),
+      .in_deg = put(in_deg, g->nv, 4, false),
+      .out_deg = put(out_deg, g->nv, 4, false),
+      .in_degree_std = g->stats.in_deg_std,
+      .aes = g->stats.aes,
+      .in_degree_max = g->stats.in_deg_max,
+      .out_degree_max = g->stats.out_deg_max,
+      .isolated = g->stats.isolated,
+      .self_loops = g->stats.self_loops,
+      .csr_edges = g->csr_edges,
+  };
+}
+
+static GopContext *ctx;
+static Graph *host;
+
+static void setup(void) {
+  unsetenv("GOP_INDEX64");
+  unsetenv("GOP_CACHE_DIR");
+  use_fake_driver();
+  ctx = gop_context_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  host = graph_from_coo(NV, NE, SRC, DST, "arcs", &d, (Loc){0});
+  ck_assert_msg(host != NULL, "%s", d.buf ? d.buf : "");
+  ir_diag_free(&d);
+}
+
+static void teardown(void) {
+  gop_context_free(ctx);
+  graph_free(host);
+  rt_cuda_close();
+  unsetenv("GOP_INDEX64");
+}
+
+/* The statistics given are the graph's; its sizes are the arrays'. */
+START_TEST(adopts_sizes_and_statistics) {
+  GopDeviceGraph a = device_arrays(host, 32);
+  ck_assert_int_eq(gop_struct_size("GopDeviceGraph"), sizeof(GopDeviceGraph));
+  GopGraph *g = gop_graph_from_device(ctx, &a, "batch 0");
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  GopGraphInfo dev, ref;
+  gop_graph_info(g, &dev);
+  GopGraph *h = gop_graph_from_arcs(ctx, NV, NE, SRC, DST, NULL);
+  gop_graph_info(h, &ref);
+  ck_assert_int_eq(dev.num_vertices, NV);
+  ck_assert_int_eq(dev.num_edges, NE);
+  ck_assert_int_eq(dev.in_degree_max, ref.in_degree_max);
+  ck_assert_int_eq(dev.in_degree_max, 3);
+  ck_assert_int_eq(dev.out_degree_max, ref.out_degree_max);
+  ck_assert_int_eq(dev.isolated, 1);
+  ck_assert_int_eq(dev.self_loops, 1);
+  ck_assert_double_eq_tol(dev.degree_mean, ref.degree_mean, 1e-12);
+  ck_assert_double_eq_tol(dev.in_degree_std, ref.in_degree_std, 1e-12);
+  ck_assert_double_eq_tol(dev.aes, ref.aes, 1e-12);
+  ck_assert_int_eq(dev.csr_edges, 0);
+  /* no host arrays: gop_graph_arcs says so rather than handing out NULLs
+   * as a graph's edges */
+  const int32_t *s = (const int32_t *)1, *t = (const int32_t *)1;
+  ck_assert_int_eq(gop_graph_arcs(g, &s, &t), -1);
+  ck_assert_ptr_null(s);
+  ck_assert_ptr_null(t);
+}
+END_TEST
+
+/* A run on the device graph reads the caller's arrays: its kernels get
+ * their addresses, and neither graph arrays nor anything else go up the
+ * bus (the host graph, in contrast, is uploaded at its first run). */
+static void launches_on_adopted(const char *op_name, const char *schedule, int bits) {
+  GopDeviceGraph a = device_arrays(host, bits);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "batch");
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  GopModule *std_ = gop_stdlib(ctx);
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(std_, op_name), g);
+  ck_assert_ptr_nonnull(r);
+  if (schedule) {
+    GopCompileOptions o = {.schedule = schedule};
+    ck_assert_msg(gop_run_set_compile(r, &o) == 0, "%s", gop_diagnostics(ctx));
+  }
+  int64_t F = 8;
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  uint64_t x = fake.alloc_on(0, NV * F * 4), y = fake.alloc_on(0, NV * F * 4);
+  GopDevicePtr p[2] = {x, y};
+  int held;
+  size_t before = fake.used(&held);
+  fake.reset();
+  ck_assert_msg(gop_run_launch_ptrs(r, p, 2, NULL) == 0, "%s", gop_diagnostics(ctx));
+  const char *trace = fake.trace();
+  ck_assert_msg(!strchr(trace, 'h'), "something was uploaded: %s", trace);
+  ck_assert(passed(x) && passed(y));
+  /* the kernels read the graph through the caller's arrays, and only
+   * those: no device copy of any format was made */
+  bool any = false;
+  const GopDevicePtr mine[] = {a.src, a.dst, a.in_ptr, a.in_eid, a.in_src,
+                               a.out_ptr, a.out_eid, a.out_dst, a.in_deg, a.out_deg};
+  for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++) any |= passed(mine[i]);
+  ck_assert_msg(any, "%s under %s: no kernel read the adopted arrays", op_name,
+                schedule ? schedule : "the default mapping");
+  int held_after;
+  size_t after = fake.used(&held_after);
+  ck_assert_uint_le(after - before, 4096); /* temporaries at most, no graph */
+  /* the graph and its runs go (their temporaries with them); the
+   * caller's arrays stay: the driver holds as many allocations as before
+   * the run */
+  gop_run_free(r);
+  ck_assert_msg(gop_graph_free(ctx, g) == 0, "%s", gop_diagnostics(ctx));
+  fake.used(&held_after);
+  ck_assert_int_eq(held_after, held);
+}
+
+START_TEST(runs_read_the_adopted_arrays) {
+  launches_on_adopted("copy_u_sum", NULL, 32);
+  launches_on_adopted("copy_u_sum", "spmm_rows(2, 1)", 32);
+  launches_on_adopted("copy_u_mean", NULL, 32);
+}
+END_TEST
+
+/* GOP_INDEX64=1: the width asked is 64, and 64-bit arrays are adopted and
+ * read by kernels of 64-bit indices. */
+START_TEST(index64) {
+  ck_assert_int_eq(gop_graph_device_index_bits(NV, NE), 32);
+  ck_assert_int_eq(gop_graph_device_index_bits(NV, (int64_t)1 << 31), 64);
+  setenv("GOP_INDEX64", "1", 1);
+  ck_assert_int_eq(gop_graph_device_index_bits(NV, NE), 64);
+  GopDeviceGraph a = device_arrays(host, 32);
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "offsets and edge ids of 32 bits, but a graph of 7 edges runs kernels of 64-bit");
+  launches_on_adopted("copy_u_sum", "spmm_rows(2, 1)", 64);
+  /* a graph adopted at one width, run after the width changed, refuses
+   * rather than reading its arrays at the other */
+  a = device_arrays(host, 64);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "wide");
+  ck_assert_ptr_nonnull(g);
+  unsetenv("GOP_INDEX64");
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g);
+  GopCompileOptions o = {.schedule = "spmm_rows(2, 1)"};
+  ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 4), 0);
+  GopDevicePtr p[2] = {fake.alloc_on(0, NV * 16), fake.alloc_on(0, NV * 16)};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 2, NULL), -1);
+  HAS(ctx, "was built on the device with 64-bit offsets and edge ids");
+}
+END_TEST
+
+/* What needs host arrays refuses a device graph, naming the reason. */
+START_TEST(host_paths_refuse) {
+  GopDeviceGraph a = device_arrays(host, 32);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "batch 3");
+  ck_assert_ptr_nonnull(g);
+  GopModule *std_ = gop_stdlib(ctx);
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(std_, "copy_u_sum"), g);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  float x[NV * 2] = {0}, y[NV * 2];
+  ck_assert_int_eq(gop_run_bind(r, "X", x, NV * 2), 0);
+  ck_assert_int_eq(gop_run_bind(r, "Y", y, NV * 2), 0);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_exec(r), -1);
+  HAS(ctx, "a run on host buffers (gop_run_exec) needs the arcs on the host, but batch 3 "
+      "was built on the device");
+  gop_clear_diagnostics(ctx);
+  ck_assert_ptr_null(gop_graph_reorder(ctx, g, "rcm"));
+  HAS(ctx, "gop_graph_reorder needs the arcs on the host");
+  ck_assert_ptr_null(gop_graph_partition(ctx, g, 2, NULL));
+  HAS(ctx, "gop_graph_partition needs the arcs on the host");
+  ck_assert_int_eq(gop_graph_write_mtx(ctx, g, "/tmp/never.mtx"), -1);
+  HAS(ctx, "gop_graph_write_mtx needs");
+  /* neighbour groups are built on the host from the CSR */
+  GopCompileOptions o = {.schedule = "gnnadvisor(16, 16)"};
+  ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
+  GopDevicePtr p[2] = {fake.alloc_on(0, NV * 8), fake.alloc_on(0, NV * 8)};
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 2, NULL), -1);
+  HAS(ctx, "batch 3 was built on the device, and group tables are built on the host");
+}
+END_TEST
+
+/* Arguments are checked before anything is adopted. */
+START_TEST(refusals) {
+  GopDeviceGraph good = device_arrays(host, 32), a;
+  ck_assert_ptr_null(gop_graph_from_device(ctx, NULL, NULL));
+  HAS(ctx, "gop_graph_from_device: the arrays are NULL");
+  a = good;
+  a.num_vertices = -1;
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "-1 vertices and 7 edges");
+  a = good;
+  a.in_degree_max = NE + 1;
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "statistics that no graph of 6 vertices and 7 edges has");
+  a = good;
+  a.in_src = 0;
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "gop_graph_from_device: in_src: NULL device pointer for 28 bytes");
+  /* host memory is not device memory */
+  int32_t on_host[NE];
+  a = good;
+  a.out_dst = (GopDevicePtr)(uintptr_t)on_host;
+  gop_clear_diagnostics(ctx);
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "gop_graph_from_device: out_dst: address");
+  /* an array too short for the graph: in_ptr needs |V| + 1 entries */
+  a = good;
+  a.in_ptr = fake.alloc_on(0, NV * 4);
+  gop_clear_diagnostics(ctx);
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "gop_graph_from_device: in_ptr");
+  /* on another device */
+  a = good;
+  a.in_deg = fake.alloc_on(1, NV * 4);
+  gop_clear_diagnostics(ctx);
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "gop_graph_from_device: in_deg");
+  /* an empty graph: its arrays of |E| may be anywhere, even NULL */
+  GopDeviceGraph e = {.num_vertices = 2, .num_edges = 0, .index_bits = 32,
+                      .in_ptr = fake.alloc_on(0, 12), .out_ptr = fake.alloc_on(0, 12),
+                      .in_deg = fake.alloc_on(0, 8), .out_deg = fake.alloc_on(0, 8),
+                      .isolated = 2};
+  ck_assert_msg(gop_graph_from_device(ctx, &e, "empty") != NULL, "%s", gop_diagnostics(ctx));
+}
+END_TEST
+
+/* Without a driver, a device graph cannot be made, and says why. */
+START_TEST(no_driver) {
+  GopDeviceGraph a = device_arrays(host, 32);
+  rt_cuda_close();
+  setenv("GOP_CUDA_LIBRARY", "/nonexistent/libcuda.so", 1);
+  ck_assert_ptr_null(gop_graph_from_device(ctx, &a, NULL));
+  HAS(ctx, "gop_graph_from_device needs the GPU");
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("devbuild");
+  TCase *tc = tcase_create("devbuild");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, adopts_sizes_and_statistics);
+  tcase_add_test(tc, runs_read_the_adopted_arrays);
+  tcase_add_test(tc, index64);
+  tcase_add_test(tc, host_paths_refuse);
+  tcase_add_test(tc, refusals);
+  tcase_add_test(tc, no_driver);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tu_run(suite()); }
