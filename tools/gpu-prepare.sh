@@ -32,6 +32,15 @@
 #   (index64/small: every representative operator x schedule, for checks
 #   on cora with GOP_INDEX64=1; index64/big: the ring past 2^31 edges),
 #   32-bit packs for the refusals and the |V| x F > 2^31 ring, and cora.
+# GOP_PREPARE_ONLY=reliability what tests/gpu/reliability.sh needs, in
+#   .carry/rel (about 30 MB): gopc, suite, threads and longrun built without
+#   LLVM (in GOP_BUILD_NOLLVM, default build-nollvm), the representative
+#   tier's packs (packs/), the 64-bit packs of index64/small (neighbour
+#   groups included) and the refusal's pack, the kernels of the thread and
+#   long-run checks as cache folders (threads-kernels/, longrun-kernels/),
+#   compiled by a build with LLVM (GOP_BUILD_LLVM, default build-static),
+#   and the graphs (default cora pubmed):
+#   GOP_PREPARE_ONLY=reliability tools/gpu-prepare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.carry/gpu
@@ -99,6 +108,72 @@ if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
   du -sh "$out"
   exit 0
 fi
+# index64_small GOPC DIR: every representative operator x named schedule
+# (a setting of 2s) and the default, packed in 64-bit by GOPC (with LLVM)
+# into DIR: DIR/N.pack listed in DIR/list.txt (N.pack|op|schedule|extents,
+# for tests/gpu/index64.sh's gopc runs), the same packs in DIR/suite/list.txt
+# (the GPU suite's format, for one `suite run` with GOP_INDEX64=1), and
+# what the compiler refused, with why, in DIR/refused.txt.
+index64_small() {
+  local pack=$1 small=$2 t=sm_90 n=0 op sched sig ext
+  local ops scheds sargs
+  mkdir -p "$small/suite"
+  : >"$small/list.txt"
+  : >"$small/refused.txt"
+  : >"$small/suite/list.txt"
+  mapfile -t ops < <("$pack" ops --representative | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p')
+  mapfile -t scheds < <(sed -n 's/^schedule \([A-Za-z_][A-Za-z0-9_]*\)(\([^)]*\)).*/\1 \2/p' \
+    stdlib/schedules*.gop | awk '{s = $1 "("; for (i = 1; i < NF; i++) s = s (i > 1 ? ", " : "") "2"; print s ")"}')
+  for op in "${ops[@]}"; do
+    for sched in default "${scheds[@]}"; do
+      sargs=()
+      [ "$sched" != default ] && sargs=(--schedule "$sched")
+      "$pack" emit "stdlib:$op" --stage lowered "${sargs[@]}" >/dev/null 2>&1 || continue
+      n=$((n + 1))
+      # the extents its signature names: F = 16, H = 2
+      sig=$("$pack" ops --representative | grep "^$op(")
+      ext=""
+      [[ $sig == *F]* ]] && ext="--F 16"
+      [[ $sig == *", H"* ]] && ext="$ext --H 2"
+      if "$pack" pack "stdlib:$op" "${sargs[@]}" --target $t --index64 \
+           -o "$small/$n.pack" >/dev/null 2>"$small/err"; then
+        echo "$n.pack|$op|$sched|$ext" >>"$small/list.txt"
+        printf '%s\t%s\t../%s\n' "$op" "$sched" "$n.pack" >>"$small/suite/list.txt"
+      else
+        echo "$op $sched: $(grep -m1 'error:' "$small/err" | sed 's/.*error: //')" >>"$small/refused.txt"
+      fi
+    done
+  done
+  rm -f "$small/err"
+}
+if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed)
+  rel=.carry/rel
+  llvm=${GOP_BUILD_LLVM:-build-static}
+  nollvm=${GOP_BUILD_NOLLVM:-build-nollvm}
+  rm -rf "$rel" && mkdir -p "$rel/datasets" "$rel/index64"
+  [ -f "$llvm/CMakeCache.txt" ] ||
+    cmake -S . -B "$llvm" -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$llvm" --target gopc gop_gpu_suite gop_gpu_threads gop_gpu_longrun >/dev/null
+  cmake -S . -B "$nollvm" -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$nollvm" --target gopc gop_gpu_suite gop_gpu_longrun >/dev/null
+  strip -o "$rel/gopc" "$nollvm/gopc"
+  strip -o "$rel/suite" "$nollvm/tests/gop_gpu_suite"
+  strip -o "$rel/longrun" "$nollvm/tests/gop_gpu_longrun"
+  # compiled with no GPU here: for sm_90 (H100 and H200), the GPU's target
+  export GOP_CUDA_LIBRARY=/nonexistent/libcuda.so
+  "$llvm/tests/gop_gpu_suite" prepare "$rel/packs" | tail -1
+  index64_small "$llvm/gopc" "$rel/index64/small"
+  echo "64-bit: $(wc -l <"$rel/index64/small/list.txt") packs, $(wc -l <"$rel/index64/small/refused.txt") refused"
+  "$llvm/gopc" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target sm_90 \
+    -o "$rel/index64/narrow.pack" >/dev/null
+  GOP_BUILD_LLVM=$llvm GOP_BUILD_NOLLVM=$nollvm bash tests/gpu/threads.sh --prepare "$rel"
+  "$llvm/tests/gop_gpu_longrun" --prepare "$rel/longrun-kernels"
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$rel/datasets/"; done
+  du -sh "$rel"
+  exit 0
+fi
 if [ "${GOP_PREPARE_ONLY:-}" = index64 ]; then
   rm -rf "$out" && mkdir -p "$out/datasets" "$out/index64/small" "$out/index64/big"
   cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -128,36 +203,8 @@ LIST
     -o "$big/wide_rows-thread_vertex.pack" >/dev/null
   "$pack" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target $t \
     -o "$big/wide_rows-warp_vertex.pack" >/dev/null
-  # every representative operator x named schedule (a setting of 2s) and
-  # the default, in 64-bit, that compiles (group schedules are refused
-  # with 64-bit indices: listed, not packed)
+  index64_small "$pack" "$out/index64/small"
   small=$out/index64/small
-  : >"$small/list.txt"
-  : >"$small/refused.txt"
-  mapfile -t ops < <("$pack" ops --representative | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p')
-  mapfile -t scheds < <(sed -n 's/^schedule \([A-Za-z_][A-Za-z0-9_]*\)(\([^)]*\)).*/\1 \2/p' \
-    stdlib/schedules*.gop | awk '{s = $1 "("; for (i = 1; i < NF; i++) s = s (i > 1 ? ", " : "") "2"; print s ")"}')
-  n=0
-  for op in "${ops[@]}"; do
-    for sched in default "${scheds[@]}"; do
-      sargs=()
-      [ "$sched" != default ] && sargs=(--schedule "$sched")
-      "$pack" emit "stdlib:$op" --stage lowered "${sargs[@]}" >/dev/null 2>&1 || continue
-      n=$((n + 1))
-      # the extents its signature names: F = 16, H = 2
-      sig=$("$pack" ops --representative | grep "^$op(")
-      ext=""
-      [[ $sig == *F]* ]] && ext="--F 16"
-      [[ $sig == *", H"* ]] && ext="$ext --H 2"
-      if "$pack" pack "stdlib:$op" "${sargs[@]}" --target $t --index64 \
-           -o "$small/$n.pack" >/dev/null 2>"$small/err"; then
-        echo "$n.pack|$op|$sched|$ext" >>"$small/list.txt"
-      else
-        echo "$op $sched: $(grep -m1 'error:' "$small/err" | sed 's/.*error: //')" >>"$small/refused.txt"
-      fi
-    done
-  done
-  rm -f "$small/err"
   # the refusals: a 32-bit pack where 64-bit is asked for
   "$pack" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target $t \
     -o "$out/index64/narrow.pack" >/dev/null

@@ -16,6 +16,11 @@
 #    (tests/gpu/index64.c).
 # 4. |V| x F past 2^31 with 32-bit indices: copy_u_sum at F = 33 on
 #    ring:67108864:2 (X and Y of 2.2 billion floats each), exact too.
+# INDEX64_RUNNER=suite runs part 1 in one process instead of a gopc run
+# per pack: the GPU suite's runner (CARRY_DIR/suite, the packs listed in
+# index64/small/suite/list.txt) on INDEX64_GRAPHS (default cora; a name
+# with a colon is a generated graph), at F = 16, each output checked
+# against the interpreter (tests/gpu/reliability.sh does so).
 # INDEX64_PART=1 (parts 1 and 2), 3 or 4 runs one part; INDEX64_RING
 # overrides part 3's ring (e.g. ring:1000000:40 for a quick try),
 # INDEX64_DEVICE=--interp is a dry run of parts 1 and 2 on a machine with
@@ -44,8 +49,28 @@ fail=0
 failed=()
 
 if [ "$part" = all ] || [ "$part" = 1 ]; then
-  echo "== 1. 64-bit kernels on cora (GOP_INDEX64=1), checked against the interpreter"
   small=$carry/index64/small
+  if [ "${INDEX64_RUNNER:-gopc}" = suite ]; then
+    gs=()
+    for g in ${INDEX64_GRAPHS:-cora}; do
+      if [[ $g == *:* ]]; then gs+=("$g"); else gs+=("$carry/datasets/$g.mtx.gz"); fi
+    done
+    echo "== 1. 64-bit kernels (GOP_INDEX64=1) on ${INDEX64_GRAPHS:-cora}, one suite run, checked against the interpreter"
+    GOP_INDEX64=1 "$carry/suite" run "$small/suite" "${gs[@]}" --F 16 --reps 0 \
+      --csv "$out/index64-suite.csv" >"$log.one" 2>&1
+    rc=$?
+    cat "$log.one" >>"$log"
+    grep -E '^(FAIL|#)' "$log.one" | head -40
+    tail -1 "$log.one"
+    n_ok=$(awk -F, 'NR > 1 && $(NF - 4) == 1' "$out/index64-suite.csv" 2>/dev/null | wc -l)
+    n_bad=$(awk -F, 'NR > 1 && $(NF - 4) != 1' "$out/index64-suite.csv" 2>/dev/null | wc -l)
+    pass=$((pass + n_ok))
+    if [ "$rc" -ne 0 ] || [ "$n_bad" -ne 0 ] || [ "$n_ok" -eq 0 ]; then
+      fail=$((fail + 1))
+      failed+=("64-bit suite run (exit $rc, $n_bad cases wrong)")
+    fi
+  else
+  echo "== 1. 64-bit kernels on cora (GOP_INDEX64=1), checked against the interpreter"
   while IFS='|' read -r pack op sched ext; do
     read -r -a extra <<<"$ext" # the operator's extents: --F 16 [--H 2]
     echo "### $op $sched ($pack)" >>"$log"
@@ -67,9 +92,10 @@ if [ "$part" = all ] || [ "$part" = 1 ]; then
     fi
     cat "$log.one" >>"$log"
   done <"$small/list.txt"
-  echo "  $pass passed, $fail failed; refused on purpose (neighbour groups keep 32-bit tables):"
+  echo "  $pass passed, $fail failed"
+  fi
+  echo "  refused by the compiler: $(wc -l <"$small/refused.txt")"
   sed 's/^/    /' "$small/refused.txt" | head -3
-  echo "    ... $(wc -l <"$small/refused.txt") in all"
 
   echo "== 2. refusals of a pack of the other width"
   refuse() { # EXPECTED-TEXT ENV... -- GOPC-ARGS...

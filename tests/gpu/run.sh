@@ -6,7 +6,8 @@
 #   rep  the representative operators (docs/operators.md) x every named
 #        schedule x 3 settings x every width on the larger graphs
 #        (GOP_SUITE_GRAPHS, default: cora citeseer pubmed blogcatalog
-#        molhiv cnr-2000)
+#        molhiv cnr-2000; a name with a colon is a generated graph,
+#        rmat:14:8)
 #   all  every stdlib operator x every named schedule x 3 settings x every
 #        width on the small graphs (GOP_SUITE_ALL_GRAPHS, default: cora
 #        citeseer pubmed)
@@ -55,7 +56,11 @@ suite() { # tier packs graph-names...
   local tier=$1 packs=$2 graphs=()
   shift 2
   for g in "$@"; do
-    [ -f "$carry/datasets/$g.mtx.gz" ] && graphs+=("$carry/datasets/$g.mtx.gz")
+    if [[ $g == *:* ]]; then
+      graphs+=("$g") # a generated graph (rmat:14:8, grid:256x256)
+    elif [ -f "$carry/datasets/$g.mtx.gz" ]; then
+      graphs+=("$carry/datasets/$g.mtx.gz")
+    fi
   done
   echo "== tier $tier: $(grep -vc REFUSED "$packs/list.txt") kernel packs x width on ${graphs[*]##*/}"
   local skip=()

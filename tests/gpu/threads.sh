@@ -4,25 +4,36 @@
 #
 # Prepare here (LLVM compiles the kernels into a cache folder of packs; the
 # runner is built without LLVM, as the GPU machine has none):
-#   bash tests/gpu/threads.sh --prepare        # fills .carry/gpu/threads*
-# then on the GPU machine (carry .carry/gpu):
-#   bash tests/gpu/threads.sh .carry/gpu [ITERS] [OUT_DIR]
+#   bash tests/gpu/threads.sh --prepare [CARRY]  # fills CARRY/threads*
+#                                               # (default .carry/gpu)
+# (GOP_BUILD_LLVM and GOP_BUILD_NOLLVM name the build folders, default
+# build-rel and build-nollvm), then on the GPU machine (carry CARRY):
+#   bash tests/gpu/threads.sh CARRY [ITERS] [OUT_DIR]
 # which prints the log and writes OUT_DIR/threads.log (default $OUT, else
-# /tmp). ITERS: launches per thread (default 1000). Exit status: 0 when
-# every thread's outputs agree with the interpreter.
+# /tmp). ITERS: launches per thread (default 1000). Then, when
+# compute-sanitizer is there, memcheck over THREADS_MEMCHECK_ITERS
+# launches per thread (default 20; 0 leaves it out), within
+# THREADS_MEMCHECK_TIMEOUT seconds (default 900). Exit status: 0 when
+# every thread's outputs agree with the interpreter and memcheck found
+# nothing.
 if [ "${1:-}" = "--prepare" ]; then
   set -euo pipefail
   cd "$(dirname "$0")/../.."
-  mkdir -p .carry/gpu
-  cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build build-rel -j 2 --target gop_gpu_threads >/dev/null
+  dest=${2:-.carry/gpu}
+  llvm=${GOP_BUILD_LLVM:-build-rel}
+  nollvm=${GOP_BUILD_NOLLVM:-build-nollvm}
+  mkdir -p "$dest"
+  [ -f "$llvm/CMakeCache.txt" ] || # a build of another type is kept as it is
+    cmake -S . -B "$llvm" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$llvm" -j 2 --target gop_gpu_threads >/dev/null
+  rm -rf "$dest/threads-kernels"
   GOP_CUDA_LIBRARY=/nonexistent/libcuda.so \
-    build-rel/tests/gop_gpu_threads --prepare .carry/gpu/threads-kernels
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+    "$llvm/tests/gop_gpu_threads" --prepare "$dest/threads-kernels"
+  cmake -S . -B "$nollvm" -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
         -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm -j 2 --target gop_gpu_threads >/dev/null
-  strip -o .carry/gpu/threads build-nollvm/tests/gop_gpu_threads
-  echo "prepared .carry/gpu/threads and .carry/gpu/threads-kernels"
+  cmake --build "$nollvm" -j 2 --target gop_gpu_threads >/dev/null
+  strip -o "$dest/threads" "$nollvm/tests/gop_gpu_threads"
+  echo "prepared $dest/threads and $dest/threads-kernels"
   exit 0
 fi
 source "$(dirname "$0")/../../tools/gpu-common.sh"
@@ -35,13 +46,16 @@ log=$out/threads.log
   timeout 600 "$carry/threads" "$carry/threads-kernels" "${2:-1000}"
   rc=$?
   echo "(exit $rc)"
-  # the same under compute-sanitizer's racecheck when it is there (slow:
+  # the same under compute-sanitizer's memcheck when it is there (slow:
   # fewer launches)
-  if command -v compute-sanitizer >/dev/null; then
-    echo "== compute-sanitizer --tool memcheck, 20 launches per thread"
-    timeout 900 compute-sanitizer --tool memcheck --error-exitcode 9 \
-      "$carry/threads" "$carry/threads-kernels" 20
-    echo "(exit $?)"
+  iters=${THREADS_MEMCHECK_ITERS:-20}
+  if [ "$iters" -gt 0 ] && command -v compute-sanitizer >/dev/null; then
+    echo "== compute-sanitizer --tool memcheck, $iters launches per thread"
+    timeout "${THREADS_MEMCHECK_TIMEOUT:-900}" compute-sanitizer --tool memcheck \
+      --error-exitcode 9 "$carry/threads" "$carry/threads-kernels" "$iters"
+    mc=$?
+    echo "(exit $mc)"
+    [ $rc -ne 0 ] || rc=$mc
   fi
   exit $rc
 } 2>&1 | tee "$log"
