@@ -353,7 +353,8 @@ class ShardedGraph:
         Without a gradient, a wide vertex tensor goes through in column
         chunks of `chunk` features (default: the widest power of two whose
         staging buffers take at most half the GPU's free memory and whose
-        rows x features stay below 2^31, so 32-bit kernels address them):
+        rows x features stay below 2^31, so 32-bit kernels address them; the
+        narrowest over the ranks, agreed on the first call of each width):
         features too wide for one GPU's memory run on their shards."""
         torch, _ = _torch()
         if len(inputs) != len(op.inputs):
@@ -474,7 +475,19 @@ class ShardedGraph:
         of edge tensors as wide): each chunk's staging buffers are reused."""
         x = inputs[si]
         F = x.shape[1]
-        C = self.chunk_columns(F, x.dtype, chunk)
+        if chunk is not None:  # as every argument, the same on every rank
+            C = self.chunk_columns(F, x.dtype, chunk)
+        else:
+            # every rank must go through the same chunks (each is an
+            # exchange): the narrowest any rank picks, agreed on the first
+            # call of a width (one collective, then none)
+            agreed = self.__dict__.setdefault("_chunks", {})
+            if (F, x.dtype) not in agreed:
+                torch, dist = _torch()
+                c = torch.tensor([self.chunk_columns(F, x.dtype)], device=self.device)
+                dist.all_reduce(c, op=dist.ReduceOp.MIN, group=self.group)
+                agreed[(F, x.dtype)] = int(c.item())
+            C = agreed[(F, x.dtype)]
         if C >= F:
             return self._aggregate_buffered(op, inputs, si, overlap, kw)
         # staged buffers of other widths are let go: the wide case is the

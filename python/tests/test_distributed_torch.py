@@ -55,8 +55,16 @@ def _rank_main(rank, world, init, outdir, F):
                     part_in = [sg.shard(x)] + [sg.shard_edges(w) for w in ws]
                 ref = sg.shard(op(g, *whole_in))
                 for overlap in (True, False):
-                    for chunk in (None, 3):
-                        y = sg.aggregate(op, *part_in, overlap=overlap, chunk=chunk)
+                    for chunk in (None, 3, "agreed"):
+                        if chunk == "agreed":
+                            # each rank's rule picks another width (2 + rank):
+                            # they must agree on one, as each chunk is an
+                            # exchange, or they would wait for each other
+                            sg2 = gd.ShardedGraph(g, device="cpu")
+                            sg2.chunk_columns = lambda F, dtype=None, chunk=None: 2 + rank
+                            y = sg2.aggregate(op, *part_in, overlap=overlap)
+                        else:
+                            y = sg.aggregate(op, *part_in, overlap=overlap, chunk=chunk)
                         err = ((y.double() - ref.double()).abs().max() /
                                ref.double().abs().max().clamp(min=1e-30)).item()
                         res.append(f"{spec} {name} overlap={overlap} chunk={chunk} {err:.3e}")
@@ -92,7 +100,7 @@ class ShardedGraphTest(unittest.TestCase):
                     lines = f.read().splitlines()
                 bad = [ln for ln in lines if ln.startswith("FAILED")]
                 self.assertFalse(bad, f"rank {r}: " + "\n".join(bad))
-                self.assertEqual(len(lines), len(SPECS) * (len(OPS) * 4 + 4))
+                self.assertEqual(len(lines), len(SPECS) * (len(OPS) * 6 + 4))
                 for ln in lines:
                     self.assertLess(float(ln.split()[-1]), 1e-5, f"rank {r}: {ln}")
 
