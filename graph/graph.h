@@ -139,6 +139,13 @@ void graph_print_stats(FILE *out, const Graph *g);
  * is parsed by all cores (par.c), with the same result and messages as one
  * line after another. */
 Graph *graph_read(const char *path, Diag *d);
+/* The bytes of text graph_read parses at once on all cores (0: its
+ * default, 32 MiB); tests set a small one to cross block ends. */
+void graph_read_set_block(size_t bytes);
+/* The parts the last graph_read of this thread parsed on all cores (summed
+ * over its blocks); 0 when it read line by line (one thread, or a file the
+ * parallel pass gave back to the serial one). */
+int64_t graph_read_parts(void);
 
 /* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19
  * c=.19 d=.05, vertex labels permuted, self-loops and duplicate arcs

@@ -13,7 +13,19 @@
  * range-checked, and Matrix Market's entry count must match. Arcs collect
  * in growable arrays (a file's declared counts are not trusted for
  * allocation) and become a graph only once the whole file has been read.
+ *
+ * With more than one thread (graph_threads), the lines after the header
+ * are parsed by all of them: the text comes in blocks cut at a line end,
+ * each block's lines are split over the threads at line ends, every part
+ * parses its lines into arcs of its own, and the parts' arcs are appended
+ * in file order, so the arcs and edge ids are the serial ones. A part that
+ * meets anything it does not accept (a malformed line, a NUL byte, a line
+ * longer than a block, too many entries) stops, and the file is then read
+ * again line by line from the start, which reports exactly what the serial
+ * reader reports: the parallel pass changes the speed, never a graph or a
+ * message. Inflating gzip stays serial (zlib's stream is one).
  */
+#define _GNU_SOURCE /* memrchr */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -424,6 +436,203 @@ static bool read_snap(Reader *r, Arcs *a, int64_t *nv) {
   return true;
 }
 
+/* ---- the lines after the header, in parallel ---- */
+
+enum {
+  BLOCK = 32 << 20,       /* bytes of text parsed at once */
+  PART_MIN = 256 << 10,   /* the least text a thread takes */
+};
+
+static size_t block_bytes; /* graph_read_set_block's; 0: BLOCK */
+static _Thread_local int64_t parts_parsed; /* by the last graph_read here */
+
+void graph_read_set_block(size_t bytes) { block_bytes = bytes; }
+int64_t graph_read_parts(void) { return parts_parsed; }
+
+typedef struct Part {
+  const char *from, *to; /* its lines: [from, to), whole lines */
+  Arcs arcs;
+  int64_t entries; /* Matrix Market entries (data lines) */
+  int64_t max_id;  /* SNAP: the largest vertex id */
+  bool ok;
+} Part;
+
+typedef struct Block {
+  const char *path;
+  const MmHeader *mm; /* NULL: a SNAP edge list */
+  const int64_t *size;
+  Part *part;
+} Block;
+
+/* One part's lines; on anything the serial reader would report, stops
+ * with ok false (the serial pass says what). */
+static void parse_part(void *arg, int p, int np) {
+  Block *b = arg;
+  Part *pt = &b->part[p];
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  Reader r = {.path = b->path, .d = &quiet};
+  pt->ok = true;
+  pt->max_id = -1;
+  for (char *s = (char *)pt->from; s < pt->to && pt->ok;) {
+    char *e = memchr(s, '\n', (size_t)(pt->to - s));
+    if (!e) e = (char *)pt->to; /* the file's last line, with no newline */
+    *e = 0;
+    r.buf = s;
+    s = e + 1;
+    if (e - r.buf >= MAX_LINE - 1) {
+      pt->ok = false;
+      break;
+    }
+    char *t = r.buf;
+    while (is_space(*t)) t++;
+    if (b->mm) {
+      if (!*t || *t == '%') continue;
+      pt->entries++;
+      pt->ok = parse_mm_entry(&r, b->mm, b->size, &pt->arcs);
+      continue;
+    }
+    char *tok[MAX_TOKENS + 1];
+    int n = split(r.buf, tok);
+    if (n == 0 || tok[0][0] == '#') continue;
+    int64_t id[2];
+    pt->ok = n == 2 && parse_int(&r, tok[0], "", &id[0]) && parse_int(&r, tok[1], "", &id[1]) &&
+             id[0] >= 0 && id[1] >= 0 && id[0] < INT32_MAX && id[1] < INT32_MAX &&
+             push_arc(&r, &pt->arcs, id[0], id[1]);
+    if (pt->ok) {
+      if (id[0] > pt->max_id) pt->max_id = id[0];
+      if (id[1] > pt->max_id) pt->max_id = id[1];
+    }
+  }
+  ir_diag_free(&quiet);
+  (void)np;
+}
+
+/* Appends n arcs to a; false when they would pass the limit or there is
+ * no memory. */
+static bool append_arcs(Arcs *a, const Arcs *more) {
+  if (more->n == 0) return true;
+  if (a->n + more->n > GRAPH_MAX_EDGES) return false;
+  if (a->n + more->n > a->cap) {
+    int64_t cap = a->cap ? a->cap : 1024;
+    while (cap < a->n + more->n) cap *= 2;
+    int64_t *src = realloc(a->src, sizeof(int64_t) * (size_t)cap);
+    if (src) a->src = src;
+    int64_t *dst = src ? realloc(a->dst, sizeof(int64_t) * (size_t)cap) : NULL;
+    if (!dst) return false;
+    a->dst = dst;
+    a->cap = cap;
+  }
+  memcpy(a->src + a->n, more->src, sizeof(int64_t) * (size_t)more->n);
+  memcpy(a->dst + a->n, more->dst, sizeof(int64_t) * (size_t)more->n);
+  a->n += more->n;
+  return true;
+}
+
+/* Parses the rest of r's file (after the header, or, for SNAP, after the
+ * first line, which the caller parsed) in blocks on all threads, appending
+ * to `a`. Matrix Market (mm not NULL): *count counts the entries; SNAP:
+ * *count is the largest id. False on anything the serial reader reports
+ * (nothing is reported here). */
+static bool parse_rest_parallel(Reader *r, const MmHeader *mm, const int64_t *size, Arcs *a,
+                                int64_t *count) {
+  size_t block = block_bytes ? block_bytes : BLOCK;
+  char *buf = malloc(block + 1);
+  Part *part = calloc(GRAPH_MAX_THREADS, sizeof *part);
+  bool ok = buf && part;
+  size_t have = 0; /* bytes of an unfinished line carried from the last block */
+  bool end = false;
+  while (ok && !end) {
+    int got = gzread(r->f, buf + have, (unsigned)(block - have));
+    int err;
+    gzerror(r->f, &err);
+    if (got < 0 || err != Z_OK) {
+      ok = false; /* a damaged or truncated stream: the serial pass says where */
+      break;
+    }
+    size_t len = have + (size_t)got;
+    end = got == 0 || gzeof(r->f);
+    if (memchr(buf + have, 0, (size_t)got)) { /* not text */
+      ok = false;
+      break;
+    }
+    /* whole lines only; at the end the last line may have no newline */
+    size_t cut = len;
+    if (!end) {
+      const char *nl = len ? memrchr(buf, '\n', len) : NULL;
+      if (!nl) { /* a line longer than a block */
+        ok = false;
+        break;
+      }
+      cut = (size_t)(nl - buf) + 1;
+    }
+    /* a small block (a test's) is still split */
+    int np = graph_par_parts((int64_t)cut, block < 8 * PART_MIN ? (int64_t)block / 8 : PART_MIN);
+    const char *at = buf;
+    for (int p = 0; p < np; p++) {
+      const char *to = p == np - 1 ? buf + cut : buf + cut * (size_t)(p + 1) / (size_t)np;
+      if (to < at) to = at;
+      if (p < np - 1) { /* to the end of its line */
+        const char *nl = memchr(to, '\n', (size_t)(buf + cut - to));
+        to = nl ? nl + 1 : buf + cut;
+      }
+      part[p] = (Part){.from = at, .to = to};
+      at = to;
+    }
+    Block b = {r->path, mm, size, part};
+    graph_parallel(np, parse_part, &b);
+    parts_parsed += np;
+    for (int p = 0; p < np; p++) {
+      ok = ok && part[p].ok && append_arcs(a, &part[p].arcs);
+      if (mm) *count += part[p].entries;
+      else if (part[p].max_id > *count) *count = part[p].max_id;
+      free(part[p].arcs.src);
+      free(part[p].arcs.dst);
+    }
+    if (mm && *count > size[2]) ok = false;
+    have = len - cut;
+    memmove(buf, buf + cut, have);
+  }
+  free(buf);
+  free(part);
+  return ok;
+}
+
+/* The parallel read of an opened file whose first non-blank line is in
+ * r->buf; false on anything the serial reader reports (nothing reported). */
+static bool read_parallel(Reader *r, Arcs *a, int64_t *nv) {
+  const char *s = r->buf;
+  while (is_space(*s)) s++;
+  if (*s != '%') {
+    /* SNAP: the first line as the serial reader reads it, then the rest */
+    Arcs first = {0};
+    int64_t max_id = -1;
+    char *tok[MAX_TOKENS + 1];
+    int n = split(r->buf, tok);
+    int64_t id[2];
+    bool ok = true;
+    if (n != 0 && tok[0][0] != '#') {
+      ok = n == 2 && parse_int(r, tok[0], "", &id[0]) && parse_int(r, tok[1], "", &id[1]) &&
+           id[0] >= 0 && id[1] >= 0 && id[0] < INT32_MAX && id[1] < INT32_MAX &&
+           push_arc(r, &first, id[0], id[1]);
+      if (ok) max_id = id[0] > id[1] ? id[0] : id[1];
+    }
+    ok = ok && append_arcs(a, &first);
+    free(first.src);
+    free(first.dst);
+    if (!ok || !parse_rest_parallel(r, NULL, NULL, a, &max_id) || a->n == 0) return false;
+    *nv = max_id + 1;
+    return true;
+  }
+  MmHeader h;
+  if (!parse_mm_header(r, &h) || next_data_line(r) != 1) return false;
+  int64_t size[3], entries = 0;
+  if (!parse_mm_size(r, &h, size)) return false;
+  if (!parse_rest_parallel(r, &h, size, a, &entries) || entries != size[2]) return false;
+  *nv = size[0] > size[1] ? size[0] : size[1];
+  return true;
+}
+
 /* ---- the entry point ---- */
 
 /* Opens `path`; returns false after reporting when it cannot be read.
@@ -454,11 +663,36 @@ Graph *graph_read(const char *path, Diag *d) {
    * is refused as such rather than read as an edge list */
   if (ends_with(path, ".gopg") || graph_file_is_gopg(path)) return graph_read_gopg(path, d);
   Reader r;
-  if (!open_reader(&r, path, d)) return NULL;
   Arcs arcs = {0};
   int64_t nv = 0;
   bool ok = false;
   int got;
+  parts_parsed = 0;
+  if (graph_threads() > 1) {
+    /* quietly: whatever it does not take, the serial read below reports */
+    Diag quiet;
+    ir_diag_init(&quiet, NULL);
+    if (open_reader(&r, path, &quiet)) {
+      while ((got = next_line(&r)) == 1 && is_blank(r.buf)) {
+      }
+      ok = got == 1 && read_parallel(&r, &arcs, &nv);
+      gzclose(r.f);
+      free(r.buf);
+    }
+    ir_diag_free(&quiet);
+    if (ok) {
+      Graph *g = graph_from_coo(nv, arcs.n, arcs.src, arcs.dst, path, d, (Loc){path, 0, 0});
+      free(arcs.src);
+      free(arcs.dst);
+      return g;
+    }
+    free(arcs.src);
+    free(arcs.dst);
+    arcs = (Arcs){0};
+    nv = 0;
+    parts_parsed = 0;
+  }
+  if (!open_reader(&r, path, d)) return NULL;
   while ((got = next_line(&r)) == 1 && is_blank(r.buf)) {
   }
   if (got == 0) {
