@@ -137,11 +137,12 @@ class Lifetime(unittest.TestCase):
         self.assertEqual(y[:, 0].tolist(), [0, 1, 1, 1])
         self.assertEqual(len(g._runs), 1)
         ref = weakref.ref(g)
+        kept = gop.graph._kept[0]
         del g
         gc.collect()
         self.assertIsNone(ref())  # no operator holds it
-        # gop_graph_free took it (it refuses a graph with runs left, and
-        # would have said so here)
+        # gop_graph_free took it (it refuses a graph with runs left)
+        self.assertEqual(gop.graph._kept[0], kept)
         self.assertEqual(_lib.lib.gop_diagnostics(_ctx).decode(), "")
         # a new graph at the same address gets a run of its own
         g2 = gop.Graph.from_edge_index(np.array([[1, 2], [0, 0]]), 4)

@@ -69,7 +69,7 @@ class MiniBatch(unittest.TestCase):
         x, y = ex.synthetic(g0.num_nodes, 24, 5)
         loader, _ = ex.make_loader(ei, g0.num_nodes, x, y, [4, 3], 40)
         model = ex.SAGE(24, 12, 5)
-        refs, sizes = [], set()
+        refs, sizes, kept = [], set(), gop.graph._kept[0]
         for i, batch in enumerate(loader):
             if i == 6:
                 break
@@ -89,6 +89,7 @@ class MiniBatch(unittest.TestCase):
         self.assertEqual(gop.cache_stats()["compiled"], compiled,
                          "a batch compiled kernels of its own")
         self.assertEqual([r() for r in refs], [None] * len(refs))
+        self.assertEqual(gop.graph._kept[0], kept)  # and libgop freed each
         self.assertEqual(lib.gop_diagnostics(_ctx).decode(), "")
 
 
