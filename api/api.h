@@ -39,6 +39,9 @@ struct GopContext {
   int cache_max_kernels;   /* GOP_CACHE_MAX_KERNELS: kept in memory */
   int64_t cache_max_bytes; /* GOP_CACHE_MAX_BYTES: packs in the folder */
   int64_t cache_evicted;   /* kernels dropped from memory */
+  struct ApiKeyMemo *key_memo; /* kernel keys by operator and options
+                                  (api/device.c's make_key) */
+  int key_memos;
   char gpu_target[16];     /* api_pick_target's "sm_NN" of the GPU */
 };
 

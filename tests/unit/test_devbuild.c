@@ -219,6 +219,47 @@ START_TEST(runs_read_the_adopted_arrays) {
 }
 END_TEST
 
+/* A graph per mini-batch: adopting the arrays, a run on them and freeing
+ * both cost gop little (the kernel comes from the context's cache after
+ * the first batch), and hold nothing afterwards: the driver's allocations
+ * and the cache's compilations stay where the first batch left them. */
+START_TEST(per_batch_cost) {
+  GopModule *std_ = gop_stdlib(ctx);
+  const GopOp *op = gop_module_find_op(std_, "copy_u_mean");
+  GopDeviceGraph a = device_arrays(host, 32);
+  uint64_t x = fake.alloc_on(0, NV * 16 * 4), y = fake.alloc_on(0, NV * 16 * 4);
+  int held0 = 0, held = 0;
+  GopCacheStats st0, st;
+  enum { BATCHES = 200 };
+  double t0 = 0;
+  for (int b = 0; b <= BATCHES; b++) {
+    if (b == 1) { /* the first batch compiles and loads the kernel */
+      fake.used(&held0);
+      gop_cache_stats(ctx, &st0);
+      t0 = rt_wall_seconds();
+    }
+    GopGraph *g = gop_graph_from_device(ctx, &a, "batch");
+    ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+    GopRun *r = gop_run_new(ctx, op, g);
+    ck_assert_int_eq(gop_run_set_extent(r, "F", 1 + b % 16), 0); /* widths vary */
+    GopDevicePtr p[2] = {x, y};
+    ck_assert_msg(gop_run_launch_ptrs(r, p, 2, NULL) == 0, "%s", gop_diagnostics(ctx));
+    gop_run_free(r);
+    ck_assert_int_eq(gop_graph_free(ctx, g), 0);
+  }
+  double us = (rt_wall_seconds() - t0) / BATCHES * 1e6;
+  fake.used(&held);
+  gop_cache_stats(ctx, &st);
+  printf("per_batch_cost: %.1f us of gop's work per batch (adopt, run, free; stand-in driver)\n",
+         us);
+  ck_assert_int_eq(held, held0);
+  ck_assert_int_eq(st.compiled, st0.compiled);
+  /* loose, for loaded and sanitized machines: catches a batch that
+   * compiles or uploads */
+  ck_assert_msg(us < 5000, "a batch took %.0f us", us);
+}
+END_TEST
+
 /* GOP_INDEX64=1: the width asked is 64, and 64-bit arrays are adopted and
  * read by kernels of 64-bit indices. */
 START_TEST(index64) {
@@ -340,6 +381,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, adopts_sizes_and_statistics);
   tcase_add_test(tc, runs_read_the_adopted_arrays);
+  tcase_add_test(tc, per_batch_cost);
   tcase_add_test(tc, index64);
   tcase_add_test(tc, host_paths_refuse);
   tcase_add_test(tc, refusals);
