@@ -20,6 +20,7 @@
  * CUDA_ERROR_INVALID_VALUE, while the check names the rule and the numbers.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,6 +177,7 @@ static int module_limit(void) {
 /* Unloads the modules nobody holds, least recently loaded first, while
  * more than C.max are loaded. Caller holds the lock. */
 static void trim(void) {
+  bool synced = false;
   while (C.count > C.max) {
     RtModule **victim = NULL;
     for (size_t i = 0; i < C.nbuckets; i++)
@@ -186,6 +188,14 @@ static void trim(void) {
     *victim = m->next;
     C.count--;
     C.evicted++;
+    if (!synced && m->epoch == rt_cuda_epoch() && rt_cuda_api()) {
+      /* released is not finished: a run prepared again, or whose program
+       * a kernel cache dropped, gave its module back with its last
+       * launches maybe still queued in the caller's stream. Unloading
+       * waits for the device first (rare: only past the bound). */
+      (void)rt_cuda_api()->cuCtxSynchronize();
+      synced = true;
+    }
     destroy(m);
   }
 }
