@@ -85,9 +85,11 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
-  /* kernels of 64-bit indices take no neighbour groups (docs/index64.md) */
-  bool wide = rt_index_bits(g->rt) == 64;
-  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), wide, scratch,
+  /* kernels of 64-bit indices take no neighbour groups (docs/index64.md),
+   * nor does a graph built on the device (its group tables would be built
+   * on the host, from a CSR it does not have) */
+  bool no_groups = rt_index_bits(g->rt) == 64 || g->rt->device_only;
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups, scratch,
                             &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */

@@ -86,12 +86,14 @@ static const int64_t DST[NE] = {1, 1, 1, 2, 0, 3, 4};
  * them, offsets and edge ids at `bits`. */
 static GopDeviceGraph device_arrays(const Graph *g, int bits) {
   size_t ib = (size_t)bits / 8;
-  int32_t in_deg[NV], out_deg[NV];
+  int32_t *in_deg = malloc(sizeof(int32_t) * (size_t)g->nv),
+          *out_deg = malloc(sizeof(int32_t) * (size_t)g->nv);
+  ck_assert(in_deg && out_deg);
   for (int v = 0; v < g->nv; v++) {
     in_deg[v] = (int32_t)(g->in_ptr[v + 1] - g->in_ptr[v]);
     out_deg[v] = (int32_t)(g->out_ptr[v + 1] - g->out_ptr[v]);
   }
-  return (GopDeviceGraph){
+  GopDeviceGraph a = {
       .num_vertices = g->nv,
       .num_edges = g->ne,
       .index_bits = bits,
@@ -113,6 +115,9 @@ static GopDeviceGraph device_arrays(const Graph *g, int bits) {
       .self_loops = g->stats.self_loops,
       .csr_edges = g->csr_edges,
   };
+  free(in_deg);
+  free(out_deg);
+  return a;
 }
 
 static GopContext *ctx;
@@ -319,6 +324,37 @@ START_TEST(host_paths_refuse) {
 }
 END_TEST
 
+/* schedule choice reads the statistics given, and picks no neighbour-group
+ * schedule for a device graph (it would be refused), where it may for the
+ * same graph built on the host. */
+START_TEST(choice_without_groups) {
+  /* a skewed graph, where the cost model likes neighbour groups */
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *big = graph_generate("rmat:12:16", &d);
+  ck_assert_ptr_nonnull(big);
+  ir_diag_free(&d);
+  GopDeviceGraph a = device_arrays(big, 32);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "rmat batch");
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  GopGraph *h = gop_graph_open(ctx, "rmat:12:16");
+  const GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  bool host_groups = false;
+  for (int F = 1; F <= 256; F *= 4) {
+    GopScheduleChoice on_dev, on_host;
+    ck_assert_msg(gop_choose_schedule(op, g, F, NULL, &on_dev) == 0, "%s", gop_diagnostics(ctx));
+    ck_assert_int_eq(gop_choose_schedule(op, h, F, NULL, &on_host), 0);
+    ck_assert_msg(!strstr(on_dev.schedule, "group") && !strstr(on_dev.schedule, "gnnadvisor") &&
+                      !strstr(on_dev.schedule, "interleave"),
+                  "F = %d: %s chosen for a device graph", F, on_dev.schedule);
+    host_groups |= strstr(on_host.schedule, "group") || strstr(on_host.schedule, "gnnadvisor");
+  }
+  graph_free(big);
+  /* the host graph's picks include groups: otherwise this checks nothing */
+  ck_assert(host_groups);
+}
+END_TEST
+
 /* Arguments are checked before anything is adopted. */
 START_TEST(refusals) {
   GopDeviceGraph good = device_arrays(host, 32), a;
@@ -384,6 +420,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, per_batch_cost);
   tcase_add_test(tc, index64);
   tcase_add_test(tc, host_paths_refuse);
+  tcase_add_test(tc, choice_without_groups);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, no_driver);
   suite_add_tcase(s, tc);
