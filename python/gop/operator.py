@@ -174,7 +174,7 @@ class Operator:
                                if isinstance(d, str) and d not in _DOMAINS})
         self.__doc__ = f"{self.signature}\n\n{self.doc}"
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
-        self._choices = {}  # (graph, row width) -> (chosen schedule, its source, graph)
+        self._choices = {}  # (graph, row width) -> (chosen schedule, its source, weakref)
         self._measured = {}  # (graph, extents) -> (kept schedule, weakref to the graph)
         self._stages = None
         self._grads = {}  # (wrt, joint) -> Gradient
@@ -330,10 +330,13 @@ class Operator:
             F *= int(ext[s])
         key = (id(graph), F)
         hit = self._choices.get(key)
-        if hit is None or hit[2] is not graph:
+        if hit is None or hit[2]() is not graph:
             # None for an operator no named schedule or strategy applies to
-            # (an element-wise layer, a bias): the C API's default mapping
-            hit = self._choices[key] = (*self.choose_schedule(graph, F), graph)
+            # (an element-wise layer, a bias): the C API's default mapping.
+            # The graph is held weakly (a graph per mini-batch must go).
+            if len(self._choices) > 64:
+                self._choices = {k: v for k, v in self._choices.items() if v[2]() is not None}
+            hit = self._choices[key] = (*self.choose_schedule(graph, F), weakref.ref(graph))
         return hit[0], hit[1]
 
     @property

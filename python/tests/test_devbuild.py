@@ -144,6 +144,14 @@ class Lifetime(unittest.TestCase):
         # gop_graph_free took it (it refuses a graph with runs left)
         self.assertEqual(gop.graph._kept[0], kept)
         self.assertEqual(_lib.lib.gop_diagnostics(_ctx).decode(), "")
+        # schedule="auto" remembers its pick per graph, without keeping it
+        g = gop.Graph.from_edge_index(np.array([[0, 1, 2], [1, 2, 3]]), 4)
+        self.assertEqual(op(g, x, schedule="auto")[:, 0].tolist(), [0, 1, 1, 1])
+        ref = weakref.ref(g)
+        del g
+        gc.collect()
+        self.assertIsNone(ref())
+        self.assertEqual(gop.graph._kept[0], kept)
         # a new graph at the same address gets a run of its own
         g2 = gop.Graph.from_edge_index(np.array([[1, 2], [0, 0]]), 4)
         self.assertEqual(op(g2, x)[:, 0].tolist(), [2, 0, 0, 0])
