@@ -18,7 +18,8 @@ bench    sum and mean aggregation: one GPU (the plain operator on the whole
          graph; run with one process), and on P GPUs the halo exchange with
          the two work classes overlapped, the same without overlap, and the
          NCCL all-gather baseline; CUDA-event medians, the slowest rank's;
-         the fewest-bytes bound per GPU. Writes bench.csv.
+         the fewest-bytes bound per GPU; --peer and --ce add the peer and
+         copy-engine transports. Writes bench.csv.
 """
 import argparse
 import json
@@ -147,14 +148,17 @@ def check(args):
                 e = rel(y, ref)
                 worst = max(worst, e)
                 rows.append((spec, name, "forward", overlap, e))
-            if name in ("copy_u_sum", "u_mul_e_sum") and P > 1:
-                try:
-                    e = rel(sg.aggregate_peer(op, *ins_part), ref)
-                    worst = max(worst, e)
-                    rows.append((spec, name, "peer", False, e))
-                except Exception as ex:  # noqa: BLE001 (reported, not fatal)
-                    rows.append((spec, name, f"peer unavailable: {type(ex).__name__}: "
-                                 f"{str(ex)[:200]}", False, 0.0))
+            if name in ("copy_u_sum", "u_mul_e_sum", "copy_u_mean", "u_mul_e_mean") and P > 1:
+                for mode, fn in (("peer", sg.aggregate_peer), ("ce", sg.aggregate_ce)):
+                    if mode == "peer" and name.endswith("_mean"):
+                        continue
+                    try:
+                        e = rel(fn(op, *ins_part), ref)
+                        worst = max(worst, e)
+                        rows.append((spec, name, mode, False, e))
+                    except Exception as ex:  # noqa: BLE001 (reported, not fatal)
+                        rows.append((spec, name, f"{mode} unavailable: {type(ex).__name__}: "
+                                     f"{str(ex)[:200]}", False, 0.0))
             if name in ("copy_u_sum", "u_mul_e_sum", "copy_u_max", "copy_u_mean"):
                 xw = x.clone().requires_grad_(True)
                 dy = torch.rand(g.num_nodes, F, device="cuda", generator=gen)
@@ -318,6 +322,15 @@ def bench(args):
                             if rank == 0:
                                 log(f"  peer transport: {type(e).__name__}: {e}")
                             args.peer = False
+                    if args.ce:
+                        try:
+                            sg.aggregate_ce(op, xs, schedule=s)
+                            res["ce"] = (timed(torch, dist, lambda: sg.aggregate_ce(
+                                op, xs, schedule=s), args.reps), s)
+                        except Exception as e:  # noqa: BLE001 (reported, not fatal)
+                            if rank == 0:
+                                log(f"  copy-engine transport: {type(e).__name__}: {e}")
+                            args.ce = False
                     ag, _ = sg.allgather_graph()
                     s2 = pick(ag)
                     res["allgather"] = (timed(torch, dist, lambda: sg.aggregate_allgather(
@@ -427,6 +440,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--peer", action="store_true",
                     help="bench: also the peer transport (symmetric memory over NVLink)")
+    ap.add_argument("--ce", action="store_true",
+                    help="bench: also the copy-engine transport (aggregate_ce)")
     ap.add_argument("--cache", default="")
     ap.add_argument("--big-F", type=int, default=0,
                     help="big: the feature width (default: 1.3x one GPU's memory)")

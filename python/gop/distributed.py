@@ -665,6 +665,84 @@ class ShardedGraph:
         hdl.barrier(channel=1)
         return y
 
+    # -- the third transport: the halo pulled by copy engines --
+
+    def _ce_setup(self, F, dtype):
+        """For aggregate_ce: a symmetric send buffer on every rank ([the
+        most rows any rank sends, F], each rank's sends grouped by receiver
+        in rank order, as the all-to-all sends them), its peers' views, and
+        where in each peer's buffer this rank's halo rows sit. Made once
+        per (F, dtype)."""
+        torch, dist = _torch()
+        import torch.distributed._symmetric_memory as symm
+        ce = self.__dict__.setdefault("_ce", {})
+        if "offsets" not in ce:
+            counts = torch.tensor(self.plan.send_counts, dtype=torch.int64, device=self.device)
+            every = torch.empty(self.world * self.world, dtype=torch.int64, device=self.device)
+            dist.all_gather_into_tensor(every, counts, group=self.group)
+            every = every.view(self.world, self.world).cpu().numpy()  # [sender, receiver]
+            starts = np.concatenate([np.zeros((self.world, 1), np.int64),
+                                     np.cumsum(every, axis=1)], axis=1)
+            # from sender q: its rows for this rank begin at starts[q, rank]
+            ce["offsets"] = [int(starts[q, self.rank]) for q in range(self.world)]
+            ce["rows"] = max(int(every.sum(axis=1).max()), 1)
+        if (F, dtype) not in ce:
+            name = (self.group or dist.group.WORLD).group_name
+            if hasattr(symm, "enable_symm_mem_for_group"):
+                symm.enable_symm_mem_for_group(name)
+            buf = symm.empty((ce["rows"], F), dtype=dtype, device=self.device)
+            hdl = symm.rendezvous(buf, name)
+            views = {q: hdl.get_buffer(q, (ce["rows"], F), dtype)
+                     for q in range(self.world) if q != self.rank}
+            ce[(F, dtype)] = (buf, hdl, views, torch.cuda.Stream(self.device))
+        return ce
+
+    def aggregate_ce(self, op, x_own, *edge_inputs, schedule=None):
+        """copy_u_sum or u_mul_e_sum (and their means) with the halo pulled
+        by the copy engines instead of NCCL's copy kernels, so that the
+        transfer takes no SMs from the local class running beside it: each
+        rank packs the rows its peers need into its symmetric buffer, and
+        after a barrier each rank copies its halo from every peer's buffer
+        (one memcpy a peer, on a side stream) while the local class runs;
+        a second barrier keeps a buffer from being refilled while it is
+        read. Forward only; x_own [num_own, F]."""
+        torch, _ = _torch()
+        from . import stdlib
+        if op.library is stdlib and op.name.endswith("_mean") and \
+                op.name[:-5] + "_sum" in _CARRY_OPS:
+            y = self.aggregate_ce(stdlib[op.name[:-5] + "_sum"], x_own, *edge_inputs,
+                                  schedule=schedule)
+            return y.mul_((1.0 / self.in_degree.clamp(min=1.0)).view(-1, 1))
+        if not self._carries(op):
+            raise GopError(f"{op.name}: the copy-engine transport takes copy_u_sum and "
+                           "u_mul_e_sum (and their means)")
+        if self.device.type != "cuda":
+            raise GopError("aggregate_ce: copy engines are a GPU's")
+        F, nown = x_own.shape[1], self.num_own
+        ce = self._ce_setup(F, x_own.dtype)
+        buf, hdl, views, side = ce[(F, x_own.dtype)]
+        acc = self._acc_buffer(F, x_own.dtype)
+        torch.index_select(x_own, 0, self.plan.send_idx, out=buf[:self.plan.send_idx.numel()])
+        hdl.barrier(channel=0)
+        main = torch.cuda.current_stream(self.device)
+        side.wait_stream(main)
+        hf = self.partition.part(self.rank)["halo_from"]
+        with torch.cuda.stream(side):
+            for q, view in views.items():
+                n = int(hf[q + 1] - hf[q])
+                if n:
+                    a = ce["offsets"][q]
+                    acc[nown + int(hf[q]):nown + int(hf[q + 1])].copy_(view[a:a + n])
+        we = [w.index_select(0, self.local_pos) for w in edge_inputs]
+        op(self.local, x_own, *we, out=acc[:nown], schedule=schedule)
+        main.wait_stream(side)
+        g, ones = self._carry_graph()
+        rem = [torch.cat([w.new_ones((ones,) + tuple(w.shape[1:])),
+                          w.index_select(0, self.remote_pos)]) for w in edge_inputs]
+        y = op(g, acc, *rem, schedule=schedule)[:nown]
+        hdl.barrier(channel=1)
+        return y
+
     # -- the baseline users have today --
 
     def allgather_graph(self):
