@@ -72,7 +72,6 @@ import warnings
 import weakref
 
 import torch
-from torch.nn import functional as F
 
 from . import core, plan
 
