@@ -13,9 +13,10 @@ message aggregated by max, GraphConv's weighted messages). Then the
 fallbacks: attention dropout while training, return_attention_weights, a
 sparse adjacency, an aggregation gop has none of (min), each giving PyG's
 result with a FallbackWarning naming the reason, and Unsupported under
-strict=True; restore(); record() and prepare(); float64 gradcheck through
-the accelerated GCNConv. Skipped where torch or torch_geometric is not
-installed."""
+strict=True; a model under torch.compile (PyG's path while traced);
+an edge_index per mini-batch; restore(); record() and prepare(); float64
+gradcheck through the accelerated GCNConv. Skipped where torch or
+torch_geometric is not installed."""
 import copy
 import os
 import tempfile
@@ -393,6 +394,35 @@ class TestAccelerate(unittest.TestCase):
         x, xd = torch.randn(n, 8), torch.randn(n - 5, 8)
         ei = ei[:, ei[1] < n - 5]
         self.fallback(lambda: SAGEConv(8, 5), ((x, xd), ei), "does not fit")
+
+    def test_torch_compile_falls_back(self):
+        """A model torch.compile traces runs PyG's path (gop needs the edges
+        on the host), with PyG's result; eager calls are gop's again."""
+        ei, n = small_edges()
+        x = torch.randn(n, 8)
+        m, a = self.twins(lambda: Models.SAGE(8, 6, 5))
+        m.eval()
+        a.eval()
+        torch._dynamo.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", gpyg.FallbackWarning)
+            out = torch.compile(a, backend="eager")(x, ei)
+        self.assertLess(rel(out, m(x, ei)), TOL)
+        self.assertTrue(all("torch.compile" in r for r in gpyg.report(a).values()),
+                        gpyg.report(a))
+        self.assertLess(rel(a(x, ei), m(x, ei)), TOL)
+        self.assertEqual(set(gpyg.report(a).values()), {"gop: copy_u_mean"})
+
+    def test_new_edges_per_batch(self):
+        """Mini-batches, each with an edge_index of its own (as a loader
+        gives): each is converted and gives PyG's result."""
+        m, a = self.twins(lambda: Models.GCN(8, 6, 5))
+        m.eval()
+        a.eval()
+        for seed in range(3):
+            ei, n = small_edges(20 + 5 * seed, seed)
+            x = torch.randn(n, 8)
+            self.assertLess(rel(a(x, ei), m(x, ei)), TOL, f"batch {seed}")
 
     # -- the API --
 
