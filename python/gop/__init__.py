@@ -7,6 +7,7 @@ objects.
     y = gop.stdlib.copy_u_sum(g, x)                     # x: [N, F] CUDA tensor
     conv = gop.nn.GCNConv(64, 16).cuda()                # PyG's GCNConv parameters
     step = gop.train.capture_step(fn, optimizer=opt)    # a training step as a CUDA graph
+    gop.pyg.accelerate(model)                           # a PyG model, unchanged, on gop
 
 See docs/embedding.md in the repository.
 """
@@ -21,7 +22,7 @@ library_path = _clib.path
 
 
 def __getattr__(name):
-    if name in ("nn", "autograd", "train"):  # need torch: imported on first use
+    if name in ("nn", "autograd", "train", "pyg"):  # need torch: imported on first use
         # import_module, not `from . import nn`: the latter asks hasattr(gop,
         # "nn") first, which comes back here (endless recursion)
         import importlib
