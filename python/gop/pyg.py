@@ -19,6 +19,10 @@ model, instance attributes that take the place of the class's methods:
   edge_weight gets its gradient). GAT: layers.gat_attention (scores, edge
   softmax and aggregation in one operator) on the graph with one self-loop
   per vertex.
+* SAGEConv.forward where out_channels < in_channels (sum or mean): the
+  linear map first, then copy_u_sum / copy_u_mean of the narrower rows
+  (equal up to rounding; PyG aggregates first); else PyG's forward with
+  gop's propagate, below.
 * MessagePassing.propagate, for every other layer (GINConv, SAGEConv and
   any MessagePassing of your own) whose aggregation is sum, mean or max:
   where the message is the source's features (`message` is
@@ -399,6 +403,38 @@ def _gat_forward(self, x, edge_index, edge_attr=None, size=None,
     return y + self.bias if self.bias is not None else y
 
 
+# ---- SAGEConv ----
+
+def _sage_forward(self, x, edge_index, size=None):
+    """SAGEConv's forward with the linear map first where that narrows the
+    aggregation (sum and mean commute with it: lin_l(aggr(x)) =
+    aggr(x W^T) + b, a vertex with no in-edge giving b either way; equal up
+    to rounding); else PyG's own forward, whose propagate is gop's."""
+    aggr = _aggr(self)
+    lin = getattr(self, "lin_l", None)
+    w = getattr(lin, "weight", None)
+    if not (isinstance(x, torch.Tensor) and x.dim() == 2 and size is None
+            and aggr in ("sum", "mean") and not self.project
+            and isinstance(w, torch.nn.Parameter) and w.dim() == 2
+            and not isinstance(w, torch.nn.parameter.UninitializedParameter)
+            and w.size(0) < w.size(1) and _layer_reason(self) is None
+            and _edges_reason(self, edge_index) is None and _tensor_reason(x, "x") is None):
+        return type(self).forward(self, x, edge_index, size)
+    st = self._gop
+    g = graph_of(edge_index, x.size(0))
+    name = _COPY_OPS[aggr]
+    h = torch.nn.functional.linear(x, w).contiguous()
+    out = _run(core.stdlib[name], g, h, schedule=st.schedule)
+    if lin.bias is not None:
+        out = out + lin.bias
+    if self.root_weight:
+        out = out + self.lin_r(x)
+    if self.normalize:
+        out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
+    st.route = f"gop: {name} (linear map first)"
+    return out
+
+
 # ---- any MessagePassing: propagate and aggregate ----
 
 def _message_kind(self):
@@ -550,7 +586,7 @@ def accelerate(model, schedule=None, strict=False):
             m._gop = _State(name, schedule, strict)
         else:
             st.schedule, st.strict = schedule, strict
-        fwd = {"GCNConv": _gcn_forward, "GATConv": _gat_forward}
+        fwd = {"GCNConv": _gcn_forward, "GATConv": _gat_forward, "SAGEConv": _sage_forward}
         for cls, f in fwd.items():
             c = getattr(_pyg_conv, cls, None)
             # the class itself, or a subclass that keeps its forward
@@ -568,7 +604,7 @@ def restore(model):
             for a in _METHODS:
                 f = m.__dict__.get(a)
                 if isinstance(f, types.MethodType) and f.__func__ in (
-                        _gcn_forward, _gat_forward, _propagate, _aggregate):
+                        _gcn_forward, _gat_forward, _sage_forward, _propagate, _aggregate):
                     del m.__dict__[a]
             del m.__dict__["_gop"]
     return model

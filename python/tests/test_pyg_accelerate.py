@@ -262,14 +262,22 @@ class TestAccelerate(unittest.TestCase):
         self.assertEqual(set(gpyg.report(a).values()), {"gop: copy_u_sum"})
 
     def test_sage(self):
+        """The first layer widens (PyG's forward, gop's propagate), the
+        second narrows (sum and mean: the linear map first, then gop's
+        aggregation of the narrower rows)."""
         x = torch.randn(self.n, 32)
         for kw, op in (({}, "copy_u_mean"), ({"aggr": "max"}, "copy_u_max"),
                        ({"aggr": "sum"}, "copy_u_sum"),
                        ({"normalize": True, "project": True}, "copy_u_mean"),
-                       ({"root_weight": False}, "copy_u_mean")):
+                       ({"root_weight": False}, "copy_u_mean"),
+                       ({"normalize": True, "bias": False}, "copy_u_mean")):
             with self.subTest(**kw):
-                a = self.check(lambda: Models.SAGE(32, 16, 7, **kw), (x, self.ei))
-                self.assertEqual(set(gpyg.report(a).values()), {f"gop: {op}"})
+                a = self.check(lambda: Models.SAGE(32, 48, 7, **kw), (x, self.ei),
+                               grad_inputs=(0,))
+                first = op if kw.get("aggr") == "max" or kw.get("project") else \
+                    f"{op} (linear map first)"
+                self.assertEqual(gpyg.report(a), {"convs.0": f"gop: {op}",
+                                                  "convs.1": f"gop: {first}"})
 
     def test_sage_max_no_in_edge(self):
         """A vertex with no in-edges gets 0 from max, as PyG's scatter gives."""
@@ -411,7 +419,7 @@ class TestAccelerate(unittest.TestCase):
         self.assertTrue(all("torch.compile" in r for r in gpyg.report(a).values()),
                         gpyg.report(a))
         self.assertLess(rel(a(x, ei), m(x, ei)), TOL)
-        self.assertEqual(set(gpyg.report(a).values()), {"gop: copy_u_mean"})
+        self.assertEqual(set(gpyg.report(a).values()), {"gop: copy_u_mean (linear map first)"})
 
     def test_new_edges_per_batch(self):
         """Mini-batches, each with an edge_index of its own (as a loader

@@ -59,13 +59,14 @@ def calls(model):
     gop.pyg.record() lists them: (operator, graph: "graph" or its
     "self_loops", extents, inputs with a gradient). The first layer's input
     is the data (no gradient); GCN's and GAT's aggregate the linear map's
-    output, which has one; SAGE's aggregate the layer's input."""
+    output, which has one; SAGE's first layer (it widens) aggregates its
+    input, the second (it narrows) the linear map's output."""
     st, ly = gop.stdlib, gop.layers
     return {
         "gcn": [(st.u_mul_e_sum, "graph", {"F": HIDDEN}, ("X",)),
                 (st.u_mul_e_sum, "graph", {"F": CLASSES}, ("X",))],
         "sage": [(st.copy_u_mean, "graph", {"F": FIN}, ()),
-                 (st.copy_u_mean, "graph", {"F": HIDDEN}, ("X",))],
+                 (st.copy_u_mean, "graph", {"F": CLASSES}, ("X",))],
         "gat": [(ly.gat_attention, "self_loops", {"H": HEADS, "C": 8}, ("Z", "As", "Ad")),
                 (ly.gat_attention, "self_loops", {"H": 1, "C": CLASSES}, ("Z", "As", "Ad"))],
     }[model]
