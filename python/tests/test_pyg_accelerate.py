@@ -205,7 +205,7 @@ class TestAccelerate(unittest.TestCase):
                 model._out = out
                 loss = F.cross_entropy(out[:, :4], y)
                 loss.backward()
-                model._loss = float(loss)
+                model._loss = loss.item()
             self.assertLess(rel(a._out, m._out), TOL, f"step {step}: outputs")
             self.assertAlmostEqual(a._loss, m._loss, delta=TOL * max(1.0, abs(m._loss)))
             if step == 0:

@@ -164,7 +164,7 @@ def train(torch, model, x, edge_index, y, steps, warmup, dev):
             times.append((time.perf_counter() - t0) * 1e3)
         if step == 0:
             out0 = out.detach().clone()
-        losses.append(float(loss))
+        losses.append(loss.item())
     med = statistics.median(times[warmup:]) if len(times) > warmup else times[-1]
     return losses, out0, med, times[0]
 
