@@ -118,7 +118,8 @@ _graphs = {}  # id(edge_index) -> (weakref, version, num_nodes, gop.Graph)
 
 def graph_of(edge_index, num_nodes):
     """The gop.Graph of PyG's edge_index [2, E] with `num_nodes` vertices,
-    made once per tensor (while it lives and is not changed in place)."""
+    made once per tensor (while it lives and is not changed in place), on
+    the host."""
     key = id(edge_index)
     hit = _graphs.get(key)
     if (hit is not None and hit[0]() is edge_index and hit[1] == edge_index._version
@@ -127,7 +128,10 @@ def graph_of(edge_index, num_nodes):
     ei = edge_index.detach()
     if type(ei) is not torch.Tensor:  # PyG's EdgeIndex: its plain tensor
         ei = ei.as_subclass(torch.Tensor)
-    g = core.Graph.from_edge_index(ei, num_nodes)
+    # built on the host (a CUDA edge_index would be built on the GPU, and
+    # such a graph takes no neighbour-group schedule, which "auto" may pick,
+    # nor CPU tensors)
+    g = core.Graph.from_edge_index(ei.cpu(), num_nodes)
 
     def drop(ref, key=key):
         h = _graphs.get(key)
