@@ -128,9 +128,10 @@ def graph_of(edge_index, num_nodes):
     ei = edge_index.detach()
     if type(ei) is not torch.Tensor:  # PyG's EdgeIndex: its plain tensor
         ei = ei.as_subclass(torch.Tensor)
-    # built on the host (a CUDA edge_index would be built on the GPU, and
-    # such a graph takes no neighbour-group schedule, which "auto" may pick,
-    # nor CPU tensors)
+    # built on the host: a graph built on the GPU from a CUDA edge_index
+    # takes no neighbour-group schedule (the fastest on skewed graphs, which
+    # "auto" picks on a host-built one, and GAT's rules) nor CPU tensors;
+    # the edges are copied once per edge_index
     g = core.Graph.from_edge_index(ei.cpu(), num_nodes)
 
     def drop(ref, key=key):
