@@ -26,11 +26,31 @@ void ir_diag_free(Diag *d) {
   memset(d, 0, sizeof *d);
 }
 
+/* The diagnostics keep their own copy of a registered text (node, file
+ * name and text in one allocation): a text parsed in a scratch arena (a
+ * schedule's text, while a run is keyed) is freed long before the context
+ * and its diagnostics are. A text registered again under the same name
+ * moves to the front, so the latest registration of a name is the one
+ * quoted and repeated parses add nothing. */
 void ir_diag_source(Diag *d, const char *file, const char *text) {
-  DiagSource *s = malloc(sizeof *s);
+  if (!text) return;
+  for (DiagSource **p = &d->sources; *p; p = &(*p)->next) {
+    DiagSource *s = *p;
+    if (((!file && !s->file) || (file && s->file && strcmp(s->file, file) == 0)) &&
+        strcmp(s->text, text) == 0) {
+      *p = s->next;
+      s->next = d->sources;
+      d->sources = s;
+      return;
+    }
+  }
+  size_t nf = file ? strlen(file) + 1 : 0, nt = strlen(text) + 1;
+  DiagSource *s = malloc(sizeof *s + nf + nt);
   if (!s) return; /* only the quoting of source lines is lost */
-  s->file = file;
-  s->text = text;
+  char *mem = (char *)(s + 1);
+  memcpy(mem, text, nt);
+  s->text = mem;
+  s->file = file ? memcpy(mem + nt, file, nf) : NULL;
   s->next = d->sources;
   d->sources = s;
 }

@@ -74,7 +74,8 @@ typedef struct Diag {
 void ir_diag_init(Diag *d, FILE *out);
 void ir_diag_free(Diag *d);
 /* Registers the text of `file` so errors in it can quote the source line.
- * The strings must outlive the Diag. */
+ * The diagnostics keep copies (the strings may go before the Diag does);
+ * the same name and text registered again only move to the front. */
 void ir_diag_source(Diag *d, const char *file, const char *text);
 void ir_error(Diag *d, Loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

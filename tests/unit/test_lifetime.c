@@ -262,6 +262,31 @@ START_TEST(module_cache_bounded) {
 }
 END_TEST
 
+/* A schedule's text is parsed in a scratch arena while a run is keyed,
+ * and freed after; the diagnostics, which live as long as the context,
+ * keep their own copy of every text they may quote (before, they kept a
+ * pointer, and the next error that looked a source up read freed memory). */
+START_TEST(diagnostics_outlive_scratch_texts) {
+  setenv("GOP_CUDA_LIBRARY", "/nonexistent/libcuda.so", 1);
+  GopContext *ctx = gop_context_new();
+  const GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  char key[17];
+  for (int i = 0; i < 4; i++)
+    ck_assert_msg(gop_kernel_key(op, &(GopCompileOptions){.schedule = i % 2 ? "spmm_groups(4, 4)" : "warp_vertex(1, 1)"}, key) == 0,
+                  "%s", gop_diagnostics(ctx));
+  GopGraph *g = gop_graph_open(ctx, "grid:4x4");
+  ck_assert_ptr_null(gop_graph_partition(ctx, g, 2, "kway"));
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "kway"));
+  /* a bad schedule text is still quoted, its line and a caret */
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_ne(gop_kernel_key(op, &(GopCompileOptions){.schedule = "warp_vertex(1, 1"}, key), 0);
+  ck_assert_msg(strstr(gop_diagnostics(ctx), "syntax error") && strstr(gop_diagnostics(ctx), "\n^"),
+                "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_graph_free(ctx, g), 0);
+  gop_context_free(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("lifetime");
   TCase *t = tcase_create("lifetime");
@@ -270,6 +295,7 @@ int main(void) {
   tcase_add_test(t, graph_free_refused_while_runs_remain);
   tcase_add_test(t, model_frees_its_runs);
   tcase_add_test(t, module_cache_bounded);
+  tcase_add_test(t, diagnostics_outlive_scratch_texts);
   suite_add_tcase(s, t);
   return tu_run(s);
 }
