@@ -1,14 +1,19 @@
 """GraphSAGE trained on PyG NeighborLoader mini-batches through gop's layers.
 
 Each step takes a sampled subgraph from torch_geometric.loader.NeighborLoader,
-builds its gop.Graph from the batch's edge_index (on the GPU when the batch
-is on the GPU: gop.Graph.from_edge_index's device build, with no host round
-trip of the edges) and runs a two-layer gop.nn.SAGEConv model on it. The
-graph of a batch is freed, with the runs made on it, when the next replaces
-it; the kernels are not: they are compiled (or read from the kernel cache)
-once per operator, width and layout, and every later batch, whatever its
-size, launches the same ones. The time of each step is reported split into
-the graph build and the compute (forward, backward, optimiser step).
+builds its gop.Graph from the batch's edge_index and runs a two-layer
+gop.nn.SAGEConv model on it. The graph of a batch is freed, with the runs
+made on it, when the next replaces it; the kernels are not: they are
+compiled (or read from the kernel cache) once per operator, width and
+layout, and every later batch, whatever its size, launches the same ones.
+The time of each step is reported split into the graph build and the
+compute (forward, backward, optimiser step).
+
+On the GPU, gop.Graph.from_edge_index builds a batch's graph where it is
+faster: a batch of a few thousand edges on the host (one copy of its edges
+to the host), which also gives the graph neighbour-group schedules, and one
+of gop.graph.DEVICE_BUILD_MIN_EDGES edges or more on the GPU, with no host
+round trip of the edges.
 
     python3 examples/minibatch/sage_neighborloader.py --graph ogbn-arxiv.mtx.gz \\
         --device cuda --steps 50
@@ -24,9 +29,9 @@ Options:
   --features F, --hidden H, --classes C   widths (default 128, 64, 16)
   --check           train PyG's SAGEConv with the same weights on the same
                     batches and report the largest loss difference
-  --host-build      on cuda, also time the host build of each batch's graph
-                    (copying its edge_index to the host), and check that the
-                    device build has the same statistics
+  --host-build      on cuda, also time both builds of each batch's graph, on
+                    the host (copying its edge_index there) and on the
+                    device, and check that they have the same statistics
   --prepare         compile the kernels the training needs into the kernel
                     cache ($GOP_CACHE_DIR) and exit: for a GPU machine
                     without LLVM (needs no GPU)
@@ -239,18 +244,26 @@ def main(argv=None):
         t_end = time.perf_counter()
         row = {"step": step, "nodes": int(batch.num_nodes), "edges": int(batch.edge_index.size(1)),
                "build_ms": (t_compute - t_build) * 1e3, "compute_ms": (t_end - t_compute) * 1e3,
-               "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"])}
+               "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"]),
+               "device_built": g.device_built}
         if args.host_build and device.type == "cuda":
             sync(device)
             t = time.perf_counter()
-            h = gop.Graph.from_edge_index(batch.edge_index.cpu(), batch.num_nodes)
+            h = gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes,
+                                          device_build=False)
             row["host_build_ms"] = (time.perf_counter() - t) * 1e3
+            sync(device)
+            t = time.perf_counter()
+            d = gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes,
+                                          device_build=True)
+            sync(device)
+            row["device_build_ms"] = (time.perf_counter() - t) * 1e3
             for k in ("num_edges", "in_degree_max", "out_degree_max", "isolated",
                       "self_loops", "aes", "csr_edges"):
-                if h.info[k] != g.info[k]:
-                    raise SystemExit(f"step {step}: the device build's {k} is {g.info[k]}, "
+                if h.info[k] != d.info[k]:
+                    raise SystemExit(f"step {step}: the device build's {k} is {d.info[k]}, "
                                      f"the host build's {h.info[k]}")
-            del h
+            del h, d
         if ref is not None:
             ref_opt.zero_grad()
             r = ref(batch.x, batch.edge_index)[:batch.batch_size]
@@ -261,7 +274,10 @@ def main(argv=None):
         rows.append(row)
         del g  # the batch's graph and its runs go now
         if step < 3 or step % 10 == 9 or step == args.steps - 1:
-            extra = f"  host build {row['host_build_ms']:.2f} ms" if "host_build_ms" in row else ""
+            extra = (f" ({'device' if row['device_built'] else 'host'})"
+                     if device.type == "cuda" else "")
+            extra += (f"  host build {row['host_build_ms']:.2f} ms, device build "
+                      f"{row['device_build_ms']:.2f} ms" if "host_build_ms" in row else "")
             extra += f"  pyg loss {row['pyg_loss']:.5f}" if "pyg_loss" in row else ""
             print(f"step {step:3d}: {row['nodes']:6d} nodes {row['edges']:7d} edges  "
                   f"build {row['build_ms']:7.2f} ms  compute {row['compute_ms']:8.2f} ms  "
@@ -281,6 +297,8 @@ def main(argv=None):
     }
     if any("host_build_ms" in r for r in warm):
         summary["median_host_build_ms"] = float(np.median([r["host_build_ms"] for r in warm]))
+        summary["median_device_build_ms"] = float(np.median([r["device_build_ms"]
+                                                             for r in warm]))
     if ref is not None:
         summary["max_loss_diff"] = max(abs(r["loss"] - r["pyg_loss"]) for r in rows)
     build, comp = summary["median_build_ms"], summary["median_compute_ms"]
@@ -288,7 +306,8 @@ def main(argv=None):
           f"{comp:.2f} ms ({100 * build / (build + comp):.1f}% of the step in the build); "
           f"{compiled} kernels compiled in the run; loss {summary['first_loss']:.4f} -> "
           f"{summary['last_loss']:.4f}" +
-          (f"; host build {summary['median_host_build_ms']:.2f} ms"
+          (f"; host build {summary['median_host_build_ms']:.2f} ms, device build "
+           f"{summary['median_device_build_ms']:.2f} ms"
            if "median_host_build_ms" in summary else "") +
           (f"; largest |loss - PyG's| {summary['max_loss_diff']:.2e}" if ref is not None else ""))
     if args.json:

@@ -1,13 +1,15 @@
 """Graphs: opened from files or generators, or made from arcs, PyG's
 edge_index or a SciPy matrix; held by libgop once.
 
-A CUDA edge_index is built on the GPU (build_arrays: torch's stable sorts,
-counts and prefix sums, in the current stream), and libgop adopts the
-device arrays (gop_graph_from_device) with no copy of the edges through
-the host; only a dozen numbers (the degree statistics, and a range check)
-come back. A graph made from arrays is freed, with the runs made on it,
-when its Python object goes: a training loop that builds a graph per
-mini-batch holds one at a time (docs/graph-format.md).
+A CUDA edge_index of DEVICE_BUILD_MIN_EDGES edges or more is built on the
+GPU (build_arrays: torch's stable sorts, counts and prefix sums, in the
+current stream), and libgop adopts the device arrays (gop_graph_from_device)
+with no copy of the edges through the host; only a dozen numbers (the
+degree statistics, and a range check) come back. A smaller one is copied to
+the host and built there, which is faster at that size. A graph made from
+arrays is freed, with the runs made on it, when its Python object goes: a
+training loop that builds a graph per mini-batch holds one at a time
+(docs/graph-format.md).
 """
 import ctypes
 import os
@@ -19,6 +21,46 @@ from ._lib import lib
 
 
 _kept = [0]  # graphs _release could not free (tests read it)
+
+# Graph.from_edge_index builds a CUDA edge_index of at least this many edges
+# on the GPU, and a smaller one on the host (one copy of the edges to the
+# host, then graph/graph.c). The device build costs a near-fixed 0.9-1.9 ms
+# (a few dozen small kernels and one synchronisation) until its bandwidth
+# term takes over in the millions of edges; the host path costs a fixed
+# ~0.1-0.3 ms plus about 30 ns an edge and as much again a vertex. On an
+# H200, timing both on random edge_index tensors (median of 8): with as many
+# vertices as edges (a sampled mini-batch's shape) device 1.40 / host 0.66 ms
+# at 10K edges, 1.37 / 1.29 at 20K, 1.33 / 2.36 at 35K, 1.44 / 3.01 at 50K;
+# with 7 edges a vertex (ogbn-arxiv's) 0.90 / 0.56 at 20K, 0.95 / 0.97 at
+# 35K, 0.92 / 1.34 at 50K. Adding the first copy_u_sum run (which uploads
+# a host-built graph) moves neither crossing: 20K to 35K edges, near which
+# the two differ by a few tenths of a ms. Earlier runs agree: a 9K-edge
+# mini-batch 1.94 ms on the device against 0.75 ms copied and built on the
+# host, ogbn-arxiv's 1.17M edges 1.67 against 29.3 + 5.5 ms. Both paths give
+# the same graph, bit for bit; a host-built one also takes neighbour-group
+# schedules and the host-side calls.
+DEVICE_BUILD_MIN_EDGES = 25_000
+
+
+def _is_cuda(t):
+    """Whether t is a torch tensor on a CUDA device (the tests stand in)."""
+    return getattr(getattr(t, "device", None), "type", None) == "cuda"
+
+
+def builds_on_device(edge_index, device_build=None):
+    """Whether Graph.from_edge_index(edge_index, device_build=...) builds on
+    the GPU: device_build when True or False, else (None) a CUDA tensor of
+    DEVICE_BUILD_MIN_EDGES edges or more. Any other device_build is refused."""
+    if device_build is None:
+        if not _is_cuda(edge_index):
+            return False
+        shape = tuple(edge_index.shape)
+        return len(shape) == 2 and shape[1] >= DEVICE_BUILD_MIN_EDGES
+    if isinstance(device_build, bool):
+        return device_build
+    raise TypeError(f"device_build must be None (by size: on the GPU from "
+                    f"{DEVICE_BUILD_MIN_EDGES} edges of a CUDA edge_index), True or False, "
+                    f"got {device_build!r}")
 
 
 def _release(handle, runs):
@@ -128,6 +170,7 @@ class Graph:
         self.num_nodes, self.num_edges = info.num_vertices, info.num_edges
         self.info = {f: getattr(info, f) for f, _ in info._fields_}
         self.name = name
+        self.device_built = False  # from_device_arrays: adopted GPU arrays
         self._memo = {}  # derived arrays (GCN weights, self-loop graph ...)
 
     @classmethod
@@ -155,14 +198,26 @@ class Graph:
     @classmethod
     def from_edge_index(cls, edge_index, num_nodes=None, device_build=None):
         """PyG's edge_index [2, E] (row 0 sources, row 1 targets; torch or
-        NumPy, any integer dtype); edge ids follow its columns. A CUDA
-        tensor is built on the GPU (device_build=False: on the host), and
-        the graph then lives there only: CUDA tensors run on it, CPU tensors
-        (the interpreter) and neighbour-group schedules do not."""
+        NumPy, any integer dtype); edge ids follow its columns.
+
+        Where it is built (builds_on_device): device_build=None, the
+        default, builds a CUDA tensor of DEVICE_BUILD_MIN_EDGES (25,000)
+        edges or more on the GPU, and anything else on the host, a smaller
+        CUDA tensor by one copy of its edges to the host, which is faster
+        at that size (a mini-batch's); True builds on the GPU (a torch
+        tensor; libgop refuses one not in gop's device's memory), False on
+        the host. The graph is the same either way, bit for bit, and
+        `device_built` says which it was. A device-built graph lives on the
+        GPU only: CUDA tensors run on it, CPU tensors (the interpreter),
+        neighbour-group schedules and the host-side calls (reordering,
+        partitions, tuning, writing it) refuse it. A host-built one has
+        them all, so a small batch built on the host gains them; its arrays
+        are uploaded at its first GPU run."""
         ei = edge_index
-        if device_build is None:
-            device_build = getattr(getattr(ei, "device", None), "type", None) == "cuda"
-        if device_build:
+        if builds_on_device(ei, device_build):
+            if not hasattr(ei, "detach"):
+                raise TypeError(f"device_build=True needs a torch tensor on the GPU, "
+                                f"got {type(ei).__name__}")
             return cls.from_device_arrays(*build_arrays(ei.detach(), num_nodes),
                                           edge_index=ei.detach())
         if hasattr(ei, "detach"):
@@ -191,6 +246,7 @@ class Graph:
             h = lib.gop_graph_from_device(_ctx, ctypes.byref(d), _b(name))
             g = cls(h, name, owned=True)
         g._device = (arrays, edge_index)
+        g.device_built = True
         return g
 
     @classmethod

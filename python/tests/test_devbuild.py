@@ -7,6 +7,7 @@ adoption itself is tests/unit/test_devbuild.c's (stand-in driver) and
 tests/gpu/graph_build.sh's (the GPU). Skipped without torch."""
 import ctypes
 import os
+import re
 import struct
 import tempfile
 import unittest
@@ -123,6 +124,90 @@ class DeviceBuild(unittest.TestCase):
         # CPU tensors take the host path by default
         g = gop.Graph.from_edge_index(ei, 3)
         self.assertEqual(g.num_edges, 3)
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class WhereBuilt(unittest.TestCase):
+    """from_edge_index's choice: a CUDA edge_index of DEVICE_BUILD_MIN_EDGES
+    edges or more on the device, a smaller one on the host; device_build
+    overrides it. A CPU tensor stands in for a CUDA one (gop.graph._is_cuda
+    patched): the device path is then recognised by libgop's refusal to
+    adopt host memory, the host path by the graph it returns."""
+
+    def setUp(self):
+        self.n = gop.graph.DEVICE_BUILD_MIN_EDGES
+
+    def edges(self, m, nv=1000):
+        rng = np.random.default_rng(m)
+        return torch.from_numpy(rng.integers(0, nv, (2, m)))
+
+    def as_cuda(self):
+        real = gop.graph._is_cuda
+        gop.graph._is_cuda = lambda t: isinstance(t, torch.Tensor)
+        self.addCleanup(setattr, gop.graph, "_is_cuda", real)
+
+    def test_the_rule(self):
+        on = gop.graph.builds_on_device
+        small, large = self.edges(self.n - 1), self.edges(self.n)
+        # CPU tensors and NumPy: the host, whatever the size
+        self.assertFalse(on(small))
+        self.assertFalse(on(large))
+        self.assertFalse(on(large.numpy()))
+        self.as_cuda()
+        self.assertFalse(on(small))
+        self.assertTrue(on(large))
+        self.assertFalse(on(torch.zeros(2, 0, dtype=torch.long)))
+        # the override, either way
+        self.assertTrue(on(small, True))
+        self.assertFalse(on(large, False))
+        self.assertTrue(on(large.numpy(), True))
+        self.assertTrue(10_000 <= self.n <= 200_000)  # the measured crossing (graph.py)
+
+    def test_bad_values_are_refused(self):
+        ei = self.edges(10)
+        for bad in ("auto", 1, 0, "yes", np.bool_(True), []):
+            with self.assertRaisesRegex(TypeError, r"device_build must be None .*True or False, "
+                                                   r"got " + re.escape(repr(bad))):
+                gop.Graph.from_edge_index(ei, 1000, device_build=bad)
+        with self.assertRaisesRegex(TypeError, "device_build=True needs a torch tensor on the "
+                                               "GPU, got ndarray"):
+            gop.Graph.from_edge_index(ei.numpy(), 1000, device_build=True)
+
+    @unittest.skipIf(gop.gpu_available(), "a GPU is here: tests/gpu/graph_build.sh covers it")
+    def test_from_edge_index_takes_the_rules_path(self):
+        self.as_cuda()
+        small, large = self.edges(self.n - 1), self.edges(self.n)
+        # below the crossing: built on the host, the same graph as a CPU
+        # tensor's, with the host-side calls
+        g = gop.Graph.from_edge_index(small, 1000)
+        self.assertFalse(g.device_built)
+        self.assertEqual(g.num_edges, self.n - 1)
+        self.assertTrue(np.array_equal(g.edge_index, small.numpy()))
+        ref = host_arrays(gop.Graph.from_arcs(small[0].numpy(), small[1].numpy(), 1000))
+        for k, v in host_arrays(g).items():
+            self.assertTrue(np.array_equal(v, ref[k]), k)
+        # from the crossing: the device build (libgop refuses host memory)
+        with self.assertRaisesRegex(gop.GopError, "gop_graph_from_device needs the GPU"):
+            gop.Graph.from_edge_index(large, 1000)
+        # the override, either way
+        with self.assertRaisesRegex(gop.GopError, "gop_graph_from_device needs the GPU"):
+            gop.Graph.from_edge_index(small, 1000, device_build=True)
+        g = gop.Graph.from_edge_index(large, 1000, device_build=False)
+        self.assertFalse(g.device_built)
+        self.assertEqual(g.num_edges, self.n)
+        # the threshold is read at each call
+        gop.graph.DEVICE_BUILD_MIN_EDGES = 10
+        self.addCleanup(setattr, gop.graph, "DEVICE_BUILD_MIN_EDGES", self.n)
+        with self.assertRaisesRegex(gop.GopError, "gop_graph_from_device needs the GPU"):
+            gop.Graph.from_edge_index(self.edges(10), 1000)
+        self.assertFalse(gop.Graph.from_edge_index(self.edges(9), 1000).device_built)
+
+    def test_a_graph_records_where_it_was_built(self):
+        self.assertFalse(gop.Graph.open("grid:3x3").device_built)
+        self.assertFalse(gop.Graph.from_edge_index(self.edges(5), 1000).device_built)
+        self.assertFalse(gop.Graph.from_arcs([0], [1], 2).device_built)
+        # from_device_arrays sets it: its adoption needs the GPU
+        # (tests/gpu/graph_build.sh)
 
 
 @unittest.skipIf(torch is None, "needs torch")
