@@ -36,6 +36,8 @@ struct GopContext {
   char *cache_dir; /* malloc'ed; NULL: memory only */
   GopCacheStats cache;
   uint64_t cache_tick;     /* counts lookups: the kernels' LRU order */
+  uint64_t cache_gen;      /* the folder's generation: a new folder or a
+                            * clear makes every kernel in memory unwritten */
   int cache_max_kernels;   /* GOP_CACHE_MAX_KERNELS: kept in memory */
   int64_t cache_max_bytes; /* GOP_CACHE_MAX_BYTES: packs in the folder */
   int64_t cache_evicted;   /* kernels dropped from memory */

@@ -36,6 +36,7 @@ typedef struct ApiKernel {
   char key[17];
   CgProgram prog;
   uint64_t used; /* ctx->cache_tick at its last lookup: the LRU order */
+  uint64_t gen;  /* ctx->cache_gen when its pack was last in the folder */
   struct ApiKernel *next;
 } ApiKernel;
 
@@ -98,6 +99,7 @@ int gop_set_cache_dir(GopContext *ctx, const char *dir) {
   if (!copy) return -1;
   free(ctx->cache_dir);
   ctx->cache_dir = copy;
+  ctx->cache_gen++; /* the kernels in memory are not in this folder yet */
   return 0;
 }
 
@@ -198,6 +200,7 @@ int gop_cache_clear(GopContext *ctx) {
     return -1;
   }
   int removed = 0, rc = 0;
+  ctx->cache_gen++; /* a kernel found in memory later writes its pack again */
   for (struct dirent *e; (e = readdir(d));) {
     if (!is_cache_pack(e->d_name)) continue; /* never anything gop did not write */
     char *path = ir_sprintf(ctx->arena, "%s/%s", ctx->cache_dir, e->d_name);
@@ -371,6 +374,25 @@ static const CgProgram *cached_program(GopRun *r) {
       ctx->cache.memory_hits++;
       k->used = ++ctx->cache_tick;
       free(ir);
+      /* compiled before the folder was set or cleared: its pack goes
+       * there now, so that a folder prepared for another machine holds
+       * every kernel its runs looked up */
+      if (ctx->cache_dir && k->gen != ctx->cache_gen) {
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s-%s.gopk", ctx->cache_dir, r->op->ir->name, key) < 0)
+          path = NULL;
+        if (path && access(path, R_OK) != 0) {
+          make_dirs(ctx->cache_dir);
+          if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
+            free(path);
+            return NULL;
+          }
+          ctx->cache.disk_writes++;
+          trim_folder(ctx, strrchr(path, '/') + 1);
+        }
+        free(path);
+        k->gen = ctx->cache_gen;
+      }
       return &k->prog;
     }
   ApiKernel *k = calloc(1, sizeof *k);
@@ -381,6 +403,7 @@ static const CgProgram *cached_program(GopRun *r) {
   }
   memcpy(k->key, key, sizeof k->key);
   k->used = ++ctx->cache_tick;
+  k->gen = ctx->cache_gen;
   /* malloc'ed, not the arena's: a long run's lookups must not grow it */
   char *path = NULL;
   if (ctx->cache_dir &&

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tune/tune.h"
 
@@ -99,21 +100,29 @@ static int inspect(const char *path, Diag *d) {
              "tuning database: file is not a database (not SQLite); left unchanged");
     return -1;
   }
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-    db_error(d, path, "cannot open", db);
-    sqlite3_close(db);
-    return -1;
-  }
   /* another process may be creating or migrating the file right now: wait
    * for it, as the writing connection below does, rather than call the
-   * file corrupt */
-  sqlite3_busy_timeout(db, 5000);
+   * file corrupt. The busy timeout covers its locks; a read-only
+   * connection that meets the file between its switch to WAL and its
+   * shared-memory file cannot open it at all, so that is tried again for
+   * up to two seconds before the file is reported */
+  sqlite3 *db = NULL;
   int64_t app = 0, version = 0, tables = 0;
+  bool read = false;
+  for (int attempt = 0; attempt < 40 && !read; attempt++) {
+    if (db) {
+      sqlite3_close(db);
+      db = NULL;
+      usleep(50000);
+    }
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) continue;
+    sqlite3_busy_timeout(db, 5000);
+    read = pragma_int(db, "PRAGMA application_id", &app) == 0 &&
+           pragma_int(db, "PRAGMA user_version", &version) == 0 &&
+           pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) == 0;
+  }
   int rc = -1;
-  if (pragma_int(db, "PRAGMA application_id", &app) != 0 ||
-      pragma_int(db, "PRAGMA user_version", &version) != 0 ||
-      pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) != 0) {
+  if (!read) {
     db_error(d, path, "cannot read (corrupt?); left unchanged", db);
   } else if (app != TUNE_DB_APPLICATION_ID && (app != 0 || tables > 0)) {
     ir_error(d, (Loc){path, 0, 0},

@@ -190,6 +190,30 @@ START_TEST(memory_bound_evicts_least_recent) {
 }
 END_TEST
 
+/* A kernel compiled before the folder was set, or before it was cleared,
+ * is written there when next looked up: a folder prepared for a machine
+ * without LLVM holds every kernel its runs used, whatever this process
+ * compiled earlier. */
+START_TEST(memory_kernel_written_to_new_folder) {
+  GopContext *ctx = gop_context_new();
+  prepare(ctx, schedules[1]); /* memory only */
+  const char *dir = folder("later");
+  ck_assert_int_eq(gop_set_cache_dir(ctx, dir), 0);
+  ck_assert_int_eq(count_files(dir, ".gopk", NULL), 0);
+  prepare(ctx, schedules[1]); /* another run: found in memory */
+  ck_assert_int_eq(count_files(dir, ".gopk", NULL), 1);
+  ck_assert_int_eq(stats(ctx).compiled, 1); /* written, not compiled again */
+  ck_assert_int_eq(gop_cache_clear(ctx), 1);
+  prepare(ctx, schedules[1]);
+  ck_assert_int_eq(count_files(dir, ".gopk", NULL), 1);
+  ck_assert_int_eq(stats(ctx).compiled, 1);
+  long long writes = stats(ctx).disk_writes;
+  prepare(ctx, schedules[1]); /* there already: nothing more */
+  ck_assert_int_eq(stats(ctx).disk_writes, writes);
+  gop_context_free(ctx);
+}
+END_TEST
+
 START_TEST(disk_bound_keeps_newest) {
   const char *dir = folder("bounded");
   /* one pack's size first, then a limit of about two and a half */
@@ -352,6 +376,7 @@ int main(void) {
   tcase_add_test(t, truncated_pack_is_rebuilt);
   tcase_add_test(t, memory_bound_evicts_least_recent);
   tcase_add_test(t, disk_bound_keeps_newest);
+  tcase_add_test(t, memory_kernel_written_to_new_folder);
   tcase_add_test(t, stale_temporaries_swept);
   tcase_add_test(t, two_processes_share_folder_and_database);
   suite_add_tcase(s, t);
