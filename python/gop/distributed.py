@@ -192,8 +192,13 @@ class _Plan:
         self.pending = None
 
 
-def _exchange(plan, rows, counts_out, counts_in, torch, dist, async_op=False):
-    out = rows.new_empty((sum(counts_in),) + tuple(rows.shape[1:]))
+def _exchange(plan, rows, counts_out, counts_in, out=None, async_op=False):
+    """One all-to-all of `rows` (counts_out to each rank, in rank order)
+    into `out` (made when None: counts_in rows from each rank): (out, the
+    collective's work, or None when it was waited for)."""
+    _, dist = _torch()
+    if out is None:
+        out = rows.new_empty((sum(counts_in),) + tuple(rows.shape[1:]))
     work = dist.all_to_all_single(out, rows.contiguous(), output_split_sizes=counts_in,
                                   input_split_sizes=counts_out, group=plan.group,
                                   async_op=async_op)
@@ -201,7 +206,7 @@ def _exchange(plan, rows, counts_out, counts_in, torch, dist, async_op=False):
 
 
 def _halo_function():
-    torch, dist = _torch()
+    torch, _ = _torch()
 
     class HaloExchange(torch.autograd.Function):
         """x_own -> the halo rows this rank's edges read (forward: one
@@ -213,7 +218,7 @@ def _halo_function():
         def forward(ctx, x_own, plan, overlap):
             ctx.plan, ctx.n = plan, x_own.shape[0]
             send = x_own.index_select(0, plan.send_idx)
-            halo, work = _exchange(plan, send, plan.send_counts, plan.recv_counts, torch, dist,
+            halo, work = _exchange(plan, send, plan.send_counts, plan.recv_counts,
                                    async_op=overlap)
             plan.pending = work
             return halo
@@ -221,7 +226,7 @@ def _halo_function():
         @staticmethod
         def backward(ctx, grad_halo):
             plan = ctx.plan
-            back, _ = _exchange(plan, grad_halo, plan.recv_counts, plan.send_counts, torch, dist)
+            back, _ = _exchange(plan, grad_halo, plan.recv_counts, plan.send_counts)
             gx = grad_halo.new_zeros((ctx.n,) + tuple(grad_halo.shape[1:]))
             gx.index_add_(0, plan.send_idx, back)
             return gx, None, None
@@ -510,7 +515,7 @@ class ShardedGraph:
         """aggregate() when no gradient is asked for: the halo lands in the
         buffer right after the own rows, so the part's graph (or the remote
         class) reads it in place, with no concatenation or padding."""
-        torch, dist = _torch()
+        torch, _ = _torch()
         x = inputs[si]
         nown, nhalo = self.num_own, self.num_halo
         buf = self._buffer(x.shape[1], x.dtype)
@@ -523,10 +528,8 @@ class ShardedGraph:
             # extra in-edge per row (v <- v, a factor of 1) and so adds
             # them in: no separate pass adds the two classes' results
             acc = self._acc_buffer(x.shape[1], x.dtype)
-            work = dist.all_to_all_single(acc[nown:nown + nhalo], send,
-                                          output_split_sizes=self.plan.recv_counts,
-                                          input_split_sizes=self.plan.send_counts,
-                                          group=self.group, async_op=True)
+            _, work = _exchange(self.plan, send, self.plan.send_counts, self.plan.recv_counts,
+                                out=acc[nown:nown + nhalo], async_op=True)
             loc = [buf[:nown] if i == si else x.index_select(0, self.local_pos)
                    for i, x in enumerate(inputs)]
             op(self.local, *loc, out=acc[:nown], **kw)  # while the halo travels
@@ -537,10 +540,8 @@ class ShardedGraph:
                               x.index_select(0, self.remote_pos)])
                    for i, x in enumerate(inputs)]
             return op(g, *rem, **kw)[:nown]
-        work = dist.all_to_all_single(buf[nown:nown + nhalo], send,
-                                      output_split_sizes=self.plan.recv_counts,
-                                      input_split_sizes=self.plan.send_counts,
-                                      group=self.group, async_op=True)
+        _, work = _exchange(self.plan, send, self.plan.send_counts, self.plan.recv_counts,
+                            out=buf[nown:nown + nhalo], async_op=True)
         if _additive(op) and overlap:
             loc = [buf[:nown] if i == si else x.index_select(0, self.local_pos)
                    for i, x in enumerate(inputs)]
@@ -786,7 +787,7 @@ class ShardedGraph:
         several GPUs does); *_mean as its sum over the in-degree, as
         aggregate() does. Forward only; op's first input on src, the rest
         on edges."""
-        torch, dist = _torch()
+        _, dist = _torch()
         from . import stdlib
         if op.name.endswith("_mean") and op.name[:-5] + "_sum" in stdlib:
             y = self.aggregate_allgather(stdlib[op.name[:-5] + "_sum"], x_own, *rest,
