@@ -248,6 +248,15 @@ def _dom(spec):
 _CARRY_OPS = ("copy_u_sum", "u_mul_e_sum", "u_mul_e_sum_full")
 
 
+def _sum_of_mean(op):
+    """The stdlib *_sum operator a stdlib *_mean one is the sum of (divided
+    by the in-degree), else None."""
+    from . import stdlib
+    if op.library is stdlib and op.name.endswith("_mean") and op.name[:-5] + "_sum" in stdlib:
+        return stdlib[op.name[:-5] + "_sum"]
+    return None
+
+
 def _additive(op):
     """Whether an operator adds over in-edges into destinations with nothing
     else (DGL's *_sum): its two work classes' results may be added."""
@@ -375,21 +384,18 @@ class ShardedGraph:
         if any(_dom(s) == "src" for s in op.outputs):
             raise GopError(f"{op.name}: an output on the sources is summed over parts; "
                            "differentiate through aggregate() instead")
-        from . import stdlib
-        torch_grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False)
-                                                     for x in inputs)
-        if op.name.endswith("_mean") and op.library is stdlib and \
-                op.name[:-5] + "_sum" in stdlib and all(_dom(s) == "dst" for s in op.outputs):
-            y = self.aggregate(stdlib[op.name[:-5] + "_sum"], *inputs, overlap=overlap,
-                               schedule=schedule, chunk=chunk, **extents)
-            inv = (1.0 / self.in_degree.clamp(min=1.0)).view((-1,) + (1,) * (y.dim() - 1))
-            return y * inv if torch_grad else y.mul_(inv)
+        grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False)
+                                               for x in inputs)
+        summ = _sum_of_mean(op)
+        if summ is not None and all(_dom(s) == "dst" for s in op.outputs):
+            y = self.aggregate(summ, *inputs, overlap=overlap, schedule=schedule,
+                               chunk=chunk, **extents)
+            inv = self._inverse_degree(y)
+            return y * inv if grad else y.mul_(inv)
         kw = dict(schedule=schedule, **extents)
         if self.world == 1:  # the whole graph, in its own numbering: no halo
             return op(self.graph, *inputs, **kw)
         srcs = [i for i, s in enumerate(op.inputs) if _dom(s) == "src"]
-        grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False)
-                                               for x in inputs)
         if not grad and len(srcs) == 1 and inputs[srcs[0]].dim() == 2 and \
                 all(_dom(s) in ("src", "edge") for s in op.inputs) and \
                 all(_dom(s) == "dst" for s in op.outputs) and len(op.outputs) == 1:
@@ -423,17 +429,21 @@ class ShardedGraph:
                     for s, o in zip(op.outputs, outs))
         return res if isinstance(out, tuple) else res[0]
 
+    def _staging(self, kind, rows, F, dtype):
+        """A [rows, F] buffer, made once per (kind, F, dtype) and kept in
+        self._staged, which the column chunks trim and count."""
+        torch, _ = _torch()
+        staged = self.__dict__.setdefault("_staged", {})
+        if (kind, F, dtype) not in staged:
+            staged[(kind, F, dtype)] = torch.empty((rows, F), dtype=dtype, device=self.device)
+        return staged[(kind, F, dtype)]
+
     def _buffer(self, F, dtype):
         """[num_own + max(num_own, num_halo), F]: the own rows, then the halo
         rows, received in place, then rows the remote class's square graph
-        counts but no edge reads. Made once per (F, dtype)."""
-        torch, _ = _torch()
-        key = (F, dtype)
-        bufs = self.__dict__.setdefault("_bufs", {})
-        if key not in bufs:
-            n = self.num_own + max(self.num_own, self.num_halo, 1)
-            bufs[key] = torch.empty((n, F), dtype=dtype, device=self.device)
-        return bufs[key]
+        counts but no edge reads."""
+        return self._staging("rows", self.num_own + max(self.num_own, self.num_halo, 1),
+                             F, dtype)
 
     def features(self, F, dtype=None):
         """A [num_own, F] tensor for this rank's rows of a vertex tensor,
@@ -463,8 +473,8 @@ class ShardedGraph:
             free += torch.cuda.memory_reserved(self.device) - \
                 torch.cuda.memory_allocated(self.device)
             # what earlier calls staged is in use but comes back
-            for bufs in (self.__dict__.get("_bufs", {}), self.__dict__.get("_accs", {})):
-                free += sum(b.numel() * b.element_size() for b in bufs.values())
+            free += sum(b.numel() * b.element_size()
+                        for b in self.__dict__.get("_staged", {}).values())
             budget = free // 2
         def fits(c):
             return rows * c < 2**31 and (budget is None or staging(c) <= budget)
@@ -497,10 +507,9 @@ class ShardedGraph:
             return self._aggregate_buffered(op, inputs, si, overlap, kw)
         # staged buffers of other widths are let go: the wide case is the
         # one that needs the memory
-        for name in ("_bufs", "_accs"):
-            bufs = self.__dict__.get(name, {})
-            for key in [k for k in bufs if k[0] != C]:
-                del bufs[key]
+        staged = self.__dict__.get("_staged", {})
+        for key in [k for k in staged if k[1] != C]:
+            del staged[key]
         y = x.new_empty((self.num_own, F))
         for c0 in range(0, F, C):
             c1 = min(F, c0 + C)
@@ -515,7 +524,6 @@ class ShardedGraph:
         """aggregate() when no gradient is asked for: the halo lands in the
         buffer right after the own rows, so the part's graph (or the remote
         class) reads it in place, with no concatenation or padding."""
-        torch, _ = _torch()
         x = inputs[si]
         nown, nhalo = self.num_own, self.num_halo
         buf = self._buffer(x.shape[1], x.dtype)
@@ -535,9 +543,7 @@ class ShardedGraph:
             op(self.local, *loc, out=acc[:nown], **kw)  # while the halo travels
             work.wait()
             g, ones = self._carry_graph()
-            rem = [acc if i == si else
-                   torch.cat([x.new_ones((ones,) + tuple(x.shape[1:])),
-                              x.index_select(0, self.remote_pos)])
+            rem = [acc if i == si else self._carried_edges(x, ones)
                    for i, x in enumerate(inputs)]
             return op(g, *rem, **kw)[:nown]
         _, work = _exchange(self.plan, send, self.plan.send_counts, self.plan.recv_counts,
@@ -565,13 +571,20 @@ class ShardedGraph:
     def _acc_buffer(self, F, dtype):
         """[num_own + num_halo, F]: the local class's result rows, then the
         halo rows, received in place: the sources of the carrying remote
-        class. Made once per (F, dtype)."""
+        class."""
+        return self._staging("carried", self.num_own + self.num_halo, F, dtype)
+
+    def _carried_edges(self, w, ones):
+        """An edge tensor of the carrying remote class: a factor of 1 for
+        each of its `ones` leading in-edges v <- v, then the remote edges'."""
         torch, _ = _torch()
-        bufs = self.__dict__.setdefault("_accs", {})
-        if (F, dtype) not in bufs:
-            bufs[(F, dtype)] = torch.empty((self.num_own + self.num_halo, F), dtype=dtype,
-                                           device=self.device)
-        return bufs[(F, dtype)]
+        return torch.cat([w.new_ones((ones,) + tuple(w.shape[1:])),
+                          w.index_select(0, self.remote_pos)])
+
+    def _inverse_degree(self, y):
+        """1 / in-degree (1 where none) of the own rows, shaped to scale
+        y's rows: what a mean divides its sum by."""
+        return (1.0 / self.in_degree.clamp(min=1.0)).view((-1,) + (1,) * (y.dim() - 1))
 
     def _carry_graph(self):
         """The remote class with the local result carried in: sources are
@@ -708,12 +721,10 @@ class ShardedGraph:
         a second barrier keeps a buffer from being refilled while it is
         read. Forward only; x_own [num_own, F]."""
         torch, _ = _torch()
-        from . import stdlib
-        if op.library is stdlib and op.name.endswith("_mean") and \
-                op.name[:-5] + "_sum" in _CARRY_OPS:
-            y = self.aggregate_ce(stdlib[op.name[:-5] + "_sum"], x_own, *edge_inputs,
-                                  schedule=schedule)
-            return y.mul_((1.0 / self.in_degree.clamp(min=1.0)).view(-1, 1))
+        summ = _sum_of_mean(op)
+        if summ is not None and summ.name in _CARRY_OPS:
+            y = self.aggregate_ce(summ, x_own, *edge_inputs, schedule=schedule)
+            return y.mul_(self._inverse_degree(y))
         if not self._carries(op):
             raise GopError(f"{op.name}: the copy-engine transport takes copy_u_sum and "
                            "u_mul_e_sum (and their means)")
@@ -738,8 +749,7 @@ class ShardedGraph:
         op(self.local, x_own, *we, out=acc[:nown], schedule=schedule)
         main.wait_stream(side)
         g, ones = self._carry_graph()
-        rem = [torch.cat([w.new_ones((ones,) + tuple(w.shape[1:])),
-                          w.index_select(0, self.remote_pos)]) for w in edge_inputs]
+        rem = [self._carried_edges(w, ones) for w in edge_inputs]
         y = op(g, acc, *rem, schedule=schedule)[:nown]
         hdl.barrier(channel=1)
         return y
@@ -792,7 +802,7 @@ class ShardedGraph:
         if op.name.endswith("_mean") and op.name[:-5] + "_sum" in stdlib:
             y = self.aggregate_allgather(stdlib[op.name[:-5] + "_sum"], x_own, *rest,
                                          schedule=schedule, **extents)
-            return y.mul_((1.0 / self.in_degree.clamp(min=1.0)).view(-1, 1))
+            return y.mul_(self._inverse_degree(y))
         g, m = self.allgather_graph()
         pad, whole = self._gather_bufs(x_own.shape[1], x_own.dtype)
         if x_own.data_ptr() != pad.data_ptr():
