@@ -361,6 +361,29 @@ static void evict_memory(GopContext *ctx, const ApiKernel *keep) {
   }
 }
 
+/* Where the pack of `op`'s kernel `key` goes in the cache folder
+ * (malloc'ed, not the arena's: a long run's lookups must not grow it);
+ * NULL without a folder. */
+static char *pack_path(const GopContext *ctx, const GopOp *op, const char *key) {
+  if (!ctx->cache_dir) return NULL;
+  int n = snprintf(NULL, 0, "%s/%s-%s.gopk", ctx->cache_dir, op->ir->name, key);
+  char *path = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (path) snprintf(path, (size_t)n + 1, "%s/%s-%s.gopk", ctx->cache_dir, op->ir->name, key);
+  return path;
+}
+
+/* The pack of `k` written to `path` in the cache folder, through a
+ * temporary renamed into place (ir_write_file): another process reading
+ * the same key sees the old pack or the whole new one; two writing it at
+ * once both write whole packs. -1 after reporting. */
+static int write_pack(GopContext *ctx, const ApiKernel *k, const char *path) {
+  make_dirs(ctx->cache_dir); /* GOP_CACHE_DIR may not exist yet */
+  if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) return -1;
+  ctx->cache.disk_writes++;
+  trim_folder(ctx, strrchr(path, '/') + 1);
+  return 0;
+}
+
 /* The run's program from the cache: memory, then the folder, else compiled
  * (and written to the folder). NULL after reporting. */
 static const CgProgram *cached_program(GopRun *r) {
@@ -378,17 +401,10 @@ static const CgProgram *cached_program(GopRun *r) {
        * there now, so that a folder prepared for another machine holds
        * every kernel its runs looked up */
       if (ctx->cache_dir && k->gen != ctx->cache_gen) {
-        char *path = NULL;
-        if (asprintf(&path, "%s/%s-%s.gopk", ctx->cache_dir, r->op->ir->name, key) < 0)
-          path = NULL;
-        if (path && access(path, R_OK) != 0) {
-          make_dirs(ctx->cache_dir);
-          if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
-            free(path);
-            return NULL;
-          }
-          ctx->cache.disk_writes++;
-          trim_folder(ctx, strrchr(path, '/') + 1);
+        char *path = pack_path(ctx, r->op, key);
+        if (path && access(path, R_OK) != 0 && write_pack(ctx, k, path) != 0) {
+          free(path);
+          return NULL;
         }
         free(path);
         k->gen = ctx->cache_gen;
@@ -404,11 +420,7 @@ static const CgProgram *cached_program(GopRun *r) {
   memcpy(k->key, key, sizeof k->key);
   k->used = ++ctx->cache_tick;
   k->gen = ctx->cache_gen;
-  /* malloc'ed, not the arena's: a long run's lookups must not grow it */
-  char *path = NULL;
-  if (ctx->cache_dir &&
-      asprintf(&path, "%s/%s-%s.gopk", ctx->cache_dir, r->op->ir->name, key) < 0)
-    path = NULL;
+  char *path = pack_path(ctx, r->op, key);
   bool found = false;
   if (path && access(path, R_OK) == 0) {
     Diag quiet;
@@ -446,19 +458,11 @@ static const CgProgram *cached_program(GopRun *r) {
     }
     ctx->cache.compiled++;
     r->stats.compile = ctx->times;
-    if (path) {
-      make_dirs(ctx->cache_dir); /* GOP_CACHE_DIR may not exist yet */
-      /* through a temporary renamed into place (ir_write_file): another
-       * process reading the same key sees the old pack or the whole new
-       * one; two writing it at once both write whole packs */
-      if (cg_pack_write(&k->prog, path, &ctx->diag) != 0) {
-        cg_program_free(&k->prog);
-        free(path);
-        free(k);
-        return NULL;
-      }
-      ctx->cache.disk_writes++;
-      trim_folder(ctx, strrchr(path, '/') + 1);
+    if (path && write_pack(ctx, k, path) != 0) {
+      cg_program_free(&k->prog);
+      free(path);
+      free(k);
+      return NULL;
     }
   }
   free(path);

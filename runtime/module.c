@@ -268,14 +268,19 @@ int64_t rt_module_evicted(void) {
   return n;
 }
 
-void rt_module_release(RtModule *m) {
-  if (!m) return;
-  /* unloading (by the bound) needs the context current on this thread:
-   * bound before the cache lock, in the order rt_cuda_close takes them */
+/* Unloading needs the context current on this thread: bound (when `m`'s
+ * session is still open) before the cache lock, in the order
+ * rt_cuda_close takes the locks. */
+static void bind_for_unload(const RtModule *m) {
   Diag quiet;
   ir_diag_init(&quiet, NULL);
   if (m->epoch == rt_cuda_epoch()) (void)rt_cuda_open(&quiet);
   ir_diag_free(&quiet);
+}
+
+void rt_module_release(RtModule *m) {
+  if (!m) return;
+  bind_for_unload(m); /* unloading by the bound */
   pthread_mutex_lock(&C.lock);
   if (m->holds > 0) m->holds--;
   trim();
@@ -298,12 +303,7 @@ static void destroy(RtModule *m) {
 
 void rt_module_unload(RtModule *m) {
   if (!m) return;
-  /* Unloading needs the context current on this thread; bound before the
-   * cache lock, in the order rt_cuda_close takes the locks. */
-  Diag quiet;
-  ir_diag_init(&quiet, NULL);
-  if (m->epoch == rt_cuda_epoch()) (void)rt_cuda_open(&quiet);
-  ir_diag_free(&quiet);
+  bind_for_unload(m);
   pthread_mutex_lock(&C.lock);
   for (RtModule **p = &C.buckets[m->hash % C.nbuckets]; *p; p = &(*p)->next)
     if (*p == m) {
