@@ -39,17 +39,6 @@ static void use_fake_driver(void) {
   ck_assert(fake_used && fake_alloc_on && fake_free && fake_modules);
 }
 
-/* The resident set size in bytes (/proc/self/statm). */
-static long rss(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, res = 0;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = 0;
-    fclose(f);
-  }
-  return res * sysconf(_SC_PAGESIZE);
-}
-
 static int64_t numel_of(GopRun *r, int i) {
   int64_t shape[8], n = 1;
   int rank = gop_run_tensor_shape(r, i, shape);
@@ -116,11 +105,11 @@ START_TEST(graph_and_runs_per_step) {
   uint64_t seed = 1;
   for (int i = 0; i < 20; i++) step(ctx, op, &seed, i); /* compiles, first touches */
   size_t dev0 = fake_used(NULL);
-  long before = rss();
+  long before = tu_rss();
   const char *s = getenv("GOP_LONGRUN_ITERS");
   long n = s && atol(s) > 0 ? atol(s) / 10 : 1000;
   for (long i = 0; i < n; i++) step(ctx, op, &seed, (int)i);
-  long after = rss();
+  long after = tu_rss();
   printf("lifetime: %ld steps (a graph and two runs each), host RSS %+ld KiB, device %zu -> %zu "
          "bytes\n", n, (after - before) >> 10, dev0, fake_used(NULL));
   /* nothing of a freed graph stays on the device: its CSR, group tables */

@@ -26,17 +26,6 @@ static long iters(void) {
   return n > 0 ? n : 10000;
 }
 
-/* The resident set size in bytes (/proc/self/statm). */
-static long rss(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long size = 0, res = 0;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = 0;
-    fclose(f);
-  }
-  return res * sysconf(_SC_PAGESIZE);
-}
-
 static size_t (*fake_used)(int *);
 static uint64_t (*fake_alloc_on)(int, size_t);
 static int (*fake_free)(uint64_t);
@@ -59,14 +48,14 @@ typedef int (*CallFn)(void *arg);
 static void measure(const char *what, CallFn fn, void *arg, GopContext *ctx, long n) {
   for (int i = 0; i < 20; i++) ck_assert_msg(fn(arg) == 0, "%s", gop_diagnostics(ctx));
   size_t dev0 = fake_used ? fake_used(NULL) : 0;
-  long before = rss();
+  long before = tu_rss();
   struct timespec a, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   for (long i = 0; i < n; i++)
     if (fn(arg) != 0) ck_abort_msg("call %ld: %s", i, gop_diagnostics(ctx));
   clock_gettime(CLOCK_MONOTONIC, &b);
   double secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-  long after = rss();
+  long after = tu_rss();
   size_t dev1 = fake_used ? fake_used(NULL) : 0;
   printf("longrun %s: %ld calls, %.2f us each, host RSS %ld -> %ld KiB (%+ld KiB), device %zu "
          "-> %zu bytes\n",

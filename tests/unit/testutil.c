@@ -215,3 +215,13 @@ void tu_ir_refused(const char *text, const char *error) {
   ir_diag_free(&d);
   ir_arena_free(a);
 }
+
+long tu_rss(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long size = 0, res = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &size, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return res * sysconf(_SC_PAGESIZE);
+}

@@ -18,6 +18,8 @@ const char *tu_dataset(const char *file);
 const char *tu_source(const char *relpath);
 /* A fresh temporary directory, removed at exit. Static buffer. */
 const char *tu_tmpdir(void);
+/* The resident set size in bytes (/proc/self/statm; 0 where unreadable). */
+long tu_rss(void);
 /* Writes `text` to `dir/name`; returns the path (static buffer). */
 const char *tu_write(const char *name, const char *text);
 /* Whole file, NUL-terminated, malloc'ed; NULL if unreadable. */
