@@ -122,6 +122,9 @@ static const char *fallback_error_name(CUresult r) {
   case 719: return "CUDA_ERROR_LAUNCH_FAILED";
   case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
   case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+  case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+  case 901: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+  case 906: return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
   case 999: return "CUDA_ERROR_UNKNOWN";
   }
   return NULL;

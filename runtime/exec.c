@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "cuda.def"
 #include "runtime.h"
 
 enum { GRAPH_CACHE = 4 };
@@ -153,8 +154,10 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   return NULL;
 }
 
-/* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown. */
-static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g,
+/* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown.
+ * A graph built on the device counts its table's rows through `dg`
+ * (NULL elsewhere). */
+static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g, RtDevGraph *dg,
                             const int64_t *syms, int nsyms) {
   int64_t n = t->domain == IR_DOM_EDGE ? g->ne : t->domain == IR_DOM_DENSE ? 1 : g->nv;
   if (t->domain == IR_DOM_GROUPS) {
@@ -162,7 +165,9 @@ static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g,
      * whatever the interleaving */
     Diag quiet;
     ir_diag_init(&quiet, NULL);
-    const GraphGroups *tab = graph_groups(g, t->group, 0, 0, 0, &quiet);
+    const struct RtDevGroups *dt =
+        g->device_only && dg ? rt_devgraph_groups(dg, t->group, 0, 0, 0, &quiet) : NULL;
+    const GraphGroups *tab = dt ? dt->host : graph_groups(g, t->group, 0, 0, 0, &quiet);
     ir_diag_free(&quiet);
     if (!tab) return -1;
     n = tab->n;
@@ -188,7 +193,7 @@ int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
     const CgParam *prm = &k->params[i];
     if (prm->kind != CG_PARAM_TENSOR || !p->tensors[prm->id].staged) continue;
     const CgTensorInfo *t = &p->tensors[prm->id];
-    int64_t n = tensor_numel(t, g, syms, p->nsyms);
+    int64_t n = tensor_numel(t, g, NULL, syms, p->nsyms);
     if (n < 0 || n > ((int64_t)1 << 30)) {
       ir_error(d, (Loc){0}, "kernel %s: staged input %s has a bad size", k->name,
                t->name);
@@ -203,7 +208,7 @@ int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
   int64_t acc = 0;
   if (k->shared_tensor >= 0) {
     const CgTensorInfo *t = &p->tensors[k->shared_tensor];
-    int64_t row = tensor_numel(t, g, syms, p->nsyms);
+    int64_t row = tensor_numel(t, g, NULL, syms, p->nsyms);
     row = t->domain == IR_DOM_DENSE || g->nv == 0 ? row : row / g->nv;
     if (row < 0 || row > (1 << 24)) {
       ir_error(d, (Loc){0}, "kernel %s: the shared accumulator rows of %s have "
@@ -267,6 +272,26 @@ static RtStatus fill_initial(RtDevTensor *dt, const CgTensorInfo *t, int64_t n, 
   return rt_tensor_fill_bits(dt, t->dtype, initial_bits(t), n, d);
 }
 
+/* The same start value filled in `stream` (a CUstream), asynchronously:
+ * what a device-resident run and a captured one queue. `n` elements. */
+static RtStatus fill_initial_async(RtDevPtr ptr, const CgTensorInfo *t, size_t n, void *stream,
+                                   Diag *d) {
+  static const char *init = "while initialising an output in a stream";
+  uint64_t bits = initial_bits(t);
+  CUstream st = (CUstream)stream;
+  if (!n) return RT_OK;
+  if (ir_dtype_is_16bit(t->dtype))
+    return RT_CU_WHAT(init, cuMemsetD16Async, (ptr, (unsigned short)bits, n, st));
+  if (t->dtype == IR_DT_F64) {
+    /* the low words, then the high words of every 8 bytes as a 2-D fill */
+    RtStatus s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, 2 * n, st));
+    if (s == RT_OK && (bits >> 32) != (bits & 0xffffffffu))
+      s = RT_CU_WHAT(init, cuMemsetD2D32Async, (ptr + 4, 8, (unsigned)(bits >> 32), 1, n, st));
+    return s;
+  }
+  return RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, n, st));
+}
+
 typedef struct Launch {
   RtKernel *kernel;
   RtLaunchConfig cfg;
@@ -281,6 +306,8 @@ typedef struct ExecState {
   Launch *launches;     /* by kernel */
   uint64_t *values;     /* the kernels' argument values, maxparams + 1 each */
   void **args;          /* ... and the pointers to them the launch takes */
+  void *stream;         /* a timed run's stream (graph replay), whose fills
+                           are asynchronous; NULL: the legacy stream */
 } ExecState;
 
 /* A state of `p` with nothing on the device yet; false when out of host
@@ -325,7 +352,8 @@ static RtStatus exec_state_alloc(ExecState *x, void *const *host, uint64_t *byte
 }
 
 /* One run of the op: initialise the outputs and temporaries, then every
- * stage in order. */
+ * stage in order; in st->stream when it has one (nothing then waits, so the
+ * run can be captured into a CUDA graph). */
 static RtStatus run_once(void *ctx, Diag *d) {
   ExecState *st = ctx;
   for (int i = 0; i < st->p->ntensors; i++) {
@@ -338,12 +366,16 @@ static RtStatus run_once(void *ctx, Diag *d) {
      * would time a fill no peer pays for (the twin of a bf16 output is
      * |V| x F f32 words: 87 MB on ogbn-arxiv at F = 128). */
     if (written_whole(t) && !st->poison) continue;
-    RtStatus s = fill_initial(&st->tensors[i], t, st->numel[i], d);
+    RtStatus s = st->stream ? fill_initial_async(st->tensors[i].ptr, t, (size_t)st->numel[i],
+                                                 st->stream, d)
+                            : fill_initial(&st->tensors[i], t, st->numel[i], d);
     if (s != RT_OK) return s;
   }
   for (int k = 0; k < st->p->nkernels; k++) {
     Launch *l = &st->launches[k];
-    RtStatus s = rt_launch(l->kernel, &l->cfg, l->args, d);
+    /* in a stream: configurations were validated once (exec_state_launches) */
+    RtStatus s = st->stream ? rt_launch_stream(l->kernel, &l->cfg, l->args, st->stream, d)
+                            : rt_launch(l->kernel, &l->cfg, l->args, d);
     if (s != RT_OK) return s;
   }
   return RT_OK;
@@ -362,6 +394,15 @@ static RtStatus run_sets(void *ctx, Diag *d) {
     if (s != RT_OK) return s;
   }
   return RT_OK;
+}
+
+/* The same in `stream`, for rt_time_graph. */
+static RtStatus run_sets_in(void *ctx, void *stream, Diag *d) {
+  SetsWork *w = ctx;
+  for (int k = 0; k < w->n; k++) w->set[k].stream = stream;
+  RtStatus s = run_sets(ctx, d);
+  for (int k = 0; k < w->n; k++) w->set[k].stream = NULL;
+  return s;
 }
 
 /* Fills `l` for kernel `k`: looks the function up, sizes the grid and
@@ -498,7 +539,7 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
   int64_t *numel = calloc((size_t)p->ntensors + 1, sizeof *numel);
   if (!numel) return RT_ERR;
   for (int i = 0; i < p->ntensors; i++) {
-    numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    numel[i] = tensor_numel(&p->tensors[i], g, NULL, syms, p->nsyms);
     if (numel[i] < 0 || (uint64_t)numel[i] > (UINT64_MAX / 4)) {
       ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
                p->tensors[i].name);
@@ -622,9 +663,20 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
         goto done;
     }
     SetsWork w = {sets, nsets};
-    if ((s = rt_time_work(run_sets, &w, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
-                          &res->timing, d)) != RT_OK)
+    if (opt->timing == RT_TIME_GRAPH && !slow) {
+      /* the calls of one graph are rounds over the sets: at most
+       * RT_GRAPH_MAX_RUNS runs of the op in all */
+      int most = RT_GRAPH_MAX_RUNS / nsets > 0 ? RT_GRAPH_MAX_RUNS / nsets : 1;
+      int calls = opt->graph_calls > most ? most : opt->graph_calls;
+      s = rt_time_graph(run_sets_in, &w, calls, most, opt->warmup, opt->reps, &res->timing, d);
+      if (s != RT_OK) {
+        res->graph_failed = !rt_cuda_lost(NULL);
+        goto done;
+      }
+    } else if ((s = rt_time_work(run_sets, &w, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
+                                 &res->timing, d)) != RT_OK) {
       goto done;
+    }
     res->timing.median_ms /= nsets;
     res->timing.min_ms /= nsets;
     res->timing.max_ms /= nsets;
@@ -704,8 +756,6 @@ void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
  * (kernel lookups, grids, group tables, temporaries) done once in
  * rt_devexec_prepare, so a call costs a few memsets and launches. */
 
-#include "cuda.def"
-
 struct RtDevLaunch {
   RtKernel *kernel;
   RtLaunchConfig cfg;
@@ -761,7 +811,7 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
   }
   unsigned formats = 0;
   for (int i = 0; i < p->ntensors; i++) {
-    x->numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    x->numel[i] = tensor_numel(&p->tensors[i], g, dg, syms, p->nsyms);
     if (x->numel[i] < 0 || (uint64_t)x->numel[i] > (UINT64_MAX / 4)) {
       ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
                p->tensors[i].name);
@@ -828,27 +878,11 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
   RtStatus s = rt_cuda_open(d); /* a no-op unless this thread is new */
   if (s != RT_OK) return s;
   const CgProgram *p = x->p;
-  static const char *init = "while initialising an output in the caller's stream";
   for (int i = 0; i < p->ntensors; i++) {
     const CgTensorInfo *t = &p->tensors[i];
     if (t->role == IR_ROLE_IN || written_whole(t)) continue;
     RtDevPtr ptr = t->role == IR_ROLE_TEMP ? x->temps[i].ptr : ptrs[i];
-    size_t n = (size_t)x->numel[i];
-    if (!n) continue;
-    /* the start value in the tensor's dtype (initial_bits, as fill_initial) */
-    uint64_t bits = initial_bits(t);
-    CUstream st = (CUstream)stream;
-    if (ir_dtype_is_16bit(t->dtype))
-      s = RT_CU_WHAT(init, cuMemsetD16Async, (ptr, (unsigned short)bits, n, st));
-    else if (t->dtype == IR_DT_F64) {
-      /* the low words, then the high words of every 8 bytes as a 2-D fill */
-      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, 2 * n, st));
-      if (s == RT_OK && (bits >> 32) != (bits & 0xffffffffu))
-        s = RT_CU_WHAT(init, cuMemsetD2D32Async, (ptr + 4, 8, (unsigned)(bits >> 32), 1, n, st));
-    } else {
-      s = RT_CU_WHAT(init, cuMemsetD32Async, (ptr, (unsigned)bits, n, st));
-    }
-    if (s != RT_OK) return s;
+    if ((s = fill_initial_async(ptr, t, (size_t)x->numel[i], stream, d)) != RT_OK) return s;
   }
   for (int k = 0; k < p->nkernels; k++) {
     struct RtDevLaunch *l = &x->launches[k];

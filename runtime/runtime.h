@@ -257,15 +257,28 @@ typedef struct RtDevGraph {
     RtDevTensor dst, first, end;
     RtDevTensor unowned; /* the destinations no group owns (unowned(G)) */
     RtDevTensor vptr, vrow; /* uploaded by rt_devgraph_group_rows */
+    GraphGroups *own; /* a table built on the device (groups_build): its
+                         sizes and classes, no host arrays; the tensors
+                         are the builder's memory, never freed here */
   } groups[4];
   int ngroups;
   int groups_gen; /* counts tables dropped: a prepared launch (RtDevExec)
                      that read addresses before a drop prepares again */
+  /* Builds a table on the device for a graph that has no host CSR
+   * (Graph.device_only): given t's G, ilv, ncls and thr (resolved) and
+   * dg's index width, fills t's n, nunowned, cls_rows, cls_min and order,
+   * and the addresses of dst, first, end, unowned, vptr and vrow (in that
+   * order; positions in dg->index_bits), memory the builder keeps until the
+   * graph goes. NULL: such a graph takes no group schedule. */
+  RtStatus (*groups_build)(void *user, const struct RtDevGraph *dg, GraphGroups *t,
+                           RtDevPtr ptrs[6], Diag *d);
+  void *groups_user;
 } RtDevGraph;
 /* graph/groups.c: the device copy of `g`'s table for (G, ilv, ncls, thr),
  * uploaded once (the least recently used of four is dropped for a fifth,
  * so a program's launches, which take at most four, keep theirs while
- * they are prepared); NULL after reporting. */
+ * they are prepared); on a graph built on the device, the table its
+ * groups_build made there. NULL after reporting. */
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
                                              int ncls, int thr, Diag *d);
 /* The same, with the table's rows by destination (vptr, vrow) uploaded
@@ -402,6 +415,9 @@ typedef RtStatus (*RtWorkFn)(void *ctx, Diag *d);
 typedef struct RtTiming {
   double median_ms, min_ms, max_ms, mean_ms;
   int reps;
+  int calls; /* graph replay (rt_time_graph): the calls captured in the graph
+                that each repetition replayed, the times being per call; 0:
+                timed with events, a call a repetition (rt_time_work) */
 } RtTiming;
 
 /* Runs `fn` `warmup` times, then `reps` (>= 1) times, each between two
@@ -414,6 +430,25 @@ RtStatus rt_time_work(RtWorkFn fn, void *ctx, int warmup, int reps,
 /* rt_time_work of one kernel launch. */
 RtStatus rt_time_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
                         int warmup, int reps, RtTiming *out, Diag *d);
+/* One run of the work to time by graph replay, queued in `stream` (a
+ * CUstream): everything it does must be capturable -- launches and
+ * asynchronous fills in that stream, nothing that waits for the host or
+ * allocates. */
+typedef RtStatus (*RtStreamWorkFn)(void *ctx, void *stream, Diag *d);
+/* rt_time_graph's choice of calls per graph: enough for a replay of about
+ * this long, as estimated from eager runs. */
+#define RT_GRAPH_TARGET_MS 1.0
+/* Times `fn` by replaying a CUDA graph: in a stream of its own, `warmup`
+ * eager runs (at least one); then `calls` runs captured back to back into
+ * one graph (0: enough for about RT_GRAPH_TARGET_MS, from the time of three
+ * more eager runs, at most `max_calls`), replayed once to upload it and
+ * then `reps` (>= 1) times between events; each time is divided by the
+ * calls (out->calls). Returns RT_OK, or the status of the first failure
+ * after reporting it (a call that cannot be captured: the capture's end
+ * names CUDA_ERROR_STREAM_CAPTURE_*); the stream, the graph and its
+ * instance are destroyed either way. */
+RtStatus rt_time_graph(RtStreamWorkFn fn, void *ctx, int calls, int max_calls, int warmup,
+                       int reps, RtTiming *out, Diag *d);
 /* Device-to-device copy bandwidth in GB/s (1e9 bytes per second, counting
  * the bytes read and the bytes written) of copying `bytes` with
  * cuMemcpyDtoD, the median of `reps` copies. Returns RT_OK or the failure's
@@ -435,10 +470,23 @@ RtStatus rt_measure_copy_bandwidth(size_t bytes, int reps, double *gbps,
  */
 struct CgProgram;
 
+/* How the timed runs are timed (RtExecOptions.timing). */
+typedef enum RtTimeMethod {
+  RT_TIME_EVENTS, /* events around each repetition, launched from the host */
+  RT_TIME_GRAPH,  /* replays of a CUDA graph of many repetitions
+                     (rt_time_graph): no launch gaps on short runs */
+} RtTimeMethod;
+/* The most runs of an op one captured graph holds (calls x sets). */
+#define RT_GRAPH_MAX_RUNS 1024
+
 typedef struct RtExecOptions {
   int warmup, reps; /* timing: runs before, and runs measured (median) */
   double slow_ms;   /* > 0: when the first (checked) run takes longer than
-                       this, time one run with no warm-up */
+                       this, time one run with no warm-up (with events) */
+  RtTimeMethod timing;
+  int graph_calls;  /* RT_TIME_GRAPH: repetitions (rounds over the sets)
+                       captured per graph; 0: enough for a replay of about
+                       RT_GRAPH_TARGET_MS, at most RT_GRAPH_MAX_RUNS runs */
   int sets;         /* > 1: the timed runs rotate among this many copies of
                        the op's tensors (inputs, outputs, temporaries), all
                        run back to back in each timed repetition, whose time
@@ -451,6 +499,9 @@ typedef struct RtExecResult {
   RtTiming timing;          /* the whole op: initialisation and every stage
                                (per run, over the rotated sets) */
   int sets;                 /* the copies the timed runs rotated among */
+  bool graph_failed;        /* RT_TIME_GRAPH: the capture or a replay failed
+                               (reported), the context is fine, the outputs
+                               came back: timing with events may be tried */
   uint64_t fewest_bytes;    /* inputs read once, outputs written once, and a
                                CSR's (|V|+1) offsets and |E| indices once */
   double gbps;              /* fewest_bytes / median time */

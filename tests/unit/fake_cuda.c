@@ -24,6 +24,19 @@
  *   0x1100 belong to the primary context, 0x2000 to another one; anything
  *   else is an invalid handle. fake_cuda_stream_launches counts the
  *   launches queued in each (not capped like the record).
+ * - Streams it makes (cuStreamCreate) are 0x3000, 0x3010, ... (at most
+ *   sixteen live), of the primary context. Captures into a CUDA graph
+ *   (cuStreamBeginCapture_v2 ... cuStreamEndCapture) record the launches
+ *   and asynchronous fills queued in the capturing stream as the graph's
+ *   nodes (they are still logged, with that stream, and fills still act
+ *   at once); a call that could not be captured while one is under way (a
+ *   synchronous copy or fill, an allocation, a wait, a launch in the legacy
+ *   stream) fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
+ *   it, so that ending it fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+ *   as a real driver does. cuGraphLaunch counts replays and the nodes they
+ *   ran; fake_cuda_graph_stats reads the counts and how many streams,
+ *   graphs and instances are live. An elapsed time between events is 0.01
+ *   ms whatever the events.
  * - Failures mid-run are injected by gop itself (GOP_CUDA_FAIL,
  *   runtime/cuda.c); this driver only names the errors they use.
  * - It is also a cuBLAS (GOP_CUBLAS_LIBRARY): cublasSgemm_v2 computes
@@ -33,12 +46,14 @@
  *   host, c device to device, s memset, m memset in a stream, l module
  *   load, k kernel launch, g SGEMM, e event record, w a wait (context,
  *   stream or event). A test reads it to see, for instance, that nothing
- *   crosses the bus between the steps of a forward. fake_cuda_modules()
+ *   crosses the bus between the steps of a forward; b, n: a capture
+ *   begun, ended; r a graph replayed. fake_cuda_modules()
  *   counts the modules loaded and not unloaded.
  *
  * Every entry point takes one lock, so threaded tests (test_threads) may
  * call it from any thread, as they may a real driver. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +133,50 @@ static void note(char c) {
   else trace[sizeof trace - 2] = '+';
 }
 
+/* ---- streams and captured graphs ---- */
+enum { MAX_MADE_STREAMS = 16 };
+static bool made_stream[MAX_MADE_STREAMS]; /* 0x3000 + 0x10 i is live */
+static void *capturing;                    /* the stream capturing, or NULL */
+static bool capture_broken;                /* an uncapturable call met it */
+static long capture_nodes;                 /* nodes recorded so far */
+static int live_graphs, live_execs;
+static long graph_replays, graph_nodes_run;
+
+typedef struct FakeGraph {
+  long nodes;
+} FakeGraph;
+
+/* What a call that cannot be captured meets while a capture is under way:
+ * the capture is invalidated, the call fails (0 when none is). */
+static CUresult uncapturable(void) {
+  if (!capturing) return 0;
+  capture_broken = true;
+  return 906; /* CUDA_ERROR_STREAM_CAPTURE_IMPLICIT */
+}
+/* Work queued in `stream`: a node of the capture when it is capturing;
+ * work in the legacy stream during a capture cannot be captured. */
+static CUresult queued(void *stream) {
+  if (capturing && stream == capturing) {
+    capture_nodes++;
+    return 0;
+  }
+  return stream ? 0 : uncapturable();
+}
+
 /* ---- what the test reads ---- */
+/* Graphs replayed and nodes they ran since the last reset; and the
+ * streams, graphs and instances live now. */
+EXPORT void fake_cuda_graph_stats(long *replays, long *nodes, int *streams, int *graphs,
+                                  int *execs) {
+  LOCKED;
+  int n = 0;
+  for (int i = 0; i < MAX_MADE_STREAMS; i++) n += made_stream[i];
+  *replays = graph_replays;
+  *nodes = graph_nodes_run;
+  *streams = n;
+  *graphs = live_graphs;
+  *execs = live_execs;
+}
 EXPORT int fake_cuda_launches(const FakeLaunch **out) {
   LOCKED;
   *out = launches;
@@ -157,6 +215,7 @@ EXPORT void fake_cuda_reset_log(void) {
   memset(stream_launches, 0, sizeof stream_launches);
   total_launches = 0;
   nlaunches = nmemsets = 0;
+  graph_replays = graph_nodes_run = 0;
   memset(trace, 0, sizeof trace);
   ntrace = 0;
 }
@@ -191,6 +250,9 @@ static const char *name_of(CUresult r) {
   case 500: return "CUDA_ERROR_NOT_FOUND";
   case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
   case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+  case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+  case 901: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+  case 906: return "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT";
   case 999: return "CUDA_ERROR_UNKNOWN";
   default: return NULL;
   }
@@ -260,6 +322,7 @@ EXPORT CUresult cuCtxSetCurrent(void *ctx) { return 0; }
 EXPORT CUresult cuCtxSynchronize(void) {
   LOCKED;
   note('w');
+  if (capturing) return uncapturable();
   return 0;
 }
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
@@ -272,6 +335,7 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   LOCKED;
   note('a');
+  if (capturing) return uncapturable();
   return alloc_on(0, p, bytes);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
@@ -290,18 +354,21 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
   LOCKED;
   note('h');
+  if (capturing) return uncapturable();
   memcpy((void *)(uintptr_t)d, s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
   LOCKED;
   note('d');
+  if (capturing) return uncapturable();
   memcpy(d, (const void *)(uintptr_t)s, n);
   return 0;
 }
 EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
   LOCKED;
   note('c');
+  if (capturing) return uncapturable();
   memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
   return 0;
 }
@@ -311,12 +378,15 @@ static void fill32(CUdeviceptr d, unsigned v, size_t n) {
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
   LOCKED;
   note('s');
+  if (capturing) return uncapturable();
   fill32(d, v, n);
   return 0;
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stream) {
   LOCKED;
   note('m');
+  CUresult q = queued(stream);
+  if (q) return q;
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
   fill32(d, v, n);
   return 0;
@@ -326,6 +396,8 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stre
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, void *stream) {
   LOCKED;
   note('m');
+  CUresult q = queued(stream);
+  if (q) return q;
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
   for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
   return 0;
@@ -334,6 +406,8 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size
                                    void *stream) {
   LOCKED;
   note('m');
+  CUresult q = queued(stream);
+  if (q) return q;
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, h, stream};
   for (size_t r = 0; r < h; r++)
     for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
@@ -343,6 +417,7 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned v, size
 EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) {
   LOCKED;
   note('s');
+  if (capturing) return uncapturable();
   for (size_t i = 0; i < n; i++) ((uint16_t *)(uintptr_t)d)[i] = v;
   return 0;
 }
@@ -350,6 +425,7 @@ EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned v, size_t
                                  size_t h) {
   LOCKED;
   note('s');
+  if (capturing) return uncapturable();
   for (size_t r = 0; r < h; r++)
     for (size_t i = 0; i < w; i++) ((uint32_t *)(uintptr_t)(d + r * pitch))[i] = v;
   return 0;
@@ -406,6 +482,8 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
   LOCKED;
   FakeFunc *f = fn;
   note('k');
+  CUresult q = queued(stream);
+  if (q) return q;
   uintptr_t s = (uintptr_t)stream;
   total_launches++;
   stream_launches[s >= 0x1000 && s < 0x1000 + 0x10 * NSTREAMS ? (s - 0x1000) / 0x10 : NSTREAMS]++;
@@ -434,6 +512,7 @@ EXPORT CUresult cuEventRecord(void *ev, void *stream) {
 EXPORT CUresult cuEventSynchronize(void *ev) {
   LOCKED;
   note('w');
+  if (capturing) return uncapturable();
   return 0;
 }
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) {
@@ -445,15 +524,103 @@ EXPORT CUresult cuEventDestroy_v2(void *ev) { return 0; }
 EXPORT CUresult cuStreamSynchronize(void *stream) {
   LOCKED;
   note('w');
+  if (capturing && stream == capturing) {
+    capture_broken = true;
+    return 900; /* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED */
+  }
+  if (capturing && !stream) return uncapturable();
   return 0;
 }
 EXPORT CUresult cuStreamGetCtx(void *stream, void **ctx) {
   LOCKED;
   uintptr_t s = (uintptr_t)stream;
-  if (s == 0 || (s >= 0x1000 && s < 0x1000 + 0x10 * NSTREAMS && s % 0x10 == 0) || s == 0x1100)
+  if (s == 0 || (s >= 0x1000 && s < 0x1000 + 0x10 * NSTREAMS && s % 0x10 == 0) || s == 0x1100 ||
+      (s >= 0x3000 && s < 0x3000 + 0x10 * MAX_MADE_STREAMS && s % 0x10 == 0 &&
+       made_stream[(s - 0x3000) / 0x10]))
     *ctx = &primary_ctx;
   else if (s == 0x2000) *ctx = &other_ctx;
   else return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  return 0;
+}
+EXPORT CUresult cuStreamCreate(void **stream, unsigned flags) {
+  LOCKED;
+  for (int i = 0; i < MAX_MADE_STREAMS; i++)
+    if (!made_stream[i]) {
+      made_stream[i] = true;
+      *stream = (void *)(uintptr_t)(0x3000 + 0x10 * i);
+      return 0;
+    }
+  return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+/* Index of a stream cuStreamCreate made and not destroyed, or -1. */
+static int made_index(void *stream) {
+  uintptr_t s = (uintptr_t)stream;
+  if (s < 0x3000 || s >= 0x3000 + 0x10 * MAX_MADE_STREAMS || s % 0x10) return -1;
+  return made_stream[(s - 0x3000) / 0x10] ? (int)(s - 0x3000) / 0x10 : -1;
+}
+EXPORT CUresult cuStreamDestroy_v2(void *stream) {
+  LOCKED;
+  int i = made_index(stream);
+  if (i < 0) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  made_stream[i] = false;
+  if (capturing == stream) capturing = NULL; /* the capture goes with it */
+  return 0;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  LOCKED;
+  note('b');
+  if (!stream) return 900;             /* the legacy stream cannot be captured */
+  if (made_index(stream) < 0) return 400;
+  if (capturing) return 401;           /* CUDA_ERROR_ILLEGAL_STATE: one at a time here */
+  capturing = stream;
+  capture_broken = false;
+  capture_nodes = 0;
+  return 0;
+}
+EXPORT CUresult cuStreamEndCapture(void *stream, FakeGraph **graph) {
+  LOCKED;
+  note('n');
+  *graph = NULL;
+  if (!capturing || stream != capturing) return 401; /* not capturing */
+  capturing = NULL;
+  if (capture_broken) return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  FakeGraph *g = malloc(sizeof *g);
+  if (!g) return 2;
+  g->nodes = capture_nodes;
+  live_graphs++;
+  *graph = g;
+  return 0;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(FakeGraph **exec, FakeGraph *graph,
+                                            unsigned long long flags) {
+  LOCKED;
+  if (!graph) return 400;
+  FakeGraph *x = malloc(sizeof *x);
+  if (!x) return 2;
+  *x = *graph;
+  live_execs++;
+  *exec = x;
+  return 0;
+}
+EXPORT CUresult cuGraphLaunch(FakeGraph *exec, void *stream) {
+  LOCKED;
+  note('r');
+  if (!exec) return 400;
+  if (capturing) return uncapturable(); /* not nested captures here */
+  graph_replays++;
+  graph_nodes_run += exec->nodes;
+  return 0;
+}
+EXPORT CUresult cuGraphExecDestroy(FakeGraph *exec) {
+  LOCKED;
+  if (exec) live_execs--;
+  free(exec);
+  return 0;
+}
+EXPORT CUresult cuGraphDestroy(FakeGraph *graph) {
+  LOCKED;
+  if (graph) live_graphs--;
+  free(graph);
   return 0;
 }
 /* MEMORY_TYPE 2, DEVICE_ORDINAL 9, RANGE_START_ADDR 11, RANGE_SIZE 12 */
