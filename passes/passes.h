@@ -135,6 +135,14 @@ int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
  * finalisation stage. */
 struct PassSite;
 int pass_promote_register(IrOp *op, struct PassSite *site, Loc loc, Arena *a, Diag *d);
+/* promote_row.c: `promote(X, register)`, X a read-only vertex input:
+ * every read of X inside a sequential edge loop whose index does not
+ * change across the loop's iterations (Y[v, f] inside in_edges(v) with the
+ * feature loops outside it; Y[dst(ei), f] inside a neighbour group's
+ * edges) becomes a local loaded once right before the loop, so the row is
+ * held in registers across the edges. Refused when any such read changes
+ * inside its edge loop, is under a guard there, or none exists. */
+int pass_promote_row(IrOp *op, IrTensor *t, Loc loc, Arena *a, Diag *d);
 
 /* interleave.c: marks a groups loop (neighbour groups) @interleave(distance)
  * [@classes(K)] [@threshold(t)]: its table rows come `distance` at a time

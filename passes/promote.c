@@ -308,10 +308,9 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
                           Arena *a, Diag *d) {
   const char *x = t->name;
   if (strcmp(where, "shared") != 0) {
-    ir_error(d, loc, "promote(%s, %s): '%s' is a tensor; a tensor can only be "
-             "staged in shared memory (promote(%s, shared)); register "
-             "promotion takes the loop whose reductions it keeps", x, where, x,
-             x);
+    ir_error(d, loc, "promote(%s, %s): '%s' is a tensor; a tensor is staged in "
+             "shared memory (promote(%s, shared)) or its rows held in registers "
+             "(promote(%s, register))", x, where, x, x, x);
     return -1;
   }
   if (t->role != IR_ROLE_IN) {
@@ -601,6 +600,7 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
 int pass_promote(IrOp *op, const char *loop, const char *where, Loc loc,
                  Arena *a, Diag *d) {
   IrTensor *t = ir_op_find_tensor(op, loop);
+  if (t && strcmp(where, "register") == 0) return pass_promote_row(op, t, loc, a, d);
   if (t) return promote_tensor(op, t, where, loc, a, d);
   if (strcmp(where, "shared") == 0) return promote_shared(op, loop, loc, a, d);
   if (strcmp(where, "register") != 0) {
