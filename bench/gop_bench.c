@@ -13,10 +13,19 @@
  *       once into a kernel pack in OUTDIR. --grid adds warp_edge(G, T) for
  *       every G x T of the tuner's space on one case: uGrapher's figure 18.
  *   gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]
- *                 [--edges dst|input]
+ *                 [--edges dst|input] [--timing graph|events] [--graph-reps N]
  *       (on the GPU machine, no LLVM) runs the plan: every candidate is
  *       run once and its outputs checked, and timed (2 warm-up runs, the
- *       median of N; one run when the first took over 50 ms). Where a
+ *       median of N; one run when the first took over 50 ms). By default
+ *       the timed runs are captured into a CUDA graph, back to back, and
+ *       each of the N times is a replay of it divided by the runs it holds
+ *       (--graph-reps, default 0: enough for about 1 ms a replay), so that
+ *       a run of a few microseconds is not timed by its launch; --timing
+ *       events times each repetition between events, launched from the
+ *       host, as before 2026-11-28. The peers time the same way
+ *       (bench/peers); the CSV's `timing` and `graph_calls` say how each
+ *       row was timed. A capture that fails is reported on a `# note` line
+ *       and the row is timed with events instead. Where a
  *       case's bytes fit in L2, the timed runs rotate among copies of its
  *       tensors, each repetition running every copy back to back and
  *       divided by their number, as the peers do (rotated_sets; the CSV's
@@ -70,7 +79,7 @@ static void usage(void) {
   fputs("usage: gop_bench plan OUTDIR DATASETS [--graphs \"G...\"] [--F \"16 32 ...\"]\n"
         "                 [--ops \"OP...\"] [--top K] [--grid OP:GRAPH:F] [--edges dst|input]\n"
         "       gop_bench run OUTDIR DATASETS --csv FILE [--reps N] [--budget-s S]\n"
-        "                     [--edges dst|input]\n",
+        "                     [--edges dst|input] [--timing graph|events] [--graph-reps N]\n",
         stderr);
 }
 
@@ -420,13 +429,15 @@ static int rotated_sets(const Graph *g, int64_t F) {
 
 static int run(int argc, char **argv) {
   const char *dir = argv[0], *datasets = argv[1], *csv_path = NULL;
-  long reps = 10, budget_s = 0;
+  long reps = 10, budget_s = 0, graph_reps = 0;
+  bool graph = true; /* --timing graph */
   double budget, t0 = rt_wall_seconds();
   bool by_dst = false, edges_given = false, plan_dst = false;
   for (int i = 2; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--csv") && strcmp(argv[i], "--reps") && strcmp(argv[i], "--budget-s") &&
-        strcmp(argv[i], "--edges"))
+        strcmp(argv[i], "--edges") && strcmp(argv[i], "--timing") &&
+        strcmp(argv[i], "--graph-reps"))
       return bad_usage("%s: not an option of %s", argv[i], "gop_bench run");
     if (!v) return bad_usage("%s needs a value", argv[i]);
     if (strcmp(argv[i], "--csv") == 0) csv_path = v;
@@ -434,6 +445,13 @@ static int run(int argc, char **argv) {
       if (!count_arg("--reps", v, 1, 100000, &reps)) return 2;
     } else if (strcmp(argv[i], "--budget-s") == 0) {
       if (!count_arg("--budget-s", v, 0, 1000000, &budget_s)) return 2;
+    } else if (strcmp(argv[i], "--timing") == 0) {
+      if (strcmp(v, "graph") && strcmp(v, "events"))
+        return bad_usage("--timing %s: choose graph (replays of a captured CUDA graph) or "
+                         "events (each repetition launched from the host)", v);
+      graph = strcmp(v, "graph") == 0;
+    } else if (strcmp(argv[i], "--graph-reps") == 0) {
+      if (!count_arg("--graph-reps", v, 0, RT_GRAPH_MAX_RUNS, &graph_reps)) return 2;
     } else {
       if (!edges_arg(v, &by_dst)) return 2;
       edges_given = true;
@@ -471,11 +489,14 @@ static int run(int argc, char **argv) {
     return 1;
   }
   fprintf(csv, "# gpu=%s sm=%d\n", rt_cuda_device_name(), rt_cuda_cc());
+  fprintf(csv, "# timing=%s graph_reps=%ld reps=%ld warmup=2\n", graph ? "graph" : "events",
+          graph_reps, reps);
   fprintf(csv, "graph,V,E,op,F,role,rank,model_us,schedule,ok,checked_against,rel_l2,"
-               "median_ms,gbps,bound_fraction,sets\n");
-  printf("# GPU: %s (sm_%d), %d plan rows, %d kernel packs; edge ids %s\n",
+               "median_ms,gbps,bound_fraction,sets,timing,graph_calls\n");
+  printf("# GPU: %s (sm_%d), %d plan rows, %d kernel packs; edge ids %s; timed by %s\n",
          rt_cuda_device_name(), rt_cuda_cc(), nrows, ncases,
-         by_dst ? "by destination (CSR order)" : "in the file's order");
+         by_dst ? "by destination (CSR order)" : "in the file's order",
+         graph ? "replaying a captured CUDA graph" : "events around each repetition");
   int failed = 0, not_run = 0, done = 0;
   for (int i = 0; i < nrows;) {
     /* Rows of one graph are consecutive; so are those of one (op, F). */
@@ -524,12 +545,30 @@ static int run(int argc, char **argv) {
          * runs (one, when the first took over 50 ms). */
         double wall = rt_wall_seconds();
         RtExecOptions timed = {.warmup = 2, .reps = reps, .slow_ms = 50,
-                               .sets = rotated_sets(g, F)};
+                               .sets = rotated_sets(g, F),
+                               .timing = graph ? RT_TIME_GRAPH : RT_TIME_EVENTS,
+                               .graph_calls = (int)graph_reps};
         RtExecResult res;
         memset(&res, 0, sizeof res);
         ir_diag_free(&d);
         ir_diag_init(&d, NULL);
         RtStatus s = rt_exec_program(&r->c->prog, g, ext.value, (void *const *)out, &timed, &res, &d);
+        if (s != RT_OK && res.graph_failed) {
+          /* the capture failed, not the run: say why, then time it with
+           * events (the row's `timing` says so) */
+          char why[600];
+          snprintf(why, sizeof why, "%s", d.buf ? d.buf : "");
+          for (char *c = why; *c; c++)
+            if (*c == '\n') *c = ' ';
+          printf("# note: %s %s F=%lld %s: graph capture failed (%s); timed with events\n",
+                 r->graph, r->op, (long long)F, r->sched, why);
+          fprintf(csv, "# note: %s %s F=%lld %s: graph capture failed; timed with events\n",
+                  r->graph, r->op, (long long)F, r->sched);
+          timed.timing = RT_TIME_EVENTS;
+          ir_diag_free(&d);
+          ir_diag_init(&d, NULL);
+          s = rt_exec_program(&r->c->prog, g, ext.value, (void *const *)out, &timed, &res, &d);
+        }
         double rel = 0;
         char why[600] = "";
         bool ok = s == RT_OK;
@@ -562,10 +601,11 @@ static int run(int argc, char **argv) {
                  100 * frac, wall);
         else
           printf(" %s (%.2f s)\n", why, wall);
-        fprintf(csv, "%s,%d,%lld,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f,%d\n", r->graph,
-                g->nv, (long long)g->ne, r->op, (long long)F, r->role, r->rank, r->model_us, r->sched, ok,
-                against, rel, ok ? res.timing.median_ms : 0, ok ? res.gbps : 0, ok ? frac : 0,
-                res.sets);
+        fprintf(csv, "%s,%d,%lld,%s,%lld,%s,%d,%.2f,\"%s\",%d,%s,%.3g,%.5f,%.2f,%.4f,%d,%s,%d\n",
+                r->graph, g->nv, (long long)g->ne, r->op, (long long)F, r->role, r->rank,
+                r->model_us, r->sched, ok, against, rel, ok ? res.timing.median_ms : 0,
+                ok ? res.gbps : 0, ok ? frac : 0, res.sets,
+                res.timing.calls > 0 ? "graph" : "events", res.timing.calls);
       }
       case_outputs_free(op, out);
       case_buffers_free(op, ref);
