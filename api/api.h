@@ -70,6 +70,9 @@ struct GopGraph {
   Graph *rt;
   RtDevGraph *dev; /* its device copy for device-resident runs, uploaded at
                       the first one and kept until the context goes */
+  GopGroupBuilder group_builder; /* a graph built on the device: who builds
+                                    its group tables there (or NULL) */
+  void *group_user;
   GopGraph *next;
 };
 

@@ -27,6 +27,7 @@ size_t gop_struct_size(const char *name) {
       {"GopCompileTimes", sizeof(GopCompileTimes)},
       {"GopGraphInfo", sizeof(GopGraphInfo)},
       {"GopDeviceGraph", sizeof(GopDeviceGraph)},
+      {"GopGroupTable", sizeof(GopGroupTable)},
       {"GopPartInfo", sizeof(GopPartInfo)},
       {"GopRunStats", sizeof(GopRunStats)},
       {"GopCacheStats", sizeof(GopCacheStats)},

@@ -769,3 +769,101 @@ GopGraph *gop_graph_from_device(GopContext *ctx, const GopDeviceGraph *dg, const
   return g;
 }
 
+
+/* ---- neighbour-group tables built on the device ---- */
+
+/* RtDevGraph.groups_build for a graph of gop_graph_from_device: asks the
+ * caller's builder, and reads what it gives back into t and ptrs. */
+static RtStatus build_groups(void *user, const RtDevGraph *dg, GraphGroups *t,
+                             RtDevPtr ptrs[6], Diag *d) {
+  const GopGraph *g = user;
+  GopGroupTable out = {.group_size = t->G, .distance = t->ilv, .classes = t->ncls,
+                       .threshold = t->thr, .index_bits = dg->index_bits, .on_device = 1};
+  char why[512] = "";
+  if (g->group_builder(g->group_user, &out, why, sizeof why) != 0) {
+    ir_error(d, api_loc, "the graph's builder of group tables failed: %s",
+             why[0] ? why : "(no reason given)");
+    return RT_ERR;
+  }
+  if (out.group_size != t->G || out.distance != t->ilv || out.classes != t->ncls ||
+      out.threshold != t->thr || out.index_bits != dg->index_bits ||
+      out.unowned_count > INT32_MAX || out.unowned_count < 0) {
+    ir_error(d, api_loc, "the graph's builder of group tables changed what was asked or "
+             "gave a bad count (G %d, distance %d, %d classes, threshold %d, %d bits, %lld "
+             "unowned)", out.group_size, out.distance, out.classes, out.threshold,
+             out.index_bits, (long long)out.unowned_count);
+    return RT_ERR;
+  }
+  t->n = out.rows;
+  t->nunowned = (int32_t)out.unowned_count;
+  t->order = out.order;
+  for (int c = 0; c < IR_MAX_CLASSES; c++) {
+    t->cls_rows[c] = c < t->ncls ? out.class_rows[c] : 0;
+    t->cls_min[c] = c < t->ncls ? out.class_min[c] : 0;
+  }
+  const RtDevPtr p[6] = {out.dst, out.first, out.end, out.unowned, out.vptr, out.vrow};
+  memcpy(ptrs, p, sizeof p);
+  return RT_OK;
+}
+
+int gop_graph_set_group_builder(GopContext *ctx, GopGraph *g, GopGroupBuilder fn, void *user) {
+  API_LOCK(ctx);
+  if (!g || !g->rt->device_only || !g->dev) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_set_group_builder: %s was built on the host, "
+             "which builds its group tables itself",
+             g && g->rt->name ? g->rt->name : "the graph");
+    return -1;
+  }
+  rt_devgraph_groups_free(g->dev); /* the earlier builder's */
+  g->group_builder = fn;
+  g->group_user = user;
+  g->dev->groups_build = fn ? build_groups : NULL;
+  g->dev->groups_user = fn ? g : NULL;
+  return 0;
+}
+
+int gop_graph_group_table(GopContext *ctx, GopGraph *g, int G, int distance, int classes,
+                          int threshold, GopGroupTable *out) {
+  API_LOCK(ctx);
+  if (!g || !out) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_group_table: no graph or no table to fill");
+    return -1;
+  }
+  memset(out, 0, sizeof *out);
+  const GraphGroups *t;
+  if (g->rt->device_only) {
+    if (!g->dev) {
+      ir_error(&ctx->diag, api_loc, "gop_graph_group_table: the GPU was closed");
+      return -1;
+    }
+    const struct RtDevGroups *x =
+        rt_devgraph_groups(g->dev, G, distance, classes, threshold, &ctx->diag);
+    if (!x) return -1;
+    t = x->host;
+    *out = (GopGroupTable){.index_bits = g->dev->index_bits, .on_device = 1,
+                           .dst = x->dst.ptr, .first = x->first.ptr, .end = x->end.ptr,
+                           .vptr = x->vptr.ptr, .vrow = x->vrow.ptr,
+                           .unowned = x->unowned.ptr};
+  } else {
+    if (!(t = graph_groups(g->rt, G, distance, classes, threshold, &ctx->diag))) return -1;
+    *out = (GopGroupTable){.index_bits = 64, .on_device = 0,
+                           .dst = (uint64_t)(uintptr_t)t->dst,
+                           .first = (uint64_t)(uintptr_t)t->first,
+                           .end = (uint64_t)(uintptr_t)t->end,
+                           .vptr = (uint64_t)(uintptr_t)t->vptr,
+                           .vrow = (uint64_t)(uintptr_t)t->vrow,
+                           .unowned = (uint64_t)(uintptr_t)t->unowned};
+  }
+  out->group_size = t->G;
+  out->distance = t->ilv;
+  out->classes = t->ncls;
+  out->threshold = t->thr;
+  out->order = t->order;
+  out->rows = t->n;
+  out->unowned_count = t->nunowned;
+  for (int c = 0; c < t->ncls && c < 8; c++) {
+    out->class_rows[c] = t->cls_rows[c];
+    out->class_min[c] = t->cls_min[c];
+  }
+  return 0;
+}

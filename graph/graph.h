@@ -239,6 +239,9 @@ typedef struct GraphGroups {
  * cached in `g`. NULL after reporting (bad sizes, out of memory). */
 const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
                                 int thr, Diag *d);
+/* Whether (G, ilv, ncls, thr) names a table graph_groups can build;
+ * false after reporting. */
+bool graph_groups_valid(int G, int ilv, int ncls, int thr, Diag *d);
 /* The degree threshold a two-class table of `g` uses for `thr` (0: the
  * mean in-degree rounded up, at least 1). */
 int32_t graph_groups_threshold(const Graph *g, int thr);

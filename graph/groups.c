@@ -54,7 +54,11 @@
  * A table is built once per graph and (G, distance, classes, threshold)
  * and kept on the host graph (Graph.groups) until graph_free; the
  * interpreter and the GPU runtime (runtime/exec.c, which uploads it once
- * as well) share it.
+ * as well) share it. A graph built on the device has no host CSR: its
+ * tables are built on the device, to this file's rules and bit for bit
+ * equal to what it would build in destination order (gop.graph's
+ * build_groups, which runtime/devgraph.c asks for through the graph's
+ * builder).
  * The cache is filled through a const graph pointer: it is a memo of a pure
  * function of the graph, and a graph is used by one thread at a time.
  *
@@ -246,8 +250,7 @@ static void add_interleaved(GraphGroups *t, const Graph *g) {
   }
 }
 
-const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
-                                int thr, Diag *d) {
+bool graph_groups_valid(int G, int ilv, int ncls, int thr, Diag *d) {
   /* passes/interleave.c refuses what the table does not know */
   if (G < 1 || ilv < 0 || thr < 0 ||
       (ilv ? ncls < 2 || ncls > IR_MAX_CLASSES || (thr && ncls != 2)
@@ -256,13 +259,21 @@ const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
              "%d, %d classes, threshold %d: sizes must be positive, and an "
              "interleaved table has 2 to %d classes (a threshold for 2 only)",
              G, ilv, ncls, thr, IR_MAX_CLASSES);
-    return NULL;
+    return false;
   }
+  return true;
+}
+
+const GraphGroups *graph_groups(const Graph *g, int G, int ilv, int ncls,
+                                int thr, Diag *d) {
+  if (!graph_groups_valid(G, ilv, ncls, thr, d)) return NULL;
   if (g->device_only) {
-    ir_error(d, (Loc){0}, "neighbour groups of size %d: %s was built on the device, and "
-             "group tables are built on the host from its CSR: use a schedule without "
-             "neighbour groups on it, or build it on the host (docs/graph-format.md)",
-             G, g->name ? g->name : "the graph");
+    /* its tables are built on the device (runtime/devgraph.c asks the
+     * graph's builder); the host has no CSR to build one from */
+    ir_error(d, (Loc){0}, "neighbour groups of size %d: %s was built on the device and "
+             "has no host CSR to build a group table from: its tables are built on the "
+             "device (rt_devgraph_groups), which needs a GPU", G,
+             g->name ? g->name : "the graph");
     return NULL;
   }
   int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;

@@ -458,6 +458,52 @@ int gop_graph_device_index_bits(int64_t nv, int64_t ne);
  * device memory. */
 GopGraph *gop_graph_from_device(GopContext *ctx, const GopDeviceGraph *dg, const char *name);
 
+/* A neighbour-group table (docs/scheduling.md: group(e, G) and interleave):
+ * rows of at most G in-edges of one destination, in the order the
+ * schedule's warps take them. A graph built on the host has its tables
+ * built there (graph/groups.c); one built on the device has them built on
+ * the device by the builder its maker gave it (gop.Graph.from_edge_index
+ * gives one: torch, in the current stream), to the same rules: bit for bit
+ * the host's table in destination order (GOP_GROUP_ORDER=dst; the
+ * community order is the host's only). */
+typedef struct GopGroupTable {
+  /* what is asked: G, the interleaving distance (0: none), the classes
+   * (2..8 when interleaved, else 0) and the degree threshold of two
+   * classes (resolved: the mean in-degree rounded up when none was
+   * given; else 0), and the width of first, end, vptr and vrow (64 on
+   * the host; on the device the graph's, gop_graph_device_index_bits) */
+  int group_size, distance, classes, threshold, index_bits;
+  int on_device; /* 1: the addresses are device memory; 0: host memory */
+  int order;     /* the destinations' order: 0 destination, 1 community */
+  int64_t rows, unowned_count;
+  int64_t class_rows[8]; /* interleaved, by class, heaviest first: rows */
+  int32_t class_min[8];  /* ... and the least in-degree it takes */
+  /* by row: destination (int32), CSR positions [first, end); vptr [V+1]
+   * and vrow [rows]: each destination's rows in table order; unowned
+   * (int32 [unowned_count]): the destinations of in-degree 0 or above G */
+  uint64_t dst, first, end, vptr, vrow, unowned;
+} GopGroupTable;
+/* Makes on the device the table t->group_size, distance, classes,
+ * threshold (resolved) and index_bits ask for, and fills in the rest
+ * (on_device 1, order 0); the memory is the builder's and must live until
+ * the graph is freed. 0, or -1 after writing the reason to why (size
+ * why_size). Called with the context's lock held: it must not call gop. */
+typedef int (*GopGroupBuilder)(void *user, GopGroupTable *t, char *why, size_t why_size);
+/* Gives a graph built on the device (gop_graph_from_device) the builder
+ * of its group tables, so that neighbour-group schedules run on it (and
+ * schedule choice may pick them); NULL takes it away. Tables built by an
+ * earlier builder are forgotten. 0, or -1 after reporting (a graph built
+ * on the host, which builds its own). */
+int gop_graph_set_group_builder(GopContext *ctx, GopGraph *g, GopGroupBuilder fn, void *user);
+/* The table of `g` for (G, distance, classes, threshold) as a run's
+ * kernels get it: for a graph built on the host, its host arrays (built on
+ * first use); for one built on the device, the device arrays (asked of its
+ * builder on first use). The addresses are valid until the graph is freed
+ * (on the device: or more than four other tables are asked). 0, or -1
+ * after reporting. */
+int gop_graph_group_table(GopContext *ctx, GopGraph *g, int G, int distance, int classes,
+                          int threshold, GopGroupTable *out);
+
 /* ---- the kernel cache ----
  * Compiled kernels are kept in the context, keyed by the operator's IR, its
  * scheduled and lowered IR (so the schedule and its directives), the

@@ -4,7 +4,10 @@
  * a kernel asks for it and then kept: most schedules need only one or two
  * of COO, CSR, CSC and the degree arrays, and a graph of 100M edges costs
  * 800 MB per format. Neighbour-group tables (graph/groups.c builds them on
- * the host) are uploaded the same way, once per table.
+ * the host) are uploaded the same way, once per table. A graph built on
+ * the device (rt_devgraph_adopt) has no host CSR: its tables are built on
+ * the device by the graph's builder (groups_build: gop.Graph's, with torch
+ * in the caller's stream), and kept here like uploaded ones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +247,11 @@ void rt_devgraph_free(RtDevGraph *dg) {
 /* ---- neighbour-group tables ---- */
 
 static void devgroups_free(struct RtDevGroups *x) {
+  if (x->own) { /* the builder's memory: forgotten, not freed */
+    free(x->own);
+    memset(x, 0, sizeof *x);
+    return;
+  }
   rt_tensor_free(&x->dst);
   rt_tensor_free(&x->first);
   rt_tensor_free(&x->end);
@@ -259,27 +267,26 @@ void rt_devgraph_groups_free(RtDevGraph *dg) {
   dg->groups_gen++;
 }
 
-const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
-                                             int ncls, int thr, Diag *d) {
-  const GraphGroups *t = graph_groups(dg->host, G, ilv, ncls, thr, d);
-  if (!t) return NULL;
-  /* Least recently used first: a table found moves to the end, so that
-   * the one dropped for a fifth is never one that an earlier kernel of the
-   * launches being prepared has just taken. (Dropping the oldest upload
-   * instead freed, in a program of two tables — an interleaved groups
-   * stage and the plain table whose unowned(G) list its row stages walk —
-   * the table its first kernel had taken, once four others were cached:
-   * the GPU suite met NaN rows and an illegal address on 2026-11-27.)
-   * Moving an entry frees nothing, so prepared launches keep their
-   * addresses and groups_gen stays. */
-  for (int i = 0; i < dg->ngroups; i++)
-    if (dg->groups[i].host == t) {
-      struct RtDevGroups hit = dg->groups[i];
-      memmove(&dg->groups[i], &dg->groups[i + 1],
-              sizeof dg->groups[0] * (size_t)(dg->ngroups - 1 - i));
-      dg->groups[dg->ngroups - 1] = hit;
-      return &dg->groups[dg->ngroups - 1];
-    }
+/* Least recently used first: a table found moves to the end, so that
+ * the one dropped for a fifth is never one that an earlier kernel of the
+ * launches being prepared has just taken. (Dropping the oldest upload
+ * instead freed, in a program of two tables — an interleaved groups
+ * stage and the plain table whose unowned(G) list its row stages walk —
+ * the table its first kernel had taken, once four others were cached:
+ * the GPU suite met NaN rows and an illegal address on 2026-11-27.)
+ * Moving an entry frees nothing, so prepared launches keep their
+ * addresses and groups_gen stays. Returns entry i, now the last. */
+static struct RtDevGroups *touch(RtDevGraph *dg, int i) {
+  struct RtDevGroups hit = dg->groups[i];
+  memmove(&dg->groups[i], &dg->groups[i + 1],
+          sizeof dg->groups[0] * (size_t)(dg->ngroups - 1 - i));
+  dg->groups[dg->ngroups - 1] = hit;
+  return &dg->groups[dg->ngroups - 1];
+}
+
+/* An empty entry for a new table, the least recently used dropped when
+ * all four are taken. */
+static struct RtDevGroups *free_slot(RtDevGraph *dg) {
   enum { MAX = sizeof dg->groups / sizeof dg->groups[0] };
   if (dg->ngroups == MAX) {
     devgroups_free(&dg->groups[0]);
@@ -288,7 +295,101 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
     memset(&dg->groups[MAX - 1], 0, sizeof dg->groups[0]);
     dg->ngroups--;
   }
-  struct RtDevGroups *x = &dg->groups[dg->ngroups];
+  return &dg->groups[dg->ngroups];
+}
+
+/* A device tensor on the builder's memory (RtDevGroups.own). */
+static RtStatus adopt_table_part(RtDevTensor *t, RtDevPtr p, size_t bytes, const char *name,
+                                 Diag *d) {
+  char what[96];
+  snprintf(what, sizeof what, "the group table's %s", name);
+  if (bytes && !p) {
+    ir_error(d, no_loc, "%s: NULL device pointer for %zu bytes", what, bytes);
+    return RT_ERR;
+  }
+  if (bytes && rt_pointer_check(p, bytes, what, d) != RT_OK) return RT_ERR;
+  t->ptr = p;
+  t->bytes = bytes;
+  t->epoch = rt_cuda_epoch();
+  snprintf(t->name, sizeof t->name, "graph %s", name);
+  return RT_OK;
+}
+
+/* The table of a graph built on the device: asked of its builder once,
+ * checked (sizes in range, device memory large enough) and kept. */
+static const struct RtDevGroups *device_groups(RtDevGraph *dg, int G, int ilv, int ncls,
+                                               int thr, Diag *d) {
+  const Graph *g = dg->host;
+  if (!graph_groups_valid(G, ilv, ncls, thr, d)) return NULL;
+  int32_t t_res = ilv && ncls == 2 ? graph_groups_threshold(g, thr) : 0;
+  for (int i = 0; i < dg->ngroups; i++) {
+    const GraphGroups *t = dg->groups[i].host;
+    if (t->G == G && t->ilv == ilv && t->ncls == ncls && t->thr == t_res) return touch(dg, i);
+  }
+  const char *name = g->name ? g->name : "the graph";
+  if (!dg->groups_build) {
+    ir_error(d, no_loc, "neighbour groups of size %d: %s was built on the device and has "
+             "no builder of group tables (gop_graph_set_group_builder; gop.Graph."
+             "from_edge_index gives one): use a schedule without neighbour groups on it, "
+             "or build it on the host (docs/graph-format.md)", G, name);
+    return NULL;
+  }
+  GraphGroups *t = calloc(1, sizeof *t);
+  if (!t) {
+    ir_error(d, no_loc, "out of host memory for a group table of %s", name);
+    return NULL;
+  }
+  *t = (GraphGroups){.G = G, .ilv = ilv, .ncls = ncls, .thr = t_res,
+                     .order = GRAPH_GROUPS_DST, .asked = GRAPH_GROUPS_DST};
+  RtDevPtr p[6] = {0};
+  if (dg->groups_build(dg->groups_user, dg, t, p, d) != RT_OK) {
+    ir_note(d, no_loc, "while building the neighbour-group table (G %d, distance %d, %d "
+            "classes) of %s on the device", G, ilv, ncls, name);
+    free(t);
+    return NULL;
+  }
+  /* what comes back is the builder's: checked before a kernel reads it */
+  int64_t maxrows = g->ne;
+  if (t->n < 0 || t->n > maxrows || t->nunowned < 0 || t->nunowned > g->nv ||
+      t->order != GRAPH_GROUPS_DST) {
+    ir_error(d, no_loc, "the group table (G %d) built for %s has %lld rows and %d "
+             "destinations unowned, in order %d: a graph of %d vertices and %lld edges has "
+             "at most %lld rows, in destination order (0)", G, name, (long long)t->n,
+             t->nunowned, t->order, g->nv, (long long)g->ne, (long long)maxrows);
+    free(t);
+    return NULL;
+  }
+  size_t ib = (size_t)dg->index_bits / 8, rows = (size_t)t->n, nv = (size_t)g->nv;
+  struct RtDevGroups *x = free_slot(dg);
+  memset(x, 0, sizeof *x);
+  if (adopt_table_part(&x->dst, p[0], 4 * rows, "grp_dst", d) != RT_OK ||
+      adopt_table_part(&x->first, p[1], ib * rows, "grp_first", d) != RT_OK ||
+      adopt_table_part(&x->end, p[2], ib * rows, "grp_end", d) != RT_OK ||
+      adopt_table_part(&x->unowned, p[3], 4 * (size_t)t->nunowned, "grp_unowned", d) !=
+          RT_OK ||
+      adopt_table_part(&x->vptr, p[4], ib * (nv + 1), "grp_vptr", d) != RT_OK ||
+      adopt_table_part(&x->vrow, p[5], ib * rows, "grp_vrow", d) != RT_OK) {
+    memset(x, 0, sizeof *x);
+    free(t);
+    return NULL;
+  }
+  /* as graph_groups counts them, at 32-bit indices */
+  int64_t cnt = t->n > 0 ? t->n : 1;
+  t->bytes = (cnt * 3 + (t->nunowned > 0 ? t->nunowned : 1)) * (int64_t)sizeof(int32_t);
+  t->seg_bytes = ((int64_t)g->nv + 1 + cnt) * (int64_t)sizeof(int32_t);
+  x->host = x->own = t;
+  dg->ngroups++;
+  return x;
+}
+
+const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
+                                             int ncls, int thr, Diag *d) {
+  if (dg->host->device_only) return device_groups(dg, G, ilv, ncls, thr, d);
+  const GraphGroups *t = graph_groups(dg->host, G, ilv, ncls, thr, d);
+  if (!t) return NULL;
+  for (int i = 0; i < dg->ngroups; i++)
+    if (dg->groups[i].host == t) return touch(dg, i);
+  struct RtDevGroups *x = free_slot(dg);
   int64_t rows = t->n > 0 ? t->n : 1;
   size_t bytes = (size_t)rows * sizeof(int32_t);
   size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);

@@ -154,8 +154,10 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   return NULL;
 }
 
-/* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown. */
-static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g,
+/* Elements of tensor `t` on `g` with `syms`; -1 if a symbol is unknown.
+ * A graph built on the device counts its table's rows through `dg`
+ * (NULL elsewhere). */
+static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g, RtDevGraph *dg,
                             const int64_t *syms, int nsyms) {
   int64_t n = t->domain == IR_DOM_EDGE ? g->ne : t->domain == IR_DOM_DENSE ? 1 : g->nv;
   if (t->domain == IR_DOM_GROUPS) {
@@ -163,7 +165,9 @@ static int64_t tensor_numel(const CgTensorInfo *t, const Graph *g,
      * whatever the interleaving */
     Diag quiet;
     ir_diag_init(&quiet, NULL);
-    const GraphGroups *tab = graph_groups(g, t->group, 0, 0, 0, &quiet);
+    const struct RtDevGroups *dt =
+        g->device_only && dg ? rt_devgraph_groups(dg, t->group, 0, 0, 0, &quiet) : NULL;
+    const GraphGroups *tab = dt ? dt->host : graph_groups(g, t->group, 0, 0, 0, &quiet);
     ir_diag_free(&quiet);
     if (!tab) return -1;
     n = tab->n;
@@ -189,7 +193,7 @@ int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
     const CgParam *prm = &k->params[i];
     if (prm->kind != CG_PARAM_TENSOR || !p->tensors[prm->id].staged) continue;
     const CgTensorInfo *t = &p->tensors[prm->id];
-    int64_t n = tensor_numel(t, g, syms, p->nsyms);
+    int64_t n = tensor_numel(t, g, NULL, syms, p->nsyms);
     if (n < 0 || n > ((int64_t)1 << 30)) {
       ir_error(d, (Loc){0}, "kernel %s: staged input %s has a bad size", k->name,
                t->name);
@@ -204,7 +208,7 @@ int64_t rt_kernel_shared_bytes(const CgProgram *p, const CgKernel *k,
   int64_t acc = 0;
   if (k->shared_tensor >= 0) {
     const CgTensorInfo *t = &p->tensors[k->shared_tensor];
-    int64_t row = tensor_numel(t, g, syms, p->nsyms);
+    int64_t row = tensor_numel(t, g, NULL, syms, p->nsyms);
     row = t->domain == IR_DOM_DENSE || g->nv == 0 ? row : row / g->nv;
     if (row < 0 || row > (1 << 24)) {
       ir_error(d, (Loc){0}, "kernel %s: the shared accumulator rows of %s have "
@@ -535,7 +539,7 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
   int64_t *numel = calloc((size_t)p->ntensors + 1, sizeof *numel);
   if (!numel) return RT_ERR;
   for (int i = 0; i < p->ntensors; i++) {
-    numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    numel[i] = tensor_numel(&p->tensors[i], g, NULL, syms, p->nsyms);
     if (numel[i] < 0 || (uint64_t)numel[i] > (UINT64_MAX / 4)) {
       ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
                p->tensors[i].name);
@@ -807,7 +811,7 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
   }
   unsigned formats = 0;
   for (int i = 0; i < p->ntensors; i++) {
-    x->numel[i] = tensor_numel(&p->tensors[i], g, syms, p->nsyms);
+    x->numel[i] = tensor_numel(&p->tensors[i], g, dg, syms, p->nsyms);
     if (x->numel[i] < 0 || (uint64_t)x->numel[i] > (UINT64_MAX / 4)) {
       ir_error(d, (Loc){0}, "tensor %s: an extent is not set or the size overflows",
                p->tensors[i].name);

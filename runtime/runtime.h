@@ -257,15 +257,28 @@ typedef struct RtDevGraph {
     RtDevTensor dst, first, end;
     RtDevTensor unowned; /* the destinations no group owns (unowned(G)) */
     RtDevTensor vptr, vrow; /* uploaded by rt_devgraph_group_rows */
+    GraphGroups *own; /* a table built on the device (groups_build): its
+                         sizes and classes, no host arrays; the tensors
+                         are the builder's memory, never freed here */
   } groups[4];
   int ngroups;
   int groups_gen; /* counts tables dropped: a prepared launch (RtDevExec)
                      that read addresses before a drop prepares again */
+  /* Builds a table on the device for a graph that has no host CSR
+   * (Graph.device_only): given t's G, ilv, ncls and thr (resolved) and
+   * dg's index width, fills t's n, nunowned, cls_rows, cls_min and order,
+   * and the addresses of dst, first, end, unowned, vptr and vrow (in that
+   * order; positions in dg->index_bits), memory the builder keeps until the
+   * graph goes. NULL: such a graph takes no group schedule. */
+  RtStatus (*groups_build)(void *user, const struct RtDevGraph *dg, GraphGroups *t,
+                           RtDevPtr ptrs[6], Diag *d);
+  void *groups_user;
 } RtDevGraph;
 /* graph/groups.c: the device copy of `g`'s table for (G, ilv, ncls, thr),
  * uploaded once (the least recently used of four is dropped for a fifth,
  * so a program's launches, which take at most four, keep theirs while
- * they are prepared); NULL after reporting. */
+ * they are prepared); on a graph built on the device, the table its
+ * groups_build made there. NULL after reporting. */
 const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
                                              int ncls, int thr, Diag *d);
 /* The same, with the table's rows by destination (vptr, vrow) uploaded

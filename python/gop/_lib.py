@@ -66,6 +66,19 @@ class DeviceGraph(ctypes.Structure):  # GopDeviceGraph
          ("csr_edges", c_int)]
 
 
+class GroupTable(ctypes.Structure):  # GopGroupTable
+    _fields_ = [(f, c_int) for f in ("group_size", "distance", "classes", "threshold",
+                                     "index_bits", "on_device", "order")] + \
+        [("rows", c_int64), ("unowned_count", c_int64), ("class_rows", c_int64 * 8),
+         ("class_min", ctypes.c_int32 * 8)] + \
+        [(f, c_uint64) for f in ("dst", "first", "end", "vptr", "vrow", "unowned")]
+
+
+# GopGroupBuilder: (user, GopGroupTable *, why, why_size) -> 0 or -1
+GroupBuilder = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.POINTER(GroupTable), c_void_p,
+                                ctypes.c_size_t)
+
+
 class TuneOptions(ctypes.Structure):
     _fields_ = [("budget_s", c_double), ("max_candidates", c_int), ("warmup", c_int),
                 ("reps", c_int), ("db_path", c_char_p), ("target", c_char_p),
@@ -116,6 +129,9 @@ _SIGS = {
     "gop_graph_arcs": (ctypes.c_long, [c_void_p, P(c_void_p), P(c_void_p)]),
     "gop_graph_device_index_bits": (c_int, [c_int64, c_int64]),
     "gop_graph_from_device": (c_void_p, [c_void_p, P(DeviceGraph), c_char_p]),
+    "gop_graph_set_group_builder": (c_int, [c_void_p, c_void_p, GroupBuilder, c_void_p]),
+    "gop_graph_group_table": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int,
+                                      P(GroupTable)]),
     "gop_graph_free": (c_int, [c_void_p, c_void_p]),
     "gop_run_free": (None, [c_void_p]),
     "gop_run_new": (c_void_p, [c_void_p, c_void_p, c_void_p]),

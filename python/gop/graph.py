@@ -131,7 +131,7 @@ def build_arrays(edge_index, num_nodes=None):
         (src - dst).abs().sum(),
         (in_eid == torch.arange(ne, dtype=idx, device=dev)).all().to(torch.int64),
         (in_deg * in_deg).sum(),
-    ]).tolist()
+    ] + group_counts(in_deg)).tolist()
     # the variance of the in-degree from exact integer sums (the host sums
     # (deg - mean)^2 in doubles: equal to a few units in the last place)
     var = (summary[8] - ne * ne / nv) / nv if nv else 0.0
@@ -147,8 +147,160 @@ def build_arrays(edge_index, num_nodes=None):
              "isolated": summary[4], "self_loops": summary[5],
              "aes": summary[6] / ne if ne else 0.0,
              "in_degree_std": max(var, 0.0) ** 0.5,
-             "csr_edges": bool(summary[7])}
+             "csr_edges": bool(summary[7]),
+             "group_counts": {G: (summary[9 + 2 * i], summary[10 + 2 * i])
+                              for i, G in enumerate(GROUP_SIZES)}}
     return arrays, stats
+
+
+# The group sizes of the tuner's space (tune/space.c: 1 to 32, and 64)
+# whose table sizes build_arrays fetches with its statistics, so that
+# build_groups makes such a table without waiting for the GPU; another G
+# costs it one synchronisation.
+GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def group_counts(in_deg, sizes=GROUP_SIZES):
+    """For each G of `sizes`: the rows of the neighbour-group table of a
+    graph of in-degrees `in_deg` (sum of ceil(deg / G)) and the destinations
+    no group owns (in-degree 0 or above G), as 0-d tensors (a list)."""
+    out = []
+    for G in sizes:
+        out += [((in_deg + (G - 1)) // G).sum(), ((in_deg == 0) | (in_deg > G)).sum()]
+    return out
+
+
+def build_groups(in_ptr, G, distance=0, classes=0, threshold=0, counts=None,
+                 in_degree_max=None):
+    """GNNAdvisor's neighbour-group table of the graph whose CSR offsets by
+    destination are `in_ptr` (a torch tensor, int32 or int64: the width of
+    the positions returned), built with torch on its device in the current
+    stream: graph/groups.c's table for (G, distance, classes, threshold), bit
+    for bit, in destination order (the community order is the host's only).
+    `threshold` is the resolved one (a two-class table's: the mean in-degree
+    rounded up where the schedule gives none; libgop passes it so).
+    `counts` = (rows, unowned) when known (build_arrays' group_counts), and
+    `in_degree_max` (for 3 to 8 classes) spare the one synchronisation that
+    fetches them. Returns {name: tensor} (dst, first, end, vptr, vrow,
+    unowned, class_rows, class_min; the last two of `classes` entries, on
+    the device) and the row and unowned counts."""
+    import torch
+    dev, idx = in_ptr.device, in_ptr.dtype
+    nv = in_ptr.numel() - 1
+    i64 = torch.int64
+    p = in_ptr.to(i64)
+    deg = p[1:] - p[:-1]
+    nrows = (deg + (G - 1)) // G
+    unowned_mask = (deg == 0) | (deg > G)
+    if counts is None or (classes > 2 and in_degree_max is None):
+        got = torch.stack([nrows.sum(), unowned_mask.sum(),
+                           deg.max() if nv else torch.zeros((), dtype=i64, device=dev)]).tolist()
+        counts, in_degree_max = (got[0], got[1]), got[2]
+    n, nunowned = int(counts[0]), int(counts[1])
+    vptr = torch.zeros(nv + 1, dtype=i64, device=dev)
+    torch.cumsum(nrows, 0, out=vptr[1:])
+    # the rows in destination order: vertex, and which of its rows
+    row_v = torch.repeat_interleave(torch.arange(nv, dtype=i64, device=dev), nrows,
+                                    output_size=n)
+    first = p[row_v] + (torch.arange(n, dtype=i64, device=dev) - vptr[row_v]) * G
+    end = torch.minimum(first + G, p[row_v + 1])
+    # the destinations no group owns, in increasing order, placed without
+    # asking how many (one slot past the end takes the others)
+    slot = torch.where(unowned_mask, torch.cumsum(unowned_mask, 0) - 1,
+                       torch.full_like(deg, nunowned))
+    unowned = torch.empty(nunowned + 1, dtype=torch.int32, device=dev)
+    unowned.scatter_(0, slot, torch.arange(nv, dtype=torch.int32, device=dev))
+    out = {"vptr": vptr.to(idx), "unowned": unowned[:nunowned]}
+    if not distance:
+        out.update(dst=row_v.to(torch.int32), first=first.to(idx), end=end.to(idx),
+                   vrow=torch.arange(n, dtype=idx, device=dev),
+                   class_rows=torch.zeros(0, dtype=i64, device=dev),
+                   class_min=torch.zeros(0, dtype=torch.int32, device=dev))
+        return out, n, nunowned
+    K = classes
+    int32_max = 2 ** 31 - 1
+    if K == 2:  # heavy: in-degree above the threshold
+        cls_min = torch.tensor([threshold + 1, 0], dtype=i64, device=dev)
+    else:
+        # rows by in-degree; a degree with `above` rows of heavier
+        # destinations goes to class K * above // n, and a class's least
+        # degree is its bound (an empty class repeats the one before)
+        maxdeg = int(in_degree_max)
+        by_deg = torch.zeros(maxdeg + 1, dtype=i64, device=dev).scatter_add_(0, deg, nrows)
+        above = n - torch.cumsum(by_deg, 0)
+        q = (K * above) // max(n, 1)
+        degs = torch.arange(maxdeg + 1, dtype=i64, device=dev)
+        bound = torch.where((by_deg > 0) & (degs >= 1), degs, torch.full_like(degs, int32_max))
+        cls_min = torch.full((K,), int32_max, dtype=i64, device=dev)
+        cls_min.scatter_reduce_(0, q.clamp(0, K - 1), bound, reduce="amin")
+        cls_min = torch.cummin(cls_min, 0).values
+    # graph_groups_class: the first class whose bound the degree reaches
+    # (the bounds fall with the class, so: how many it does not reach)
+    cls = (deg.unsqueeze(1) < cls_min[:K - 1].unsqueeze(0)).sum(1)
+    cls_rows = torch.zeros(K, dtype=i64, device=dev).scatter_add_(0, cls, nrows)
+    # each row's place in its class (destination order within a class) ...
+    start = torch.zeros(nv, dtype=i64, device=dev)
+    for c in range(K):
+        mine = torch.where(cls == c, nrows, torch.zeros_like(nrows))
+        start = torch.where(cls == c, torch.cumsum(mine, 0) - mine, start)
+    row_c = cls[row_v]
+    j = start[row_v] + (torch.arange(n, dtype=i64, device=dev) - vptr[row_v])
+    # ... and in the table: `distance` rows of each class in turn from the
+    # lead (the light class of two, else the heaviest), a class that ran
+    # out skipped; chunk b of class c follows every class's chunks before
+    # round b, and round b's chunks of the classes before c
+    b, o = j // distance, j % distance
+    lead = 1 if K == 2 else 0
+    turn = (torch.arange(K, device=dev) - lead) % K
+    pos = o
+    for c in range(K):
+        left = cls_rows[c] - b * distance
+        pos = pos + torch.minimum(cls_rows[c], b * distance)
+        pos = pos + torch.where(turn[c] < turn[row_c], left.clamp(0, distance),
+                                torch.zeros_like(left))
+    out["dst"] = torch.empty(n, dtype=torch.int32, device=dev).scatter_(
+        0, pos, row_v.to(torch.int32))
+    out["first"] = torch.empty(n, dtype=idx, device=dev).scatter_(0, pos, first.to(idx))
+    out["end"] = torch.empty(n, dtype=idx, device=dev).scatter_(0, pos, end.to(idx))
+    out["vrow"] = pos.to(idx)
+    out["class_rows"] = cls_rows
+    out["class_min"] = cls_min.to(torch.int32)
+    return out, n, nunowned
+
+
+def _group_builder(in_ptr, stats, tables):
+    """libgop's builder of the group tables of a graph built on the device
+    (GopGroupBuilder): build_groups on its in_ptr, each table kept in
+    `tables` (by G, distance, classes, threshold) as long as the graph. It
+    runs in the current stream, inside the libgop call that launches the
+    first kernel needing the table; the sizes of the tuner's group sizes
+    come from build_arrays, so those tables need no synchronisation."""
+    import torch
+    counts = stats.get("group_counts", {})
+    width = 64 if in_ptr.dtype == torch.int64 else 32
+
+    def build(_user, tp, why, why_size):
+        try:
+            t = tp.contents
+            if t.index_bits != width:
+                raise ValueError(f"positions of {t.index_bits} bits asked of a graph built "
+                                 f"with {width}-bit offsets")
+            key = (t.group_size, t.distance, t.classes, t.threshold)
+            if key not in tables:
+                tables[key] = build_groups(in_ptr, *key, counts=counts.get(t.group_size),
+                                           in_degree_max=stats.get("in_degree_max"))
+            arrays, n, nunowned = tables[key]
+            t.rows, t.unowned_count, t.order = n, nunowned, 0
+            for k in ("dst", "first", "end", "vptr", "vrow", "unowned"):
+                setattr(t, k, arrays[k].data_ptr() if arrays[k].numel() else 0)
+            # class_rows and class_min stay on the device (group_table
+            # returns them): reading them would wait for the GPU
+            return 0
+        except Exception as e:  # noqa: BLE001 - reported through libgop
+            msg = f"{type(e).__name__}: {e}".encode()[:max(why_size - 1, 0)]
+            ctypes.memmove(why, msg + b"\0", len(msg) + 1)
+            return -1
+    return build
 
 
 class Graph:
@@ -242,12 +394,58 @@ class Graph:
                 setattr(d, f, arrays[f].data_ptr())
             elif f in stats:
                 setattr(d, f, stats[f])
+        tables = {}
+        builder = _lib.GroupBuilder(_group_builder(arrays["in_ptr"], stats, tables))
         with _lock:
             h = lib.gop_graph_from_device(_ctx, ctypes.byref(d), _b(name))
             g = cls(h, name, owned=True)
+            # its neighbour-group tables are built on the device when a
+            # schedule first asks for one (build_groups), and kept here
+            if lib.gop_graph_set_group_builder(_ctx, h, builder, None) != 0:
+                raise GopError(f"graph: {_diag()}")
         g._device = (arrays, edge_index)
+        g._tables, g._builder = tables, builder
         g.device_built = True
         return g
+
+    def group_table(self, G, distance=0, classes=0, threshold=0):
+        """The neighbour-group table a schedule's group(e, G) (and
+        interleave(distance, classes, threshold)) runs over, as its kernels
+        get it: a dict of NumPy arrays (dst, first, end, vptr, vrow,
+        unowned, class_rows, class_min; positions int64) for a graph built
+        on the host, of the device's torch tensors (positions in the graph's
+        index width) for one built on the device; and rows, unowned_count,
+        threshold (resolved), order (0 destination, 1 community)."""
+        t = _lib.GroupTable()
+        with _lock:
+            if lib.gop_graph_group_table(_ctx, self._h, G, distance, classes, threshold,
+                                         ctypes.byref(t)) != 0:
+                raise GopError(f"group_table: {_diag()}")
+        out = {"rows": t.rows, "unowned_count": t.unowned_count, "threshold": t.threshold,
+               "order": t.order}
+        if t.on_device:
+            arrays, _, _ = self._tables[(G, distance, classes, t.threshold)]
+            out.update(arrays)
+            # what libgop holds is what was built (the kernels get these)
+            for k in ("dst", "first", "end", "vptr", "vrow", "unowned"):
+                if arrays[k].numel() and getattr(t, k) != arrays[k].data_ptr():
+                    raise GopError(f"group_table: libgop holds another {k} than the builder's")
+            return out
+        import numpy as np
+
+        def host(addr, n, dtype):
+            if not n:
+                return np.zeros(0, dtype=dtype)
+            ptr = ctypes.cast(addr, ctypes.POINTER(np.ctypeslib.as_ctypes_type(dtype)))
+            return np.ctypeslib.as_array(ptr, (n,)).copy()
+        nv = self.num_nodes
+        out.update(dst=host(t.dst, t.rows, np.int32), first=host(t.first, t.rows, np.int64),
+                   end=host(t.end, t.rows, np.int64), vptr=host(t.vptr, nv + 1, np.int64),
+                   vrow=host(t.vrow, t.rows, np.int64),
+                   unowned=host(t.unowned, t.unowned_count, np.int32),
+                   class_rows=np.array(t.class_rows[:t.classes], dtype=np.int64),
+                   class_min=np.array(t.class_min[:t.classes], dtype=np.int32))
+        return out
 
     @classmethod
     def from_scipy(cls, matrix):

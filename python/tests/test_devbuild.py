@@ -17,7 +17,7 @@ import numpy as np
 import gop
 from gop import _lib
 from gop._context import _ctx
-from gop.graph import build_arrays
+from gop.graph import build_arrays, build_groups
 
 try:
     import torch
@@ -124,6 +124,96 @@ class DeviceBuild(unittest.TestCase):
         # CPU tensors take the host path by default
         g = gop.Graph.from_edge_index(ei, 3)
         self.assertEqual(g.num_edges, 3)
+
+
+@unittest.skipIf(torch is None, "needs torch")
+class GroupTables(unittest.TestCase):
+    """gop.graph.build_groups, the neighbour-group tables of a graph built
+    on the device, run here on CPU tensors (the same torch calls): every
+    array equals the host's table (graph/groups.c, read through
+    Graph.group_table) in destination order, bit for bit, with the same
+    row and unowned counts and class split, on a skewed graph (R-MAT) and
+    balanced ones (grids), at 32- and 64-bit positions; with the sizes
+    build_arrays fetched (no synchronisation) and without them."""
+
+    # (distance, classes, threshold): plain, two classes at the default
+    # threshold and at a given one, quantile classes
+    SHAPES = ((0, 0, 0), (1, 2, 0), (4, 2, 0), (2, 2, 5), (3, 3, 0), (2, 8, 0), (1, 5, 0))
+
+    def setUp(self):
+        os.environ["GOP_GROUP_ORDER"] = "dst"  # the community order is the host's only
+        self.addCleanup(os.environ.pop, "GOP_GROUP_ORDER", None)
+
+    def graphs(self):
+        yield "rmat:11:8", gop.Graph.open("rmat:11:8")
+        yield "grid:13x7", gop.Graph.open("grid:13x7")
+        rng = np.random.default_rng(3)  # isolated vertices, self-loops, repeats
+        src, dst = rng.integers(0, 280, 2000), rng.integers(0, 280, 2000)
+        yield "random", gop.Graph.from_arcs(src, dst, 300)
+        yield "no edges", gop.Graph.from_arcs([], [], 5)
+
+    def check(self, bits):
+        wide = torch.int64 if bits == 64 else torch.int32
+        for name, g in self.graphs():
+            arrays, stats = build_arrays(torch.from_numpy(g.edge_index), g.num_nodes)
+            self.assertEqual(arrays["in_ptr"].dtype, wide)
+            for G in (1, 3, 16):
+                for ilv, K, thr in self.SHAPES:
+                    what = f"{name}: G {G}, distance {ilv}, {K} classes, threshold {thr}"
+                    ref = g.group_table(G, ilv, K, thr)
+                    self.assertEqual(ref["order"], 0, what)
+                    # fetched by build_arrays for the tuner's sizes, else one sync
+                    counts = stats["group_counts"].get(G)
+                    self.assertEqual(counts is None, G == 3, what)
+                    # without the sizes: build_groups fetches them itself
+                    plain_or_quantile = (ilv, K) in ((0, 0), (3, 3))
+                    for given in (counts, None) if plain_or_quantile else (counts,):
+                        t, n, nun = build_groups(arrays["in_ptr"], G, ilv, K, ref["threshold"],
+                                                 counts=given,
+                                                 in_degree_max=stats["in_degree_max"])
+                        self.assertEqual((n, nun), (ref["rows"], ref["unowned_count"]), what)
+                        for k in ("dst", "first", "end", "vptr", "vrow", "unowned"):
+                            self.assertEqual(t[k].dtype, torch.int32 if k in ("dst", "unowned")
+                                             else wide, (what, k))
+                            self.assertTrue(np.array_equal(t[k].numpy().astype(np.int64),
+                                                           ref[k].astype(np.int64)),
+                                            f"{what}: {k} differs from the host table")
+                        for k in ("class_rows", "class_min"):
+                            self.assertEqual(t[k].tolist(), ref[k].tolist(), (what, k))
+
+    def test_same_tables_as_the_host(self):
+        self.check(32)
+
+    def test_same_tables_at_64_bit_indices(self):
+        os.environ["GOP_INDEX64"] = "1"
+        try:
+            self.check(64)
+        finally:
+            del os.environ["GOP_INDEX64"]
+
+    def test_the_builder_libgop_calls(self):
+        # what libgop's GopGroupBuilder gets and gives, called as libgop
+        # would (adopting the tables needs the GPU: tests/unit/test_devbuild.c
+        # on the stand-in driver, tests/gpu/graph_build.sh on the GPU)
+        g = gop.Graph.open("rmat:9:8")
+        arrays, stats = build_arrays(torch.from_numpy(g.edge_index), g.num_nodes)
+        tables = {}
+        build = gop.graph._group_builder(arrays["in_ptr"], stats, tables)
+        t = _lib.GroupTable(group_size=16, distance=2, classes=2,
+                            threshold=g.group_table(16, 2, 2)["threshold"], index_bits=32)
+        why = ctypes.create_string_buffer(200)
+        self.assertEqual(build(None, ctypes.pointer(t), ctypes.addressof(why), 200), 0)
+        made, n, nun = tables[(16, 2, 2, t.threshold)]
+        self.assertEqual((t.rows, t.unowned_count, t.order), (n, nun, 0))
+        self.assertEqual(t.dst, made["dst"].data_ptr())
+        self.assertEqual(t.vrow, made["vrow"].data_ptr())
+        # asked again: the same table, not a second one
+        self.assertEqual(build(None, ctypes.pointer(t), ctypes.addressof(why), 200), 0)
+        self.assertEqual(len(tables), 1)
+        # a width the graph was not built with: refused with the reason
+        t.index_bits = 64
+        self.assertEqual(build(None, ctypes.pointer(t), ctypes.addressof(why), 200), -1)
+        self.assertIn(b"positions of 64 bits asked of a graph built with 32-bit", why.value)
 
 
 @unittest.skipIf(torch is None, "needs torch")

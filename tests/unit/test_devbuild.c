@@ -7,7 +7,10 @@
  * the statistics given, and refuses what does not fit with a message. That
  * the device build equals the host build is gop.Graph's test
  * (python/tests/test_devbuild.py) and the GPU script's
- * (tests/gpu/graph_build.sh). */
+ * (tests/gpu/graph_build.sh). Group tables built on the device come from the
+ * graph's builder (gop_graph_set_group_builder): what libgop does with one
+ * is checked here, that gop.Graph's builds the host's tables is
+ * python/tests/test_devbuild.py's. */
 #include <check.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -314,13 +317,211 @@ START_TEST(host_paths_refuse) {
   HAS(ctx, "gop_graph_partition needs the arcs on the host");
   ck_assert_int_eq(gop_graph_write_mtx(ctx, g, "/tmp/never.mtx"), -1);
   HAS(ctx, "gop_graph_write_mtx needs");
-  /* neighbour groups are built on the host from the CSR */
+  /* neighbour groups: without a builder of its tables (gop.Graph gives
+   * one), the graph has none, and says how to get them */
   GopCompileOptions o = {.schedule = "gnnadvisor(16, 16)"};
   ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
   GopDevicePtr p[2] = {fake.alloc_on(0, NV * 8), fake.alloc_on(0, NV * 8)};
   gop_clear_diagnostics(ctx);
   ck_assert_int_eq(gop_run_launch_ptrs(r, p, 2, NULL), -1);
-  HAS(ctx, "batch 3 was built on the device, and group tables are built on the host");
+  HAS(ctx, "batch 3 was built on the device and has no builder of group tables "
+      "(gop_graph_set_group_builder");
+  GopGroupTable t;
+  ck_assert_int_eq(gop_graph_group_table(ctx, g, 16, 0, 0, 0, &t), -1);
+  HAS(ctx, "has no builder of group tables");
+}
+END_TEST
+
+/* ---- group tables built on the device ----
+ * A stand-in for gop.Graph's builder (torch on the GPU: python/tests/
+ * test_devbuild.py checks its tables equal the host's bit for bit): the
+ * host's table of the same graph in destination order, put on the stand-in
+ * device at the width asked. What is checked here is what libgop does with
+ * a builder: asks once per table, hands its kernels the builder's
+ * addresses and row count, uploads nothing, reports a failure, and lets
+ * schedule choice pick neighbour groups. */
+typedef struct Builder {
+  const Graph *host;
+  int calls, fail;
+  GopGroupTable last;
+} Builder;
+
+static int build_table(void *user, GopGroupTable *t, char *why, size_t size) {
+  Builder *b = user;
+  b->calls++;
+  if (b->fail) {
+    snprintf(why, size, "out of device memory (a test)");
+    return -1;
+  }
+  Diag d;
+  ir_diag_init(&d, NULL);
+  const GraphGroups *h =
+      graph_groups(b->host, t->group_size, t->distance, t->classes, t->threshold, &d);
+  ck_assert_msg(h != NULL, "%s", d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  ck_assert_int_eq(h->order, GRAPH_GROUPS_DST);
+  size_t ib = (size_t)t->index_bits / 8;
+  t->rows = h->n;
+  t->unowned_count = h->nunowned;
+  t->order = 0;
+  t->dst = put(h->dst, h->n, 4, false);
+  t->first = put(h->first, h->n, ib, true);
+  t->end = put(h->end, h->n, ib, true);
+  t->vptr = put(h->vptr, (int64_t)b->host->nv + 1, ib, true);
+  t->vrow = put(h->vrow, h->n, ib, true);
+  t->unowned = put(h->unowned, h->nunowned, 4, false);
+  b->last = *t;
+  return 0;
+}
+
+/* The n values at `at` (int32, or int64 when wide) as int64. */
+static bool same_values(uint64_t at, const void *ref, int64_t n, bool wide, bool ref_wide) {
+  for (int64_t i = 0; i < n; i++) {
+    int64_t a = wide ? ((const int64_t *)(uintptr_t)at)[i] : ((const int32_t *)(uintptr_t)at)[i];
+    int64_t r = ref_wide ? ((const int64_t *)ref)[i] : ((const int32_t *)ref)[i];
+    if (a != r) return false;
+  }
+  return true;
+}
+
+static void tables_from_the_builder(const char *spec, int bits) {
+  setenv("GOP_GROUP_ORDER", "dst", 1); /* the community order is the host's only */
+  if (bits == 64) setenv("GOP_INDEX64", "1", 1);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *hg = graph_generate(spec, &d);
+  ck_assert_msg(hg != NULL, "%s", d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  GopDeviceGraph a = device_arrays(hg, bits);
+  GopGraph *g = gop_graph_from_device(ctx, &a, spec);
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  Builder b = {.host = hg};
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, g, build_table, &b), 0);
+  GopGraph *h = gop_graph_open(ctx, spec); /* the host's tables, through the API */
+  ck_assert_ptr_nonnull(h);
+  const GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  static const struct { const char *schedule; int G, ilv, ncls; } cases[] = {
+      {"gnnadvisor(16, 16)", 16, 0, 0},
+      {"spmm_groups(4, 2)", 4, 0, 0},
+      {"gnnadvisor(3, 2); interleave(eo, 3, 2)", 3, 2, 3},
+      {"gnnadvisor(8, 4); interleave(eo, 2, 1)", 8, 1, 2},
+      {"deterministic(); gnnadvisor(2, 3); interleave(eo, 5, 3)", 2, 3, 5},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    int calls = b.calls;
+    GopRun *r = gop_run_new(ctx, op, g);
+    GopCompileOptions o = {.schedule = cases[c].schedule};
+    ck_assert_msg(gop_run_set_compile(r, &o) == 0, "%s", gop_diagnostics(ctx));
+    ck_assert_int_eq(gop_run_set_extent(r, "F", 8), 0);
+    uint64_t x = fake.alloc_on(0, (size_t)hg->nv * 32), y = fake.alloc_on(0, (size_t)hg->nv * 32);
+    GopDevicePtr p[2] = {x, y};
+    fake.reset();
+    ck_assert_msg(gop_run_launch_ptrs(r, p, 2, NULL) == 0, "%s: %s", cases[c].schedule,
+                  gop_diagnostics(ctx));
+    ck_assert_msg(!strchr(fake.trace(), 'h'), "%s: uploaded: %s", cases[c].schedule,
+                  fake.trace());
+    ck_assert_msg(b.calls > calls, "%s: the builder was not asked", cases[c].schedule);
+    /* the kernels read the builder's table */
+    GopGroupTable t;
+    ck_assert_msg(gop_graph_group_table(ctx, g, cases[c].G, cases[c].ilv, cases[c].ncls, 0,
+                                        &t) == 0, "%s", gop_diagnostics(ctx));
+    ck_assert_msg(passed(t.dst) || passed(t.vrow), "%s: no kernel read the builder's table",
+                  cases[c].schedule);
+    ck_assert_int_eq(t.on_device, 1);
+    ck_assert_int_eq(t.index_bits, bits);
+    /* ... and it is the host's, as gop_graph_group_table gives that */
+    GopGroupTable ref;
+    ck_assert_int_eq(gop_graph_group_table(ctx, h, cases[c].G, cases[c].ilv, cases[c].ncls, 0,
+                                           &ref), 0);
+    ck_assert_int_eq(ref.on_device, 0);
+    ck_assert_int_eq(t.rows, ref.rows);
+    ck_assert_int_eq(t.unowned_count, ref.unowned_count);
+    ck_assert_int_eq(t.threshold, ref.threshold);
+    bool w = bits == 64;
+    ck_assert(same_values(t.dst, (const void *)(uintptr_t)ref.dst, t.rows, false, false));
+    ck_assert(same_values(t.first, (const void *)(uintptr_t)ref.first, t.rows, w, true));
+    ck_assert(same_values(t.end, (const void *)(uintptr_t)ref.end, t.rows, w, true));
+    ck_assert(same_values(t.vptr, (const void *)(uintptr_t)ref.vptr, hg->nv + 1, w, true));
+    ck_assert(same_values(t.vrow, (const void *)(uintptr_t)ref.vrow, t.rows, w, true));
+    ck_assert(same_values(t.unowned, (const void *)(uintptr_t)ref.unowned, t.unowned_count,
+                          false, false));
+    /* asked again (another run, the same table): not built again */
+    calls = b.calls;
+    GopRun *r2 = gop_run_new(ctx, op, g);
+    ck_assert_int_eq(gop_run_set_compile(r2, &o), 0);
+    ck_assert_int_eq(gop_run_set_extent(r2, "F", 8), 0);
+    ck_assert_msg(gop_run_launch_ptrs(r2, p, 2, NULL) == 0, "%s", gop_diagnostics(ctx));
+    ck_assert_int_eq(b.calls, calls);
+    gop_run_free(r2);
+    gop_run_free(r);
+  }
+  ck_assert_int_eq(gop_graph_free(ctx, g), 0);
+  ck_assert_int_eq(gop_graph_free(ctx, h), 0);
+  graph_free(hg);
+  unsetenv("GOP_GROUP_ORDER");
+  unsetenv("GOP_INDEX64");
+}
+
+/* R-MAT (skewed) and a grid (balanced), at 32- and 64-bit positions */
+START_TEST(tables_built_on_the_device) {
+  tables_from_the_builder("rmat:10:8", 32);
+  tables_from_the_builder("grid:20x13", 32);
+  tables_from_the_builder("rmat:10:8", 64);
+  tables_from_the_builder("grid:20x13", 64);
+}
+END_TEST
+
+/* A builder's failure is the run's, with its reason; a host graph takes
+ * no builder; with one, schedule choice may pick neighbour groups. */
+START_TEST(builder_failures_and_choice) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  Graph *big = graph_generate("rmat:12:16", &d);
+  ck_assert_ptr_nonnull(big);
+  ir_diag_free(&d);
+  GopDeviceGraph a = device_arrays(big, 32);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "rmat batch");
+  ck_assert_ptr_nonnull(g);
+  Builder b = {.host = big, .fail = 1};
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, g, build_table, &b), 0);
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g);
+  GopCompileOptions o = {.schedule = "gnnadvisor(16, 16)"};
+  ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  GopDevicePtr p[2] = {fake.alloc_on(0, (size_t)big->nv * 8), fake.alloc_on(0, (size_t)big->nv * 8)};
+  ck_assert_int_eq(gop_run_launch_ptrs(r, p, 2, NULL), -1);
+  HAS(ctx, "the graph's builder of group tables failed: out of device memory (a test)");
+  HAS(ctx, "while building the neighbour-group table (G 16, distance 0, 0 classes) of rmat "
+      "batch on the device");
+  gop_clear_diagnostics(ctx);
+  b.fail = 0; /* asked again at the next run */
+  setenv("GOP_GROUP_ORDER", "dst", 1);
+  ck_assert_msg(gop_run_launch_ptrs(r, p, 2, NULL) == 0, "%s", gop_diagnostics(ctx));
+  unsetenv("GOP_GROUP_ORDER");
+  ck_assert_int_eq(b.calls, 2);
+  /* a host graph builds its own */
+  GopGraph *h = gop_graph_open(ctx, "rmat:12:16");
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, h, build_table, &b), -1);
+  HAS(ctx, "gop_graph_set_group_builder: rmat:12:16 was built on the host");
+  /* the choice: neighbour groups at some width, as for the host graph */
+  const GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  bool groups = false;
+  for (int F = 1; F <= 256; F *= 4) {
+    GopScheduleChoice c;
+    ck_assert_msg(gop_choose_schedule(op, g, F, NULL, &c) == 0, "%s", gop_diagnostics(ctx));
+    groups |= strstr(c.schedule, "group") || strstr(c.schedule, "gnnadvisor");
+  }
+  ck_assert_msg(groups, "no neighbour-group schedule chosen for a graph with a builder");
+  /* taken away: none again */
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, g, NULL, NULL), 0);
+  for (int F = 1; F <= 256; F *= 4) {
+    GopScheduleChoice c;
+    ck_assert_int_eq(gop_choose_schedule(op, g, F, NULL, &c), 0);
+    ck_assert_msg(!strstr(c.schedule, "group") && !strstr(c.schedule, "gnnadvisor"), "%s",
+                  c.schedule);
+  }
+  gop_run_free(r);
+  graph_free(big);
 }
 END_TEST
 
@@ -421,6 +622,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, index64);
   tcase_add_test(tc, host_paths_refuse);
   tcase_add_test(tc, choice_without_groups);
+  tcase_add_test(tc, tables_built_on_the_device);
+  tcase_add_test(tc, builder_failures_and_choice);
   tcase_add_test(tc, refusals);
   tcase_add_test(tc, no_driver);
   suite_add_tcase(s, tc);
