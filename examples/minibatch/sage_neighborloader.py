@@ -11,9 +11,9 @@ compute (forward, backward, optimiser step).
 
 On the GPU, gop.Graph.from_edge_index builds a batch's graph where it is
 faster: a batch of a few thousand edges on the host (one copy of its edges
-to the host), which also gives the graph neighbour-group schedules, and one
-of gop.graph.DEVICE_BUILD_MIN_EDGES edges or more on the GPU, with no host
-round trip of the edges.
+to the host), and one of gop.graph.DEVICE_BUILD_MIN_EDGES edges or more on
+the GPU, with no host round trip of the edges (its neighbour-group tables,
+if a schedule wants them, are built there too).
 
     python3 examples/minibatch/sage_neighborloader.py --graph ogbn-arxiv.mtx.gz \\
         --device cuda --steps 50

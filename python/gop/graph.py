@@ -37,8 +37,8 @@ _kept = [0]  # graphs _release could not free (tests read it)
 # the two differ by a few tenths of a ms. Earlier runs agree: a 9K-edge
 # mini-batch 1.94 ms on the device against 0.75 ms copied and built on the
 # host, ogbn-arxiv's 1.17M edges 1.67 against 29.3 + 5.5 ms. Both paths give
-# the same graph, bit for bit; a host-built one also takes neighbour-group
-# schedules and the host-side calls.
+# the same graph, bit for bit (its neighbour-group tables too, in
+# destination order); a host-built one also takes the host-side calls.
 DEVICE_BUILD_MIN_EDGES = 25_000
 
 
@@ -360,8 +360,9 @@ class Graph:
         tensor; libgop refuses one not in gop's device's memory), False on
         the host. The graph is the same either way, bit for bit, and
         `device_built` says which it was. A device-built graph lives on the
-        GPU only: CUDA tensors run on it, CPU tensors (the interpreter),
-        neighbour-group schedules and the host-side calls (reordering,
+        GPU only: CUDA tensors run on it, neighbour-group schedules too
+        (their tables built on the GPU when first used: build_groups), but
+        CPU tensors (the interpreter) and the host-side calls (reordering,
         partitions, tuning, writing it) refuse it. A host-built one has
         them all, so a small batch built on the host gains them; its arrays
         are uploaded at its first GPU run."""
