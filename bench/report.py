@@ -14,7 +14,9 @@ the same GPU in the same run, and writes to OUTDIR:
                 fewest-bytes bound, speedups; then each issue-6 target with
                 the measured value and whether it is met; the cost model's
                 rank correlation with the measured times
-  report.csv    the same per case, machine-readable
+  report.csv    the same per case, machine-readable, with how each side
+                was timed (tuned_timing, peer_timing: graph replay or
+                events; bench/README.md, Timing)
   speedup.svg   gop tuned over the best peer, per operator and graph
   heatmap.svg   uGrapher's figure 18: time over grouping x tiling for the
                 one case gop_bench measured on the whole warp_edge grid
@@ -175,7 +177,10 @@ def main():
         if r.get("ok") != "1":
             continue
         k = (r["op"], r["graph"], int(r["F"]))
-        peers[k][r["peer"]] = (float(r["time_ms"]), float(r["frac_of_bound"]))
+        # (ms, fraction of the bound, how it was timed: CSVs before
+        # 2026-11-28 have no timing column and were timed with events)
+        peers[k][r["peer"]] = (float(r["time_ms"]), float(r["frac_of_bound"]),
+                               r.get("timing") or "events")
 
     table, failures, corr = [], [], []
     for k in sorted(cases):
@@ -208,12 +213,15 @@ def main():
             "peer_frac": bp[1][1] if bp else float("nan"),
             "speedup": bp[1][0] / t if bp else float("nan"),
             "checked_against": best["checked_against"],
+            "tuned_timing": best.get("timing") or "events",
+            "peer_timing": bp[1][2] if bp else "",
             "peers": p,
         })
 
     fields = ["op", "graph", "F", "V", "E", "tuned_schedule", "tuned_ms", "tuned_frac",
               "chosen_schedule", "chosen_source", "chosen_ms", "default_ms", "best_peer",
-              "peer_ms", "peer_frac", "speedup", "checked_against"]
+              "peer_ms", "peer_frac", "speedup", "checked_against", "tuned_timing",
+              "peer_timing"]
     with open(os.path.join(outdir, "report.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -268,6 +276,22 @@ def main():
         summary.append(f"cost model vs measured, Spearman over each case's candidates: mean "
                        f"{sum(corr) / len(corr):.2f} over {len(corr)} cases")
     summary.append(f"{len(failures)} candidate runs failed their check or their run")
+    # How the numbers were timed: graph replay or events, per side; a case
+    # whose two sides were timed differently (a capture that failed and
+    # fell back to events) is named, since the ratio then mixes methods.
+    def methods(values):
+        n = defaultdict(int)
+        for v in values:
+            n[v or "events"] += 1
+        return ", ".join(f"{c} by {m}" for m, c in sorted(n.items()))
+    summary.append(f"timing: gop rows {methods(r.get('timing') for r in gop_rows)}; peer rows "
+                   f"{methods(r.get('timing') for r in peer_rows)} (bench/README.md, Timing)")
+    mixed = [r for r in table if r["peer_timing"] and r["peer_timing"] != r["tuned_timing"]]
+    if mixed:
+        summary.append(f"{len(mixed)} cases compare a gop time and a peer time timed "
+                       f"differently: " + ", ".join(
+                           f"{r['op']} {r['graph']} F={r['F']} (gop {r['tuned_timing']}, "
+                           f"{r['best_peer']} {r['peer_timing']})" for r in mixed[:10]))
     lines.append("")
     lines.append("## Per case")
     lines.append("")

@@ -13,9 +13,14 @@
  * edge order of every edge tensor is that CSR order. X, Y and Z are
  * row-major [|V|, F]. Buffers, descriptors and preprocessing are made once,
  * outside the timed region; each result is checked once against a float64
- * CPU computation (relative L2 < 1e-4) before it is timed. Output: CSV rows
- * `peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok` on stdout, facts on
- * `#` lines; bench/README.md gives the fewest-bytes formulas.
+ * CPU computation (relative L2 < 1e-4) before it is timed. Timing: by
+ * default the timed calls are captured into a CUDA graph and its replays
+ * timed (--timing graph; --timing events times each round between events,
+ * launched from the host), as gop_bench times gop (bench/README.md,
+ * Timing). Output: CSV rows
+ * `peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls` on
+ * stdout, facts on `#` lines; bench/README.md gives the fewest-bytes
+ * formulas.
  *
  * Written in C except where CUDA forces C++ (nvcc compiles .cu as C++).
  */
@@ -438,7 +443,21 @@ static void devset_free(DevSet *d)
 typedef struct {
     int warmup, reps;
     cudaEvent_t e0, e1;
+    int graph;      /* --timing graph: replays of a captured CUDA graph */
+    int graph_reps; /* rounds captured per graph; 0: about 1 ms a replay */
 } Timer;
+
+/* The most calls one captured graph holds (rounds x sets), as gop_bench's
+ * (RT_GRAPH_MAX_RUNS), and the replay length the rounds are chosen for. */
+enum { GRAPH_MAX_RUNS = 1024 };
+static const double GRAPH_TARGET_MS = 1.0;
+
+/* How the last timing was made: its calls per replay, 0 for events. */
+static int g_calls;
+/* While capturing, a failed cuSPARSE call is recorded here and the
+ * capture given up, rather than the process ended. */
+static int g_soft;
+static cusparseStatus_t g_soft_status;
 
 typedef int (*RunFn)(void *ctx, int set); /* returns 0 on a refused call */
 
@@ -470,7 +489,119 @@ static double time_median_ms(Timer *t, RunFn fn, void *ctx, int nsets)
         ms[r] /= (float)nsets;
     }
     qsort(ms, (size_t)reps, sizeof(float), cmp_float);
+    g_calls = 0;
     return reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+}
+
+/* The same median by graph replay: in a stream of its own (the handle's,
+ * for the while), the warm-up rounds eagerly; then `calls` rounds (every
+ * set once each) captured into one CUDA graph -- t->graph_reps, or enough
+ * for about GRAPH_TARGET_MS from three more eager rounds, at most
+ * GRAPH_MAX_RUNS calls -- replayed once, then t->reps times back to back
+ * between events; each time over the calls. Sets g_calls. Returns a
+ * negative time after a `# note` line when the capture or a replay fails
+ * (the caller then times with events). */
+static double time_graph_ms(Timer *t, cusparseHandle_t h, RunFn fn, void *ctx, int nsets,
+                            const char *what)
+{
+    float ms[256];
+    cudaEvent_t ev[257];
+    int reps = t->reps < 256 ? t->reps : 256;
+    int most = GRAPH_MAX_RUNS / nsets > 0 ? GRAPH_MAX_RUNS / nsets : 1;
+    cudaStream_t st;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    const char *failed = NULL;
+    cudaError_t e = cudaSuccess;
+    CK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CK_SP(cusparseSetStream(h, st));
+    for (int i = 0; i < (t->warmup > 1 ? t->warmup : 1); i++)
+        for (int k = 0; k < nsets; k++)
+            fn(ctx, k);
+    int calls = t->graph_reps;
+    if (calls == 0) {
+        CK_CUDA(cudaEventRecord(t->e0, st));
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < nsets; k++)
+                fn(ctx, k);
+        CK_CUDA(cudaEventRecord(t->e1, st));
+        CK_CUDA(cudaEventSynchronize(t->e1));
+        float round = 0;
+        CK_CUDA(cudaEventElapsedTime(&round, t->e0, t->e1));
+        round /= 3;
+        calls = round > 0 ? (int)ceil(GRAPH_TARGET_MS / round * (1 - 1e-6)) : most;
+    }
+    calls = calls < 1 ? 1 : calls > most ? most : calls;
+    CK_CUDA(cudaStreamSynchronize(st));
+    CK_CUDA(cudaGetLastError());
+    e = cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        failed = "cudaStreamBeginCapture";
+    } else {
+        g_soft = 1;
+        g_soft_status = CUSPARSE_STATUS_SUCCESS;
+        for (int c = 0; c < calls && g_soft_status == CUSPARSE_STATUS_SUCCESS; c++)
+            for (int k = 0; k < nsets && g_soft_status == CUSPARSE_STATUS_SUCCESS; k++)
+                fn(ctx, k);
+        g_soft = 0;
+        e = cudaStreamEndCapture(st, &graph); /* always: the stream must stop capturing */
+        if (g_soft_status != CUSPARSE_STATUS_SUCCESS)
+            failed = cusparseGetErrorName(g_soft_status);
+        else if (e != cudaSuccess)
+            failed = "cudaStreamEndCapture";
+    }
+    if (!failed && (e = cudaGraphInstantiate(&exec, graph, 0)) != cudaSuccess)
+        failed = "cudaGraphInstantiate";
+    if (!failed && (e = cudaGraphLaunch(exec, st)) != cudaSuccess)
+        failed = "cudaGraphLaunch";
+    int made = 0;
+    for (; !failed && made <= reps; made++)
+        CK_CUDA(cudaEventCreate(&ev[made]));
+    if (!failed) {
+        CK_CUDA(cudaEventRecord(ev[0], st));
+        for (int r = 0; r < reps && !failed; r++) {
+            if ((e = cudaGraphLaunch(exec, st)) != cudaSuccess)
+                failed = "cudaGraphLaunch";
+            else
+                CK_CUDA(cudaEventRecord(ev[r + 1], st));
+        }
+    }
+    if (!failed) {
+        CK_CUDA(cudaEventSynchronize(ev[reps]));
+        CK_CUDA(cudaGetLastError());
+        for (int r = 0; r < reps; r++) {
+            CK_CUDA(cudaEventElapsedTime(&ms[r], ev[r], ev[r + 1]));
+            ms[r] /= (float)calls * (float)nsets;
+        }
+    }
+    CK_CUDA(cudaStreamSynchronize(st));
+    for (int i = 0; i < made; i++)
+        CK_CUDA(cudaEventDestroy(ev[i]));
+    if (exec)
+        CK_CUDA(cudaGraphExecDestroy(exec));
+    if (graph)
+        CK_CUDA(cudaGraphDestroy(graph));
+    CK_SP(cusparseSetStream(h, 0));
+    CK_CUDA(cudaStreamDestroy(st));
+    if (failed) {
+        printf("# note: %s: graph capture failed in %s (%s); timed with events\n", what, failed,
+               e != cudaSuccess ? cudaGetErrorName(e) : "a cuSPARSE call refused");
+        (void)cudaGetLastError(); /* not sticky: clear it */
+        g_calls = 0;
+        return -1;
+    }
+    qsort(ms, (size_t)reps, sizeof(float), cmp_float);
+    g_calls = calls;
+    return reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+}
+
+/* The timing the run asked for (Timer.graph), falling back to events when
+ * the capture fails; g_calls says which was used. */
+static double time_call_ms(Timer *t, cusparseHandle_t h, RunFn fn, void *ctx, int nsets,
+                           const char *what)
+{
+    double ms = t->graph ? time_graph_ms(t, h, fn, ctx, nsets, what) : -1;
+    return ms >= 0 ? ms : time_median_ms(t, fn, ctx, nsets);
 }
 
 /* Device-to-device copy of 1 GiB; bytes read plus written over the median
@@ -535,9 +666,15 @@ static cusparseSpMatDescr_t spmm_matA(const SpmmCtx *c, int k)
 static int run_spmm(void *ctx, int k)
 {
     SpmmCtx *c = (SpmmCtx *)ctx;
-    CK_SP(cusparseSpMM(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                       &k_one, spmm_matA(c, k), c->sets[k].dx, &k_zero, c->sets[k].dy,
-                       CUDA_R_32F, c->alg, c->buf[k]));
+    cusparseStatus_t s = cusparseSpMM(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &k_one, spmm_matA(c, k),
+                                      c->sets[k].dx, &k_zero, c->sets[k].dy, CUDA_R_32F, c->alg,
+                                      c->buf[k]);
+    if (s != CUSPARSE_STATUS_SUCCESS && g_soft) {
+        g_soft_status = s;
+        return 0;
+    }
+    CK_SP(s);
     return 1;
 }
 
@@ -551,9 +688,15 @@ static int run_sddmm(void *ctx, int k)
 {
     SddmmCtx *c = (SddmmCtx *)ctx;
     DevSet *d = &c->sets[k];
-    CK_SP(cusparseSDDMM(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                        &k_one, d->dz, d->dxt, &k_zero, d->csr_s, CUDA_R_32F,
-                        CUSPARSE_SDDMM_ALG_DEFAULT, c->buf[k]));
+    cusparseStatus_t s = cusparseSDDMM(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                       CUSPARSE_OPERATION_NON_TRANSPOSE, &k_one, d->dz, d->dxt,
+                                       &k_zero, d->csr_s, CUDA_R_32F,
+                                       CUSPARSE_SDDMM_ALG_DEFAULT, c->buf[k]);
+    if (s != CUSPARSE_STATUS_SUCCESS && g_soft) {
+        g_soft_status = s;
+        return 0;
+    }
+    CK_SP(s);
     return 1;
 }
 
@@ -564,12 +707,14 @@ typedef struct {
     double ceiling;
 } Case;
 
+/* `calls`: the timing's calls per graph replay, 0 when timed with events. */
 static void print_row(const Case *cs, const char *peer, const char *op, double ms, double bytes,
-                      int ok)
+                      int ok, int calls)
 {
     double gbps = bytes / (ms * 1e-3) / 1e9;
-    printf("%s,%s,%s,%lld,%lld,%d,%.5f,%.2f,%.4f,%d\n", peer, op, cs->graph, (long long)cs->nv,
-           (long long)cs->ne, cs->F, ms, gbps, gbps / cs->ceiling, ok);
+    printf("%s,%s,%s,%lld,%lld,%d,%.5f,%.2f,%.4f,%d,%s,%d\n", peer, op, cs->graph,
+           (long long)cs->nv, (long long)cs->ne, cs->F, ms, gbps, gbps / cs->ceiling, ok,
+           calls ? "graph" : "events", calls);
     fflush(stdout);
 }
 
@@ -602,6 +747,7 @@ static void bench_spmm(cusparseHandle_t h, Timer *tm, const Case *cs, DevSet *se
     size_t vf = (size_t)cs->nv * cs->F;
     double best = INFINITY;
     const char *best_peer = NULL;
+    int best_calls = 0;
     void **buf = (void **)xmalloc((size_t)nsets * sizeof(void *));
 
     for (size_t a = 0; a < sizeof k_spmm_algs / sizeof k_spmm_algs[0]; a++) {
@@ -643,7 +789,8 @@ static void bench_spmm(cusparseHandle_t h, Timer *tm, const Case *cs, DevSet *se
             CK_CUDA(cudaMemcpy(host_y, sets[0].y, vf * sizeof(float), cudaMemcpyDeviceToHost));
             double err = rel_l2(host_y, ref, vf);
             check_report(what, "first call", err);
-            double ms = time_median_ms(tm, run_spmm, &c, nsets);
+            double ms = time_call_ms(tm, h, run_spmm, &c, nsets, what);
+            int calls = g_calls;
             /* The last set was written only inside the timed loop: check it
              * too, so a result computed only once cannot hide a wrong one. */
             CK_CUDA(cudaMemcpy(host_y, sets[nsets - 1].y, vf * sizeof(float),
@@ -651,17 +798,18 @@ static void bench_spmm(cusparseHandle_t h, Timer *tm, const Case *cs, DevSet *se
             double err2 = rel_l2(host_y, ref, vf);
             check_report(what, "after timing", err2);
             int ok = err < 1e-4 && err2 < 1e-4;
-            print_row(cs, k_spmm_algs[a].peer, op, ms, bytes, ok);
+            print_row(cs, k_spmm_algs[a].peer, op, ms, bytes, ok, calls);
             if (ok && ms < best) {
                 best = ms;
                 best_peer = k_spmm_algs[a].peer;
+                best_calls = calls;
             }
         }
         for (int k = 0; k < made; k++)
             CK_CUDA(cudaFree(buf[k]));
     }
     if (best_peer) {
-        print_row(cs, "cusparse_best", op, best, bytes, 1);
+        print_row(cs, "cusparse_best", op, best, bytes, 1, best_calls);
         printf("# best %s %s F=%d: %s\n", op, cs->graph, cs->F, best_peer);
     }
     free(buf);
@@ -708,12 +856,13 @@ static void bench_sddmm(cusparseHandle_t h, Timer *tm, const Case *cs, DevSet *s
         CK_CUDA(cudaMemcpy(host_s, sets[0].s, ne * sizeof(float), cudaMemcpyDeviceToHost));
         double err = rel_l2(host_s, ref, ne);
         check_report(what, "first call", err);
-        double ms = time_median_ms(tm, run_sddmm, &c, nsets);
+        double ms = time_call_ms(tm, h, run_sddmm, &c, nsets, what);
+        int calls = g_calls;
         CK_CUDA(cudaMemcpy(host_s, sets[nsets - 1].s, ne * sizeof(float),
                            cudaMemcpyDeviceToHost));
         double err2 = rel_l2(host_s, ref, ne);
         check_report(what, "after timing", err2);
-        print_row(cs, "cusparse_sddmm", "u_dot_v", ms, bytes, err < 1e-4 && err2 < 1e-4);
+        print_row(cs, "cusparse_sddmm", "u_dot_v", ms, bytes, err < 1e-4 && err2 < 1e-4, calls);
     }
     for (int k = 0; k < made; k++)
         CK_CUDA(cudaFree(buf[k]));
@@ -798,6 +947,9 @@ static void usage(FILE *to)
             "  --ceiling GBPS  copy ceiling to divide by (default: measured here)\n"
             "  --warmup N      warm-up rounds (default 5)\n"
             "  --reps N        timed rounds, median taken (default 20)\n"
+            "  --timing graph|events  graph (default): time replays of a CUDA graph of the\n"
+            "                  rounds, per call; events: each round between events\n"
+            "  --graph-reps N  rounds captured per graph, 0 to 1024 (default 0: about 1 ms)\n"
             "  --header        print the CSV header line first\n"
             "--selftest parses the file on the CPU only and prints |V| |E|.\n");
 }
@@ -836,7 +988,7 @@ int main(int argc, char **argv)
     const char *name = NULL, *files[64];
     int nfiles = 0;
     double ceiling = 0.0;
-    Timer tm = {5, 20, NULL, NULL};
+    Timer tm = {5, 20, NULL, NULL, 1, 0};
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -869,6 +1021,22 @@ int main(int argc, char **argv)
             tm.warmup = atoi(argv[++i]);
         } else if (!strcmp(a, "--reps") && more) {
             tm.reps = atoi(argv[++i]);
+        } else if (!strcmp(a, "--timing") && more) {
+            const char *v = argv[++i];
+            if (strcmp(v, "graph") && strcmp(v, "events")) {
+                fprintf(stderr, "cusparse_bench: --timing %s: choose graph or events\n", v);
+                return 2;
+            }
+            tm.graph = !strcmp(v, "graph");
+        } else if (!strcmp(a, "--graph-reps") && more) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 0 || v > GRAPH_MAX_RUNS) {
+                fprintf(stderr, "cusparse_bench: --graph-reps %s: not a whole number from 0 to %d\n",
+                        argv[i], GRAPH_MAX_RUNS);
+                return 2;
+            }
+            tm.graph_reps = (int)v;
         } else if (!strcmp(a, "--header")) {
             header = 1;
         } else if (!strcmp(a, "--ceiling-only")) {
@@ -916,11 +1084,12 @@ int main(int argc, char **argv)
     cusparseHandle_t h;
     CK_SP(cusparseCreate(&h));
     CK_SP(cusparseGetVersion(h, &sp_ver));
-    printf("# cusparse_version=%d warmup=%d reps=%d\n", sp_ver, tm.warmup, tm.reps);
+    printf("# cusparse_version=%d warmup=%d reps=%d timing=%s graph_reps=%d\n", sp_ver,
+           tm.warmup, tm.reps, tm.graph ? "graph" : "events", tm.graph_reps);
     CK_CUDA(cudaEventCreate(&tm.e0));
     CK_CUDA(cudaEventCreate(&tm.e1));
     if (header)
-        printf("peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok\n");
+        printf("peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls\n");
     for (int i = 0; i < nfiles; i++) {
         char nm[256];
         if (name)

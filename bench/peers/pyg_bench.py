@@ -25,8 +25,12 @@ A is the CSR by destination (row v = v's in-edges); the edges are sorted by
 Each result is checked once against a float64 computation on the GPU
 (relative L2 < 1e-4) before it is timed; timing uses CUDA events, a warm-up,
 and the median of repeats, rotating several input copies when one copy fits
-in L2. Output: CSV rows `peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok`
-on stdout, `#` lines for facts and skips; bench/README.md has the formulas.
+in L2. By default (--timing graph) the timed rounds are captured into one
+torch.cuda.CUDAGraph and its replays are timed, per call, as gop_bench and
+cusparse_bench time theirs; a call that cannot be captured is noted and
+timed with events (--timing events: every call so). Output: CSV rows
+`peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls` on
+stdout, `#` lines for facts and skips; bench/README.md has the formulas.
 
 `--summary CSV` prints the table of the best peer per graph and width for
 weighted sum aggregation (and needs no torch).
@@ -38,7 +42,12 @@ import sys
 import time
 
 OPS_F = ("copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max", "u_dot_v", "u_add_v")
-HEADER = "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok"
+HEADER = "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls"
+# The most calls one captured graph holds (rounds x sets), and the replay
+# length the rounds are chosen for: gop_bench's (RT_GRAPH_MAX_RUNS,
+# RT_GRAPH_TARGET_MS) and cusparse_bench's.
+GRAPH_MAX_RUNS = 1024
+GRAPH_TARGET_MS = 1.0
 DEFAULT_GRAPHS = ("cora", "citeseer", "pubmed", "wiki-Vote", "ca-HepPh", "musae-facebook",
                   "deezer-HU", "blogcatalog", "proteins", "delaunay_n16", "soc-Slashdot0902",
                   "ogbn-arxiv", "cnr-2000", "molhiv")
@@ -239,6 +248,53 @@ def time_median_ms(fn, sets, warmup, reps):
     return times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
 
 
+def time_graph_ms(fn, sets, warmup, reps, graph_reps):
+    """The median per call by graph replay: on a side stream, `warmup` eager
+    rounds (at least one); then `graph_reps` rounds (each set once each;
+    0: enough for about GRAPH_TARGET_MS from three more eager rounds, at
+    most GRAPH_MAX_RUNS calls) captured into one torch.cuda.CUDAGraph,
+    replayed once, then `reps` times back to back between events; each
+    time over the calls. Returns (ms, rounds captured). Raises what torch
+    raises when a call cannot be captured."""
+    import torch
+
+    most = max(1, GRAPH_MAX_RUNS // len(sets))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(max(warmup, 1)):
+            for s in sets:
+                fn(s)
+    torch.cuda.current_stream().wait_stream(side)
+    calls = graph_reps
+    if calls == 0:
+        per_round = time_median_ms(fn, sets, 0, 3) * len(sets)
+        calls = math.ceil(GRAPH_TARGET_MS / per_round * (1 - 1e-6)) if per_round > 0 else most
+    calls = max(1, min(calls, most))
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            for _ in range(calls):
+                for s in sets:
+                    fn(s)
+        graph.replay()
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+        ev[0].record()
+        for i in range(reps):
+            graph.replay()
+            ev[i + 1].record()
+        ev[-1].synchronize()
+        times = sorted(ev[i].elapsed_time(ev[i + 1]) / (calls * len(sets)) for i in range(reps))
+    finally:
+        try:
+            graph.reset()  # its memory pool goes with it
+        except RuntimeError:
+            pass  # a capture that failed left nothing to free
+    n = len(times)
+    return (times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])), calls
+
+
 def choose_sets(nbytes, l2, cap):
     """One input copy when it is at least twice L2, else enough copies for
     three times L2, at most `cap` (host overhead, not the cache, dominates the
@@ -315,11 +371,28 @@ class Runner:
         self.args, self.ceiling, self.l2 = args, ceiling, l2
         self.failed = 0
 
-    def row(self, peer, op, graph, nv, ne, f, ms, ok):
+    def row(self, peer, op, graph, nv, ne, f, ms, ok, calls):
         nb = fewest_bytes(op, nv, ne, f)
         gbps = nb / (ms * 1e-3) / 1e9
         print(f"{peer},{op},{graph},{nv},{ne},{f},{ms:.5f},{gbps:.2f},"
-              f"{gbps / self.ceiling:.4f},{int(ok)}", flush=True)
+              f"{gbps / self.ceiling:.4f},{int(ok)},{'graph' if calls else 'events'},{calls}",
+              flush=True)
+
+    def time(self, fn, sets, what):
+        """(ms, calls per replay) as --timing asks; a capture that fails is
+        noted and the call timed with events (calls 0)."""
+        import torch
+
+        a = self.args
+        if a.timing == "graph":
+            try:
+                return time_graph_ms(fn, sets, a.warmup, a.reps, a.graph_reps)
+            except (RuntimeError, NotImplementedError, ValueError, TypeError) as exc:
+                msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                print(f"# note: {what}: graph capture failed ({type(exc).__name__}: {msg}); "
+                      f"timed with events", flush=True)
+                torch.cuda.synchronize()
+        return time_median_ms(fn, sets, a.warmup, a.reps), 0
 
     def one(self, peer, op, fn, sets, ref_check, graph, nv, ne, f):
         """Checks fn on the first set, times it over all sets, checks the
@@ -332,13 +405,13 @@ class Runner:
             if not err < 1e-4:
                 print(f"# WRONG {what} (first call): relative L2 error {err:.3g} "
                       f"against float64", flush=True)
-            ms = time_median_ms(fn, sets, self.args.warmup, self.args.reps)
+            ms, calls = self.time(fn, sets, what)
             err2 = ref_check(fn(sets[-1])) if len(sets) > 1 else err
             if not err2 < 1e-4:
                 print(f"# WRONG {what} (last set): relative L2 error {err2:.3g}", flush=True)
             ok = err < 1e-4 and err2 < 1e-4
             self.failed += not ok
-            self.row(peer, op, graph, nv, ne, f, ms, ok)
+            self.row(peer, op, graph, nv, ne, f, ms, ok, calls)
         except torch.cuda.OutOfMemoryError as exc:
             print(f"# skip {what}: out of GPU memory ({str(exc).splitlines()[0]})", flush=True)
             torch.cuda.empty_cache()
@@ -434,7 +507,7 @@ def read_csv(path):
             if not line or line.startswith("#") or line.startswith("peer,"):
                 continue
             p = line.split(",")
-            if len(p) != 10:
+            if len(p) not in (10, 12):  # 12: with timing,graph_calls (2026-11-28 on)
                 continue
             rows.append({"peer": p[0], "op": p[1], "graph": p[2], "V": int(p[3]),
                          "E": int(p[4]), "F": int(p[5]), "ms": float(p[6]),
@@ -491,6 +564,16 @@ def summary(path):
 
 # ---- driver -----------------------------------------------------------------
 
+def graph_reps_arg(text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v <= GRAPH_MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"{text}: not a whole number from 0 to {GRAPH_MAX_RUNS}")
+    return v
+
+
 def parse_widths(text):
     out = [int(t) for t in text.replace(",", " ").split()]
     if not out or min(out) < 1:
@@ -513,6 +596,11 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--max-sets", type=int, default=16,
                     help="most input copies rotated against the cache (default 16)")
+    ap.add_argument("--timing", choices=("graph", "events"), default="graph",
+                    help="graph (default): time replays of a CUDA graph of the timed rounds, per "
+                    "call; events: each round between events, launched from the host")
+    ap.add_argument("--graph-reps", type=graph_reps_arg, default=0,
+                    help="rounds captured per graph, 0 to 1024 (default 0: about 1 ms a replay)")
     ap.add_argument("--header", action="store_true", help="print the CSV header first")
     ap.add_argument("--summary", metavar="CSV", help="print the summary table of a CSV and exit")
     args = ap.parse_args(argv)
@@ -534,7 +622,8 @@ def main(argv=None):
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 * 1024 * 1024)
     print(f"# pyg: torch={torch.__version__} torch_geometric={torch_geometric.__version__} "
-          f"gpu={props.name} l2_mb={l2 / 1e6:.1f} warmup={args.warmup} reps={args.reps}",
+          f"gpu={props.name} l2_mb={l2 / 1e6:.1f} warmup={args.warmup} reps={args.reps} "
+          f"timing={args.timing} graph_reps={args.graph_reps}",
           flush=True)
     ceiling = args.ceiling
     if ceiling <= 0:

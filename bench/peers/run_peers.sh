@@ -4,16 +4,20 @@
 # folder, on the GPU machine, in one call.
 #
 #   bash bench/peers/run_peers.sh DATASETS_DIR OUT_DIR [GRAPH...] [--F "16 32 64 128 256"]
+#        [--timing graph|events] [--graph-reps N]
 #
 # DATASETS_DIR holds NAME.mtx.gz (all 14 graphs of MANIFEST.md by default).
 # Writes OUT_DIR/peers.csv (`#` lines for the GPU and the copy ceiling, then
-# peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok) and OUT_DIR/peers.log,
-# and prints a summary table last. bench/README.md says what is measured.
+# peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls) and
+# OUT_DIR/peers.log, and prints a summary table last. --timing and
+# --graph-reps go to both drivers (default: graph replay, about 1 ms a
+# replay), as gop_bench takes them. bench/README.md says what is measured.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 
 usage() {
-    echo "usage: $0 DATASETS_DIR OUT_DIR [GRAPH...] [--F \"16 32 64 128 256\"]" >&2
+    echo "usage: $0 DATASETS_DIR OUT_DIR [GRAPH...] [--F \"16 32 64 128 256\"]" \
+         "[--timing graph|events] [--graph-reps N]" >&2
     exit 2
 }
 
@@ -22,11 +26,13 @@ DATASETS_DIR=$1
 OUT_DIR=$2
 shift 2
 WIDTHS="16 32 64 128 256"
+TIMING=(--timing graph)
 GRAPHS=()
 while [ $# -gt 0 ]; do
     case $1 in
         --F) [ $# -ge 2 ] || usage; WIDTHS=$2; shift 2 ;;
         --F=*) WIDTHS=${1#--F=}; shift ;;
+        --timing|--graph-reps) [ $# -ge 2 ] || usage; TIMING+=("$1" "$2"); shift 2 ;;
         -h|--help) usage ;;
         *) GRAPHS+=("$1"); shift ;;
     esac
@@ -71,7 +77,8 @@ say "$(echo "$CEIL_OUT" | head -n 1 | sed 's/^# //'); copy ceiling $CEILING GB/s
 {
     echo "$CEIL_OUT"
     echo "# widths=$WIDTHS date=$(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok"
+    echo "# timing: ${TIMING[*]}"
+    echo "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls"
 } >"$CSV"
 
 # ---- cuSPARSE, one process per graph (a failure costs one graph) -------------
@@ -85,7 +92,7 @@ for g in "${GRAPHS[@]}"; do
     fi
     gunzip -c "$src" >"$WORK/$g.mtx"
     say "cusparse $g"
-    if ! "$WORK/cusparse_bench" --ceiling "$CEILING" --F "$WIDTHS" --name "$g" "$WORK/$g.mtx" \
+    if ! "$WORK/cusparse_bench" --ceiling "$CEILING" --F "$WIDTHS" "${TIMING[@]}" --name "$g" "$WORK/$g.mtx" \
             >"$WORK/$g.out" 2>>"$LOG"; then
         say "cusparse_bench FAILED on $g (see $LOG)"
         tail -n 3 "$LOG" >&2
@@ -93,18 +100,18 @@ for g in "${GRAPHS[@]}"; do
     fi
     cat "$WORK/$g.out" >>"$LOG"
     grep -v '^#' "$WORK/$g.out" >>"$CSV"
-    grep -E '^# (WRONG|skip)' "$WORK/$g.out" | tee -a "$CSV" >&2
+    grep -E '^# (WRONG|skip|note)' "$WORK/$g.out" | tee -a "$CSV" >&2
     rm -f "$WORK/$g.mtx"
 done
 
 # ---- PyTorch Geometric and torch, one process for all graphs ------------------
 say "pyg_bench on ${#GRAPHS[@]} graphs"
 python3 "$HERE/pyg_bench.py" --datasets "$DATASETS_DIR" --graphs "${GRAPHS[@]}" \
-    --F "$WIDTHS" --ceiling "$CEILING" >"$WORK/pyg.out" 2> >(tee -a "$LOG" >&2)
+    --F "$WIDTHS" --ceiling "$CEILING" "${TIMING[@]}" >"$WORK/pyg.out" 2> >(tee -a "$LOG" >&2)
 PYRC=$?
 cat "$WORK/pyg.out" >>"$LOG"
 grep -v '^#' "$WORK/pyg.out" >>"$CSV"
-grep -E '^# (WRONG|skip)' "$WORK/pyg.out" | tee -a "$CSV" >&2
+grep -E '^# (WRONG|skip|note)' "$WORK/pyg.out" | tee -a "$CSV" >&2
 [ $PYRC -eq 0 ] || { say "pyg_bench exited with $PYRC"; FAILED=1; }
 
 say "done: $(grep -vc '^#' "$CSV") lines in $CSV"
