@@ -363,9 +363,12 @@ int tune_db_list(TuneDb *t, TuneListFn fn, void *ctx, Diag *d) {
     TuneOpShape shape;
     if (sqlite3_column_type(st, 21) != SQLITE_NULL) {
       k.op_name = (const char *)sqlite3_column_text(st, 21);
-      shape = (TuneOpShape){sqlite3_column_int(st, 22), sqlite3_column_int(st, 23),
-                            sqlite3_column_int(st, 24), sqlite3_column_int(st, 25),
-                            sqlite3_column_int(st, 26), sqlite3_column_int(st, 27) != 0};
+      shape = (TuneOpShape){.edge_rows = sqlite3_column_int(st, 22),
+                            .edge_red_rows = sqlite3_column_int(st, 23),
+                            .edge_scalars = sqlite3_column_int(st, 24),
+                            .vertex_rows = sqlite3_column_int(st, 25),
+                            .vertex_scalars = sqlite3_column_int(st, 26),
+                            .feature_loop = sqlite3_column_int(st, 27) != 0};
       k.shape = &shape;
     }
     TuneRecord r;

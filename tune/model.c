@@ -102,6 +102,7 @@ static const double LANE_C0_GROUP = 1.0; /* more for a group's warp: its table
                                             row, then its destination's degree
                                             (owned row or not), before the edges */
 static const double LANE_UMAX = 4.0;     /* edges in flight that pay off */
+static const double LANE_SHFL = 0.15;    /* a dependent shuffle, in steps */
 static const double LANE_U_PLAIN = 3.5;  /* a loop the schedule does not unroll
                                             (LLVM unrolls it; an explicit
                                             unroll of 4 still wins ties) */
@@ -140,8 +141,10 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * table's rows, a group a row */
   double groups = p->egroup > 0 ? E / p->egroup + LANE_GROUPS_V * V : 0;
   if (p->rows > 0) {
-    double R = p->rows;
-    double deg = fmin(dmax, mean + expected_max_normal(p->rows) * LANE_SKEW * std);
+    /* R rows a warp: spmm_rows' group of R, or 32 / T teams (sddmm_rows) */
+    int r = p->rows * (p->team > 0 ? 32 / p->team : 1);
+    double R = r;
+    double deg = fmin(dmax, mean + expected_max_normal(r) * LANE_SKEW * std);
     warps = ceil_div(V, R);
     steps = warps * deg * passes;
     per = deg;
@@ -161,16 +164,25 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
     steps = warps * span * passes;
     if (k > 1) per = span;
   }
-  double U = fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
+  /* An edge loop with a per-edge shuffle reduction (a dot product) is
+   * convergent: LLVM does not unroll it, so one edge is in flight, and
+   * each edge pays the butterfly, log2(lanes) dependent shuffles (lanes:
+   * the team's, else the warp's). Not fitted on a GPU yet (issue 37). */
+  double U = p->shuffle ? 1.0 : fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
+  double shfl = p->shuffle ? 1.0 + LANE_SHFL * log2(p->team > 0 ? p->team : 32) : 1.0;
   double inflight = fmax(1.0, fmin(U, fmin(per, LANE_UMAX)));
   double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
   out->occupancy = resident / ((double)SMS * WARPS_PER_SM);
   double c0 = LANE_C0 + (p->rows > 0 ? 0.0 : LANE_C0_GROUP);
-  out->issue_us = (steps / inflight + warps * c0) * LANE_L / resident * (2.0 - use);
+  out->issue_us = (steps * shfl / inflight + warps * c0) * LANE_L / resident * (2.0 - use);
   out->critical_us = (longest / fmin(U, fmax(1.0, dmax)) + c0) * LANE_L;
   double row = Fe * (p->elem > 0 ? p->elem : 4);
-  out->bytes = E * (shape->edge_rows * row + shape->edge_scalars * 4 + 4) +
-               V * (shape->vertex_rows + shape->edge_red_rows) * row;
+  /* A destination row read inside the edge loop (u_dot_v's Y[v, f]) is
+   * read once per row (a warp or team walks the row's edges) or once per
+   * neighbour group, not once per edge as edge-parallel schedules do. */
+  double dst_rows = shape->edge_dst_rows, once = p->rows > 0 ? V : groups;
+  out->bytes = E * ((shape->edge_rows - dst_rows) * row + shape->edge_scalars * 4 + 4) +
+               V * (shape->vertex_rows + shape->edge_red_rows) * row + once * dst_rows * row;
   out->bytes_reuse = out->bytes;
   /* The rows a second pass visits: all of them, or where the op fills its
    * own rows (passes/fill.c), those its groups do not own: heavy rows

@@ -45,6 +45,7 @@ static void shape_access(const IrNode *n, bool in_edge, TuneOpShape *s) {
   } else if (in_edge) {
     if (row) s->edge_rows += k;
     else s->edge_scalars += k;
+    if (row && k == 1 && t->domain == IR_DOM_DST) s->edge_dst_rows++;
   } else {
     if (row) s->vertex_rows += k;
     else s->vertex_scalars += k;
@@ -336,6 +337,11 @@ int tune_point_parse(const char *text, const IrModule *lib, TunePoint *out) {
   return 0;
 }
 
+static bool is_shuffle(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_SET && n->set.how == IR_HOW_SHUFFLE;
+}
+
 static bool is_group_loop(const IrNode *n, void *ctx) {
   (void)ctx;
   return n->kind == IR_LOOP &&
@@ -377,6 +383,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   }
   if (out->elem == 0) out->elem = 4;
   out->groups = ir_any(c->body, is_group_loop, NULL);
+  out->shuffle = ir_any(c->body, is_shuffle, NULL);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {
     int k = outer_bound_kind(main_stage(c->body));

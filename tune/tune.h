@@ -60,6 +60,11 @@ typedef struct TuneOpShape {
   int vertex_rows;    /* feature-wide accesses outside edge loops */
   int vertex_scalars;
   bool feature_loop;  /* some stage has a feature loop (lanes can take it) */
+  int edge_dst_rows;  /* of edge_rows, reads of destination rows (Y[v, f]
+                         in in_edges(v)): once per edge when edge-parallel,
+                         once per destination row or neighbour group when
+                         a warp or team walks the row's edges (not stored
+                         in the tuning database: 0 in a shape read back) */
 } TuneOpShape;
 
 /* One legal point of the space. */
@@ -96,6 +101,8 @@ typedef struct TunePoint {
                       not own (passes/fill.c), instead of a fill of all Y */
   bool groups;     /* some loop runs over neighbour groups: not for kernels
                       of 64-bit indices (docs/index64.md) */
+  bool shuffle;    /* a per-edge reduction over lanes (a dot product's
+                      butterfly of shuffles, conflicts.c) */
 } TunePoint;
 
 /* Keeps the points of `pts` that can compile: none with an atomic store
