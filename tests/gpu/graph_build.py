@@ -17,13 +17,33 @@
           on the same batches, and the host build of each batch timed
           beside the device build.
 
---prepare (here, no GPU needed) compiles the kernels both parts run into
-$GOP_CACHE_DIR. Writes OUT/graph_build.json and OUT/train.json."""
+  tables  neighbour-group tables built on the GPU (gop.graph.build_groups,
+          asked by libgop through the graph's builder) against the host's
+          (GOP_GROUP_ORDER=dst), bit for bit, for plain tables and
+          interleaved ones (two classes, and 3 and 8 quantile classes), on
+          the carried shared graphs and R-MAT (scales 18, 20, 22), and on
+          R-MAT 18 at 64-bit indices; copy_u_sum under two group schedules
+          equal on the device- and host-built graphs; the build timed with
+          the G = 32 table (from_edge_index + the table, synchronised,
+          median of 5): the target is R-MAT 22's 67M edges in 50 ms or less;
+  gopc    `gopc run` wall time on R-MAT 24 (268M edges) at F = 64, and on
+          R-MAT 26 (1.07 billion) with --rmat26 (an H200's memory; the host
+          build needs about 45 GB of RAM), the carried pack of copy_u_sum;
+  index64 copy_u_sum at 64-bit against 32-bit indices (GOP_INDEX64=1, the
+          carried packs of both widths) on R-MAT 20 and 22 and ogbn-arxiv,
+          F = 64, spmm_vec4(2) and spmm_groups(32, 2): the target is within
+          1.1x.
+
+--phases picks some (default build,tables,gopc,index64,train; --skip
+leaves some out). --prepare (here, no GPU needed) compiles the kernels the
+Python parts run into $GOP_CACHE_DIR. Writes OUT/graph_build.json,
+OUT/tables.json, OUT/gopc.json, OUT/index64.json and OUT/train.json."""
 import argparse
 import importlib.util
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,11 +67,25 @@ def example():
     return m
 
 
+# the group schedules the tables phase runs on both graphs, and the tables
+# it compares: (G, distance, classes, threshold)
+GROUP_SCHEDULES = ("spmm_groups(32, 2)", "gnnadvisor(8, 4); interleave(eo, 3, 2)")
+TABLES = ((32, 0, 0, 0), (16, 4, 2, 0), (8, 2, 3, 0), (4, 1, 8, 0))
+# the copy_u_sum packs the gopc and index64 phases run (tests/gpu/graph_build.sh
+# --prepare packs them for both widths)
+PACKS = {"vec4": "spmm_vec4(2)", "groups": "spmm_groups(32, 2)"}
+
+
 def prepare():
     before = gop.cache_stats()["compiled"]
-    for ei in ([[0, 1, 2], [1, 2, 0]], [[1, 0, 2], [0, 1, 2]]):  # both edge layouts
-        g = gop.Graph.from_edge_index(np.array(ei), 3)
-        gop.stdlib.copy_u_sum.prepare(g, F=F)
+    for wide in (False, True):
+        if wide:
+            os.environ["GOP_INDEX64"] = "1"
+        for ei in ([[0, 1, 2], [1, 2, 0]], [[1, 0, 2], [0, 1, 2]]):  # both edge layouts
+            g = gop.Graph.from_edge_index(np.array(ei), 3)
+            for s in (None,) + GROUP_SCHEDULES:
+                gop.stdlib.copy_u_sum.prepare(g, schedule=s, F=F)
+        os.environ.pop("GOP_INDEX64", None)
     example().prepare(argparse.Namespace(features=128, hidden=64, classes=16))
     print(f"graph_build: {gop.cache_stats()['compiled'] - before} kernels compiled into "
           f"{gop.cache_dir()}")
@@ -168,6 +202,98 @@ def build_case(name, ei, nv, full_check, tmp):
     return row
 
 
+def compare_tables(dg, hg, problems, label):
+    """Every table of TABLES of the device-built graph dg (built on the GPU
+    when asked) against the host-built hg's, bit for bit."""
+    for G, ilv, K, thr in TABLES:
+        what = f"{label}: table G {G}, distance {ilv}, {K} classes"
+        d, h = dg.group_table(G, ilv, K, thr), hg.group_table(G, ilv, K, thr)
+        for k in ("rows", "unowned_count", "threshold", "order"):
+            if d[k] != h[k]:
+                problems.append(f"{what}: {k} device {d[k]}, host {h[k]}")
+        for k in ("dst", "first", "end", "vptr", "vrow", "unowned", "class_rows",
+                  "class_min"):
+            a, b = d[k].cpu().numpy().astype(np.int64), h[k].astype(np.int64)
+            if a.shape != b.shape or not np.array_equal(a, b):
+                bad = int(np.argmax(a != b)) if a.shape == b.shape else -1
+                problems.append(f"{what}: {k} differs (first at {bad})")
+
+
+def tables_case(name, ei, nv, time_it):
+    """The tables phase on one edge_index (a CUDA tensor)."""
+    import torch
+    row = {"graph": name, "vertices": nv, "edges": int(ei.size(1)),
+           "index_bits": lib_bits(nv, int(ei.size(1)))}
+    problems = []
+    dg = gop.Graph.from_edge_index(ei, nv, device_build=True)
+    hg = gop.Graph.from_edge_index(ei.cpu(), nv, device_build=False)
+    compare_tables(dg, hg, problems, name)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    x = torch.randint(-8, 9, (nv, F), device="cuda", generator=gen).float()
+    for s in GROUP_SCHEDULES:
+        yd = gop.stdlib.copy_u_sum(dg, x, schedule=s)
+        yh = gop.stdlib.copy_u_sum(hg, x, schedule=s)
+        if not torch.equal(yd, yh):
+            problems.append(f"copy_u_sum under {s} differs on the device-built graph: max "
+                            f"|diff| {float((yd - yh).abs().max())}")
+    del dg, hg
+    if time_it:
+        plain, with_table = [], []
+        for _ in range(6):  # the first warms torch's allocator and sort
+            sync()
+            t = time.perf_counter()
+            g = gop.Graph.from_edge_index(ei, nv, device_build=True)
+            sync()
+            t1 = time.perf_counter()
+            g.group_table(32)
+            sync()
+            t2 = time.perf_counter()
+            plain.append(t1 - t)
+            with_table.append(t2 - t)
+            del g
+        row["build_ms"] = float(np.median(plain[1:]) * 1e3)
+        row["build_with_table_ms"] = float(np.median(with_table[1:]) * 1e3)
+        row["edges_per_s_with_table"] = row["edges"] / (row["build_with_table_ms"] / 1e3)
+    row["problems"] = problems
+    timing = (f"; build {row['build_ms']:.2f} ms, with the G = 32 table "
+              f"{row['build_with_table_ms']:.2f} ms "
+              f"({row['edges_per_s_with_table'] / 1e9:.2f} G edges/s)") if time_it else ""
+    print(f"tables {name} ({row['edges']} edges, {row['index_bits']}-bit): "
+          f"{'equal' if not problems else 'DIFFER'}{timing}"
+          f"{''.join(chr(10) + '  PROBLEM: ' + p for p in problems)}", flush=True)
+    return row
+
+
+def lib_bits(nv, ne):
+    return _lib.lib.gop_graph_device_index_bits(nv, ne)
+
+
+def gopc_run(gopc, pack, graph, wide=False, timeout=540):
+    """`gopc run --pack PACK --graph GRAPH --F 64`: (wall s, kernel ms, output)."""
+    env = dict(os.environ)
+    env.pop("GOP_INDEX64", None)
+    if wide:
+        env["GOP_INDEX64"] = "1"
+    cmd = [gopc, "run", "--pack", pack, "--graph", graph, "--F", "64"]
+    t = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        out, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, rc = f"{e.stdout or ''}timed out after {timeout} s", -1
+    wall = time.perf_counter() - t
+    ms = None
+    for line in out.splitlines():
+        if line.startswith("  time ") and line.split()[1].replace(".", "", 1).isdigit():
+            ms = float(line.split()[1])
+            break
+    if ms is None:  # the summary line: "... on the GPU ..., X ms"
+        import re
+        m = re.search(r"([0-9.]+) ms", out.splitlines()[0] if out else "")
+        ms = float(m.group(1)) if m and rc == 0 else None
+    return wall, ms, rc, out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prepare", action="store_true")
@@ -175,8 +301,12 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("--scales", default="18,20,22")
     ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--skip", default="", help="build, train")
+    ap.add_argument("--skip", default="", help="phases left out")
+    ap.add_argument("--phases", default="build,tables,gopc,index64,train")
+    ap.add_argument("--carry", default=None, help="the carry folder (gopc, packs/)")
+    ap.add_argument("--rmat26", action="store_true", help="gopc phase: R-MAT 26 too")
     args = ap.parse_args()
+    phases = [p for p in args.phases.split(",") if p and p not in args.skip.split(",")]
     if args.prepare:
         prepare()
         return 0
@@ -186,7 +316,7 @@ def main():
         return 1
     torch.cuda.init()
     rc = 0
-    if "build" not in args.skip:
+    if "build" in phases:
         rows = []
         with tempfile.TemporaryDirectory() as tmp:
             for s in [int(k) for k in args.scales.split(",") if k]:
@@ -202,7 +332,67 @@ def main():
             json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
         if any(r["problems"] for r in rows):
             rc = 1
-    if "train" not in args.skip:
+    if "tables" in phases:
+        os.environ["GOP_GROUP_ORDER"] = "dst"  # the community order is the host's only
+        rows = []
+        for f in sorted(os.listdir(args.datasets)):
+            if f.endswith(".mtx.gz"):
+                g = gop.Graph.open(os.path.join(args.datasets, f))
+                ei = torch.from_numpy(g.edge_index).cuda()
+                rows.append(tables_case(f[:-7], ei, g.num_nodes, f.startswith("ogbn-arxiv")))
+        for s in [int(k) for k in args.scales.split(",") if k]:
+            ei, nv = rmat(s, 16, s, "cuda")
+            rows.append(tables_case(f"rmat:{s}:16", ei, nv, True))
+            del ei
+            torch.cuda.empty_cache()
+        os.environ["GOP_INDEX64"] = "1"
+        ei, nv = rmat(18, 16, 18, "cuda")
+        rows.append(tables_case("rmat:18:16", ei, nv, True))
+        del os.environ["GOP_INDEX64"]
+        del os.environ["GOP_GROUP_ORDER"]
+        with open(os.path.join(args.out, "tables.json"), "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+        if any(r["problems"] for r in rows):
+            rc = 1
+    carry = args.carry
+    if "gopc" in phases and carry:
+        rows = []
+        graphs = ["rmat:24:16"] + (["rmat:26:16"] if args.rmat26 else [])
+        for graph in graphs:
+            wall, ms, grc, out = gopc_run(os.path.join(carry, "gopc"),
+                                          os.path.join(carry, "packs", "vec4-32.pack"), graph)
+            rows.append({"graph": graph, "wall_s": wall, "kernel_ms": ms, "rc": grc,
+                         "output": out[-3000:]})
+            print(f"gopc run {graph} F=64 (spmm_vec4(2)): {wall:.1f} s wall, kernel "
+                  f"{ms} ms, rc {grc}\n{out.rstrip()}", flush=True)
+            if grc != 0:
+                rc = 1
+        with open(os.path.join(args.out, "gopc.json"), "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    if "index64" in phases and carry:
+        rows = []
+        arxiv = os.path.join(args.datasets, "ogbn-arxiv.mtx.gz")
+        for graph in ("rmat:20:16", "rmat:22:16", arxiv):
+            for key, sched in PACKS.items():
+                r = {"graph": os.path.basename(graph), "schedule": sched}
+                for bits in (32, 64):
+                    wall, ms, grc, out = gopc_run(
+                        os.path.join(carry, "gopc"),
+                        os.path.join(carry, "packs", f"{key}-{bits}.pack"), graph, bits == 64,
+                        timeout=120)
+                    r[f"ms_{bits}"] = ms
+                    if grc != 0 or ms is None:
+                        print(f"PROBLEM: {graph} {sched} {bits}-bit: rc {grc}\n{out[-1500:]}")
+                        rc = 1
+                if r["ms_32"] and r["ms_64"]:
+                    r["ratio_64_over_32"] = r["ms_64"] / r["ms_32"]
+                print(f"index64 {r['graph']} {sched}: 32-bit {r['ms_32']} ms, 64-bit "
+                      f"{r['ms_64']} ms, {r.get('ratio_64_over_32', float('nan')):.3f}x",
+                      flush=True)
+                rows.append(r)
+        with open(os.path.join(args.out, "index64.json"), "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    if "train" in phases:
         ex = example()
         out = os.path.join(args.out, "train.json")
         ex.main(["--graph", os.path.join(args.datasets, "ogbn-arxiv.mtx.gz"), "--device", "cuda",
