@@ -16,6 +16,8 @@
 #           (tools/gpu-ops-check.sh)
 #   peers   cuSPARSE, PyTorch Geometric and torch on every carried graph
 #           (bench/peers/run_peers.sh)
+#           (both timed by CUDA graph replay unless GOP_TIMING=events;
+#           bench/README.md, Timing)
 #   gop     gop's candidates on the same graphs and widths (bench/gop_bench.c;
 #           GOP_BENCH_BUDGET_S, default 280 s: the two sums on all 14 graphs take
 #           about 250 s with rotated inputs, run 11), then bench/report.py
@@ -30,6 +32,10 @@
 #           (tests/gpu/train.sh, bench/train.py; not in the default list)
 #   tune    gopc tune on one case (GOP_TUNE_BUDGET_S, default 30 s)
 #   repl    a REPL session with run, compare and tune, kept as a transcript
+#   noise   (optional, not in the default list) the spread of times between
+#           identical calls of gop, cuSPARSE and PyG on cora, citeseer and
+#           pubmed, with events and by graph replay (bench/timing_noise.sh,
+#           about 2 minutes)
 #   reorder (optional, not in the default list) vertex reorderings x
 #           aggregation schedules on the carried graphs (bench/reorder.sh;
 #           GOP_REORDER_BUDGET_S, default 300 s)
@@ -68,15 +74,19 @@ run_suite() {
 }
 
 run_peers() {
-  bash bench/peers/run_peers.sh "$carry/datasets" "$out/peers" $(graph_names) 2>&1 | tail -25
+  bash bench/peers/run_peers.sh "$carry/datasets" "$out/peers" $(graph_names) \
+    --timing "${GOP_TIMING:-graph}" 2>&1 | tail -25
   return "${PIPESTATUS[0]}"
 }
 
 run_gop() {
   "$carry/gop_bench" run "$carry/bench" "$carry/datasets" --csv "$out/gop/gop_bench.csv" \
-    --reps 10 --budget-s "${GOP_BENCH_BUDGET_S:-280}" > "$out/gop/gop_bench.log" 2>&1
+    --reps 10 --budget-s "${GOP_BENCH_BUDGET_S:-280}" --timing "${GOP_TIMING:-graph}" \
+    > "$out/gop/gop_bench.log" 2>&1
   local rc=$?
-  grep -E '^(FAIL|#)' "$out/gop/gop_bench.log" | tail -20
+  grep -E '^(FAIL|#)' "$out/gop/gop_bench.log" | grep -v '^# note' | tail -20
+  grep -c '^# note' "$out/gop/gop_bench.log" | sed 's/$/ rows fell back from graph replay to events/'
+
   tail -1 "$out/gop/gop_bench.log"
   if [ -f "$out/peers/peers.csv" ]; then
     python3 bench/report.py "$out/gop/gop_bench.csv" "$out/peers/peers.csv" "$out/report" || rc=1
@@ -124,6 +134,11 @@ run_tune() {
   return "${PIPESTATUS[0]}"
 }
 
+run_noise() {
+  bash bench/timing_noise.sh "$carry" "$out/noise" | tail -20
+  return "${PIPESTATUS[0]}"
+}
+
 run_reorder() {
   bash bench/reorder.sh "$carry" "$out/reorder"
 }
@@ -137,8 +152,8 @@ schedule warp_edge(1, 1); run; check; compare; tune 15; history" 2>&1 | tee "$ou
 for p in "${phases[@]}"; do
   mkdir -p "$out/$p"
   case $p in
-    suite | ops | peers | gop | models | python | train | tune | repl | reorder) phase "$p" "run_$p" ;;
-    *) echo "unknown phase $p (suite ops peers gop models python train tune repl reorder)" >&2; exit 2 ;;
+    suite | ops | peers | gop | models | python | train | tune | repl | reorder | noise) phase "$p" "run_$p" ;;
+    *) echo "unknown phase $p (suite ops peers gop models python train tune repl reorder noise)" >&2; exit 2 ;;
   esac
 done
 

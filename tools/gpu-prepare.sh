@@ -12,6 +12,11 @@
 #                    kernel packs (docs/operators.md names the subset)
 #   packs-all.tar.xz every stdlib op x named schedule x setting (xz'ed)
 #   bench/           the benchmark's plan (bench/gop_bench.c) and its packs
+#   noise/           a small plan (the default, chosen and model's best rows
+#                    of u_mul_e_sum, copy_u_sum and u_dot_v at F = 16 and 64
+#                    on cora, citeseer and pubmed) for bench/timing_noise.sh:
+#                    the spread between identical calls, events against graph
+#                    replay (bench/README.md, Timing)
 #   python/          the Python package's GPU checks (tests/gpu/python_check.sh,
 #                    tests/gpu/train.sh): libgop.so without LLVM (SQLite
 #                    linked in), and kernels/, every kernel the checks run
@@ -24,6 +29,9 @@
 # GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call);
 # GOP_PREPARE_ONLY=python prepares only python/ and the graphs (a few MB:
 #   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv);
+# GOP_PREPARE_ONLY=noise what bench/timing_noise.sh needs (a few MB): gop_bench
+#   without LLVM, noise/ and cora, citeseer, pubmed:
+#   GOP_PREPARE_ONLY=noise tools/gpu-prepare.sh
 # GOP_PREPARE_ONLY=models only gopc and the graphs, for tests/gpu/models.sh
 #   and bench/models.sh (GOP_PREPARE_ONLY=models tools/gpu-prepare.sh, by
 #   default cora, pubmed, ogbn-arxiv and molhiv);
@@ -70,6 +78,37 @@ prepare_python() {
     PYTHONPATH=python python3 bench/train.py --prepare --datasets ../shared/datasets \
     --graphs "${GOP_TRAIN_GRAPHS:-pubmed ogbn-arxiv}"
 }
+# noise/: gop_bench's plan for bench/timing_noise.sh, cut to the rows a user
+# meets (default, chosen, the model's best) so that a call takes seconds;
+# the packs no row names are dropped. Needs build-static's gop_bench and
+# $out/datasets with the graphs.
+prepare_noise() {
+  local n=$out/noise g
+  local small=()
+  for g in cora citeseer pubmed; do [ -f "$out/datasets/$g.mtx.gz" ] && small+=("$g"); done
+  build-static/bench/gop_bench plan "$n" "$out/datasets" --graphs "${small[*]}" --top 1 \
+    --ops "u_mul_e_sum copy_u_sum u_dot_v" --F "16 64" | tail -1
+  awk -F'\t' '/^#/ || $4 == "default" || $4 ~ /^chosen/ || ($4 == "model" && $5 == 1)' \
+    "$n/plan.txt" >"$n/plan.cut" && mv "$n/plan.cut" "$n/plan.txt"
+  cut -f8 "$n/plan.txt" | grep -v '^#' | sort -u >"$n/keep"
+  for f in "$n"/*.pack; do grep -qxF "$(basename "$f")" "$n/keep" || rm -f "$f"; done
+  rm -f "$n/keep"
+  echo "noise plan: $(grep -vc '^#' "$n/plan.txt") rows, $(ls "$n"/*.pack | wc -l) packs"
+}
+if [ "${GOP_PREPARE_ONLY:-}" = noise ]; then
+  rm -rf "$out" && mkdir -p "$out/datasets"
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target gop_bench >/dev/null
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gop_bench >/dev/null
+  strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed)
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  prepare_noise
+  du -sh "$out"
+  exit 0
+fi
 if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
   rm -rf "$out" && mkdir -p "$out/datasets"
@@ -245,6 +284,7 @@ for g in "${graphs[@]}"; do [[ " ${order[*]} " == *" $g "* ]] || order+=("$g"); 
 build-static/bench/gop_bench plan "$out/bench" "$out/datasets" --graphs "${order[*]}" \
   --top "${GOP_BENCH_TOP:-3}" --grid "u_mul_e_sum:blogcatalog:64" \
   ${GOP_BENCH_OPS:+--ops "$GOP_BENCH_OPS"} | tail -1
+prepare_noise
 # Many graphs leave no room for 60 MB of static binaries: compress them
 # (bench/run-all.sh and tests/gpu/run.sh unpack them on the GPU machine).
 if [ "$(du -sm "$out/datasets" | cut -f1)" -gt 16 ]; then xz -6 -T0 "$out/gopc" "$out/gop"; fi
