@@ -4,7 +4,8 @@
  * GPU machines have no LLVM, flex or bison, so the library as a whole does
  * not build there): it compiles runtime/'s driver files and ir/diag.c. It
  * opens the driver, JIT-loads a hand-written PTX module through the cache,
- * launches, checks results, times, measures copy bandwidth, and checks that
+ * launches, checks results, times (with events, and by replaying a captured
+ * CUDA graph), measures copy bandwidth, and checks that
  * every failure the runtime promises to explain (a broken PTX, an
  * impossible allocation, an illegal launch, a fault inside a kernel) is
  * explained. It prints one line per check and exits non-zero if any failed.
@@ -217,6 +218,73 @@ static void test_affine(RtModule *m) {
   free(hy);
 }
 
+/* Graph replay (rt_time_graph): affine on a small vector, a launch of a few
+ * microseconds, in the capture's stream. */
+typedef struct Affine {
+  RtKernel *k;
+  RtLaunchConfig c;
+  void **args;
+  RtDevTensor *sync; /* non-NULL: also a synchronous fill, which no capture takes */
+} Affine;
+
+static RtStatus affine_in(void *ctx, void *stream, Diag *dd) {
+  Affine *a = ctx;
+  RtStatus s = rt_launch_stream(a->k, &a->c, a->args, stream, dd);
+  if (!s && a->sync) s = rt_tensor_fill32(a->sync, 0, dd);
+  return s;
+}
+
+static void test_graph_replay(RtModule *m) {
+  reset();
+  RtKernel *k = rt_kernel_get(m, "affine", &d);
+  if (!check(k != NULL, "graph replay: kernel", "affine not found")) return;
+  const uint32_t n = 4096; /* 16 blocks: the launch, not the work, costs */
+  float hx[4096], hy[4096];
+  for (uint32_t i = 0; i < n; i++) hx[i] = (float)i;
+  RtDevTensor x, y;
+  RtStatus s = rt_tensor_alloc(&x, sizeof hx, "tensor x", &d);
+  if (!s) s = rt_tensor_alloc(&y, sizeof hy, "tensor y", &d);
+  if (!s) s = rt_tensor_upload(&x, hx, sizeof hx, &d);
+  if (!s) s = rt_tensor_fill32(&y, 0x7fc00000u, &d);
+  uint32_t nn = n;
+  void *args[] = {&x.ptr, &y.ptr, &nn};
+  Affine a = {k, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args, NULL};
+  RtTiming ev = {0}, gr = {0};
+  if (!s) s = rt_time_launch(k, &a.c, args, 5, 21, &ev, &d);
+  if (!s) s = rt_time_graph(affine_in, &a, 0, 1024, 5, 21, &gr, &d);
+  if (!s) s = rt_tensor_download(&y, hy, sizeof hy, &d);
+  uint32_t bad = 0;
+  for (uint32_t i = 0; !s && i < n; i++) bad += hy[i] != 2.0f * hx[i] + 1.0f;
+  if (check(s == RT_OK && bad == 0 && gr.calls >= 1 && gr.reps == 21 && gr.median_ms > 0 &&
+                gr.min_ms <= gr.median_ms && gr.median_ms <= gr.max_ms,
+            "graph replay", "status %d, %u wrong, %d calls, median %g", s, bad, gr.calls,
+            gr.median_ms))
+    printf("  affine on %u floats: events %.4f ms (min %.4f, max %.4f, spread %.0f%%); "
+           "graph replay of %d calls %.4f ms a call (min %.4f, max %.4f, spread %.0f%%)\n",
+           n, ev.median_ms, ev.min_ms, ev.max_ms, 100 * (ev.max_ms / ev.min_ms - 1), gr.calls,
+           gr.median_ms, gr.min_ms, gr.max_ms, 100 * (gr.max_ms / gr.min_ms - 1));
+  /* a launch of a few microseconds: replay removes the gaps between them */
+  check(s == RT_OK && gr.median_ms <= ev.median_ms * 1.05, "graph replay no slower than events",
+        "graph %g ms, events %g ms", gr.median_ms, ev.median_ms);
+
+  /* a synchronous fill inside the capture: refused by the driver, named,
+   * and the context fine afterwards */
+  reset();
+  a.sync = &y;
+  s = rt_time_graph(affine_in, &a, 4, 4, 1, 3, &gr, &d);
+  printf("  %s", msgs());
+  check(s != RT_OK && has("CUDA_ERROR_STREAM_CAPTURE") &&
+            has("failed while being captured into a CUDA graph"),
+        "uncapturable call refused", "status %d", s);
+  reset();
+  a.sync = NULL;
+  s = rt_time_graph(affine_in, &a, 4, 4, 1, 3, &gr, &d);
+  check(s == RT_OK && gr.calls == 4 && rt_cuda_sync(&d) == RT_OK,
+        "graph replay after a refused capture", "status %d", s);
+  rt_tensor_free(&x);
+  rt_tensor_free(&y);
+}
+
 static void test_shared(RtModule *m) {
   reset();
   RtKernel *k = rt_kernel_get(m, "smem_probe", &d);
@@ -407,6 +475,7 @@ int main(void) {
         "module cache hit", "%d modules", rt_module_count());
 
   test_affine(m);
+  test_graph_replay(m);
   test_shared(m);
   test_graph();
 
