@@ -315,6 +315,23 @@ static int plan(int argc, char **argv) {
             tune_model_cost(&shape, &np, &sig, F, &c);
             plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
           }
+        /* Row-based SDDMM (issue 37): a team of T = F / 4 lanes (at most
+         * 32) per destination row, the row in registers where the op
+         * allows it, and per neighbour group of 8 or 32 edges. */
+        for (int k = 0; F > 0 && k < 6; k++) {
+          static const char *const rows[] = {"sddmm_rows(%lld)", "sddmm_rows_reg(%lld)",
+                                             "sddmm_groups(8, %lld)", "sddmm_groups(32, %lld)",
+                                             "sddmm_groups_reg(8, %lld)",
+                                             "sddmm_groups_reg(32, %lld)"};
+          long long T = F / 4 < 1 ? 1 : F / 4 > 32 ? 32 : F / 4;
+          char text[64];
+          snprintf(text, sizeof text, rows[k], T);
+          TunePoint np;
+          if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
+          TuneCost c;
+          tune_model_cost(&shape, &np, &sig, F, &c);
+          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+        }
         GopScheduleChoice ch;
         if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
           char role[64];
