@@ -895,60 +895,6 @@ RtStatus rt_devexec_launch(RtDevExec *x, const RtDevPtr *ptrs, void *stream, Dia
   return RT_OK;
 }
 
-RtStatus rt_pointer_check(RtDevPtr p, size_t bytes, const char *what, Diag *d) {
-  RtStatus s = rt_cuda_open(d);
-  if (s != RT_OK) return s;
-  unsigned int type = 0;
-  int ordinal = -1;
-  CUdeviceptr start = 0;
-  size_t size = 0;
-  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                 CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-  void *data[] = {&type, &ordinal, &start, &size};
-  /* cuPointerGetAttributes answers an address it does not know with
-   * CUDA_SUCCESS and zeroed values (type 0); some drivers answer
-   * CUDA_ERROR_INVALID_VALUE instead: the same message for both */
-  CUresult r = rt_cuda_api()->cuPointerGetAttributes(4, attrs, data, p);
-  if (r == CUDA_ERROR_INVALID_VALUE) type = 0;
-  else if ((s = rt_cuda_check(r, "cuPointerGetAttributes", what, d)) != RT_OK) return s;
-  const RtDeviceInfo *dev = rt_cuda_device();
-  if (type == 0) {
-    ir_error(d, (Loc){0}, "%s: address 0x%llx is not memory CUDA knows (a host "
-             "pointer, or freed memory): gop's device runs take device memory",
-             what, (unsigned long long)p);
-    return RT_ERR;
-  }
-  if (type == CU_MEMORYTYPE_HOST) {
-    ir_error(d, (Loc){0}, "%s: address 0x%llx is page-locked host memory, not "
-             "device memory", what, (unsigned long long)p);
-    return RT_ERR;
-  }
-  if (type == CU_MEMORYTYPE_DEVICE && ordinal != dev->ordinal) {
-    /* a peer's memory mapped read-write into this device's address space
-     * (CUDA's virtual memory management, as torch's symmetric memory maps
-     * it; gop.distributed's peer transport) is read in place over NVLink */
-    int access = 0;
-    CUpointer_attribute a = CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
-    void *ad[] = {&access};
-    if (rt_cuda_api()->cuPointerGetAttributes(1, &a, ad, p) == CUDA_SUCCESS &&
-        access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-      return RT_OK;
-    ir_error(d, (Loc){0}, "%s: address 0x%llx is memory of device %d; gop runs on "
-             "device %d (GOP_CUDA_DEVICE)", what, (unsigned long long)p, ordinal,
-             dev->ordinal);
-    return RT_ERR;
-  }
-  if (size && (p < start || p - start + bytes > size)) {
-    ir_error(d, (Loc){0}, "%s: %zu bytes at 0x%llx run past the end of its "
-             "allocation (%zu bytes from 0x%llx)", what, bytes, (unsigned long long)p,
-             size, (unsigned long long)start);
-    return RT_ERR;
-  }
-  return RT_OK;
-}
-
 RtStatus rt_stream_check(void *stream, Diag *d) {
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
