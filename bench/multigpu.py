@@ -16,7 +16,8 @@ train    full-graph GCN and GraphSAGE, 2 layers, 20 steps of Adam on a
          one process: tests/gpu/multigpu.sh).
 bench    sum and mean aggregation: one GPU (the plain operator on the whole
          graph; run with one process), and on P GPUs the halo exchange with
-         the two work classes overlapped, the same without overlap, and the
+         the two work classes overlapped (the halo by one all-to-all, and by
+         rounds of pairwise transfers), the same without overlap, and the
          NCCL all-gather baseline; CUDA-event medians, the slowest rank's;
          the fewest-bytes bound per GPU; --peer and --ce add the peer and
          copy-engine transports. Writes bench.csv.
@@ -107,7 +108,12 @@ def setup():
     from datetime import timedelta
     # a rank that fails ends the run: torchrun stops the others, and a
     # collective that waits longer than this raises instead of hanging
-    dist.init_process_group("nccl", timeout=timedelta(seconds=300))
+    opts = {}
+    if os.environ.get("GOP_NCCL_HIGH_PRIORITY") == "1":
+        # NCCL's kernels on a high-priority stream: its blocks are placed
+        # ahead of the local class's when both wait for SMs
+        opts["pg_options"] = dist.ProcessGroupNCCL.Options(is_high_priority_stream=True)
+    dist.init_process_group("nccl", timeout=timedelta(seconds=300), **opts)
     rank = dist.get_rank()
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     return torch, dist, rank, dist.get_world_size()
@@ -149,7 +155,8 @@ def check(args):
                 worst = max(worst, e)
                 rows.append((spec, name, "forward", overlap, e))
             if name in ("copy_u_sum", "u_mul_e_sum", "copy_u_mean", "u_mul_e_mean") and P > 1:
-                for mode, fn in (("peer", sg.aggregate_peer), ("ce", sg.aggregate_ce)):
+                for mode, fn in (("peer", sg.aggregate_peer), ("ce", sg.aggregate_ce),
+                                 ("push", sg.aggregate_push)):
                     if mode == "peer" and name.endswith("_mean"):
                         continue
                     try:
@@ -267,6 +274,33 @@ def timed(torch, dist, fn, reps):
     return t.item()
 
 
+def breakdown(torch, dist, sg, op, xs, s, reps):
+    """Each step of the overlapped copy_u_sum timed alone, as modes
+    step_pack, step_a2a (the all-to-all of the packed rows), step_local,
+    step_remote (the carrying remote class), and step_local_a2a (the
+    local class and the all-to-all together, as the overlap runs them)."""
+    nown, nhalo = sg.num_own, sg.num_halo
+    F = xs.shape[1]
+    acc = sg._acc_buffer(F, xs.dtype)
+    send = xs.index_select(0, sg.plan.send_idx)
+    g, _ = sg._carry_graph()
+
+    def a2a(async_op=False):
+        return gd._exchange(sg.plan, send, sg.plan.send_counts, sg.plan.recv_counts,
+                            out=acc[nown:nown + nhalo], async_op=async_op)[1]
+
+    def both():
+        w = a2a(True)
+        op(sg.local, xs, out=acc[:nown], schedule=s)
+        w.wait()
+    steps = {"step_pack": lambda: xs.index_select(0, sg.plan.send_idx),
+             "step_a2a": a2a,
+             "step_local": lambda: op(sg.local, xs, out=acc[:nown], schedule=s),
+             "step_remote": lambda: op(g, acc, schedule=s),
+             "step_local_a2a": both}
+    return {k: (timed(torch, dist, fn, reps), s) for k, fn in steps.items()}
+
+
 def bench(args):
     torch, dist, rank, P = setup()
     st = gop.stdlib
@@ -308,8 +342,14 @@ def bench(args):
                         op, xs, schedule=s), args.reps), s)
                 else:
                     s = pick(sg.local)
-                    res["halo_overlap"] = (timed(torch, dist, lambda: sg.aggregate(
-                        op, xs, overlap=True, schedule=s), args.reps), s)
+                    # the carried sum's two exchanges: one all-to-all, and
+                    # rounds of pairwise transfers (each peer's class run as
+                    # its rows land)
+                    for mode, ex in (("halo_overlap", "all_to_all"), ("halo_rounds", "rounds")):
+                        sg.exchange = ex
+                        res[mode] = (timed(torch, dist, lambda: sg.aggregate(
+                            op, xs, overlap=True, schedule=s), args.reps), s)
+                    sg.exchange = "all_to_all"
                     s1 = pick(sg.graph)
                     res["halo"] = (timed(torch, dist, lambda: sg.aggregate(
                         op, xs, overlap=False, schedule=s1), args.reps), s1)
@@ -317,7 +357,8 @@ def bench(args):
                     # takes sums only); one that fails is reported and
                     # left out of the rest of the run
                     for mode, what, fn in (("peer", "peer", sg.aggregate_peer),
-                                           ("ce", "copy-engine", sg.aggregate_ce)):
+                                           ("ce", "copy-engine", sg.aggregate_ce),
+                                           ("push", "push", sg.aggregate_push)):
                         if not getattr(args, mode) or (mode == "peer" and
                                                        name != "copy_u_sum"):
                             continue
@@ -329,6 +370,8 @@ def bench(args):
                             if rank == 0:
                                 log(f"  {what} transport: {type(e).__name__}: {e}")
                             setattr(args, mode, False)
+                    if args.breakdown and name == "copy_u_sum":
+                        res.update(breakdown(torch, dist, sg, op, xs, s, args.reps))
                     ag, _ = sg.allgather_graph()
                     s2 = pick(ag)
                     res["allgather"] = (timed(torch, dist, lambda: sg.aggregate_allgather(
@@ -440,6 +483,11 @@ def main():
                     help="bench: also the peer transport (symmetric memory over NVLink)")
     ap.add_argument("--ce", action="store_true",
                     help="bench: also the copy-engine transport (aggregate_ce)")
+    ap.add_argument("--push", action="store_true",
+                    help="bench: also the push transport (aggregate_push)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="bench: also each step of the overlapped sum alone (pack, "
+                         "all-to-all, local class, remote class)")
     ap.add_argument("--cache", default="")
     ap.add_argument("--big-F", type=int, default=0,
                     help="big: the feature width (default: 1.3x one GPU's memory)")

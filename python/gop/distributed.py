@@ -263,12 +263,24 @@ def _additive(op):
     return op.name.endswith("_sum") and all(_dom(s) == "dst" for s in op.outputs)
 
 
+# how aggregate() moves the halo of an operator whose remote class carries
+# the local result: one all-to-all (the default), or P - 1 rounds of
+# pairwise transfers with each peer's class run as soon as its rows are in.
+# Rounds measured 1.03-1.06x faster at F = 256 on 3 and 4 GPUs and slower
+# at F = 64 and 128 (docs/multigpu.md): an option, not the default
+_EXCHANGES = ("all_to_all", "rounds")
+
+
 class ShardedGraph:
     """This rank's part of `graph` over the ranks of `group` (default: the
     whole world). Every rank must pass the same graph and method."""
 
-    def __init__(self, graph, group=None, method="edges", device=None):
+    def __init__(self, graph, group=None, method="edges", device=None, exchange="all_to_all"):
         torch, dist = _torch()
+        if exchange not in _EXCHANGES:
+            raise ValueError(f"ShardedGraph: exchange must be one of {', '.join(_EXCHANGES)}, "
+                             f"got {exchange!r}")
+        self.exchange = exchange
         global _HALO
         if _HALO is None:
             _HALO = _halo_function()
@@ -465,8 +477,12 @@ class ShardedGraph:
         rows = self.num_own + max(self.num_own, self.num_halo, 1)
         esz = torch.empty((), dtype=dtype or torch.float32).element_size()
 
+        # the exchange by rounds stages at most every halo row twice and
+        # every own row once a peer
+        rounds = 2 * self.num_halo + self.world * self.num_own if self._by_rounds() else 0
+
         def staging(c):  # features, received rows, sent rows, class results
-            return esz * c * (4 * rows + int(self.plan.send_idx.numel()))
+            return esz * c * (4 * rows + int(self.plan.send_idx.numel()) + rounds)
         budget = None
         if self.device.type == "cuda":
             free, _ = torch.cuda.mem_get_info(self.device)
@@ -530,6 +546,8 @@ class ShardedGraph:
         if x.data_ptr() != buf.data_ptr():
             buf[:nown].copy_(x)
         send = buf[:nown].index_select(0, self.plan.send_idx)
+        if _additive(op) and overlap and self._carries(op) and self._by_rounds():
+            return self._aggregate_rounds(op, inputs, si, buf[:nown], send, kw)
         if _additive(op) and overlap and self._carries(op):
             # the local class writes its rows just ahead of where the halo
             # lands; the remote class reads them back as the source of one
@@ -560,6 +578,114 @@ class ShardedGraph:
         work.wait()
         full = [buf[:nown + nhalo] if i == si else x for i, x in enumerate(inputs)]
         return op(self.graph, *full, **kw)[:nown]
+
+    def _by_rounds(self):
+        return self.exchange == "rounds" and self.world > 1
+
+    def _round_plan(self):
+        """The exchange by rounds, made once. In round r (1 .. P-1) this rank
+        sends to (rank + r) % P and receives from q = (rank - r) % P; each
+        round with rows to receive has a class: its graph's sources are
+        [the halo rows from q | the previous class's result] (own vertex v
+        takes the in-edge v <- n_q + v with a factor of 1, then its in-edges
+        from q), its destinations the own rows, and it writes [its result |
+        n_q rows no edge reads]. All classes share one staging buffer laid
+        out H1 C0 | H2 C1 G1 | H3 C2 G2 ...: Hr (the halo from round r's
+        peer) lands where no class writes, each class reads Hr and the
+        previous result C(r-1) side by side, and its output (Cr and the
+        unread rows Gr) sits right after the next halo. The last class
+        writes a fresh tensor. Returns a dict: sends (per round: the
+        receiver and the slice of the packed send rows), classes (per
+        round with rows to receive: round, peer, graph, rows, edge positions
+        in the part's order, where its halo lands, where it reads, where it
+        writes or None), local (where the local class writes), rows (the
+        buffer's height)."""
+        if getattr(self, "_rounds", None) is None:
+            torch, _ = _torch()
+            nown, P = self.num_own, self.world
+            ei = self.graph.edge_index
+            hf = self.partition.part(self.rank)["halo_from"]
+            so = np.concatenate([[0], np.cumsum(self.plan.send_counts)]).astype(np.int64)
+            own = np.arange(nown, dtype=np.int64)
+            sends, classes = [], []
+            for r in range(1, P):
+                d, q = (self.rank + r) % P, (self.rank - r) % P
+                sends.append((r, d, int(so[d]), int(so[d + 1]), q, int(hf[q + 1] - hf[q])))
+                lo, hi = nown + int(hf[q]), nown + int(hf[q + 1])
+                n = hi - lo
+                if n == 0:
+                    continue
+                pos = np.nonzero((ei[0] >= lo) & (ei[0] < hi))[0]
+                g = Graph.from_arcs(np.concatenate([n + own, ei[0][pos] - lo]),
+                                    np.concatenate([own, ei[1][pos]]), nown + n,
+                                    f"part {self.rank} round {r} from {q}")
+                classes.append([r, q, g, n, torch.from_numpy(pos).to(self.device)])
+            # the layout: class i's halo at h, its read [h, h + n + nown),
+            # the previous class's write [h + n, h + n + nown + n_prev)
+            at, prev = 0, 0
+            local = None
+            for i, c in enumerate(classes):
+                n = c[3]
+                h = at
+                if i == 0:
+                    local = h + n
+                else:
+                    classes[i - 1].append(h + n)  # where the previous class writes
+                c += [h, h + n]
+                at = h + n + nown + prev
+                prev = n
+            if classes:
+                classes[-1].append(None)
+            self._rounds = {"sends": sends, "classes": classes, "local": local,
+                            "rows": max(at, 1)}
+        return self._rounds
+
+    def _aggregate_rounds(self, op, inputs, si, x, send, kw):
+        """_aggregate_buffered's carried sum with the halo by rounds: every
+        round's transfer is queued at once (NCCL runs them in order on its
+        stream), the local class runs while the first travels, and each
+        peer's class runs as soon as its rows are in, while the next
+        round's travel. x: the own rows of inputs[si], contiguous."""
+        torch, dist = _torch()
+        nown, F = self.num_own, x.shape[1]
+        plan = self._round_plan()
+        classes = plan["classes"]
+        loc = [x if i == si else w.index_select(0, self.local_pos) for i, w in enumerate(inputs)]
+        if not classes:  # no halo: the local class is the whole answer
+            return op(self.local, *loc, **kw)
+        buf = self._staging("rounds", plan["rows"], F, x.dtype)
+        halo_at = {c[0]: c[5] for c in classes}
+        works = {}
+        for r, d, a, b, q, n in plan["sends"]:
+            ops = []
+            if b > a:
+                ops.append(dist.P2POp(dist.isend, send[a:b], self._global(d), self.group))
+            if n:
+                h = halo_at[r]
+                ops.append(dist.P2POp(dist.irecv, buf[h:h + n], self._global(q), self.group))
+            works[r] = dist.batch_isend_irecv(ops) if ops else []
+        la = plan["local"]
+        op(self.local, *loc, out=buf[la:la + nown], **kw)  # while the first round travels
+        y = None
+        for r, q, g, n, pos, h, rd, wr in classes:
+            for w in works.pop(r):
+                w.wait()
+            ins = [buf[h:h + n + nown] if i == si else
+                   torch.cat([w.new_ones((nown,) + tuple(w.shape[1:])), w.index_select(0, pos)])
+                   for i, w in enumerate(inputs)]
+            if wr is None:
+                y = op(g, *ins, **kw)[:nown]
+            else:
+                op(g, *ins, out=buf[wr:wr + nown + n], **kw)
+        for ws in works.values():  # rounds that only send
+            for w in ws:
+                w.wait()
+        return y
+
+    def _global(self, r):
+        """A rank of this graph's group as a global rank (what P2POp takes)."""
+        _, dist = _torch()
+        return r if self.group is None else dist.get_global_rank(self.group, r)
 
     def _carries(self, op):
         """Whether the remote class can add the local class's rows in as an
@@ -708,8 +834,38 @@ class ShardedGraph:
             hdl = symm.rendezvous(buf, name)
             views = {q: hdl.get_buffer(q, (ce["rows"], F), dtype)
                      for q in range(self.world) if q != self.rank}
-            ce[(F, dtype)] = (buf, hdl, views, torch.cuda.Stream(self.device))
+            ce[(F, dtype)] = (buf, hdl, views)
         return ce
+
+    def _side_streams(self):
+        """One high-priority stream per peer (made once): the transfers of
+        the copy-engine and push transports, each peer's beside the
+        others' and ahead of the local class for the SMs."""
+        torch, _ = _torch()
+        if getattr(self, "_sides", None) is None:
+            self._sides = {q: torch.cuda.Stream(self.device, priority=-1)
+                           for q in range(self.world) if q != self.rank}
+        return self._sides
+
+    def _carried_remote(self, op, acc, edge_inputs, schedule):
+        """The carrying remote class over `acc` (the local class's rows,
+        then the halo): the final own rows."""
+        g, ones = self._carry_graph()
+        rem = [self._carried_edges(w, ones) for w in edge_inputs]
+        return op(g, acc, *rem, schedule=schedule)[:self.num_own]
+
+    def _carrying_transport(self, what, op):
+        """The sum a transport that carries the local result runs for `op`
+        (op itself, or a mean's sum), and whether the result is a mean."""
+        summ = _sum_of_mean(op)
+        if summ is not None and summ.name in _CARRY_OPS:
+            return summ, True
+        if not self._carries(op):
+            raise GopError(f"{op.name}: the {what} transport takes copy_u_sum and "
+                           "u_mul_e_sum (and their means)")
+        if self.device.type != "cuda":
+            raise GopError(f"the {what} transport runs on GPUs (symmetric memory)")
+        return op, False
 
     def aggregate_ce(self, op, x_own, *edge_inputs, schedule=None):
         """copy_u_sum or u_mul_e_sum (and their means) with the halo pulled
@@ -717,42 +873,101 @@ class ShardedGraph:
         transfer takes no SMs from the local class running beside it: each
         rank packs the rows its peers need into its symmetric buffer, and
         after a barrier each rank copies its halo from every peer's buffer
-        (one memcpy a peer, on a side stream) while the local class runs;
-        a second barrier keeps a buffer from being refilled while it is
-        read. Forward only; x_own [num_own, F]."""
+        (one memcpy a peer, each on its own stream) while the local class
+        runs; a second barrier keeps a buffer from being refilled while it
+        is read. Forward only; x_own [num_own, F]."""
         torch, _ = _torch()
-        summ = _sum_of_mean(op)
-        if summ is not None and summ.name in _CARRY_OPS:
-            y = self.aggregate_ce(summ, x_own, *edge_inputs, schedule=schedule)
-            return y.mul_(self._inverse_degree(y))
-        if not self._carries(op):
-            raise GopError(f"{op.name}: the copy-engine transport takes copy_u_sum and "
-                           "u_mul_e_sum (and their means)")
-        if self.device.type != "cuda":
-            raise GopError("aggregate_ce: copy engines are a GPU's")
+        summ, mean = self._carrying_transport("copy-engine", op)
         F, nown = x_own.shape[1], self.num_own
         ce = self._ce_setup(F, x_own.dtype)
-        buf, hdl, views, side = ce[(F, x_own.dtype)]
+        buf, hdl, views = ce[(F, x_own.dtype)]
         acc = self._acc_buffer(F, x_own.dtype)
         torch.index_select(x_own, 0, self.plan.send_idx, out=buf[:self.plan.send_idx.numel()])
         hdl.barrier(channel=0)
         main = torch.cuda.current_stream(self.device)
-        side.wait_stream(main)
         hf = self.partition.part(self.rank)["halo_from"]
-        with torch.cuda.stream(side):
-            for q, view in views.items():
-                n = int(hf[q + 1] - hf[q])
-                if n:
-                    a = ce["offsets"][q]
+        sides = self._side_streams()
+        for q, view in views.items():
+            n = int(hf[q + 1] - hf[q])
+            sides[q].wait_stream(main)
+            if n:
+                a = ce["offsets"][q]
+                with torch.cuda.stream(sides[q]):
                     acc[nown + int(hf[q]):nown + int(hf[q + 1])].copy_(view[a:a + n])
         we = [w.index_select(0, self.local_pos) for w in edge_inputs]
-        op(self.local, x_own, *we, out=acc[:nown], schedule=schedule)
-        main.wait_stream(side)
-        g, ones = self._carry_graph()
-        rem = [self._carried_edges(w, ones) for w in edge_inputs]
-        y = op(g, acc, *rem, schedule=schedule)[:nown]
+        summ(self.local, x_own, *we, out=acc[:nown], schedule=schedule)
+        for side in sides.values():
+            main.wait_stream(side)
+        y = self._carried_remote(summ, acc, edge_inputs, schedule)
         hdl.barrier(channel=1)
-        return y
+        return y.mul_(self._inverse_degree(y)) if mean else y
+
+    # -- the fourth transport: the halo pushed into the peers' buffers --
+
+    def _push_setup(self, F, dtype):
+        """For aggregate_push: a symmetric buffer on every rank laid out as
+        _acc_buffer ([num_own + num_halo] rows, the most of any rank), the
+        peers' views, and for each peer q the slice of this rank's send
+        rows q reads and where they land in q's buffer (q's own rows, then
+        its halo grouped by sender). Made once per (F, dtype)."""
+        torch, dist = _torch()
+        import torch.distributed._symmetric_memory as symm
+        push = self.__dict__.setdefault("_push", {})
+        if "slices" not in push:
+            p = self.partition
+            so = np.concatenate([[0], np.cumsum(self.plan.send_counts)])
+            push["slices"] = {}
+            for q in range(self.world):
+                if q == self.rank or not self.plan.send_counts[q]:
+                    continue
+                pq = p.part(q)
+                at = int(pq["num_own"] + pq["halo_from"][self.rank])
+                push["slices"][q] = (self.plan.send_idx[int(so[q]):int(so[q + 1])], at)
+            push["rows"] = max(max(p.part(q)["num_own"] + p.part(q)["num_halo"]
+                                   for q in range(self.world)), 1)
+        if (F, dtype) not in push:
+            name = (self.group or dist.group.WORLD).group_name
+            if hasattr(symm, "enable_symm_mem_for_group"):
+                symm.enable_symm_mem_for_group(name)
+            buf = symm.empty((push["rows"], F), dtype=dtype, device=self.device)
+            hdl = symm.rendezvous(buf, name)
+            views = {q: hdl.get_buffer(q, (push["rows"], F), dtype)
+                     for q in range(self.world) if q != self.rank}
+            push[(F, dtype)] = (buf, hdl, views)
+        return push
+
+    def aggregate_push(self, op, x_own, *edge_inputs, schedule=None):
+        """copy_u_sum or u_mul_e_sum (and their means) with each rank
+        writing the rows a peer needs straight into that peer's buffer over
+        NVLink (one gather a peer, on its own high-priority stream: the
+        packing and the transfer are one pass, and every peer's at once),
+        while the local class runs into the same buffer's own rows; a
+        barrier after the pushes says every halo has landed, a second at
+        the end keeps a buffer from being written while it is read.
+        Forward only; x_own [num_own, F]."""
+        torch, _ = _torch()
+        summ, mean = self._carrying_transport("push", op)
+        F, nown = x_own.shape[1], self.num_own
+        push = self._push_setup(F, x_own.dtype)
+        buf, hdl, views = push[(F, x_own.dtype)]
+        main = torch.cuda.current_stream(self.device)
+        sides = self._side_streams()
+        for q, (idx, at) in push["slices"].items():
+            sides[q].wait_stream(main)
+            with torch.cuda.stream(sides[q]):
+                torch.index_select(x_own, 0, idx, out=views[q][at:at + idx.numel()])
+        first = next(iter(sides.values()))
+        for q, side in sides.items():
+            if side is not first:
+                first.wait_stream(side)
+        with torch.cuda.stream(first):  # every peer's rows are here once it passes
+            hdl.barrier(channel=0)
+        we = [w.index_select(0, self.local_pos) for w in edge_inputs]
+        summ(self.local, x_own, *we, out=buf[:nown], schedule=schedule)
+        main.wait_stream(first)
+        y = self._carried_remote(summ, buf[:nown + self.num_halo], edge_inputs, schedule)
+        hdl.barrier(channel=1)
+        return y.mul_(self._inverse_degree(y)) if mean else y
 
     # -- the baseline users have today --
 

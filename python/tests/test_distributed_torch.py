@@ -40,6 +40,8 @@ def _rank_main(rank, world, init, outdir, F):
         for spec in SPECS:
             g = gop.Graph.open(spec)
             sg = gd.ShardedGraph(g, device="cpu")
+            # the halo by rounds of pairwise transfers (one on 2 ranks, two on 3)
+            other = gd.ShardedGraph(g, device="cpu", exchange="rounds")
             gen = torch.Generator().manual_seed(7)
             x = torch.rand(g.num_nodes, F, generator=gen) + 0.5
             w1 = torch.rand(g.num_edges, generator=gen) + 0.5
@@ -68,6 +70,12 @@ def _rank_main(rank, world, init, outdir, F):
                         err = ((y.double() - ref.double()).abs().max() /
                                ref.double().abs().max().clamp(min=1e-30)).item()
                         res.append(f"{spec} {name} overlap={overlap} chunk={chunk} {err:.3e}")
+                for chunk in (None, 3):
+                    y = other.aggregate(op, *part_in, chunk=chunk)
+                    err = ((y.double() - ref.double()).abs().max() /
+                           ref.double().abs().max().clamp(min=1e-30)).item()
+                    res.append(f"{spec} {name} exchange={other.exchange} chunk={chunk} "
+                               f"{err:.3e}")
             # gradients through the exchange's backward
             for name in ("copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max"):
                 op = st[name]
@@ -98,9 +106,9 @@ class ShardedGraphTest(unittest.TestCase):
             for r in range(world):
                 with open(os.path.join(d, f"rank{r}.txt")) as f:
                     lines = f.read().splitlines()
-                bad = [ln for ln in lines if ln.startswith("FAILED")]
-                self.assertFalse(bad, f"rank {r}: " + "\n".join(bad))
-                self.assertEqual(len(lines), len(SPECS) * (len(OPS) * 6 + 4))
+                bad = [i for i, ln in enumerate(lines) if ln.startswith("FAILED")]
+                self.assertFalse(bad, f"rank {r}: " + "\n".join(lines[bad[0]:] if bad else []))
+                self.assertEqual(len(lines), len(SPECS) * (len(OPS) * 8 + 4))
                 for ln in lines:
                     self.assertLess(float(ln.split()[-1]), 1e-5, f"rank {r}: {ln}")
 
@@ -110,12 +118,20 @@ class ShardedGraphTest(unittest.TestCase):
     def test_three_ranks_equal_the_whole_graph(self):
         self.run_world(3)
 
+    def test_bad_exchange(self):
+        import gop
+        from gop import distributed as gd
+        with self.assertRaisesRegex(ValueError, "exchange must be one of all_to_all, rounds, "
+                                                "got 'ring'"):
+            gd.ShardedGraph(gop.Graph.open("rmat:6:4"), exchange="ring")
+
     def test_chunk_columns(self):
         import gop
         from gop import distributed as gd
         sg = object.__new__(gd.ShardedGraph)  # the rule alone, without a group
         sg.num_own, sg.num_halo = 1 << 20, 1 << 19
         sg.device = torch.device("cpu")
+        sg.exchange, sg.world = "all_to_all", 2
         sg.plan = type("Plan", (), {"send_idx": torch.zeros(10)})()
         # rows (own + own, the taller) x features stays below 2^31
         self.assertEqual(sg.chunk_columns(64), 64)

@@ -10,8 +10,9 @@
 #           graphs (default ogbn-arxiv)
 #   bench   sum and mean aggregation on 1 and P GPUs, with the all-gather
 #           baseline (bench/multigpu.py), on the GRAPHs (default rmat:22:16);
-#           and the copy-engine transport; GOP_MGPU_PEER=1 adds the peer
-#           transport
+#           and the copy-engine and push transports; GOP_MGPU_PEER=1 adds
+#           the peer transport, GOP_MGPU_BREAKDOWN=1 each step of the
+#           overlapped sum timed alone
 #   big     a vertex tensor too wide for one GPU's memory, on P GPUs by
 #           column chunks, checked against one GPU on 256 of its columns
 #           (GOP_MGPU_BIG names the graph, default rmat:21:16)
@@ -68,7 +69,8 @@ PY
     ;;
   bench)
     run 1 bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256}
-    peer=(--ce)
+    peer=(--ce --push)
+    [ "${GOP_MGPU_BREAKDOWN:-0}" = 1 ] && peer+=(--breakdown)
     [ "${GOP_MGPU_PEER:-0}" = 1 ] && peer+=(--peer)
     run "$P" bench --graphs "${graphs[@]}" --widths ${GOP_MGPU_WIDTHS:-64 128 256} "${peer[@]}"
     python3 - "$out/bench-1.csv" "$out/bench-$P.csv" <<'PY' | tee "$out/summary.txt"
@@ -76,9 +78,10 @@ import csv, sys
 one = {(r["graph"], r["F"], r["op"]): r for r in csv.DictReader(open(sys.argv[1]))}
 many = list(csv.DictReader(open(sys.argv[2])))
 P = many[0]["gpus"] if many else "?"
-print(f"{'graph':14s} {'F':>4s} {'op':12s} {'1 GPU':>8s} {'overlap':>8s} {'halo':>8s}"
-      f" {'allgath':>8s} {'peer':>8s} {'ce':>8s} {'best':>6s} {'vs AG':>6s}   ms; best = the"
-      f" fastest halo mode (overlap, halo, ce) over 1 GPU, vs AG = over the all-gather")
+print(f"{'graph':14s} {'F':>4s} {'op':12s} {'1 GPU':>8s} {'overlap':>8s} {'rounds':>8s} {'halo':>8s}"
+      f" {'allgath':>8s} {'peer':>8s} {'ce':>8s} {'push':>8s} {'best':>6s} {'vs AG':>6s}   ms;"
+      f" best = the fastest halo mode (overlap, rounds, halo, ce, push) over 1 GPU, vs AG = over the"
+      f" all-gather")
 by = {}
 for r in many:
     by.setdefault((r["graph"], r["F"], r["op"]), {})[r["mode"]] = r
@@ -87,11 +90,14 @@ for k, m in by.items():
         continue
     t = {mode: float(m[mode]["ms"]) for mode in m}
     t1 = float(one[k]["ms"])
-    best = min(t["halo"], t.get("halo_overlap", 1e30), t.get("ce", 1e30))
+    best = min(t["halo"], t.get("halo_overlap", 1e30), t.get("halo_rounds", 1e30),
+               t.get("ce", 1e30), t.get("push", 1e30))
     peer = f"{t['peer']:8.3f}" if "peer" in t else f"{'-':>8s}"
     ce = f"{t['ce']:8.3f}" if "ce" in t else f"{'-':>8s}"
+    push = f"{t['push']:8.3f}" if "push" in t else f"{'-':>8s}"
     print(f"{k[0][-14:]:14s} {k[1]:>4s} {k[2]:12s} {t1:8.3f} {t.get('halo_overlap', 0):8.3f}"
-          f" {t['halo']:8.3f} {t['allgather']:8.3f} {peer} {ce} {t1 / best:5.2f}x"
+          f" {t.get('halo_rounds', 0):8.3f}"
+          f" {t['halo']:8.3f} {t['allgather']:8.3f} {peer} {ce} {push} {t1 / best:5.2f}x"
           f" {t['allgather'] / best:5.2f}x")
 PY
     ;;
