@@ -66,11 +66,14 @@ run)
   c=$(echo "$ceil" | sed -n 's/^# copy_ceiling_gbps=\([0-9.]*\).*/\1/p')
   csv=$out/peers/peers.csv
   { echo "$ceil"; echo "# widths=16 32 64 128 256 date=$(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok"; } >"$csv"
+    echo "peer,op,graph,V,E,F,time_ms,gbps,frac_of_bound,ok,timing,graph_calls"; } >"$csv"
   for f in "$carry"/datasets/*.mtx.gz; do
     g=$(basename "$f" .mtx.gz)
     gunzip -c "$f" >"$work/$g.mtx"
-    "$work/cusparse_bench" --ceiling "$c" --F "16 32 64 128 256" --name "$g" "$work/$g.mtx" \
+    # timed as gop_bench times gop's rows (graph replay), so that the two
+    # sides of a case compare the same way
+    "$work/cusparse_bench" --ceiling "$c" --F "16 32 64 128 256" --name "$g" \
+      --timing "${GOP_TIMING:-graph}" "$work/$g.mtx" \
       2>>"$out/peers/peers.log" | grep -v '^#' >>"$csv"
     rm -f "$work/$g.mtx"
     echo "cusparse $g done ($SECONDS s)"
