@@ -527,7 +527,11 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
   TuneOpShape shape;
   tune_op_shape(op, &shape);
   TunePoint *named = NULL;
-  int m = shape.feature_loop ? tune_space_named(op, lib, a, &named, d) : 0;
+  /* An operator with no edge loop (a per-vertex map: bias, twice) takes
+   * the default mapping: a graph schedule has nothing to lay out there
+   * (the row-based SDDMM schedules would apply, each row a warp) */
+  int m = shape.feature_loop && has_edge_loop(op->body)
+              ? tune_space_named(op, lib, a, &named, d) : 0;
   if (m < 0) return -1;
   int lanes = 0;
   for (int i = 0; i < m; i++)
