@@ -160,14 +160,23 @@ def build_arrays(edge_index, num_nodes=None):
 GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64)
 
 
-def group_counts(in_deg, sizes=GROUP_SIZES):
+def group_counts(in_deg, sizes=GROUP_SIZES, chunk=1 << 22):
     """For each G of `sizes`: the rows of the neighbour-group table of a
     graph of in-degrees `in_deg` (sum of ceil(deg / G)) and the destinations
-    no group owns (in-degree 0 or above G), as 0-d tensors (a list)."""
-    out = []
-    for G in sizes:
-        out += [((in_deg + (G - 1)) // G).sum(), ((in_deg == 0) | (in_deg > G)).sum()]
-    return out
+    no group owns (in-degree 0 or above G), as 0-d tensors (a list). All
+    sizes at once over [len(sizes), chunk] blocks of the degrees: a few
+    kernels a block, not a few per size (a mini-batch's device build
+    launches these)."""
+    import torch
+    dev = in_deg.device
+    G = torch.tensor(sizes, dtype=torch.int64).to(dev, non_blocking=True).view(-1, 1)
+    rows = torch.zeros(len(sizes), dtype=torch.int64, device=dev)
+    unowned = torch.zeros(len(sizes), dtype=torch.int64, device=dev)
+    for a in range(0, max(in_deg.numel(), 1), chunk):
+        d = in_deg[a:a + chunk].to(torch.int64).view(1, -1)
+        rows += ((d + (G - 1)) // G).sum(1)
+        unowned += ((d == 0) | (d > G)).sum(1)
+    return [x for pair in zip(rows, unowned) for x in pair]
 
 
 def build_groups(in_ptr, G, distance=0, classes=0, threshold=0, counts=None,

@@ -152,6 +152,19 @@ class GroupTables(unittest.TestCase):
         yield "random", gop.Graph.from_arcs(src, dst, 300)
         yield "no edges", gop.Graph.from_arcs([], [], 5)
 
+    def test_counts_in_blocks(self):
+        # every size at once, block by block, equals the sums size by size
+        from gop.graph import GROUP_SIZES, group_counts
+        gen = torch.Generator().manual_seed(1)
+        for n in (0, 1, 7, 5000):
+            deg = torch.randint(0, 200, (n,), generator=gen)
+            deg[::7] = 0
+            want = []
+            for G in GROUP_SIZES:
+                want += [int(((deg + G - 1) // G).sum()), int(((deg == 0) | (deg > G)).sum())]
+            for chunk in (3, 1024, 1 << 22):
+                self.assertEqual([int(x) for x in group_counts(deg, chunk=chunk)], want)
+
     def check(self, bits):
         wide = torch.int64 if bits == 64 else torch.int32
         for name, g in self.graphs():
