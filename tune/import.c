@@ -3,7 +3,9 @@
  * GPU time is scarce, and the GPU suite (tests/gpu/suite.c, bench/) already
  * measured many schedules on real graphs. This reads such a CSV
  * (`graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction`, as
- * bench/results/2026-11-22-H100-gpu-suite1.csv) into the tuning database,
+ * bench/results/2026-11-22-H100-gpu-suite1.csv, or gop_bench's, which has
+ * those columns among others, in another order: the header names them)
+ * into the tuning database,
  * with everything the predictor needs that the CSV lacks: each graph is
  * read from the datasets folder for its signature (and must have the
  * |V| and |E| the CSV says, else the row names another graph), each
@@ -24,11 +26,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "graph/graph.h"
 #include "tune/tune.h"
 
-enum { NCOLS = 11 };
+enum { NCOLS = 40 }; /* the most columns a line may have */
+
+/* The columns the import reads, by their header names. */
+enum { C_GRAPH, C_V, C_E, C_OP, C_SCHEDULE, C_F, C_OK, C_MS, C_GBPS, C_FRAC, NNEED };
+static const char *const need_names[NNEED] = {"graph", "V", "E", "op", "schedule", "F",
+                                               "ok", "median_ms", "gbps", "bound_fraction"};
 
 /* Splits a CSV line into at most NCOLS fields (double quotes group,
  * "" is a quote); returns the number of fields, or -1 for an unclosed
@@ -106,7 +114,7 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
   }
   free(line);
   fclose(f);
-  int rc = 0, header = -1;
+  int rc = 0, header = -1, ncols = 0, col[NNEED];
   GraphEntry graphs[64];
   int ngraphs = 0;
   typedef struct Parsed {
@@ -126,29 +134,43 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
     char *fl[NCOLS + 1];
     int nf = split_csv(text, fl);
     if (header < 0) {
-      if (nf != NCOLS || strcmp(fl[0], "graph") != 0 || strcmp(fl[4], "schedule") != 0 ||
-          strcmp(fl[8], "median_ms") != 0) {
-        ir_error(d, at, "not a GPU suite CSV: the header must be "
-                 "graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction");
+      /* the columns by name: the suite's order or gop_bench's */
+      int missing = -1;
+      for (int c = 0; c < NNEED; c++) {
+        col[c] = -1;
+        for (int k = 0; k < nf && nf <= NCOLS; k++)
+          if (strcmp(fl[k], need_names[c]) == 0) col[c] = k;
+        if (col[c] < 0 && missing < 0) missing = c;
+      }
+      if (nf < 1 || nf > NCOLS || strcmp(fl[0], "graph") != 0) {
+        ir_error(d, at, "not a GPU suite CSV (nor gop_bench's): the header must name the columns "
+                 "graph (first), V, E, op, schedule, F, ok, median_ms, gbps and "
+                 "bound_fraction");
+        rc = -1;
+      } else if (missing >= 0) {
+        ir_error(d, at, "the header has no column '%s' (it needs graph, V, E, op, schedule, "
+                 "F, ok, median_ms, gbps and bound_fraction)", need_names[missing]);
         rc = -1;
       }
       header = i;
+      ncols = nf;
       continue;
     }
-    if (nf != NCOLS) {
+    if (nf != ncols) {
       if (i == nlines - 1 && last_unterminated) {
         ir_note(d, at, "the last line is cut off (a run stopped mid-write): left out");
         info->truncated++;
         continue;
       }
-      ir_error(d, at, "expected %d comma-separated fields, found %d", NCOLS, nf < 0 ? 0 : nf);
+      ir_error(d, at, "expected %d comma-separated fields, found %d", ncols, nf < 0 ? 0 : nf);
       rc = -1;
       break;
     }
     double V, E, F, ok, ms, gbps, frac;
-    if (!num(fl[1], &V) || !num(fl[2], &E) || !num(fl[5], &F) || !num(fl[6], &ok) ||
-        !num(fl[8], &ms) || !num(fl[9], &gbps) || !num(fl[10], &frac) || F < 0 || V < 1 ||
-        E < 0) {
+    const char *gname = fl[col[C_GRAPH]], *opname = fl[col[C_OP]], *sched = fl[col[C_SCHEDULE]];
+    if (!num(fl[col[C_V]], &V) || !num(fl[col[C_E]], &E) || !num(fl[col[C_F]], &F) ||
+        !num(fl[col[C_OK]], &ok) || !num(fl[col[C_MS]], &ms) || !num(fl[col[C_GBPS]], &gbps) ||
+        !num(fl[col[C_FRAC]], &frac) || F < 0 || V < 1 || E < 0) {
       if (i == nlines - 1 && last_unterminated) {
         ir_note(d, at, "the last line is cut off (a run stopped mid-write): left out");
         info->truncated++;
@@ -159,7 +181,7 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
       rc = -1;
       break;
     }
-    if (strcmp(fl[4], "default") == 0) {
+    if (strcmp(sched, "default") == 0) {
       info->skipped_default++;
       continue;
     }
@@ -171,29 +193,35 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
       info->skipped_no_time++;
       continue;
     }
-    const IrOp *op = ir_module_find_op(stdlib, fl[3]);
+    const IrOp *op = ir_module_find_op(stdlib, opname);
     if (!op) {
-      ir_error(d, at, "no stdlib operator named '%s'", fl[3]);
+      ir_error(d, at, "no stdlib operator named '%s'", opname);
       rc = -1;
       break;
     }
     GraphEntry *ge = NULL;
     for (int k = 0; k < ngraphs && !ge; k++)
-      if (strcmp(graphs[k].name, fl[0]) == 0) ge = &graphs[k];
+      if (strcmp(graphs[k].name, gname) == 0) ge = &graphs[k];
     if (!ge) {
-      if (ngraphs == 64 || strlen(fl[0]) >= sizeof graphs[0].name) {
+      if (ngraphs == 64 || strlen(gname) >= sizeof graphs[0].name) {
         ir_error(d, at, "too many graphs, or a graph name too long");
         rc = -1;
         break;
       }
       ge = &graphs[ngraphs++];
       memset(ge, 0, sizeof *ge);
-      snprintf(ge->name, sizeof ge->name, "%s", fl[0]);
-      char *path = ir_sprintf(a, "%s/%s", datasets, fl[0]);
+      snprintf(ge->name, sizeof ge->name, "%s", gname);
+      /* the file as named (the suite's), else gop_bench's name of it
+       * (cnr-2000 for cnr-2000.mtx.gz), else a generator (rmat:14:8) */
+      const char *tries[] = {ir_sprintf(a, "%s/%s", datasets, gname),
+                             ir_sprintf(a, "%s/%s.mtx.gz", datasets, gname),
+                             ir_sprintf(a, "%s/%s.mtx", datasets, gname), gname};
+      const char *path = tries[0];
+      for (int t = 1; t < 4 && access(path, R_OK) != 0; t++) path = tries[t];
       ge->g = graph_open(path, d);
       if (!ge->g) {
         ir_error(d, at, "cannot read graph %s for its signature (give the folder with "
-                 "--datasets)", fl[0]);
+                 "--datasets)", gname);
         rc = -1;
         break;
       }
@@ -202,7 +230,7 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
     }
     if ((double)ge->g->nv != V || (double)ge->g->ne != E) {
       ir_error(d, at, "graph %s in %s has |V| %lld and |E| %lld, but the row says %.0f and "
-               "%.0f: another graph of that name", fl[0], datasets, (long long)ge->g->nv,
+               "%.0f: another graph of that name", gname, datasets, (long long)ge->g->nv,
                (long long)ge->g->ne, V, E);
       rc = -1;
       break;
@@ -210,11 +238,11 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
     Parsed *r = &rows[nrows];
     Diag why;
     ir_diag_init(&why, NULL);
-    int made = tune_point_make(op, stdlib, fl[4], a, &r->p, &why);
+    int made = tune_point_make(op, stdlib, sched, a, &r->p, &why);
     if (made != 0) {
       const char *msg = why.buf ? why.buf : "";
       const char *e = strstr(msg, "error: ");
-      ir_warning(d, at, "schedule %s of %s is %s today; row left out: %.*s", fl[4], fl[3],
+      ir_warning(d, at, "schedule %s of %s is %s today; row left out: %.*s", sched, opname,
                  made > 0 ? "refused" : "unknown", (int)strcspn(e ? e + 7 : msg, "\n"),
                  e ? e + 7 : msg);
       ir_diag_free(&why);

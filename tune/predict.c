@@ -288,12 +288,50 @@ typedef struct Row {
   int graph, kase; /* ids, filled after reading */
 } Row;
 
+/* A point made from its lowered IR (tune_point_make), kept per operator
+ * and schedule: it does not depend on the graph. */
+typedef struct MadePoint {
+  uint64_t op_hash;
+  char text[64];
+  int made; /* 0: p holds the point; else the schedule did not lower */
+  TunePoint p;
+} MadePoint;
+
 typedef struct Rows {
   Row *r;
   int n, cap;
   int skipped_shape, skipped_facts, skipped_text, skipped_time;
   const IrModule *lib;
+  MadePoint *made;
+  int nmade, capmade;
+  Arena *arena;
 } Rows;
+
+/* The point of `text` on the library's operator `name` as the schedule
+ * chooser makes it (lowered: the lane model's facts, team, groups, ...),
+ * or NULL where the library has no such operator or the schedule does
+ * not lower (then the row keeps the facts the database recorded). */
+static const TunePoint *made_point(Rows *rs, const char *name, uint64_t op_hash,
+                                   const char *text) {
+  for (int i = 0; i < rs->nmade; i++)
+    if (rs->made[i].op_hash == op_hash && !strcmp(rs->made[i].text, text))
+      return rs->made[i].made == 0 ? &rs->made[i].p : NULL;
+  const IrOp *op = rs->lib ? ir_module_find_op(rs->lib, name) : NULL;
+  if (!op || tune_op_hash(op) != op_hash || strlen(text) >= sizeof rs->made[0].text) return NULL;
+  if (!rs->arena && !(rs->arena = ir_arena_new())) return NULL;
+  if (rs->nmade == rs->capmade) {
+    int cap = rs->capmade ? 2 * rs->capmade : 64;
+    MadePoint *more = realloc(rs->made, sizeof *more * (size_t)cap);
+    if (!more) return NULL;
+    rs->made = more;
+    rs->capmade = cap;
+  }
+  MadePoint *m = &rs->made[rs->nmade++];
+  m->op_hash = op_hash;
+  snprintf(m->text, sizeof m->text, "%s", text);
+  m->made = tune_point_make(op, rs->lib, text, rs->arena, &m->p, NULL);
+  return m->made == 0 ? &m->p : NULL;
+}
 
 static void collect(void *ctx, const TuneKey *k, const TuneRecord *rec) {
   Rows *rs = ctx;
@@ -313,15 +351,27 @@ static void collect(void *ctx, const TuneKey *k, const TuneRecord *rec) {
              .cc = k->cc, .time_ms = rec->time_ms};
   snprintf(row.gpu, sizeof row.gpu, "%s", k->gpu ? k->gpu : "");
   snprintf(row.op, sizeof row.op, "%s", k->op_name ? k->op_name : "?");
-  if (tune_point_parse(rec->schedule, rs->lib, &row.p) != 0) {
-    rs->skipped_text++;
-    return;
+  /* the point as the chooser sees it at run time (tune_space_choice
+   * makes its candidates so), where this build can lower the schedule on
+   * the library's operator of that name and hash; else the facts the
+   * database recorded on the parsed point */
+  const TunePoint *made = made_point(rs, row.op, row.op_hash, rec->schedule);
+  if (made) {
+    row.p = *made;
+    /* and the operator's shape as this build reads it (the database does
+     * not keep every count: edge_dst_rows) */
+    tune_op_shape(ir_module_find_op(rs->lib, row.op), &row.shape);
+  } else {
+    if (tune_point_parse(rec->schedule, rs->lib, &row.p) != 0) {
+      rs->skipped_text++;
+      return;
+    }
+    row.p.atomic_rows = rec->atomic_rows;
+    row.p.atomic_scalars = rec->atomic_scalars;
+    row.p.kernels = rec->kernels;
+    row.p.warp = rec->warp;
+    row.p.vertex = rec->vertex;
   }
-  row.p.atomic_rows = rec->atomic_rows;
-  row.p.atomic_scalars = rec->atomic_scalars;
-  row.p.kernels = rec->kernels;
-  row.p.warp = rec->warp;
-  row.p.vertex = rec->vertex;
   /* One row per case and schedule: the fastest, as the database's look-up
    * takes it. */
   for (int i = 0; i < rs->n; i++) {
@@ -368,6 +418,10 @@ static int read_rows(const char *db_path, const IrModule *lib, Rows *rs, int *ng
   if (!db) return -1;
   int n = tune_db_list(db, collect, rs, d);
   tune_db_close(db);
+  free(rs->made);
+  if (rs->arena) ir_arena_free(rs->arena);
+  rs->made = NULL;
+  rs->arena = NULL;
   if (n < 0) {
     free(rs->r);
     return -1;
@@ -528,11 +582,17 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
       float fx[512 * TUNE_NFEATURES], fy[512];
       double best = INFINITY, model_best = INFINITY;
       int model_pick = -1, def = -1;
+      /* the picks are among what the schedule chooser would rank
+       * (tune_space_choice): the lane model's points where the case has
+       * any, else every point; the best is over everything measured */
+      bool lanes = false;
+      for (int j = 0; j < k; j++) lanes |= rs.r[idx[j]].p.lanes;
       for (int j = 0; j < k; j++) {
         const Row *r = &rs.r[idx[j]];
         ne = r->g.ne;
         tune_features(&r->g, &r->shape, r->F, &r->p, fx + (size_t)j * TUNE_NFEATURES);
         best = fmin(best, r->time_ms);
+        if (lanes && !r->p.lanes) continue;
         TuneCost cost;
         tune_model_cost(&r->shape, &r->p, &r->g, r->F, &cost);
         if (cost.time_us < model_best) {
@@ -547,9 +607,9 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
         rc = -1;
         break;
       }
-      int pick = 0;
-      for (int j = 1; j < k; j++)
-        if (fy[j] < fy[pick]) pick = j;
+      int pick = -1;
+      for (int j = 0; j < k; j++)
+        if ((!lanes || rs.r[idx[j]].p.lanes) && (pick < 0 || fy[j] < fy[pick])) pick = j;
       const Row *pr = &rs.r[idx[pick]];
       double ratio = pr->time_ms / best;
       ratios[info->cases++] = ratio;

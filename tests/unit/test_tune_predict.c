@@ -391,6 +391,32 @@ START_TEST(import_csv) {
   gop_clear_diagnostics(ctx);
   ck_assert_int_eq(gop_tune_import_csv(ctx, csv, tmp("x.db"), data, "G", 90, &info), -1);
   ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "not a GPU suite CSV"));
+  /* a header of the right first column without a column the import needs */
+  csv = tu_write("nofrac.csv", "graph,V,E,op,schedule,F,ok,median_ms,gbps\n");
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_tune_import_csv(ctx, csv, tmp("y.db"), data, "G", 90, &info), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "no column 'bound_fraction'"));
+
+  /* gop_bench's CSV: the same columns among others, in its order, the
+   * graph named without its file's extension (tiny for tiny.mtx) */
+  csv = tu_write("bench.csv",
+                 "# gpu=NVIDIA H200 sm=90\n"
+                 "graph,V,E,op,F,role,rank,model_us,schedule,ok,checked_against,rel_l2,"
+                 "median_ms,gbps,bound_fraction,sets,timing,graph_calls\n"
+                 "tiny,4,5,copy_u_sum,16,default,0,0.00,\"default\",1,interpreter,0,0.01,1,"
+                 "0.001,1,graph,64\n"
+                 "tiny,4,5,copy_u_sum,16,named,0,3.0,\"gar()\",1,interpreter,0,0.02,1,0.001,1,"
+                 "graph,64\n"
+                 "tiny,4,5,copy_u_sum,16,named,0,3.0,\"warp_edge(1, 1)\",1,interpreter,0,0.01,"
+                 "1,0.001,1,graph,64\n");
+  const char *bdb = tmp("benchimport.db");
+  data = tu_source("tests/data"); /* testutil's path buffers rotate: fetched again */
+  gop_clear_diagnostics(ctx);
+  ck_assert_msg(gop_tune_import_csv(ctx, csv, bdb, data, "NVIDIA H200", 90, &info) == 0, "%s",
+                gop_diagnostics(ctx));
+  ck_assert_int_eq(info.imported, 2);
+  ck_assert_int_eq(info.graphs, 1);
+  ck_assert_int_eq(info.skipped_default, 1);
   gop_context_free(ctx);
 }
 END_TEST
