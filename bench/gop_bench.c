@@ -638,6 +638,10 @@ static int run(int argc, char **argv) {
   if (not_run) printf("# %d rows not run: the time budget of %.0f s was spent\n", not_run, budget);
   printf("%d run, %d failed\n", done, failed);
   ir_diag_free(&d);
+  for (int k = 0; k < ncases; k++) cg_program_free(&cases[k].prog);
+  free(cases);
+  free(rows);
+  ir_arena_free(a);
   return failed || not_run ? 1 : 0;
 }
 
