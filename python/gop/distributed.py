@@ -750,8 +750,7 @@ class ShardedGraph:
         into every peer's address space by torch's symmetric memory) and
         one remote class per peer, its sources numbered as that peer's own
         rows. Made once per (F, dtype)."""
-        torch, dist = _torch()
-        import torch.distributed._symmetric_memory as symm
+        torch, _ = _torch()
         key = (F, dtype)
         peer = getattr(self, "_peer", None)
         if peer is None:
@@ -774,12 +773,7 @@ class ShardedGraph:
                 graphs.append((q, g, torch.from_numpy(pos).to(self.device)))
             peer["graphs"], peer["rows"] = graphs, int(m)
         if key not in peer["bufs"]:
-            if hasattr(symm, "enable_symm_mem_for_group"):
-                symm.enable_symm_mem_for_group(dist.group.WORLD.group_name)
-            buf = symm.empty((peer["rows"], F), dtype=dtype, device=self.device)
-            hdl = symm.rendezvous(buf, dist.group.WORLD.group_name)
-            views = {q: hdl.get_buffer(q, (peer["rows"], F), dtype) for q, _, _ in peer["graphs"]}
-            peer["bufs"][key] = (buf, hdl, views)
+            peer["bufs"][key] = self._symmetric(peer["rows"], F, dtype)
         return peer
 
     def aggregate_peer(self, op, x_own, *edge_inputs, schedule=None):
@@ -814,7 +808,6 @@ class ShardedGraph:
         where in each peer's buffer this rank's halo rows sit. Made once
         per (F, dtype)."""
         torch, dist = _torch()
-        import torch.distributed._symmetric_memory as symm
         ce = self.__dict__.setdefault("_ce", {})
         if "offsets" not in ce:
             counts = torch.tensor(self.plan.send_counts, dtype=torch.int64, device=self.device)
@@ -827,15 +820,24 @@ class ShardedGraph:
             ce["offsets"] = [int(starts[q, self.rank]) for q in range(self.world)]
             ce["rows"] = max(int(every.sum(axis=1).max()), 1)
         if (F, dtype) not in ce:
-            name = (self.group or dist.group.WORLD).group_name
-            if hasattr(symm, "enable_symm_mem_for_group"):
-                symm.enable_symm_mem_for_group(name)
-            buf = symm.empty((ce["rows"], F), dtype=dtype, device=self.device)
-            hdl = symm.rendezvous(buf, name)
-            views = {q: hdl.get_buffer(q, (ce["rows"], F), dtype)
-                     for q in range(self.world) if q != self.rank}
-            ce[(F, dtype)] = (buf, hdl, views)
+            ce[(F, dtype)] = self._symmetric(ce["rows"], F, dtype)
         return ce
+
+    def _symmetric(self, rows, F, dtype):
+        """A [rows, F] buffer in torch's symmetric memory on every rank of
+        the group, its handle, and each peer's buffer as a tensor this
+        rank's kernels can read and write (over NVLink): (buf, handle,
+        {peer: view}). Every rank must call it, in the same order."""
+        _, dist = _torch()
+        import torch.distributed._symmetric_memory as symm
+        name = (self.group or dist.group.WORLD).group_name
+        if hasattr(symm, "enable_symm_mem_for_group"):
+            symm.enable_symm_mem_for_group(name)
+        buf = symm.empty((rows, F), dtype=dtype, device=self.device)
+        hdl = symm.rendezvous(buf, name)
+        views = {q: hdl.get_buffer(q, (rows, F), dtype)
+                 for q in range(self.world) if q != self.rank}
+        return buf, hdl, views
 
     def _side_streams(self):
         """One high-priority stream per peer (made once): the transfers of
@@ -910,8 +912,6 @@ class ShardedGraph:
         peers' views, and for each peer q the slice of this rank's send
         rows q reads and where they land in q's buffer (q's own rows, then
         its halo grouped by sender). Made once per (F, dtype)."""
-        torch, dist = _torch()
-        import torch.distributed._symmetric_memory as symm
         push = self.__dict__.setdefault("_push", {})
         if "slices" not in push:
             p = self.partition
@@ -926,14 +926,7 @@ class ShardedGraph:
             push["rows"] = max(max(p.part(q)["num_own"] + p.part(q)["num_halo"]
                                    for q in range(self.world)), 1)
         if (F, dtype) not in push:
-            name = (self.group or dist.group.WORLD).group_name
-            if hasattr(symm, "enable_symm_mem_for_group"):
-                symm.enable_symm_mem_for_group(name)
-            buf = symm.empty((push["rows"], F), dtype=dtype, device=self.device)
-            hdl = symm.rendezvous(buf, name)
-            views = {q: hdl.get_buffer(q, (push["rows"], F), dtype)
-                     for q in range(self.world) if q != self.rank}
-            push[(F, dtype)] = (buf, hdl, views)
+            push[(F, dtype)] = self._symmetric(push["rows"], F, dtype)
         return push
 
     def aggregate_push(self, op, x_own, *edge_inputs, schedule=None):
