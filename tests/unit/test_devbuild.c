@@ -471,17 +471,30 @@ START_TEST(tables_built_on_the_device) {
 }
 END_TEST
 
+/* R-MAT 12/16 (skewed: the cost model likes neighbour groups there) as
+ * host arrays in *big and as a graph adopted from them as the device's. */
+static GopGraph *device_rmat(Graph **big) {
+  Diag d;
+  ir_diag_init(&d, NULL);
+  *big = graph_generate("rmat:12:16", &d);
+  ck_assert_ptr_nonnull(*big);
+  ir_diag_free(&d);
+  GopDeviceGraph a = device_arrays(*big, 32);
+  GopGraph *g = gop_graph_from_device(ctx, &a, "rmat batch");
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  return g;
+}
+
+/* Whether a chosen schedule runs over neighbour groups. */
+static bool is_group_schedule(const char *s) {
+  return strstr(s, "group") || strstr(s, "gnnadvisor");
+}
+
 /* A builder's failure is the run's, with its reason; a host graph takes
  * no builder; with one, schedule choice may pick neighbour groups. */
 START_TEST(builder_failures_and_choice) {
-  Diag d;
-  ir_diag_init(&d, NULL);
-  Graph *big = graph_generate("rmat:12:16", &d);
-  ck_assert_ptr_nonnull(big);
-  ir_diag_free(&d);
-  GopDeviceGraph a = device_arrays(big, 32);
-  GopGraph *g = gop_graph_from_device(ctx, &a, "rmat batch");
-  ck_assert_ptr_nonnull(g);
+  Graph *big;
+  GopGraph *g = device_rmat(&big);
   Builder b = {.host = big, .fail = 1};
   ck_assert_int_eq(gop_graph_set_group_builder(ctx, g, build_table, &b), 0);
   GopRun *r = gop_run_new(ctx, gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g);
@@ -509,7 +522,7 @@ START_TEST(builder_failures_and_choice) {
   for (int F = 1; F <= 256; F *= 4) {
     GopScheduleChoice c;
     ck_assert_msg(gop_choose_schedule(op, g, F, NULL, &c) == 0, "%s", gop_diagnostics(ctx));
-    groups |= strstr(c.schedule, "group") || strstr(c.schedule, "gnnadvisor");
+    groups |= is_group_schedule(c.schedule);
   }
   ck_assert_msg(groups, "no neighbour-group schedule chosen for a graph with a builder");
   /* taken away: none again */
@@ -517,8 +530,7 @@ START_TEST(builder_failures_and_choice) {
   for (int F = 1; F <= 256; F *= 4) {
     GopScheduleChoice c;
     ck_assert_int_eq(gop_choose_schedule(op, g, F, NULL, &c), 0);
-    ck_assert_msg(!strstr(c.schedule, "group") && !strstr(c.schedule, "gnnadvisor"), "%s",
-                  c.schedule);
+    ck_assert_msg(!is_group_schedule(c.schedule), "%s", c.schedule);
   }
   gop_run_free(r);
   graph_free(big);
@@ -530,14 +542,8 @@ END_TEST
  * same graph built on the host. */
 START_TEST(choice_without_groups) {
   /* a skewed graph, where the cost model likes neighbour groups */
-  Diag d;
-  ir_diag_init(&d, NULL);
-  Graph *big = graph_generate("rmat:12:16", &d);
-  ck_assert_ptr_nonnull(big);
-  ir_diag_free(&d);
-  GopDeviceGraph a = device_arrays(big, 32);
-  GopGraph *g = gop_graph_from_device(ctx, &a, "rmat batch");
-  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  Graph *big;
+  GopGraph *g = device_rmat(&big);
   GopGraph *h = gop_graph_open(ctx, "rmat:12:16");
   const GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
   bool host_groups = false;
@@ -545,10 +551,9 @@ START_TEST(choice_without_groups) {
     GopScheduleChoice on_dev, on_host;
     ck_assert_msg(gop_choose_schedule(op, g, F, NULL, &on_dev) == 0, "%s", gop_diagnostics(ctx));
     ck_assert_int_eq(gop_choose_schedule(op, h, F, NULL, &on_host), 0);
-    ck_assert_msg(!strstr(on_dev.schedule, "group") && !strstr(on_dev.schedule, "gnnadvisor") &&
-                      !strstr(on_dev.schedule, "interleave"),
+    ck_assert_msg(!is_group_schedule(on_dev.schedule) && !strstr(on_dev.schedule, "interleave"),
                   "F = %d: %s chosen for a device graph", F, on_dev.schedule);
-    host_groups |= strstr(on_host.schedule, "group") || strstr(on_host.schedule, "gnnadvisor");
+    host_groups |= is_group_schedule(on_host.schedule);
   }
   graph_free(big);
   /* the host graph's picks include groups: otherwise this checks nothing */
