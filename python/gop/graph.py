@@ -498,7 +498,8 @@ class Graph:
             deg = np.ones(self.num_nodes, dtype=np.float64)
             np.add.at(deg, dst[~loop], 1.0)
             w = np.where(loop, 0.0, 1.0 / np.sqrt(deg[src] * deg[dst])).astype(np.float32)
-            self._memo["gcn_norm"] = (w, (1.0 / deg).astype(np.float32))
+            # setdefault: threads that computed it at once all get the first
+            self._memo.setdefault("gcn_norm", (w, (1.0 / deg).astype(np.float32)))
         return self._memo["gcn_norm"]
 
     def with_self_loops(self):
@@ -509,9 +510,11 @@ class Graph:
             ei = self.edge_index
             keep = ei[0] != ei[1]
             v = np.arange(self.num_nodes, dtype=np.int64)
-            self._memo["self_loops"] = Graph.from_arcs(
+            # setdefault: threads that made it at once all get the first (the
+            # others' copies are freed with their last reference)
+            self._memo.setdefault("self_loops", Graph.from_arcs(
                 np.concatenate([ei[0][keep], v]), np.concatenate([ei[1][keep], v]),
-                self.num_nodes, f"{self.name or 'graph'} with self-loops")
+                self.num_nodes, f"{self.name or 'graph'} with self-loops"))
         return self._memo["self_loops"]
 
     def __repr__(self):

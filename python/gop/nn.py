@@ -57,9 +57,11 @@ def as_graph(graph, num_nodes=None):
     key = (graph.data_ptr(), tuple(graph.shape), graph._version, num_nodes, str(graph.device))
     g = _edge_index_cache.get(key)
     if g is None:
+        g = Graph.from_edge_index(graph, num_nodes)
         if len(_edge_index_cache) > 16:
             _edge_index_cache.clear()
-        g = _edge_index_cache[key] = Graph.from_edge_index(graph, num_nodes)
+        # setdefault: threads converting one edge_index at once share the first
+        g = _edge_index_cache.setdefault(key, g)
     return g
 
 
@@ -77,7 +79,9 @@ def _gcn_norm(graph, device):
     key = ("gcn_norm_t", str(device))
     if key not in graph._memo:
         w, s = graph.gcn_norm()
-        graph._memo[key] = (torch.from_numpy(w).to(device), torch.from_numpy(s).to(device))
+        # setdefault: threads that made it at once all get the first
+        graph._memo.setdefault(key, (torch.from_numpy(w).to(device),
+                                     torch.from_numpy(s).to(device)))
     return graph._memo[key]
 
 

@@ -329,14 +329,17 @@ class Operator:
         for s in self.extents:
             F *= int(ext[s])
         key = (id(graph), F)
-        hit = self._choices.get(key)
-        if hit is None or hit[2]() is not graph:
-            # None for an operator no named schedule or strategy applies to
-            # (an element-wise layer, a bias): the C API's default mapping.
-            # The graph is held weakly (a graph per mini-batch must go).
-            if len(self._choices) > 64:
-                self._choices = {k: v for k, v in self._choices.items() if v[2]() is not None}
-            hit = self._choices[key] = (*self.choose_schedule(graph, F), weakref.ref(graph))
+        # under the lock: threads share the dictionary (docs/threads.md)
+        with _lock:
+            hit = self._choices.get(key)
+            if hit is None or hit[2]() is not graph:
+                # None for an operator no named schedule or strategy applies to
+                # (an element-wise layer, a bias): the C API's default mapping.
+                # The graph is held weakly (a graph per mini-batch must go).
+                if len(self._choices) > 64:
+                    self._choices = {k: v for k, v in self._choices.items()
+                                     if v[2]() is not None}
+                hit = self._choices[key] = (*self.choose_schedule(graph, F), weakref.ref(graph))
         return hit[0], hit[1]
 
     @property
@@ -378,9 +381,11 @@ class Operator:
         if len(cands) == 1:
             return cands[0]
         kept = _auto.decide({s: time_fn(s) for s in cands})
-        if len(self._measured) > 64:  # forget the graphs gone (one per mini-batch)
-            self._measured = {k: v for k, v in self._measured.items() if v[1]() is not None}
-        self._measured[self._ext_key(graph, ext)] = (kept, weakref.ref(graph))
+        with _lock:  # threads share the dictionary
+            if len(self._measured) > 64:  # forget the graphs gone (one per mini-batch)
+                self._measured = {k: v for k, v in self._measured.items()
+                                  if v[1]() is not None}
+            self._measured[self._ext_key(graph, ext)] = (kept, weakref.ref(graph))
         return kept
 
     def schedule_for(self, graph, schedule="auto", **extents):
@@ -631,7 +636,10 @@ class Operator:
         key = (wrt, bool(joint))
         g = self._grads.get(key)
         if g is None:
-            g = self._grads[key] = Gradient(self, wrt, bool(joint))
+            with _lock:  # derived once, whichever thread asks first
+                g = self._grads.get(key)
+                if g is None:
+                    g = self._grads[key] = Gradient(self, wrt, bool(joint))
         return g
 
     def extents_of(self, graph, arrays, given=None, adjoints=False):
