@@ -48,7 +48,8 @@
  *   stream or event). A test reads it to see, for instance, that nothing
  *   crosses the bus between the steps of a forward; b, n: a capture
  *   begun, ended; r a graph replayed. fake_cuda_modules()
- *   counts the modules loaded and not unloaded.
+ *   counts the modules loaded and not unloaded; fake_cuda_calls() the
+ *   calls made to it (every entry point that takes its lock).
  *
  * Every entry point takes one lock, so threaded tests (test_threads) may
  * call it from any thread, as they may a real driver. */
@@ -66,9 +67,14 @@ typedef uint64_t CUdeviceptr;
 
 static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
 static void unlock_big(int *unused) { pthread_mutex_unlock(&big); }
+static long calls; /* entry points entered under the lock (fake_cuda_calls) */
+static int lock_big(void) {
+  pthread_mutex_lock(&big);
+  calls++;
+  return 0;
+}
 /* Holds the driver's lock until the end of the enclosing block. */
-#define LOCKED \
-  int locked_ __attribute__((cleanup(unlock_big), unused)) = pthread_mutex_lock(&big)
+#define LOCKED int locked_ __attribute__((cleanup(unlock_big), unused)) = lock_big()
 
 enum { MAX_ALLOCS = 4096, MAX_FUNCS = 1024, MAX_LAUNCHES = 64, MAX_PARAMS = 48 };
 static const size_t MEMORY = (size_t)1 << 30;
@@ -188,6 +194,9 @@ EXPORT int fake_cuda_memsets(const FakeMemset **out) {
   return nmemsets;
 }
 EXPORT const char *fake_cuda_trace(void) { return trace; }
+/* How many times an entry point took the driver's lock (nearly every call,
+ * fake_cuda_* included): what a benchmark counts per step. */
+EXPORT long fake_cuda_calls(void) { return calls; }
 /* Launches queued in stream 0x1000 + 0x10 i (i < 16), or with i = -1 in
  * every stream, since the last reset. */
 EXPORT long fake_cuda_stream_launches(int i) {
@@ -375,6 +384,14 @@ EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
 static void fill32(CUdeviceptr d, unsigned v, size_t n) {
   for (size_t i = 0; i < n; i++) ((uint32_t *)(uintptr_t)d)[i] = v;
 }
+/* FAKE_CUDA_NO_FILL=1: fills queued in a stream are recorded, not done (a
+ * real driver queues them without host work; a benchmark of host time,
+ * bench/minibatch_host.c, sets it). */
+static bool queued_fills(void) {
+  static int on = -1;
+  if (on < 0) on = !(getenv("FAKE_CUDA_NO_FILL") && atoi(getenv("FAKE_CUDA_NO_FILL")));
+  return on;
+}
 EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned v, size_t n) {
   LOCKED;
   note('s');
@@ -388,7 +405,7 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *stre
   CUresult q = queued(stream);
   if (q) return q;
   if (nmemsets < MAX_LAUNCHES) memsets[nmemsets++] = (FakeMemset){d, v, n, stream};
-  fill32(d, v, n);
+  if (queued_fills()) fill32(d, v, n);
   return 0;
 }
 /* the same in a stream for 16-bit and f64 outputs (exec.c rt_devexec_launch):
