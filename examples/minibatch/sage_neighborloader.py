@@ -38,6 +38,12 @@ Options:
                     without LLVM (needs no GPU)
   --sampler S       auto (NeighborLoader, else TorchSampler where PyG has no
                     sampling backend: pyg-lib or torch-sparse), pyg, torch
+  --profile         time each stage of a step alone (graph build, forward,
+                    loss, backward, optimiser step), waiting for the GPU after
+                    each: per stage the host time (until the call returns)
+                    and the time until the GPU is done, medians printed at
+                    the end (stages that wait for the GPU inside, a
+                    synchronising copy or free, show host ~ GPU time)
   --json PATH       write the measurements as JSON
 """
 import argparse
@@ -166,6 +172,29 @@ def sync(device):
         torch.cuda.synchronize()
 
 
+PROFILE_STAGES = ("build", "forward", "loss", "backward", "optimizer")
+
+
+def profiled_step(model, opt, batch, g, device, prof):
+    """One training step with each stage timed alone (--profile): into
+    prof[stage], (seconds until its calls returned, seconds until the GPU
+    had finished it), the GPU waited for before each stage starts."""
+    def stage(name, fn):
+        sync(device)
+        t0 = time.perf_counter()
+        out = fn()
+        t1 = time.perf_counter()
+        sync(device)
+        prof[name] = (t1 - t0, time.perf_counter() - t0)
+        return out
+    opt.zero_grad()
+    out = stage("forward", lambda: model(batch.x, g)[:batch.batch_size])
+    loss = stage("loss", lambda: F.cross_entropy(out, batch.y[:batch.batch_size]))
+    stage("backward", loss.backward)
+    stage("optimizer", opt.step)
+    return loss
+
+
 def prepare(args):
     """The kernels of the training, forward and backward, at its widths,
     for both layouts a batch's graph may have (edge ids in CSR order or
@@ -196,6 +225,7 @@ def main(argv=None):
     ap.add_argument("--host-build", action="store_true")
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--sampler", choices=("auto", "pyg", "torch"), default="auto")
+    ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     if args.prepare:
@@ -236,17 +266,24 @@ def main(argv=None):
         g = gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes)
         sync(device)
         t_compute = time.perf_counter()
-        opt.zero_grad()
-        out = model(batch.x, g)[:batch.batch_size]
-        loss = F.cross_entropy(out, batch.y[:batch.batch_size])
-        loss.backward()
-        opt.step()
+        if args.profile:
+            prof = {"build": (t_compute - t_build, t_compute - t_build)}
+            loss = profiled_step(model, opt, batch, g, device, prof)
+        else:
+            opt.zero_grad()
+            out = model(batch.x, g)[:batch.batch_size]
+            loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+            loss.backward()
+            opt.step()
         sync(device)
         t_end = time.perf_counter()
         row = {"step": step, "nodes": int(batch.num_nodes), "edges": int(batch.edge_index.size(1)),
                "build_ms": (t_compute - t_build) * 1e3, "compute_ms": (t_end - t_compute) * 1e3,
                "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"]),
                "device_built": g.device_built}
+        if args.profile:
+            for k, (host, done) in prof.items():
+                row[f"{k}_host_ms"], row[f"{k}_ms"] = host * 1e3, done * 1e3
         if args.host_build and device.type == "cuda":
             sync(device)
             t = time.perf_counter()
@@ -323,6 +360,14 @@ def main(argv=None):
            f"{summary['median_pyg_ms']:.2f} ms: "
            f"{summary['median_pyg_ms'] / summary['median_step_ms']:.2f}x"
            if ref is not None else ""))
+    if args.profile:
+        print("stages alone (median ms: host until the call returns / until the GPU is "
+              "done): " + ", ".join(
+                  f"{k} {np.median([r[f'{k}_host_ms'] for r in warm]):.3f} / "
+                  f"{np.median([r[f'{k}_ms'] for r in warm]):.3f}" for k in PROFILE_STAGES))
+        for k in PROFILE_STAGES:
+            summary[f"median_{k}_host_ms"] = float(np.median([r[f"{k}_host_ms"] for r in warm]))
+            summary[f"median_{k}_ms"] = float(np.median([r[f"{k}_ms"] for r in warm]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"summary": summary, "steps": rows}, f, indent=1)
