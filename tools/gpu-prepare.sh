@@ -29,6 +29,11 @@
 # GOP_PREPARE_SUITE=0 leaves out the suite's packs (a benchmark-only call);
 # GOP_PREPARE_ONLY=python prepares only python/ and the graphs (a few MB:
 #   GOP_PREPARE_ONLY=python tools/gpu-prepare.sh cora pubmed ogbn-arxiv);
+# GOP_PREPARE_ONLY=pylong what tests/gpu/python_longrun.sh needs, in
+#   .carry/pylong (a few MB): libgop.so without LLVM, the kernels the long
+#   runs and the thread check launch (tests/gpu/python_longrun.py --prepare,
+#   compiled by build-python's libgop.so) and the graphs (default pubmed
+#   ogbn-arxiv): GOP_PREPARE_ONLY=pylong tools/gpu-prepare.sh
 # GOP_PREPARE_ONLY=noise what bench/timing_noise.sh needs (a few MB): gop_bench
 #   without LLVM, noise/ and cora, citeseer, pubmed:
 #   GOP_PREPARE_ONLY=noise tools/gpu-prepare.sh
@@ -115,6 +120,27 @@ if [ "${GOP_PREPARE_ONLY:-}" = python ]; then
   prepare_python
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
   du -sh "$out"
+  exit 0
+fi
+# GOP_PREPARE_ONLY=pylong: what tests/gpu/python_longrun.sh needs, in
+# .carry/pylong: python/libgop.so without LLVM, python/kernels/ (every
+# kernel of its three parts as packs, compiled here with no tuning
+# database, as the GPU run chooses) and the graphs
+if [ "${GOP_PREPARE_ONLY:-}" = pylong ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(pubmed ogbn-arxiv)
+  p=.carry/pylong
+  rm -rf "$p" && mkdir -p "$p/datasets" "$p/python"
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gop_shared >/dev/null
+  cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-python --target gop_shared >/dev/null
+  strip -o "$p/python/libgop.so" build-nollvm/libgop.so
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$p/datasets/"; done
+  env -u GOP_TUNE_DB GOP_LIBRARY=build-python/libgop.so \
+    GOP_CUDA_LIBRARY=/nonexistent/libcuda.so GOP_CACHE_DIR="$p/python/kernels" \
+    PYTHONPATH=python python3 tests/gpu/python_longrun.py --prepare --datasets "$p/datasets"
+  du -sh "$p"
   exit 0
 fi
 # GOP_PREPARE_ONLY=multigpu: what tests/gpu/multigpu.sh needs, in
