@@ -493,6 +493,14 @@ typedef struct RtExecOptions {
                        is divided by their number: what the peers do where
                        the tensors fit in L2 (bench/gop_bench.c); the graph
                        stays one copy, as in a GNN's layers */
+  bool unpoisoned;  /* the checked run leaves the tensors the kernels write
+                       whole (outputs of plain stores, tensors the op fills
+                       itself: CgTensorInfo.filled) as their allocation left
+                       them, as every later run and a device run do, instead
+                       of filling them with NaN first: what compute-sanitizer's
+                       initcheck needs to see a read of an element no stage
+                       wrote (tests/gpu/suite.c --no-poison). Reduction
+                       targets still get their identity. */
 } RtExecOptions;
 
 typedef struct RtExecResult {

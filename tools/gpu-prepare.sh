@@ -48,7 +48,8 @@
 # GOP_PREPARE_ONLY=reliability what tests/gpu/reliability.sh needs, in
 #   .carry/rel (about 30 MB): gopc, suite, threads and longrun built without
 #   LLVM (in GOP_BUILD_NOLLVM, default build-nollvm), the representative
-#   tier's packs (packs/), the 64-bit packs of index64/small (neighbour
+#   tier's packs (packs/) and the list of those initcheck runs
+#   (initcheck/list.txt), the 64-bit packs of index64/small (neighbour
 #   groups included) and the refusal's pack, the kernels of the thread and
 #   long-run checks as cache folders (threads-kernels/, longrun-kernels/),
 #   compiled by a build with LLVM (GOP_BUILD_LLVM, default build-static),
@@ -211,6 +212,55 @@ index64_small() {
   done
   rm -f "$small/err"
 }
+# initcheck_list PACKS DIR: DIR/list.txt (the GPU suite's format, naming
+# the packs of PACKS as ../packs/FILE) of what reliability.sh's initcheck
+# part runs with the runner's --no-poison, so that the tensors the kernels
+# write whole stay unwritten until they do:
+#   - every pack with a tensor the op fills itself (a `tensor ... filled`
+#     line: neighbour-group outputs, passes/fill.c; the segmented rows of
+#     edge_softmax under deterministic(), passes/segment.c), at the first
+#     and the last of its schedule's settings (tests/gpu/suite.c: the last
+#     splits rows or features unevenly, e.g. gnnadvisor(16, 5)'s 5 lanes on
+#     32 features, where a forgotten tail would be), in every variant
+#     (deterministic(), interleaved); the middle setting is left out to
+#     keep the part short;
+#   - every operator's default mapping: plain-store outputs (edge-wise
+#     operators, edge_softmax) and reduction targets the runtime fills
+#     (cuMemsetD32: initialised, so no finding).
+# 179 packs of the representative tier's 1,179; one launch each on cora.
+initcheck_list() {
+  local packs=$1 dir=$2 filled
+  mkdir -p "$dir"
+  filled=$(cd "$packs" && { grep -l '^tensor .* filled$' -- *.pack || true; } | tr '\n' ' ')
+  # shellcheck disable=SC2016 # awk's fields, not the shell's
+  awk -F'\t' -v filled="$filled" '
+    BEGIN { n = split(filled, f, " "); for (i = 1; i <= n; i++) has[f[i]] = 1 }
+    $3 == "REFUSED" { next }
+    { k = $3; sub(/\.pack$/, "", k); sub(/.*_/, "", k) } # the setting: 0..2, 3..5, 6..8
+    $2 == "default" || ($3 in has && k % 3 != 1) { print $1 "\t" $2 "\t../packs/" $3 }' \
+    "$packs/list.txt" >"$dir/list.txt"
+}
+# GOP_PREPARE_ONLY=suite: the GPU suite's two tiers alone (tests/gpu/run.sh
+# with GOP_SUITE_PRELUDE=0), in .carry/suite: the runner built without
+# LLVM, the representative packs, every stdlib operator's packs (xz'ed:
+# ~100 MB of PTX) and the graphs named (default cora citeseer pubmed).
+if [ "${GOP_PREPARE_ONLY:-}" = suite ]; then
+  [ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed)
+  s=.carry/suite
+  rm -rf "$s" && mkdir -p "$s/datasets"
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target gop_gpu_suite >/dev/null
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target gop_gpu_suite >/dev/null
+  strip -o "$s/suite" build-nollvm/tests/gop_gpu_suite
+  build-static/tests/gop_gpu_suite prepare "$s/packs" | tail -1
+  build-static/tests/gop_gpu_suite prepare "$s/packs-all" --all | tail -1
+  tar -C "$s" -cf - packs-all | xz -6 -T0 >"$s/packs-all.tar.xz" && rm -rf "$s/packs-all"
+  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$s/datasets/"; done
+  du -sh "$s"
+  exit 0
+fi
 if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed)
   rel=.carry/rel
@@ -229,6 +279,8 @@ if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
   # compiled with no GPU here: for sm_90 (H100 and H200), the GPU's target
   export GOP_CUDA_LIBRARY=/nonexistent/libcuda.so
   "$llvm/tests/gop_gpu_suite" prepare "$rel/packs" | tail -1
+  initcheck_list "$rel/packs" "$rel/initcheck"
+  echo "initcheck: $(wc -l <"$rel/initcheck/list.txt") packs"
   index64_small "$llvm/gopc" "$rel/index64/small"
   echo "64-bit: $(wc -l <"$rel/index64/small/list.txt") packs, $(wc -l <"$rel/index64/small/refused.txt") refused"
   "$llvm/gopc" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target sm_90 \

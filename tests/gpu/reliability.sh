@@ -27,12 +27,19 @@
 #             synccheck on the shared-memory schedule (gnnadvisor_shared:
 #             promote(eo, shared) and a leader warp's flush) and the
 #             deterministic segmented reductions
+#   initcheck compute-sanitizer's initcheck over the suite's runner with
+#             --no-poison on cora: what the kernels write whole (outputs of
+#             plain stores, tensors the op fills itself) is left unwritten
+#             before the one launch of each pack, so that a read of an
+#             element no stage wrote is a finding; outputs still checked
+#             against the interpreter. The packs: initcheck/list.txt
+#             (tools/gpu-prepare.sh says how they were chosen)
 #
 # Prepare here:  GOP_PREPARE_ONLY=reliability tools/gpu-prepare.sh
 #                (.carry/rel, about 30 MB; carry it)
 # There:         bash tests/gpu/reliability.sh .carry/rel "$OUT"
 # REL_PARTS chooses the parts and their order (default "suite index64
-# longrun threads sanitize": the hardest to predict last). The parts share
+# longrun threads sanitize initcheck": the hardest to predict last). The parts share
 # a deadline of REL_DEADLINE_S seconds (default 540, under the device
 # call's 600): a part gets at most what is left, and one that would start
 # with less than 20 s is not run (and counts as failed). REL_DRY=1 prints
@@ -41,18 +48,20 @@
 # OUT/PART/; exits 0 when every part passed.
 # shellcheck source=tools/gpu-common.sh
 source "$(dirname "$0")/../../tools/gpu-common.sh"
-only_sanitize=0 # --sanitize: part 4 alone, the script calling itself under timeout
-[ "${1:-}" = --sanitize ] && { only_sanitize=1; shift; }
+# --sanitize, --initcheck: that part alone, the script calling itself
+# under timeout
+only=""
+case ${1:-} in --sanitize | --initcheck) only=${1#--}; shift ;; esac
 gpu_usage "tests/gpu/reliability.sh CARRY OUT" 2 "$@"
 gpu_out -a "$2"
 [ -d "$1" ] || { echo "no folder $1: prepare it with GOP_PREPARE_ONLY=reliability tools/gpu-prepare.sh" >&2; exit 1; }
 carry=$(cd "$1" && pwd)
-for f in gopc suite threads longrun packs/list.txt index64/small/suite/list.txt threads-kernels \
-         longrun-kernels datasets/cora.mtx.gz; do
+for f in gopc suite threads longrun packs/list.txt initcheck/list.txt index64/small/suite/list.txt \
+         threads-kernels longrun-kernels datasets/cora.mtx.gz; do
   [ -e "$carry/$f" ] || { echo "$carry has no $f: prepare it with GOP_PREPARE_ONLY=reliability tools/gpu-prepare.sh" >&2; exit 1; }
 done
 dry=${REL_DRY:-0}
-parts=${REL_PARTS:-suite index64 longrun threads sanitize}
+parts=${REL_PARTS:-suite index64 longrun threads sanitize initcheck}
 deadline=$((SECONDS + ${REL_DEADLINE_S:-540}))
 # compute-sanitizer comes with the CUDA toolkit, not always on PATH
 if ! command -v compute-sanitizer >/dev/null; then
@@ -136,10 +145,35 @@ sanitize_all() {
   return $rc
 }
 
-if [ $only_sanitize = 1 ]; then
-  sanitize_all
-  exit $?
-fi
+# initcheck over the runner with --no-poison: nothing but the kernels
+# writes what they write whole (reduction targets get their identity from
+# the runtime's cuMemsetD32, which initcheck counts as a write); exit 9 is
+# a finding, 1 an output unlike the interpreter's
+initcheck_all() {
+  if [ -z "$sanitizer" ]; then
+    echo "initcheck: compute-sanitizer not found: FAILED"
+    return 1
+  fi
+  local dir=$carry/initcheck rc
+  mkdir -p "$out/initcheck"
+  echo "-- compute-sanitizer --tool initcheck: $(wc -l <"$dir/list.txt") packs on cora, --no-poison"
+  compute-sanitizer --tool initcheck --error-exitcode 9 --print-limit 30 \
+    "$carry/suite" run "$dir" "$carry/datasets/cora.mtx.gz" --F 32 --no-poison \
+    --csv "$out/initcheck/initcheck.csv"
+  rc=$?
+  echo "-- initcheck: exit $rc"
+  case $rc in
+    0) echo "initcheck: no finding; $(($(wc -l <"$out/initcheck/initcheck.csv") - 1)) packs as the interpreter" ;;
+    9) echo "initcheck: FAILED: uninitialised reads, see the reports above" ;;
+    *) echo "initcheck: FAILED (exit $rc): see the FAIL lines above" ;;
+  esac
+  return $rc
+}
+
+case $only in
+  sanitize) sanitize_all; exit $? ;;
+  initcheck) initcheck_all; exit $? ;;
+esac
 summary=$out/summary.md
 status=0
 {
@@ -172,11 +206,13 @@ for p in $parts; do
         bash tests/gpu/threads.sh "$carry" "${REL_THREADS_ITERS:-2000}" "$out/threads" ;;
     sanitize)
       part sanitize 150 '^sanitize:|^-- [a-z]+: exit' -- bash "$0" --sanitize "$carry" "$out" ;;
+    initcheck)
+      part initcheck 60 '^initcheck:|^-- initcheck: exit' -- bash "$0" --initcheck "$carry" "$out" ;;
     longrun)
       part longrun 150 '^== longrun|^[0-9]\. ' -- \
         "$carry/longrun" "$carry/longrun-kernels" "${REL_LONGRUN_CALLS:-100000}" \
         "${REL_LONGRUN_STEPS:-10000}" ;;
-    *) echo "unknown part $p (suite index64 threads sanitize longrun)" >&2; status=1 ;;
+    *) echo "unknown part $p (suite index64 threads sanitize initcheck longrun)" >&2; status=1 ;;
   esac
 done
 echo

@@ -7,7 +7,7 @@
  *       kernel packs, and lists them in PACKDIR/list.txt together with the
  *       combinations the scheduler refused and why
  *   suite run PACKDIR GRAPH... [--F "16 32 64"] [--reps N] [--csv FILE]
- *             [--budget-s S] [--skip-passed CSV]...
+ *             [--budget-s S] [--skip-passed CSV]... [--no-poison]
  *       (on the GPU machine, no LLVM needed) runs each pack on each graph
  *       and width, compares every output with the interpreter, and prints
  *       one line per case and a summary. With a time budget it stops
@@ -17,6 +17,19 @@
  *       --skip-passed skips the cases a CSV of an earlier run lists as
  *       passed, and the references only they needed: a matrix larger than
  *       one device call is run over several.
+ *       --no-poison: for compute-sanitizer's initcheck. A checked run
+ *       normally fills what the kernels write whole (outputs of plain
+ *       stores, and the tensors an op fills itself: `filled` in a pack)
+ *       with NaN before it, so that an element no stage writes shows
+ *       as NaN; initcheck would see those tensors written. With
+ *       --no-poison neither the runtime nor the runner writes them: they
+ *       stay as allocated, and only reduction targets get their identity
+ *       from the runtime (a cuMemsetD32 every run makes, not a finding).
+ *       Each pack is launched once (no timed runs, no second run of a
+ *       deterministic schedule), and its outputs are still compared with
+ *       the interpreter: an element left unwritten is an initcheck report
+ *       when a later stage reads it, else at best a wrong output (the
+ *       memory's old contents; the poisoned runs make it NaN).
  *
  * The interpreter is the slow part on large graphs, so its results are
  * computed once per (graph, operator, width) and shared by every schedule,
@@ -325,6 +338,7 @@ static bool done_has(const Done *d, const char *graph, const char *op, const cha
 typedef struct Run {
   Case *cases;
   int ncases, reps;
+  bool unpoisoned; /* --no-poison */
   double budget, t_start;
   FILE *csv;
   Done done;
@@ -392,7 +406,8 @@ static void run_ref(Ref *ref, Run *r) {
     /* One call: a checked run whose outputs come back, then (with --reps)
      * the timed runs: one when the first took over 50 ms, as a schedule
      * that slow is far from the best one's time either way. */
-    RtExecOptions timed = {.warmup = 2, .reps = r->reps, .slow_ms = 50};
+    RtExecOptions timed = {.warmup = 2, .reps = r->reps, .slow_ms = 50,
+                           .unpoisoned = r->unpoisoned};
     RtExecResult res;
     memset(&res, 0, sizeof res);
     ir_diag_free(&d);
@@ -403,7 +418,7 @@ static void run_ref(Ref *ref, Run *r) {
     bool ok = s == RT_OK &&
               case_compare(op, g, ref->F, ref->buf, ref->host, &rel, why, sizeof why);
     if (s != RT_OK) snprintf(why, sizeof why, "%s", d.buf ? d.buf : "GPU run failed");
-    if (ok && strncmp(c->sched, "deterministic", 13) == 0)
+    if (ok && !r->unpoisoned && strncmp(c->sched, "deterministic", 13) == 0)
       ok = rerun_same(c, ref, why, sizeof why);
     why[strcspn(why, "\n")] = 0;
     if (ok) r->passed++;
@@ -448,6 +463,8 @@ static int run(int argc, char **argv) {
       r.budget = atof(argv[++i]);
     } else if (strcmp(argv[i], "--skip-passed") == 0 && i + 1 < argc) {
       if (done_read(&r.done, argv[++i]) != 0) return 2;
+    } else if (strcmp(argv[i], "--no-poison") == 0) {
+      r.unpoisoned = true;
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "suite run: unknown option %s\n", argv[i]);
       return 2;
@@ -455,6 +472,7 @@ static int run(int argc, char **argv) {
       graphs[ngraphs++] = argv[i];
     }
   }
+  if (r.unpoisoned) r.reps = 0; /* one launch a pack */
   r.ncases = case_list_read(dir, &r.cases);
   if (r.ncases <= 0) {
     fprintf(stderr, "no kernel packs listed in %s/list.txt\n", dir);
@@ -470,6 +488,9 @@ static int run(int argc, char **argv) {
   if (rt_cuda_open(&d) != RT_OK) return 3;
   printf("# GPU: %s (sm_%d), %d kernel packs\n", rt_cuda_device_name(), rt_cuda_cc(), ncases);
   if (r.done.n) printf("# skipping the %d cases that passed before (--skip-passed)\n", r.done.n);
+  if (r.unpoisoned)
+    printf("# --no-poison: what the kernels write whole is left unwritten before the run; "
+           "one run a pack\n");
   r.csv = csv_path ? fopen(csv_path, "w") : NULL;
   if (r.csv) fprintf(r.csv, "graph,V,E,op,schedule,F,ok,rel_l2,median_ms,gbps,bound_fraction\n");
 
@@ -543,6 +564,10 @@ static int run(int argc, char **argv) {
   printf("%d passed, %d failed\n", r.passed, r.failed);
   for (int i = 0; i < r.done.n; i++) free(r.done.keys[i]);
   free(r.done.keys);
+  for (int i = 0; i < ncases; i++) cg_program_free(&cases[i].prog);
+  free(cases);
+  ir_arena_free(a);
+  ir_diag_free(&d);
   return r.failed || r.not_run ? 1 : 0;
 }
 
@@ -553,6 +578,7 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "usage: suite prepare PACKDIR [--all]\n"
           "       suite run PACKDIR GRAPH... [--F \"16 32 64 128 256\"] [--reps N] "
-          "[--csv FILE]\n");
+          "[--csv FILE]\n"
+          "                 [--budget-s S] [--skip-passed CSV]... [--no-poison]\n");
   return 2;
 }

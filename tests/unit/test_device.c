@@ -7,6 +7,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -695,6 +696,85 @@ START_TEST(exec_rotated_sets) {
 }
 END_TEST
 
+/* The checked run of rt_exec_program fills what the kernels write whole
+ * with NaN first, so that an element they forget shows as NaN; unpoisoned
+ * (tests/gpu/suite.c --no-poison, for compute-sanitizer's initcheck)
+ * leaves it as allocated, while reduction targets still get their
+ * identity from the runtime. The stand-in runs no kernel and hands out
+ * zeroed memory, so an output reads back NaN when poisoned and 0 when left
+ * unwritten; its trace counts the fills (s). Each case is one kind of
+ * output: plain stores, one an op fills itself (passes/fill.c), and a
+ * reduction target (atomics, filled with -inf by the runtime). */
+START_TEST(exec_unpoisoned) {
+  Arena *a;
+  Diag d;
+  IrModule *lib = fake_stdlib(&a, &d);
+  const char *(*trace)(void) = (const char *(*)(void))dlsym(fake, "fake_cuda_trace");
+  ck_assert_ptr_nonnull(trace);
+  static const struct {
+    const char *op, *sched;
+    bool filled; /* the output is marked filled: the op writes its start */
+    float poisoned, unpoisoned; /* what the output reads back */
+  } cases[] = {
+      {"u_dot_v", "thread_edge(1, 1)", false, NAN, 0},
+      {"u_mul_e_sum", "gnnadvisor(4, 32)", true, NAN, 0},
+      {"copy_u_max", "thread_edge(1, 1)", false, -INFINITY, -INFINITY},
+  };
+  Graph *g = graph_generate("grid:4x3", &d);
+  ck_assert_ptr_nonnull(g);
+  int64_t F = 8, syms[1] = {F};
+  size_t most = (size_t)(g->ne > g->nv ? g->ne : g->nv) * (size_t)F;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    CgProgram p;
+    compile_stdlib(lib, cases[c].op, cases[c].sched, a, &d, &p);
+    void *host[8] = {0};
+    int out = -1;
+    ck_assert_int_le(p.ntensors, 8);
+    for (int i = 0; i < p.ntensors; i++) {
+      if (p.tensors[i].role == IR_ROLE_TEMP) continue;
+      host[i] = calloc(most, sizeof(float));
+      if (p.tensors[i].role == IR_ROLE_OUT) out = i;
+    }
+    ck_assert_int_ge(out, 0);
+    const CgTensorInfo *t = &p.tensors[out];
+    ck_assert_msg(t->filled == cases[c].filled, "%s under %s: filled %d", cases[c].op,
+                  cases[c].sched, t->filled);
+    int64_t n = (t->domain == IR_DOM_EDGE ? g->ne : g->nv) * (t->ndims > 1 ? F : 1);
+    for (int unpoisoned = 0; unpoisoned <= 1; unpoisoned++) {
+      float *y = host[out];
+      for (int64_t k = 0; k < n; k++) y[k] = 7; /* the download overwrites it */
+      fake_reset();
+      RtExecOptions opt = {.unpoisoned = unpoisoned};
+      RtExecResult res;
+      ck_assert_msg(rt_exec_program(&p, g, syms, host, &opt, &res, &d) == RT_OK, "%s",
+                    d.buf ? d.buf : "");
+      float want = unpoisoned ? cases[c].unpoisoned : cases[c].poisoned;
+      for (int64_t k = 0; k < n; k++)
+        ck_assert_msg(isnan(want) ? isnan(y[k]) : y[k] == want,
+                      "%s under %s, %s: %s[%lld] = %g, want %g", cases[c].op, cases[c].sched,
+                      unpoisoned ? "unpoisoned" : "poisoned", t->name, (long long)k, y[k], want);
+      /* one fill a tensor the runtime initialises; none left unwritten */
+      int fills = 0, launches = 0;
+      for (const char *q = trace(); *q; q++) fills += *q == 's', launches += *q == 'k';
+      int want_fills = 0;
+      for (int i = 0; i < p.ntensors; i++) {
+        const CgTensorInfo *u = &p.tensors[i];
+        bool whole = u->red == IR_RED_ASSIGN && (u->role == IR_ROLE_OUT || u->filled);
+        want_fills += u->role != IR_ROLE_IN && (!unpoisoned || !whole);
+      }
+      ck_assert_int_eq(fills, want_fills);
+      ck_assert_int_eq(launches, p.nkernels); /* the checked run alone */
+    }
+    for (int i = 0; i < p.ntensors; i++) free(host[i]);
+    cg_program_free(&p);
+  }
+  graph_free(g);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  rt_cuda_close();
+}
+END_TEST
+
 /* 16-bit and f64 tensors on the caller's device memory: buffers sized by
  * the dtype are accepted (one element fewer's bytes is refused), and the
  * outputs start at their reduction's identity in their own width, in the
@@ -829,6 +909,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, cache_dir_errors);
   tcase_add_test(tc, device_launch);
   tcase_add_test(tc, exec_rotated_sets);
+  tcase_add_test(tc, exec_unpoisoned);
   tcase_add_test(tc, groups_grid_by_table);
   tcase_add_test(tc, groups_cache_keeps_recent);
   tcase_add_test(tc, csr_edge_ids);
