@@ -76,12 +76,18 @@ def backward_schedule(schedule):
 # least MARGIN faster), for that graph and those extents from then on.
 # On the interpreter nothing is timed: the pick runs.
 #
+# One-stage operators are not safe either: on an H200 (2026-11-28,
+# bench/results/2026-11-28-H200-auto-default) a GCN step under the cost
+# model's picks for u_mul_e_sum and its gradient took 3.27 ms against 2.65
+# under the default mapping on soc-Slashdot0902 and 2.60 against 2.44 on
+# wiki-Vote (both skewed), while on ogbn-arxiv the picks were 18% faster.
+# So every pick that is not the tuning database's is timed.
+#
 # GOP_AUTO_MEASURE (read at import; or set gop.auto.MEASURE):
-#   "multi-stage"  the default: picks for operators of several stages,
-#                  unless the tuning database measured them;
-#   "all"          every pick that is not the database's;
+#   "all"          the default: every pick that is not the database's;
+#   "multi-stage"  picks for operators of several stages only;
 #   "off"          no measuring: the pick, as before.
-MEASURE = os.environ.get("GOP_AUTO_MEASURE", "multi-stage")
+MEASURE = os.environ.get("GOP_AUTO_MEASURE", "all")
 # the pick replaces the default only when it took at most this fraction of
 # the default's time (timing noise between two kernels of the same work is
 # a few percent)

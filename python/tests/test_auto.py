@@ -33,6 +33,10 @@ class Decide(unittest.TestCase):
         self.assertIsNone(auto.decide({"p": None, None: None}))
 
     def test_needs_measure(self):
+        self.assertEqual(auto.MEASURE, os.environ.get("GOP_AUTO_MEASURE", "all"))
+        old = auto.MEASURE
+        auto.MEASURE = "multi-stage"
+        self.addCleanup(setattr, auto, "MEASURE", old)
         self.assertTrue(auto.needs_measure(3, "gat_groups(32, 4, 32)", "rule"))
         self.assertTrue(auto.needs_measure(2, "warp_edge(1, 1)", "cost model"))
         self.assertFalse(auto.needs_measure(1, "spmm_rows(2, 1)", "cost model"))
@@ -63,7 +67,9 @@ class Operators(unittest.TestCase):
     def test_candidates(self):
         """GAT's attention and its joint backward (rules), edge softmax
         (the cost model): their pick and the default; an aggregation: its
-        pick alone; a rule that keeps the default: nothing to time."""
+        pick and the default too (every pick is timed by default), its pick
+        alone when only multi-stage picks are; a rule that keeps the
+        default: nothing to time."""
         self.assertEqual(GAT.auto_candidates(G, H=4, C=8), ["gat_groups(32, 4, 32)", None])
         joint = GAT.grad(("Z", "As", "Ad")).operators[0]
         self.assertEqual(joint.auto_candidates(G, H=4, C=8), ["gat_grad_groups(32, 4)", None])
@@ -73,7 +79,14 @@ class Operators(unittest.TestCase):
         if pick is not None:
             self.assertEqual(soft.auto_candidates(G), [pick, None])
         agg = gop.stdlib.copy_u_sum
-        self.assertEqual(agg.auto_candidates(G, F=32), [agg.schedule_for(G, "auto", F=32)])
+        pick = agg.schedule_for(G, "auto", F=32)
+        self.assertIsNotNone(pick)
+        old = auto.MEASURE
+        self.addCleanup(setattr, auto, "MEASURE", old)
+        auto.MEASURE = "all"
+        self.assertEqual(agg.auto_candidates(G, F=32), [pick, None])
+        auto.MEASURE = "multi-stage"
+        self.assertEqual(agg.auto_candidates(G, F=32), [pick])
 
     def test_settle(self):
         """The kept schedule is what "auto" runs from then on, for that graph
@@ -125,8 +138,9 @@ op own_sum(X: f32[src, F]) -> Y: f32[dst, F] {
 """, "test_auto_own")
         op = lib.own_sum
         g = gop.Graph.open("rmat:7:8")
-        self.assertEqual(len(op.auto_candidates(g, F=32)), 1)  # one stage: trusted
         old = auto.MEASURE
+        auto.MEASURE = "multi-stage"
+        self.assertEqual(len(op.auto_candidates(g, F=32)), 1)  # one stage: trusted
         auto.MEASURE = "all"
         try:
             cands = op.auto_candidates(g, F=32)
