@@ -26,6 +26,7 @@ naming the tensor; nothing crashes the process.
 import ctypes
 import os
 import re
+import threading
 import weakref
 
 from . import _lib
@@ -257,7 +258,7 @@ class Operator:
         operator at several widths."""
         if schedule == "auto":
             schedule = self._chosen(graph, ext)
-        key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
+        key = self._run_key(graph, schedule, target, mode, ext)
         r = self._runs.get(key)
         if r is None or r[2]() is not graph:
             h = lib.gop_run_new(_ctx, self._h, graph._h)
@@ -282,6 +283,18 @@ class Operator:
             n = lib.gop_run_num_tensors(h)
             r = self._runs[key] = [h, dict(ext), weakref.ref(graph), (ctypes.c_uint64 * n)()]
         return r
+
+    def _run_key(self, graph, schedule, target, mode, ext):
+        """The key of _run's table. A program of several stages keeps device
+        temporaries in its run between its stages (edge_softmax's M, GAT's
+        attention), which two streams running one run at once would
+        overwrite in each other: on the GPU such a run is one per thread
+        (each thread's calls queue in its own stream; a run is made outside
+        CUDA graph capture, in the thread's first eager call)."""
+        key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
+        if mode == _lib.GOP_DEVICE_GPU and self.stages > 1:
+            key += (threading.get_ident(),)
+        return key
 
     def _chosen(self, graph, ext):
         """What schedule="auto" runs: gop_choose_schedule's pick (the tuning

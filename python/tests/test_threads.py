@@ -133,6 +133,34 @@ class Threads(unittest.TestCase):
         self.assertEqual(len({x[3] for x in gs}), 1)
 
     @unittest.skipIf(torch is None, "torch is not installed")
+    def test_multi_stage_runs_are_per_thread_on_the_gpu(self):
+        """A run of several stages keeps device temporaries between them:
+        on the GPU each thread gets its own (the key of Operator._runs
+        names the thread), where a one-stage run is shared; interpreter
+        runs are shared either way."""
+        from gop import _lib
+        g = gop.Graph.open("rmat:6:4")
+        soft, agg = gop.stdlib.edge_softmax, gop.stdlib.copy_u_sum
+        self.assertGreater(soft.stages, 1)
+        self.assertEqual(agg.stages, 1)
+        keys = {}
+        both = threading.Barrier(2)  # both alive at once: two thread ids
+
+        def key_of(name):
+            both.wait()
+            keys[name] = (soft._run_key(g, None, None, _lib.GOP_DEVICE_GPU, {}),
+                          soft._run_key(g, None, None, _lib.GOP_DEVICE_INTERP, {}),
+                          agg._run_key(g, None, None, _lib.GOP_DEVICE_GPU, {"F": 8}))
+            both.wait()
+        ts = [threading.Thread(target=key_of, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertNotEqual(keys[0][0], keys[1][0])
+        self.assertEqual(keys[0][1], keys[1][1])
+        self.assertEqual(keys[0][2], keys[1][2])
+
     def test_gcn_layer(self):
         import copy
         import gop.nn as gnn
