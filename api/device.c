@@ -328,6 +328,8 @@ static int make_key(const GopOp *op, const GopCompileOptions *o, char key[17], c
   return 0;
 }
 
+int gop_can_compile(void) { return cg_available() ? 1 : 0; }
+
 int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]) {
   if (!op) return -1;
   API_LOCK(op->module->ctx);

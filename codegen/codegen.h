@@ -233,6 +233,9 @@ int cg_pack_read(const char *path, CgProgram *out, Diag *d);
  * `mean=` (lowering's job), dtypes other than f32 and bindings that break
  * docs/gpu-ir.md. Returns 0, or -1 after reporting (`out` is then zeroed). */
 int cg_compile(const IrOp *op, const char *target, CgProgram *out, Diag *d);
+/* Whether this build has the code generator (LLVM): compile.c says yes,
+ * no_llvm.c no. */
+bool cg_available(void);
 /* The same for `index_bits` 32 or 64: with 64, every integer of the
  * kernels (indices, loop variables, extents) is i64 and the graph's
  * offsets and edge ids are read as int64 (docs/index64.md); neighbour-group

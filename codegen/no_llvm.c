@@ -15,6 +15,8 @@ static void refuse(const IrOp *op, Diag *d) {
            "pack here with `gopc run --pack`");
 }
 
+bool cg_available(void) { return false; }
+
 int cg_compile(const IrOp *op, const char *target, CgProgram *out, Diag *d) {
   (void)target;
   *out = (CgProgram){0};

@@ -520,6 +520,9 @@ const char *gop_cache_dir(const GopContext *ctx);
 /* Removes every kernel pack gop wrote to the cache folder (*.gopk); the
  * context's in-memory cache stays. Returns the number removed, or -1. */
 int gop_cache_clear(GopContext *ctx);
+/* 1 when this libgop can compile (built with LLVM's NVPTX backend), 0 when
+ * it only runs kernel packs made elsewhere (GOP_WITH_LLVM=OFF). */
+int gop_can_compile(void);
 /* The cache key of `op` compiled with `o` (may be NULL) as 16 hex digits;
  * the target is o->target, else the GPU's, else sm_90. 0 or -1. */
 int gop_kernel_key(const GopOp *op, const GopCompileOptions *o, char key[17]);

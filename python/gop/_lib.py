@@ -154,6 +154,7 @@ _SIGS = {
     "gop_cache_clear": (c_int, [c_void_p]),
     "gop_cache_stats": (None, [c_void_p, P(CacheStats)]),
     "gop_kernel_key": (c_int, [c_void_p, P(CompileOptions), ctypes.c_char * 17]),
+    "gop_can_compile": (c_int, []),
     "gop_device_status": (c_int, [c_char_p, ctypes.c_size_t]),
     "gop_choose_schedule": (c_int, [c_void_p, c_void_p, c_int64, c_char_p,
                                     P(ScheduleChoice)]),

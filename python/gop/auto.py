@@ -57,9 +57,11 @@ AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_gra
 def backward_schedule(schedule):
     """The schedule= of the derived operators of a call with `schedule=`:
     "auto" stays "auto" (each derived operator gets the chooser's pick for
-    itself, on the graph, at its width); anything else (a named schedule is
-    written for the forward's loops, not the gradient's) is the default."""
-    return "auto" if schedule == "auto" else None
+    itself, on the graph, at its width); "default" stays "default"; anything
+    else (None, or a named schedule, which is written for the forward's
+    loops, not the gradient's) is None: the package's default (cuda_default
+    below, on CUDA tensors)."""
+    return schedule if schedule in ("auto", "default") else None
 
 
 # ---- measuring the pick against the default mapping on first use ----
@@ -128,3 +130,46 @@ def count_stages(ir_text):
     """The stages of an operator from its IR text (Operator.stages): its
     top-level loop nests."""
     return sum(1 for line in ir_text.splitlines() if line.startswith("  for "))
+
+
+# ---- the default schedule of a call on CUDA tensors ----
+#
+# A call that names no schedule (schedule=None) runs "auto" on CUDA tensors
+# where this libgop can compile: every pick is timed against the default
+# mapping on first use (MEASURE above), so the choice is never slower than
+# the fixed mapping by more than the timing noise, and training steps were
+# 1.09-1.52x faster on ogbn-arxiv (bench/results/2026-11-28-H200-auto-default,
+# an H200; within the noise on three skewed graphs). A libgop
+# without LLVM runs the kernel packs prepared for it, which were prepared
+# for the default mapping unless "auto" was asked for: it keeps the
+# default mapping (and says so once). schedule="default" names the default
+# mapping explicitly everywhere. GOP_DEFAULT_SCHEDULE (read at import; or
+# set gop.auto.DEFAULT): "auto" (the default) or "default".
+DEFAULT = os.environ.get("GOP_DEFAULT_SCHEDULE", "auto")
+_said_pack_only = False
+
+
+def cuda_default(can_compile):
+    """The schedule a CUDA call with schedule=None runs: "auto" or None (the
+    default mapping); `can_compile`: whether libgop has LLVM."""
+    global _said_pack_only
+    if DEFAULT == "default":
+        return None
+    if DEFAULT != "auto":
+        raise ValueError(f"gop.auto.DEFAULT (GOP_DEFAULT_SCHEDULE) is {DEFAULT!r}: "
+                         f"'auto' or 'default'")
+    if not can_compile:
+        if not _said_pack_only:
+            _said_pack_only = True
+            import warnings
+            warnings.warn("gop: this libgop cannot compile (built without LLVM), so calls "
+                          "with no schedule= run the default mapping from kernel packs, not "
+                          "schedule=\"auto\"", stacklevel=4)
+        return None
+    return "auto"
+
+
+def named(schedule):
+    """schedule= as the package passes it on: "default" is None (the C
+    API's default mapping)."""
+    return None if schedule == "default" else schedule

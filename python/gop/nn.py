@@ -12,9 +12,10 @@ forward(x, graph) takes a gop.Graph or PyG's edge_index (converted once and
 cached by its storage). Each layer takes schedule= for its graph operator:
 "auto" (gop_choose_schedule's pick for the graph at the call's width, and
 the same for each derived operator of its backward: bench/train.py trains
-with it), a named schedule or directives, or None (the default: the C API's
-default mapping, the only one needing no kernel prepared per width on a
-machine without LLVM). Which operator a layer calls, on which graph and at
+with it), a named schedule or directives, "default" (the C API's default
+mapping), or None (the default: "auto" on CUDA tensors where libgop can
+compile, else the default mapping, the only one needing no kernel
+prepared per width on a machine without LLVM: gop.auto.cuda_default). Which operator a layer calls, on which graph and at
 which width, is gop.plan's (the same functions prepare the kernels).
 
 The layers train: their parameters are torch Parameters, the dense parts

@@ -194,7 +194,7 @@ class Operator:
                 for i in range(lib.gop_op_num_schedules(self._h))]
 
     def kernel_key(self, schedule=None, target=None):
-        o = _lib.CompileOptions(_b(schedule), _b(target), None, None)
+        o = _lib.CompileOptions(_b(_auto.named(schedule)), _b(target), None, None)
         key = (ctypes.c_char * 17)()
         with _lock:
             _check(lib.gop_kernel_key(self._h, ctypes.byref(o), key) == 0, "kernel_key")
@@ -256,6 +256,7 @@ class Operator:
         target, mode and extents, so that a run's prepared launch (kernels,
         grids, temporaries) is never redone when a model calls the same
         operator at several widths."""
+        schedule = _auto.named(schedule)
         if schedule == "auto":
             schedule = self._chosen(graph, ext)
         key = self._run_key(graph, schedule, target, mode, ext)
@@ -404,6 +405,7 @@ class Operator:
     def schedule_for(self, graph, schedule="auto", **extents):
         """The schedule a call with `schedule=` runs on `graph` at these
         extents: "auto" resolved (None: the C API's default mapping)."""
+        schedule = _auto.named(schedule)
         if schedule != "auto":
             return schedule
         return self._chosen(graph, {**{s: 1 for s in self.extents}, **extents})
@@ -471,7 +473,10 @@ class Operator:
                              f"gop moves nothing; put them on one device")
         ext = self._extents(graph, ops, outs, extents)
         if cuda == {True}:
-            return self._call_cuda(graph, ops, outs, ext, schedule, target, stream)
+            if schedule is None:
+                schedule = _auto.cuda_default(_can_compile())
+            return self._call_cuda(graph, ops, outs, ext, _auto.named(schedule), target,
+                                   stream)
         if stream is not None:
             raise ValueError(f"{self.name}: stream= is for CUDA tensors")
         return self._call_host(graph, ops, outs, ext, schedule, target)
@@ -594,6 +599,8 @@ class Operator:
         if not all(o.cuda for o in ops + [o for o in outs if o is not None]):
             raise ValueError(f"{self.name}.bind takes CUDA tensors only")
         ext = self._extents(graph, ops, outs, extents)
+        schedule = _auto.named(_auto.cuda_default(_can_compile()) if schedule is None
+                               else schedule)
         if schedule == "auto":
             schedule = self._auto_cuda(graph, ops, outs, ext, target, None)
         r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
@@ -884,6 +891,17 @@ class BoundCall:
             with _lock:
                 raise GopError(f"{self.op.name} on the GPU:\n{_diag()}")
         return self.result
+
+
+_compiles = None
+
+
+def _can_compile():
+    """Whether this libgop has LLVM (gop_can_compile), asked once."""
+    global _compiles
+    if _compiles is None:
+        _compiles = bool(lib.gop_can_compile())
+    return _compiles
 
 
 def _stream_handle(stream, index):

@@ -64,7 +64,8 @@ copied to the host) and kept while the tensor lives and is not modified
 in place; a loader that makes a new edge_index per batch converts each.
 Where the tensors are: CUDA tensors run on the GPU in the current stream,
 CPU tensors on gop's reference interpreter (slow: for tests).
-schedule= is gop.nn's: None (the default mapping) or "auto".
+schedule= is gop.nn's: None (the package's default: "auto" on CUDA tensors
+where libgop can compile, else the default mapping), "auto" or "default".
 
 Kernels for a machine without LLVM: record() lists the gop calls a model
 makes (run it once on a small graph inside it), prepare(calls, graph)
@@ -579,11 +580,13 @@ def accelerate(model, schedule=None, strict=False):
     """Routes the graph work of every torch_geometric MessagePassing layer
     of `model` (itself one, or a Module holding them) through gop, in
     place; returns `model`. schedule: gop's schedule= for every call (None:
-    the default mapping; "auto"). strict: raise Unsupported where a layer
+    the package's default, "auto" on CUDA tensors where libgop can compile;
+    "auto"; "default": the default mapping). strict: raise Unsupported where a layer
     would fall back to PyG's own path. Calling it again updates schedule
     and strict."""
-    if schedule not in (None, "auto"):
-        raise ValueError(f"gop.pyg.accelerate: schedule={schedule!r} (None or 'auto': a "
+    if schedule not in (None, "auto", "default"):
+        raise ValueError(f"gop.pyg.accelerate: schedule={schedule!r} (None, 'auto' or "
+                         f"'default': a "
                          f"named schedule is written for one operator's loops)")
     for name, m in _layers(model):
         st = m.__dict__.get("_gop")

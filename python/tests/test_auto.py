@@ -55,6 +55,47 @@ class Decide(unittest.TestCase):
             auto.MEASURE = old
 
 
+class DefaultSchedule(unittest.TestCase):
+    """What a call with no schedule= runs on CUDA tensors: "auto" where
+    libgop compiles, the default mapping where it runs packs only (said
+    once); "default" names the default mapping everywhere."""
+
+    def setUp(self):
+        self.addCleanup(setattr, auto, "DEFAULT", auto.DEFAULT)
+        self.addCleanup(setattr, auto, "_said_pack_only", auto._said_pack_only)
+        auto.DEFAULT, auto._said_pack_only = "auto", False
+
+    def test_auto_where_it_compiles(self):
+        self.assertEqual(auto.cuda_default(True), "auto")
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertIsNone(auto.cuda_default(False))
+            self.assertIsNone(auto.cuda_default(False))
+        self.assertEqual(len(w), 1)  # said once
+        self.assertIn("cannot compile", str(w[0].message))
+        auto.DEFAULT = "default"
+        self.assertIsNone(auto.cuda_default(True))
+        auto.DEFAULT = "fast"
+        with self.assertRaisesRegex(ValueError, "GOP_DEFAULT_SCHEDULE"):
+            auto.cuda_default(True)
+
+    def test_this_library_compiles(self):
+        from gop import operator
+        self.assertIs(operator._can_compile(), True)  # CI builds libgop with LLVM
+
+    def test_default_names_the_default_mapping(self):
+        self.assertIsNone(auto.named("default"))
+        self.assertEqual(auto.named("auto"), "auto")
+        self.assertEqual(auto.backward_schedule("default"), "default")
+        self.assertIsNone(auto.backward_schedule(None))
+        agg = gop.stdlib.copy_u_sum
+        self.assertEqual(agg.kernel_key("default"), agg.kernel_key(None))
+        self.assertIsNone(agg.schedule_for(G, "default", F=8))
+        x = np.ones((G.num_nodes, 3), dtype=np.float32)
+        np.testing.assert_array_equal(agg(G, x, schedule="default"), agg(G, x))
+
+
 class Operators(unittest.TestCase):
     def test_stages(self):
         self.assertEqual(GAT.stages, 3)

@@ -155,6 +155,18 @@ static void truncate_at_end_line(const char *path) {
 
 static void empty(const char *path) { ck_assert_int_eq(truncate(path, 0), 0); }
 
+/* This libgop has LLVM (the tests build with it): it says it can compile,
+ * and it does compile (a kernel not in any cache). The Python package
+ * makes schedule="auto" its default from this answer. */
+START_TEST(can_compile_says_so) {
+  ck_assert_int_eq(gop_can_compile(), 1);
+  GopContext *ctx = gop_context_new();
+  ck_assert_ptr_nonnull(prepare(ctx, NULL));
+  ck_assert_int_eq(stats(ctx).compiled, 1);
+  gop_context_free(ctx);
+}
+END_TEST
+
 START_TEST(damaged_pack_is_rebuilt) { check_rebuilt("flipped", flip_ptx_byte); }
 END_TEST
 START_TEST(truncated_pack_is_rebuilt) {
@@ -372,6 +384,7 @@ int main(void) {
   TCase *t = tcase_create("cache");
   tcase_add_checked_fixture(t, setup, NULL);
   tcase_set_timeout(t, 600);
+  tcase_add_test(t, can_compile_says_so);
   tcase_add_test(t, damaged_pack_is_rebuilt);
   tcase_add_test(t, truncated_pack_is_rebuilt);
   tcase_add_test(t, memory_bound_evicts_least_recent);
