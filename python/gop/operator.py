@@ -318,8 +318,9 @@ class Operator:
         attention took 39 ms on ogbn-arxiv where the default takes 2.5, as
         models.c found), and the derived operators named there.
 
-        Where the pick is a guess (gop.auto.needs_measure: an operator of
-        several stages), the first call on CUDA tensors times it against the
+        Where the pick is a guess (gop.auto.needs_measure: by default every
+        pick not from the tuning database), the first call on CUDA tensors
+        times it against the
         default mapping and the faster is kept for this graph and these
         extents (gop.auto.decide); until then, and on the interpreter, the
         pick."""
@@ -551,6 +552,9 @@ class Operator:
         each candidate on this call's tensors (its outputs are written, and
         written again by the call). While a CUDA graph is being captured
         nothing can be timed: an unsettled call runs the default mapping."""
+        hit = self._measured.get(self._ext_key(graph, ext))
+        if hit is not None and hit[1]() is graph:  # settled: what was kept
+            return hit[0]
         if len(self.auto_candidates(graph, **ext)) == 1:
             return "auto"
         import time
