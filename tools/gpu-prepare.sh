@@ -281,6 +281,20 @@ if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
   "$llvm/tests/gop_gpu_suite" prepare "$rel/packs" | tail -1
   initcheck_list "$rel/packs" "$rel/initcheck"
   echo "initcheck: $(wc -l <"$rel/initcheck/list.txt") packs"
+  # GAT's fused attention (examples/models/layers.gop), three stages with
+  # temporaries between them: the default mapping and gat_groups (teams
+  # of lanes that shuffle within a warp) for the sanitizers; the suite's
+  # runner sets H = 4, C = F / 4
+  mkdir -p "$rel/gat"
+  : >"$rel/gat/list.txt"
+  for s in default 'gat_groups(32, 4, 32)' 'gat_groups(8, 2, 16)' 'gat_groups(32, 1, 8)'; do
+    f=gat_attention__$(printf '%s' "$s" | tr -c 'a-z0-9' '_').pack
+    sched=()
+    [ "$s" = default ] || sched=(--schedule "$s")
+    "$llvm/gopc" pack examples/models/layers.gop --op gat_attention "${sched[@]}" \
+      --target sm_90 -o "$rel/gat/$f" >/dev/null
+    printf 'gat_attention\t%s\t%s\n' "$s" "$f" >>"$rel/gat/list.txt"
+  done
   index64_small "$llvm/gopc" "$rel/index64/small"
   echo "64-bit: $(wc -l <"$rel/index64/small/list.txt") packs, $(wc -l <"$rel/index64/small/refused.txt") refused"
   "$llvm/gopc" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target sm_90 \

@@ -111,14 +111,15 @@ pick() {
   echo "$dir"
 }
 
-# sanitize TOOL PACKDIR: the suite's runner under compute-sanitizer TOOL
-# on cora, one checked run a pack.
+# sanitize TOOL PACKDIR [NAME]: the suite's runner under compute-sanitizer
+# TOOL on cora, one checked run a pack (its CSV OUT/sanitize/NAME.csv,
+# NAME default TOOL).
 sanitize() {
-  local tool=$1 dir=$2
+  local tool=$1 dir=$2 name=${3:-$1}
   echo "-- compute-sanitizer --tool $tool: $(wc -l <"$dir/list.txt") packs on cora"
   compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 30 \
     "$carry/suite" run "$dir" "$carry/datasets/cora.mtx.gz" --F 32 --reps 0 \
-    --csv "$out/sanitize/$tool.csv"
+    --csv "$out/sanitize/$name.csv"
   local rc=$?
   echo "-- $tool: exit $rc"
   return $rc
@@ -141,6 +142,14 @@ sanitize_all() {
   sanitize memcheck "$mem" || rc=1
   sanitize racecheck "$shared" || rc=1
   sanitize synccheck "$shared" || rc=1
+  # GAT's fused attention (three stages, temporaries between them; teams
+  # that shuffle within a warp), prepared beside the suite's packs
+  if [ -f "$carry/gat/list.txt" ]; then
+    for t in memcheck racecheck synccheck; do sanitize "$t" "$carry/gat" "gat-$t" || rc=1; done
+  else
+    echo "sanitize: no $carry/gat (prepared before GAT's packs were added): FAILED"
+    rc=1
+  fi
   echo "sanitize: $([ $rc -eq 0 ] && echo "no finding" || echo "FAILED: see the reports above")"
   return $rc
 }
@@ -162,6 +171,15 @@ initcheck_all() {
     --csv "$out/initcheck/initcheck.csv"
   rc=$?
   echo "-- initcheck: exit $rc"
+  if [ -f "$carry/gat/list.txt" ] && { [ $rc -eq 0 ] || [ $rc -eq 1 ]; }; then
+    # GAT's temporaries (M, D) are filled by its kernels: read before written?
+    compute-sanitizer --tool initcheck --error-exitcode 9 --print-limit 30 \
+      "$carry/suite" run "$carry/gat" "$carry/datasets/cora.mtx.gz" --F 32 --no-poison \
+      --csv "$out/initcheck/initcheck-gat.csv"
+    local g=$?
+    echo "-- initcheck (GAT): exit $g"
+    [ $g -eq 0 ] || rc=$g
+  fi
   case $rc in
     0) echo "initcheck: no finding; $(($(wc -l <"$out/initcheck/initcheck.csv") - 1)) packs as the interpreter" ;;
     9) echo "initcheck: FAILED: uninitialised reads, see the reports above" ;;
