@@ -45,7 +45,10 @@
 # with less than 20 s is not run (and counts as failed). REL_DRY=1 prints
 # what would run and runs nothing. Writes OUT/summary.md (a row a part:
 # exit status, seconds, its result line) and each part's logs under
-# OUT/PART/; exits 0 when every part passed.
+# OUT/PART/; exits 0 when every part passed. REL_MEMCHECK=all runs memcheck
+# over every pack of the representative tier (1,179) instead of its subset,
+# with the sanitize part's limit REL_SANITIZE_S (default 150; give it ~400
+# and the call to that part alone: REL_PARTS=sanitize).
 # shellcheck source=tools/gpu-common.sh
 source "$(dirname "$0")/../../tools/gpu-common.sh"
 # --sanitize, --initcheck: that part alone, the script calling itself
@@ -134,7 +137,11 @@ sanitize_all() {
   local rc=0 mem shared
   # every schedule family on u_mul_e_sum (its first setting), the default
   # mapping of every operator, and the shared-memory schedule
-  mem=$(pick memcheck '($1 == "u_mul_e_sum" && $3 ~ /_0\.pack$/) || $2 == "default" || $2 ~ /^gnnadvisor_shared\(4, 32, 4\)/')
+  if [ "${REL_MEMCHECK:-subset}" = all ]; then
+    mem=$(pick memcheck '1')
+  else
+    mem=$(pick memcheck '($1 == "u_mul_e_sum" && $3 ~ /_0\.pack$/) || $2 == "default" || $2 ~ /^gnnadvisor_shared\(4, 32, 4\)/')
+  fi
   # shared memory (the leader flush of gnnadvisor_shared) and the
   # deterministic segmented reductions, whose warps meet at barriers
   shared=$(pick shared '$2 ~ /^gnnadvisor_shared\((4, 32, 4|16, 5, 2)\)/ ||
@@ -223,7 +230,7 @@ for p in $parts; do
         env THREADS_MEMCHECK_ITERS="${REL_THREADS_MEMCHECK_ITERS:-10}" THREADS_MEMCHECK_TIMEOUT=100 \
         bash tests/gpu/threads.sh "$carry" "${REL_THREADS_ITERS:-2000}" "$out/threads" ;;
     sanitize)
-      part sanitize 150 '^sanitize:|^-- [a-z]+: exit' -- bash "$0" --sanitize "$carry" "$out" ;;
+      part sanitize "${REL_SANITIZE_S:-150}" '^sanitize:|^-- [a-z]+: exit' -- bash "$0" --sanitize "$carry" "$out" ;;
     initcheck)
       part initcheck 60 '^initcheck:|^-- initcheck: exit' -- bash "$0" --initcheck "$carry" "$out" ;;
     longrun)
