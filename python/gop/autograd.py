@@ -51,13 +51,12 @@ class OperatorFunction(torch.autograd.Function):
         ctx.op, ctx.graph, ctx.n = op, graph, len(inputs)
         ctx.stream = opts.get("stream")
         ctx.schedule = core.backward_schedule(opts.get("schedule"))
-        ctx.wrt = tuple(s.name for s, r in zip(op.inputs, need) if r)
+        ctx.wrt = tuple([s.name for s, r in zip(op.inputs, need) if r])
         ctx.in_idx, ctx.out_idx = [], []
         if ctx.wrt:
             # derived (or found) now: a refusal is raised at the call that needs it
             gr = op.grad(ctx.wrt)
-            ctx.in_idx = [i for i, s in enumerate(op.inputs) if s.name in gr.reads_inputs]
-            ctx.out_idx = [j for j, s in enumerate(op.outputs) if s.name in gr.reads_outputs]
+            ctx.in_idx, ctx.out_idx = gr._saved_idx
             ctx.save_for_backward(*[inputs[i] for i in ctx.in_idx],
                                   *[outs[j] for j in ctx.out_idx])
         return out
@@ -87,9 +86,8 @@ class OperatorFunction(torch.autograd.Function):
                    (g if g.dtype == torch.float32 else g.float()).contiguous() for g in grads]
             res = gr(ctx.graph, inputs, outputs, adj, schedule=ctx.schedule, stream=ctx.stream)
         out = [None] * ctx.n
-        index = {s.name: i for i, s in enumerate(op.inputs)}
-        for name, dx in zip(ctx.wrt, res):
-            out[index[name]] = dx
+        for i, dx in zip(gr._wrt_idx, res):
+            out[i] = dx
         return none + tuple(out)
 
 

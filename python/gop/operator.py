@@ -49,6 +49,7 @@ class TensorSpec:
     def __init__(self, name, dtype, dims, index, output):
         self.name, self.dtype, self.dims = name, dtype, dims
         self.index, self.output = index, output
+        self._torch_dtype = _UNSET  # the torch dtype of its arrays, looked up once
 
     def shape(self, graph, ext):
         out = []
@@ -65,6 +66,9 @@ class TensorSpec:
 
     def __repr__(self):
         return f"{self.name}: {self.dtype}[{', '.join(map(str, self.dims))}]"
+
+
+_UNSET = object()
 
 
 def _parse_signature(sig):
@@ -87,12 +91,21 @@ _F32 = "float32"
 _DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64"}
 
 
+_KIND_OF_TYPE = {}  # type -> 'torch' or 'numpy' (decided by its module alone)
+
+
 def _kind(x):
     """'torch', 'numpy' or 'dlpack'; TypeError for anything else."""
-    mod = type(x).__module__
+    t = type(x)
+    k = _KIND_OF_TYPE.get(t)
+    if k is not None:
+        return k
+    mod = t.__module__
     if mod.startswith("torch"):
+        _KIND_OF_TYPE[t] = "torch"
         return "torch"
     if mod.startswith("numpy"):
+        _KIND_OF_TYPE[t] = "numpy"
         return "numpy"
     if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
         return "dlpack"
@@ -111,12 +124,25 @@ def _from_dlpack(x):
     raise TypeError(f"DLPack device type {int(dev)} is not supported (CPU or CUDA only)")
 
 
+_torch_module = None
+
+
+def _torch():
+    """The torch module, imported on first use (gop runs without torch)."""
+    global _torch_module
+    if _torch_module is None:
+        import torch
+        _torch_module = torch
+    return _torch_module
+
+
 class _Operand:
     __slots__ = ("spec", "obj", "ptr", "cuda", "device", "framework")
 
 
-def _inspect(spec, x, what):
-    """Checks one operand's dtype, layout and location; returns an _Operand."""
+def _inspect(spec, x, opname, role):
+    """Checks one operand's dtype, layout and location; returns an _Operand.
+    Messages name it as f"{opname}: {role} {spec.name}" (made only to raise)."""
     o = _Operand()
     o.spec, o.obj = spec, x
     k = _kind(x)
@@ -124,22 +150,30 @@ def _inspect(spec, x, what):
         x = o.obj = _from_dlpack(x)
         k = _kind(x)
     o.framework = k
-    want = _DTYPES.get(spec.dtype, spec.dtype)
     if k == "torch":
-        import torch
-        if x.dtype != getattr(torch, want, None):
-            raise TypeError(f"{what} must be {want}, got {x.dtype}")
+        torch = _torch_module or _torch()
+        want_t = spec._torch_dtype
+        if want_t is _UNSET:
+            want_t = spec._torch_dtype = getattr(
+                torch, _DTYPES.get(spec.dtype, spec.dtype), None)
+        if x.dtype != want_t:
+            raise TypeError(f"{opname}: {role} {spec.name} must be "
+                            f"{_DTYPES.get(spec.dtype, spec.dtype)}, got {x.dtype}")
         if not x.is_contiguous():
-            raise ValueError(f"{what} is not contiguous (strides {tuple(x.stride())}): gop "
+            raise ValueError(f"{opname}: {role} {spec.name} is not contiguous (strides "
+                             f"{tuple(x.stride())}): gop "
                              f"reads row-major memory as it is and never copies behind your "
                              f"back; pass {spec.name}.contiguous()")
         if x.requires_grad and torch.is_grad_enabled():
-            raise ValueError(f"{what} requires grad, and a call with out= is not "
+            raise ValueError(f"{opname}: {role} {spec.name} requires grad, and a call with "
+                             f"out= is not "
                              f"differentiable: call without out=, or under torch.no_grad()")
         o.cuda = x.is_cuda
         o.device = x.device
         o.ptr = x.data_ptr()
     else:
+        what = f"{opname}: {role} {spec.name}"
+        want = _DTYPES.get(spec.dtype, spec.dtype)
         if x.dtype.name != want:
             hint = (" (NumPy has no bfloat16: pass ml_dtypes.bfloat16 arrays or torch tensors)"
                     if want == "bfloat16" else "")
@@ -179,6 +213,12 @@ class Operator:
         self._measured = {}  # (graph, extents) -> (kept schedule, weakref to the graph)
         self._stages = None
         self._grads = {}  # (wrt, joint) -> Gradient
+        # (graph size, operand shapes, given extents) -> the extents they
+        # check to: the shape checks of a call, done once per shapes
+        self._ext_cache = {}
+        self._by_name = {s.name: s for s in self.inputs + self.outputs}
+        self._in_names = tuple(s.name for s in self.inputs)
+        self._out_names = tuple(s.name for s in self.outputs)
         # AUTO_RULES' rule where this operator's file has the rule's
         # schedule (gop.layers'), else None: looked up once, not per call
         rule = AUTO_RULES.get(self.name)
@@ -292,8 +332,8 @@ class Operator:
         overwrite in each other: on the GPU such a run is one per thread
         (each thread's calls queue in its own stream; a run is made outside
         CUDA graph capture, in the thread's first eager call)."""
-        key = (id(graph), schedule, target, mode, tuple(ext[s] for s in self.extents))
-        if mode == _lib.GOP_DEVICE_GPU and self.stages > 1:
+        key = (id(graph), schedule, target, mode, tuple([ext[s] for s in self.extents]))
+        if mode == _GPU and self.stages > 1:
             key += (threading.get_ident(),)
         return key
 
@@ -330,7 +370,7 @@ class Operator:
         return self._pick(graph, ext)[0]
 
     def _ext_key(self, graph, ext):
-        return (id(graph), tuple(int(ext[s]) for s in self.extents))
+        return (id(graph), tuple([int(ext[s]) for s in self.extents]))
 
     def _pick(self, graph, ext):
         """(schedule, source) that schedule="auto" proposes before any
@@ -344,6 +384,9 @@ class Operator:
         for s in self.extents:
             F *= int(ext[s])
         key = (id(graph), F)
+        hit = self._choices.get(key)  # a read needs no lock (one dict lookup)
+        if hit is not None and hit[2]() is graph:
+            return hit[0], hit[1]
         # under the lock: threads share the dictionary (docs/threads.md)
         with _lock:
             hit = self._choices.get(key)
@@ -376,8 +419,12 @@ class Operator:
         the pick, and the default mapping where the first call on the GPU
         times the pick against it (what to prepare for a machine without
         LLVM)."""
-        ext = {**{s: 1 for s in self.extents}, **extents}
-        hit = self._measured.get(self._ext_key(graph, ext))
+        return self._candidates(graph, {**{s: 1 for s in self.extents}, **extents})
+
+    def _candidates(self, graph, ext, ext_key=None):
+        """auto_candidates for `ext`, which has every extent (ext_key: its
+        _ext_key, where the caller has it)."""
+        hit = self._measured.get(ext_key or self._ext_key(graph, ext))
         if hit is not None and hit[1]() is graph:
             return [hit[0]]
         pick, source = self._pick(graph, ext)
@@ -412,6 +459,26 @@ class Operator:
         return self._chosen(graph, {**{s: 1 for s in self.extents}, **extents})
 
     def _extents(self, graph, ops, outs, given):
+        """The extents of a call, its operands' shapes checked against the
+        signature on `graph`. What passed is kept per graph size, shapes and
+        given extents (int values only): the dict returned is shared, not
+        to be changed."""
+        key = None
+        if not given or all(type(v) is int for v in given.values()):
+            key = (graph.num_nodes, graph.num_edges, tuple([o.obj.shape for o in ops]),
+                   tuple([None if o is None else o.obj.shape for o in outs]),
+                   tuple(given.items()) if given else ())
+            hit = self._ext_cache.get(key)
+            if hit is not None:
+                return hit
+        ext = self._check_extents(graph, ops, outs, given)
+        if key is not None:
+            if len(self._ext_cache) > 256:
+                self._ext_cache = {}
+            self._ext_cache[key] = ext
+        return ext
+
+    def _check_extents(self, graph, ops, outs, given):
         ext = dict(given)
         for s in self.extents:
             if s in ext and (not isinstance(ext[s], int) or ext[s] <= 0):
@@ -446,10 +513,11 @@ class Operator:
         if len(inputs) != len(self.inputs):
             raise TypeError(f"{self.name} takes {len(self.inputs)} input(s) "
                             f"({', '.join(s.name for s in self.inputs)}), got {len(inputs)}")
-        unknown = [k for k in extents if k not in self.extents]
-        if unknown:
-            raise TypeError(f"{self.name} has no extent {unknown[0]!r} "
-                            f"(its extents: {', '.join(self.extents) or 'none'})")
+        if extents:
+            unknown = [k for k in extents if k not in self.extents]
+            if unknown:
+                raise TypeError(f"{self.name} has no extent {unknown[0]!r} "
+                                f"(its extents: {', '.join(self.extents) or 'none'})")
         if out is None and (_wants_grad(inputs) or _torch_f64(inputs)):
             # torch tensors that require grad: through the operator's
             # torch.autograd.Function, whose backward is the derived operators
@@ -462,22 +530,24 @@ class Operator:
         if out is not None and len(out) != len(self.outputs):
             raise TypeError(f"{self.name} has {len(self.outputs)} output(s), got "
                             f"{len(out)} in out=")
-        ops = [_inspect(s, x, f"{self.name}: input {s.name}")
-               for s, x in zip(self.inputs, inputs)]
+        name = self.name
+        ops = [_inspect(s, x, name, "input") for s, x in zip(self.inputs, inputs)]
         outs = [None] * len(self.outputs) if out is None else [
-            _inspect(s, x, f"{self.name}: output {s.name}") for s, x in zip(self.outputs, out)]
-        given = ops + [o for o in outs if o is not None]
+            _inspect(s, x, name, "output") for s, x in zip(self.outputs, out)]
+        given = ops + [o for o in outs if o is not None] if out is not None else ops
         cuda = {o.cuda for o in given}
         if len(cuda) > 1:
             where = ", ".join(f"{o.spec.name} on {o.device}" for o in given)
             raise ValueError(f"{self.name}: operands on the CPU and on the GPU ({where}): "
                              f"gop moves nothing; put them on one device")
         ext = self._extents(graph, ops, outs, extents)
-        if cuda == {True}:
+        if True in cuda:  # cuda == {True}: one device, checked above
             if schedule is None:
-                schedule = _auto.cuda_default(_can_compile())
-            return self._call_cuda(graph, ops, outs, ext, _auto.named(schedule), target,
-                                   stream)
+                schedule = _auto.cuda_default(_compiles if _compiles is not None
+                                              else _can_compile())
+            return self._call_cuda(graph, ops, outs, ext,
+                                   None if schedule == "default" else schedule, target,
+                                   stream, given)
         if stream is not None:
             raise ValueError(f"{self.name}: stream= is for CUDA tensors")
         return self._call_host(graph, ops, outs, ext, schedule, target)
@@ -485,7 +555,7 @@ class Operator:
     def _alloc(self, spec, shape, like):
         want = _DTYPES.get(spec.dtype, spec.dtype)
         if like.framework == "torch":
-            import torch
+            torch = _torch_module or _torch()
             return torch.empty(shape, dtype=getattr(torch, want), device=like.device)
         import numpy as np
         # a bf16 output next to NumPy inputs: the inputs' own dtype object
@@ -509,21 +579,26 @@ class Operator:
             if outs[i] is None:
                 like = inputs_like
                 x = self._alloc(s, s.shape(graph, ext), like)
-                outs[i] = _inspect(s, x, f"{self.name}: output {s.name}")
+                outs[i] = _inspect(s, x, self.name, "output")
             res.append(outs[i])
         return res
 
-    def _cuda_plan(self, graph, ops, outs, ext, schedule, target):
+    def _cuda_plan(self, graph, ops, outs, ext, schedule, target, given=None):
         """Checks the devices and allocates missing outputs: (run, operands
-        in tensor order, outputs, device index)."""
-        import torch
-        devs = {o.device for o in ops + [o for o in outs if o is not None]}
-        if len(devs) > 1:
-            raise ValueError(f"{self.name}: tensors on several GPUs "
-                             f"({', '.join(map(str, sorted(devs, key=str)))})")
-        dev = next(iter(devs))
-        gop_dev = _gop_device()
-        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        in tensor order, outputs, device index). given: the operands given
+        (ops and the outputs not None), where the caller has them."""
+        if given is None:
+            given = ops + [o for o in outs if o is not None]
+        dev = given[0].device
+        for o in given:
+            if o.device != dev:
+                devs = {o.device for o in given}
+                raise ValueError(f"{self.name}: tensors on several GPUs "
+                                 f"({', '.join(map(str, sorted(devs, key=str)))})")
+        gop_dev = _device_ordinal if _device_ordinal is not None else _gop_device()
+        index = dev.index
+        if index is None:
+            index = (_torch_module or _torch()).cuda.current_device()
         if index != gop_dev:
             raise ValueError(f"{self.name}: tensors on {dev}, but gop runs on cuda:{gop_dev} "
                              f"(GOP_CUDA_DEVICE)")
@@ -533,30 +608,34 @@ class Operator:
             r = self._run(graph, schedule, target, _lib.GOP_DEVICE_GPU, ext)
         return r, ops + res, res, index
 
-    def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream):
+    def _call_cuda(self, graph, ops, outs, ext, schedule, target, stream, given=None):
         if schedule == "auto":
             schedule = self._auto_cuda(graph, ops, outs, ext, target, stream)
-        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target)
+        r, all_ops, res, index = self._cuda_plan(graph, ops, outs, ext, schedule, target,
+                                                 given)
         stream = _stream_handle(stream, index)
         with _lock:
             ptrs = r[3]
             for i, o in enumerate(all_ops):
                 ptrs[i] = o.ptr
-            _check(lib.gop_run_launch_ptrs(r[0], ptrs, len(ptrs), stream) == 0,
-                   f"{self.name} on the GPU")
-        outv = [o.obj for o in res]
-        return outv[0] if len(outv) == 1 else tuple(outv)
+            if lib.gop_run_launch_ptrs(r[0], ptrs, len(ptrs), stream) != 0:
+                _check(False, f"{self.name} on the GPU")
+        if len(res) == 1:
+            return res[0].obj
+        return tuple([o.obj for o in res])
 
     def _auto_cuda(self, graph, ops, outs, ext, target, stream):
         """schedule="auto" for a call on CUDA tensors: settle_auto, timing
         each candidate on this call's tensors (its outputs are written, and
         written again by the call). While a CUDA graph is being captured
         nothing can be timed: an unsettled call runs the default mapping."""
-        hit = self._measured.get(self._ext_key(graph, ext))
+        key = self._ext_key(graph, ext)
+        hit = self._measured.get(key)
         if hit is not None and hit[1]() is graph:  # settled: what was kept
             return hit[0]
-        if len(self.auto_candidates(graph, **ext)) == 1:
-            return "auto"
+        cands = self._candidates(graph, ext, key)
+        if len(cands) == 1:  # nothing to time: the pick ("auto" resolved, as _run would)
+            return cands[0]
         import time
         import torch
         if torch.cuda.is_current_stream_capturing():
@@ -596,10 +675,9 @@ class Operator:
             raise TypeError(f"{self.name} takes {len(self.inputs)} input(s), got {len(inputs)}")
         if out is not None and not isinstance(out, (list, tuple)):
             out = (out,)
-        ops = [_inspect(s, x, f"{self.name}: input {s.name}")
-               for s, x in zip(self.inputs, inputs)]
+        ops = [_inspect(s, x, self.name, "input") for s, x in zip(self.inputs, inputs)]
         outs = [None] * len(self.outputs) if out is None else [
-            _inspect(s, x, f"{self.name}: output {s.name}") for s, x in zip(self.outputs, out)]
+            _inspect(s, x, self.name, "output") for s, x in zip(self.outputs, out)]
         if not all(o.cuda for o in ops + [o for o in outs if o is not None]):
             raise ValueError(f"{self.name}.bind takes CUDA tensors only")
         ext = self._extents(graph, ops, outs, extents)
@@ -672,7 +750,7 @@ class Operator:
         adjoints, named dY in messages), give by their shapes, merged with
         `given`; ValueError on a shape that disagrees."""
         ext = dict(given or {})
-        specs = {s.name: s for s in self.inputs + self.outputs}
+        specs = self._by_name
         for name, x in arrays.items():
             if x is None:
                 continue
@@ -724,20 +802,29 @@ class Operator:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def _is_torch(x):
+    """Whether x's type is from torch (by its module)."""
+    t = type(x)
+    k = _KIND_OF_TYPE.get(t)
+    return k == "torch" if k is not None else t.__module__.startswith("torch")
+
+
 def _wants_grad(inputs):
     """True when an input is a torch tensor that requires grad, with grad
     mode on (torch imported only where the caller already uses it)."""
     for x in inputs:
-        if type(x).__module__.startswith("torch") and getattr(x, "requires_grad", False):
-            import torch
-            return torch.is_grad_enabled()
+        if _is_torch(x) and getattr(x, "requires_grad", False):
+            return (_torch_module or _torch()).is_grad_enabled()
     return False
 
 
 def _torch_f64(inputs):
     """True when every input is a CPU float64 torch tensor."""
-    if not inputs or not all(type(x).__module__.startswith("torch") for x in inputs):
+    if not inputs:
         return False
+    for x in inputs:
+        if not _is_torch(x):
+            return False
     return all(str(x.dtype) == "torch.float64" and not x.is_cuda for x in inputs)
 
 
@@ -769,6 +856,7 @@ class Gradient:
         fin = {s.name: i for i, s in enumerate(op.inputs)}
         fout = {s.name: i for i, s in enumerate(op.outputs)}
         self._plans = []
+        self._calls = []  # _plans as __call__ walks them
         reads_in, reads_out = set(), set()
         for g in self.operators:
             adj = {}
@@ -797,9 +885,19 @@ class Gradient:
                     raise GopError(f"{g.name}: output {t.name} is not the gradient of one of "
                                    f"{', '.join(self.wrt)}")
                 dst.append(k[0])
+            # each source as (0 inputs, 1 outputs, 2 adjoints; index)
+            where = tuple((("input", "output", "adjoint").index(kind), i) for kind, i in srcs)
+            kw = tuple(e for e in g.extents)
             self._plans.append((g, srcs, dst))
+            self._calls.append((g, where, dst, kw))
         self.reads_inputs = [s.name for s in op.inputs if s.name in reads_in]
         self.reads_outputs = [s.name for s in op.outputs if s.name in reads_out]
+        # for gop.autograd: the forward's inputs and outputs to save (by
+        # index), and the index among the inputs of each of wrt
+        self._saved_idx = ([i for i, s in enumerate(op.inputs) if s.name in reads_in],
+                           [j for j, s in enumerate(op.outputs) if s.name in reads_out])
+        index = {s.name: i for i, s in enumerate(op.inputs)}
+        self._wrt_idx = tuple(index.get(w) for w in self.wrt)
 
     def __repr__(self):
         return (f"<gop gradient of {self.op.name} wrt {', '.join(self.wrt)}: "
@@ -815,11 +913,10 @@ class Gradient:
             if len(seq) != len(specs):
                 raise TypeError(f"{op.name} gradient: {len(specs)} {what} "
                                 f"({', '.join(s.name for s in specs)}), got {len(seq)}")
-        arrays = {s.name: x for s, x in zip(op.inputs, inputs)}
-        arrays.update({s.name: x for s, x in zip(op.outputs, outputs)})
+        arrays = dict(zip(op._in_names, inputs))
+        arrays.update(zip(op._out_names, outputs))
         ext = op.extents_of(graph, arrays)
-        ext = op.extents_of(graph, {s.name: x for s, x in zip(op.outputs, adjoints)}, ext,
-                            adjoints=True)
+        ext = op.extents_of(graph, dict(zip(op._out_names, adjoints)), ext, adjoints=True)
         like = next((x for x in adjoints + inputs + outputs if x is not None), None)
         if like is None:
             raise ValueError(f"{op.name} gradient: no array given")
@@ -844,12 +941,19 @@ class Gradient:
         inputs, outputs, adjoints, ext = self._operands(graph, inputs, outputs, adjoints,
                                                         _zeros)
         res = [None] * len(self.wrt)
-        for g, args, dst in self._each(inputs, outputs, adjoints):
-            kw = {e: ext[e] for e in g.extents if e in ext}
+        seqs = (inputs, outputs, adjoints)
+        for g, where, dst, names in self._calls:
+            args = [seqs[w][i] for w, i in where]
+            if any(a is None for a in args):  # raised with _each's message
+                for _ in self._each(inputs, outputs, adjoints):
+                    pass
+            kw = {e: ext[e] for e in names if e in ext}
             y = g(graph, *args, schedule=schedule, stream=stream, **kw)
-            y = y if isinstance(y, tuple) else (y,)
-            for k, v in zip(dst, y):
-                res[k] = v
+            if isinstance(y, tuple):
+                for k, v in zip(dst, y):
+                    res[k] = v
+            else:
+                res[dst[0]] = y
         return tuple(res)
 
     def f64(self, graph, inputs, outputs, adjoints):
@@ -874,8 +978,8 @@ class Gradient:
 
 
 def _zeros(shape, like):
-    if type(like).__module__.startswith("torch"):
-        import torch
+    if _is_torch(like):
+        torch = _torch_module or _torch()
         return torch.zeros(shape, dtype=torch.float32, device=like.device)
     import numpy as np
     return np.zeros(shape, dtype=np.float32)
@@ -898,6 +1002,7 @@ class BoundCall:
 
 
 _compiles = None
+_GPU = _lib.GOP_DEVICE_GPU
 
 
 def _can_compile():
@@ -908,13 +1013,20 @@ def _can_compile():
     return _compiles
 
 
+_raw_stream = None  # torch._C._cuda_getCurrentRawStream, or False where torch lacks it
+
+
 def _stream_handle(stream, index):
     """The CUstream to launch in: `stream` (a torch.cuda.Stream or a raw
     handle), else torch's current stream on device `index`."""
+    global _raw_stream
     if stream is None:
-        import torch
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object
-        return raw(index) if raw else torch.cuda.current_stream(index).cuda_stream
+        raw = _raw_stream
+        if raw is None:  # looked up once
+            raw = _raw_stream = getattr(_torch()._C, "_cuda_getCurrentRawStream",
+                                        None) or False
+        # the raw handle: no Stream object made
+        return raw(index) if raw else _torch().cuda.current_stream(index).cuda_stream
     return stream.cuda_stream if hasattr(stream, "cuda_stream") else stream
 
 
