@@ -146,6 +146,12 @@ def count_stages(ir_text):
 # mapping explicitly everywhere. GOP_DEFAULT_SCHEDULE (read at import; or
 # set gop.auto.DEFAULT): "auto" (the default) or "default".
 DEFAULT = os.environ.get("GOP_DEFAULT_SCHEDULE", "auto")
+# The default turns to "auto" for a graph and extents after this many calls
+# with no schedule= (the first ones run the default mapping): choosing costs
+# the cost model's pass over the candidates (tens of ms) and their timing,
+# which a graph made per mini-batch and called once or twice would pay
+# every step. Whole-graph training is on "auto" from its third step.
+DEFAULT_AFTER = int(os.environ.get("GOP_DEFAULT_AUTO_AFTER", "2"))
 _said_pack_only = False
 
 

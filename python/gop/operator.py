@@ -211,6 +211,7 @@ class Operator:
         self._runs = {}  # (graph, schedule, target, mode) -> [run handle, extents set]
         self._choices = {}  # (graph, row width) -> (chosen schedule, its source, weakref)
         self._measured = {}  # (graph, extents) -> (kept schedule, weakref to the graph)
+        self._calls = {}  # (graph, extents) -> [calls with no schedule=, weakref to the graph]
         self._stages = None
         self._grads = {}  # (wrt, joint) -> Gradient
         # (graph size, operand shapes, given extents) -> the extents they
@@ -368,6 +369,22 @@ class Operator:
         if hit is not None and hit[1]() is graph:
             return hit[0]
         return self._pick(graph, ext)[0]
+
+    def _reused(self, graph, ext):
+        """Whether calls with no schedule= on `graph` at extents `ext` have
+        come often enough (gop.auto.DEFAULT_AFTER) for "auto" to be worth
+        its choice: a graph made per mini-batch is called a few times and
+        freed, and choosing for it (the cost model over the candidates,
+        then timing them) would cost more than it saves."""
+        key = self._ext_key(graph, ext)
+        c = self._calls.get(key)
+        if c is None or c[1]() is not graph:
+            with _lock:  # threads share the dictionary
+                if len(self._calls) > 256:  # forget the graphs gone
+                    self._calls = {k: v for k, v in self._calls.items() if v[1]() is not None}
+                c = self._calls[key] = [0, weakref.ref(graph)]
+        c[0] += 1
+        return c[0] > _auto.DEFAULT_AFTER
 
     def _ext_key(self, graph, ext):
         return (id(graph), tuple([int(ext[s]) for s in self.extents]))
@@ -545,6 +562,8 @@ class Operator:
             if schedule is None:
                 schedule = _auto.cuda_default(_compiles if _compiles is not None
                                               else _can_compile())
+                if schedule == "auto" and not self._reused(graph, ext):
+                    schedule = None
             return self._call_cuda(graph, ops, outs, ext,
                                    None if schedule == "default" else schedule, target,
                                    stream, given)

@@ -80,6 +80,18 @@ class DefaultSchedule(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "GOP_DEFAULT_SCHEDULE"):
             auto.cuda_default(True)
 
+    def test_auto_once_a_graph_is_reused(self):
+        """The first DEFAULT_AFTER calls with no schedule= on a graph and
+        extents run the default mapping (a graph per mini-batch never pays
+        for a choice); later ones "auto"; a new graph starts again."""
+        agg = gop.stdlib.copy_u_sum
+        g = gop.Graph.open("rmat:7:4")
+        seen = [agg._reused(g, {"F": 8}) for _ in range(auto.DEFAULT_AFTER + 2)]
+        self.assertEqual(seen, [False] * auto.DEFAULT_AFTER + [True, True])
+        self.assertFalse(agg._reused(g, {"F": 16}))  # other extents: counted apart
+        h = gop.Graph.open("rmat:7:4")
+        self.assertFalse(agg._reused(h, {"F": 8}))
+
     def test_this_library_compiles(self):
         from gop import operator
         self.assertIs(operator._can_compile(), True)  # CI builds libgop with LLVM
