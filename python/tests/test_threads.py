@@ -132,7 +132,6 @@ class Threads(unittest.TestCase):
             self.assertEqual(len({id(x[k]) for x in gs}), 1, f"item {k} made twice")
         self.assertEqual(len({x[3] for x in gs}), 1)
 
-    @unittest.skipIf(torch is None, "torch is not installed")
     def test_multi_stage_runs_are_per_thread_on_the_gpu(self):
         """A run of several stages keeps device temporaries between them:
         on the GPU each thread gets its own (the key of Operator._runs
@@ -161,6 +160,7 @@ class Threads(unittest.TestCase):
         self.assertEqual(keys[0][1], keys[1][1])
         self.assertEqual(keys[0][2], keys[1][2])
 
+    @unittest.skipIf(torch is None, "torch is not installed")
     def test_gcn_layer(self):
         import copy
         import gop.nn as gnn
