@@ -1,6 +1,7 @@
 # tests/golden.sh: what the golden runners share (sourced by
 # tests/errors/run.sh, tests/grad/run.sh, tests/reorder/run.sh,
-# tests/bench/run.sh, tests/repl/run.sh, and by
+# tests/bench/run.sh, tests/repl/run.sh, tests/gpusuite/run.sh,
+# tests/benchtiming/run.sh, and by
 # tests/ptxas/run.sh for golden_find_ptxas).
 #
 #   source "$(dirname "$0")/../golden.sh"
@@ -79,6 +80,28 @@ golden_args() {
 golden_failed() {
   echo "FAIL $1: $2"
   golden_fail=$((golden_fail + 1))
+}
+
+# golden_ok / golden_bad WHY: count a pass / a failure saying WHY, for
+# checks that are not a comparison with an expected file.
+golden_ok() { golden_pass=$((golden_pass + 1)); }
+golden_bad() {
+  echo "FAIL: $*"
+  golden_fail=$((golden_fail + 1))
+}
+
+# golden_stand_in VAR PATH NAME: after golden_setup, the program NAME a
+# check runs on the stand-in driver (tests/unit/fake_cuda.c): $VAR when
+# set (ctest sets it), else PATH under gopc's build folder; sets $runner to
+# it, absolute. Exits 1 saying what is missing when it is not there or
+# GOP_FAKE_CUDA is not set (tests/gpusuite, tests/benchtiming).
+golden_stand_in() {
+  runner=${!1:-$(dirname "$gopc")/$2}
+  case $runner in */*) runner="$(cd "$(dirname "$runner")" && pwd)/$(basename "$runner")" ;; esac
+  if [ ! -x "$runner" ] || [ -z "${GOP_FAKE_CUDA:-}" ]; then
+    echo "FAIL: needs $3 ($runner) and GOP_FAKE_CUDA (run through ctest)"
+    exit 1
+  fi
 }
 
 # golden_summary [LABEL]: the counts; status 1 when a case failed.

@@ -19,22 +19,15 @@
 # beside GOPC.
 set -u
 source "$(dirname "$0")/../golden.sh"
-suite=${GOP_GPU_SUITE:-$(dirname "${2:-.}")/tests/gop_gpu_suite}
-case $suite in */*) suite="$(cd "$(dirname "$suite")" && pwd)/$(basename "$suite")" ;; esac
 golden_setup "$@"
-if [ ! -x "$suite" ] || [ -z "${GOP_FAKE_CUDA:-}" ]; then
-  echo "FAIL: needs gop_gpu_suite ($suite) and GOP_FAKE_CUDA (run through ctest)"
-  exit 1
-fi
-
-ok() { golden_pass=$((golden_pass + 1)); }
-bad() { echo "FAIL: $*"; golden_fail=$((golden_fail + 1)); }
+golden_stand_in GOP_GPU_SUITE tests/gop_gpu_suite gop_gpu_suite
+suite=$runner
 # expect MESSAGE COMMAND...: counts a pass when COMMAND succeeds, else a
 # failure saying MESSAGE
 expect() {
   local msg=$1
   shift
-  if "$@"; then ok; else bad "$msg"; fi
+  if "$@"; then golden_ok; else golden_bad "$msg"; fi
 }
 
 mkdir -p "$work/packs"
@@ -44,7 +37,7 @@ while IFS='|' read -r name op sched; do
        --target sm_90 -o "$work/packs/$name.pack" >"$work/pack.log" 2>&1; then
     printf '%s\t%s\t%s\n' "$op" "$sched" "$name.pack" >>"$work/packs/list.txt"
   else
-    bad "pack $op under $sched: $(tail -3 "$work/pack.log")"
+    golden_bad "pack $op under $sched: $(tail -3 "$work/pack.log")"
   fi
 done <<'LIST'
 plain|u_dot_v|thread_edge(1, 1)
@@ -61,12 +54,12 @@ run() {
   GOP_CUDA_LIBRARY="$GOP_FAKE_CUDA" "$suite" run "$work/packs" grid:4x3 --F 8 --reps 3 \
     --csv "$work/$name.csv" "$@" >"$work/$name.log" 2>&1
   local rc=$?
-  [ $rc -eq 1 ] || bad "$name: exit status $rc, not 1 (the stand-in's outputs fail the check): $(tail -3 "$work/$name.log")"
+  [ $rc -eq 1 ] || golden_bad "$name: exit status $rc, not 1 (the stand-in's outputs fail the check): $(tail -3 "$work/$name.log")"
 }
 # fails NAME OP TEXT: OP's line in NAME's log is a FAIL holding TEXT
 fails() {
-  if grep -E "^FAIL .* $2 " "$work/$1.log" | grep -qF -- "$3"; then ok; else
-    bad "$1: $2 does not fail with '$3': $(grep -E " $2 " "$work/$1.log")"
+  if grep -E "^FAIL .* $2 " "$work/$1.log" | grep -qF -- "$3"; then golden_ok; else
+    golden_bad "$1: $2 does not fail with '$3': $(grep -E " $2 " "$work/$1.log")"
   fi
 }
 # medians NAME: the median_ms column of NAME's CSV (the schedule holds
