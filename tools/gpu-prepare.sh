@@ -57,6 +57,19 @@
 #   GOP_PREPARE_ONLY=reliability tools/gpu-prepare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# build_static TARGET...: the targets in build-static (LLVM's NVPTX backend
+# linked in statically: gopc and the preparations that compile here);
+# build_nollvm TARGET...: in build-nollvm (no LLVM: what runs on the GPU
+# machine, which has none).
+build_static() {
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-static --target "$@" >/dev/null
+}
+build_nollvm() {
+  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-nollvm --target "$@" >/dev/null
+}
 out=.carry/gpu
 graphs=("$@")
 
@@ -64,9 +77,7 @@ graphs=("$@")
 # none) and the kernels it needs, compiled here into a cache folder of packs
 # by a libgop.so with LLVM (both load them: the keys are the same).
 prepare_python() {
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gop_shared >/dev/null
+  build_nollvm gop_shared
   cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-python --target gop_shared >/dev/null
   mkdir -p "$out/python"
@@ -103,11 +114,8 @@ prepare_noise() {
 }
 if [ "${GOP_PREPARE_ONLY:-}" = noise ]; then
   rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gop_bench >/dev/null
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gop_bench >/dev/null
+  build_static gop_bench
+  build_nollvm gop_bench
   strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed)
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
@@ -131,9 +139,7 @@ if [ "${GOP_PREPARE_ONLY:-}" = pylong ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(pubmed ogbn-arxiv)
   p=.carry/pylong
   rm -rf "$p" && mkdir -p "$p/datasets" "$p/python"
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gop_shared >/dev/null
+  build_nollvm gop_shared
   cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-python --target gop_shared >/dev/null
   strip -o "$p/python/libgop.so" build-nollvm/libgop.so
@@ -152,9 +158,7 @@ if [ "${GOP_PREPARE_ONLY:-}" = multigpu ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv)
   m=.carry/mgpu
   rm -rf "$m" && mkdir -p "$m/datasets"
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gop_shared >/dev/null
+  build_nollvm gop_shared
   cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-python --target gop_shared >/dev/null
   strip -o "$m/libgop.so" build-nollvm/libgop.so
@@ -167,8 +171,7 @@ fi
 if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora pubmed ogbn-arxiv molhiv)
   rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gopc >/dev/null
+  build_static gopc
   strip -o "$out/gopc" build-static/gopc
   for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
   du -sh "$out"
@@ -248,11 +251,8 @@ if [ "${GOP_PREPARE_ONLY:-}" = suite ]; then
   [ ${#graphs[@]} -gt 0 ] || graphs=(cora citeseer pubmed)
   s=.carry/suite
   rm -rf "$s" && mkdir -p "$s/datasets"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gop_gpu_suite >/dev/null
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gop_gpu_suite >/dev/null
+  build_static gop_gpu_suite
+  build_nollvm gop_gpu_suite
   strip -o "$s/suite" build-nollvm/tests/gop_gpu_suite
   build-static/tests/gop_gpu_suite prepare "$s/packs" | tail -1
   build-static/tests/gop_gpu_suite prepare "$s/packs-all" --all | tail -1
@@ -307,11 +307,8 @@ if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
 fi
 if [ "${GOP_PREPARE_ONLY:-}" = index64 ]; then
   rm -rf "$out" && mkdir -p "$out/datasets" "$out/index64/small" "$out/index64/big"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gopc >/dev/null
-  cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-nollvm --target gopc gop_gpu_index64 >/dev/null
+  build_static gopc
+  build_nollvm gopc gop_gpu_index64
   strip -o "$out/gopc" build-nollvm/gopc
   strip -o "$out/index64/index64" build-nollvm/tests/gop_gpu_index64
   pack=build-static/gopc
@@ -348,11 +345,8 @@ fi
   deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902 ogbn-arxiv cnr-2000 molhiv)
 rm -rf "$out" && mkdir -p "$out/datasets"
 
-cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-static --target gopc gop_repl gop_gpu_suite gop_bench >/dev/null
-cmake -S . -B build-nollvm -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-      -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-nollvm --target gop_gpu_suite gop_bench gop_gpu_faults >/dev/null
+build_static gopc gop_repl gop_gpu_suite gop_bench
+build_nollvm gop_gpu_suite gop_bench gop_gpu_faults
 strip -o "$out/gopc" build-static/gopc
 strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
