@@ -151,7 +151,7 @@ def _inspect(spec, x, opname, role):
         k = _kind(x)
     o.framework = k
     if k == "torch":
-        torch = _torch_module or _torch()
+        torch = _torch()
         want_t = spec._torch_dtype
         if want_t is _UNSET:
             want_t = spec._torch_dtype = getattr(
@@ -560,12 +560,10 @@ class Operator:
         ext = self._extents(graph, ops, outs, extents)
         if True in cuda:  # cuda == {True}: one device, checked above
             if schedule is None:
-                schedule = _auto.cuda_default(_compiles if _compiles is not None
-                                              else _can_compile())
+                schedule = _auto.cuda_default(_can_compile())
                 if schedule == "auto" and not self._reused(graph, ext):
                     schedule = None
-            return self._call_cuda(graph, ops, outs, ext,
-                                   None if schedule == "default" else schedule, target,
+            return self._call_cuda(graph, ops, outs, ext, _auto.named(schedule), target,
                                    stream, given)
         if stream is not None:
             raise ValueError(f"{self.name}: stream= is for CUDA tensors")
@@ -574,7 +572,7 @@ class Operator:
     def _alloc(self, spec, shape, like):
         want = _DTYPES.get(spec.dtype, spec.dtype)
         if like.framework == "torch":
-            torch = _torch_module or _torch()
+            torch = _torch()
             return torch.empty(shape, dtype=getattr(torch, want), device=like.device)
         import numpy as np
         # a bf16 output next to NumPy inputs: the inputs' own dtype object
@@ -614,10 +612,10 @@ class Operator:
                 devs = {o.device for o in given}
                 raise ValueError(f"{self.name}: tensors on several GPUs "
                                  f"({', '.join(map(str, sorted(devs, key=str)))})")
-        gop_dev = _device_ordinal if _device_ordinal is not None else _gop_device()
+        gop_dev = _gop_device()
         index = dev.index
         if index is None:
-            index = (_torch_module or _torch()).cuda.current_device()
+            index = _torch().cuda.current_device()
         if index != gop_dev:
             raise ValueError(f"{self.name}: tensors on {dev}, but gop runs on cuda:{gop_dev} "
                              f"(GOP_CUDA_DEVICE)")
@@ -833,7 +831,7 @@ def _wants_grad(inputs):
     mode on (torch imported only where the caller already uses it)."""
     for x in inputs:
         if _is_torch(x) and getattr(x, "requires_grad", False):
-            return (_torch_module or _torch()).is_grad_enabled()
+            return (_torch()).is_grad_enabled()
     return False
 
 
@@ -874,8 +872,9 @@ class Gradient:
         self.operators = list(self.library)
         fin = {s.name: i for i, s in enumerate(op.inputs)}
         fout = {s.name: i for i, s in enumerate(op.outputs)}
+        # each derived operator: (it, its sources as (0 inputs, 1 outputs or
+        # 2 adjoints; index), where its outputs go among wrt)
         self._plans = []
-        self._calls = []  # _plans as __call__ walks them
         reads_in, reads_out = set(), set()
         for g in self.operators:
             adj = {}
@@ -886,12 +885,12 @@ class Gradient:
             srcs = []
             for t in g.inputs:
                 if t.name in adj:
-                    srcs.append(("adjoint", adj[t.name]))
+                    srcs.append((2, adj[t.name]))
                 elif t.name in fin:
-                    srcs.append(("input", fin[t.name]))
+                    srcs.append((0, fin[t.name]))
                     reads_in.add(t.name)
                 elif t.name in fout:
-                    srcs.append(("output", fout[t.name]))
+                    srcs.append((1, fout[t.name]))
                     reads_out.add(t.name)
                 else:
                     raise GopError(f"{g.name}: input {t.name} is neither a tensor of "
@@ -904,11 +903,7 @@ class Gradient:
                     raise GopError(f"{g.name}: output {t.name} is not the gradient of one of "
                                    f"{', '.join(self.wrt)}")
                 dst.append(k[0])
-            # each source as (0 inputs, 1 outputs, 2 adjoints; index)
-            where = tuple((("input", "output", "adjoint").index(kind), i) for kind, i in srcs)
-            kw = tuple(e for e in g.extents)
-            self._plans.append((g, srcs, dst))
-            self._calls.append((g, where, dst, kw))
+            self._plans.append((g, tuple(srcs), dst))
         self.reads_inputs = [s.name for s in op.inputs if s.name in reads_in]
         self.reads_outputs = [s.name for s in op.outputs if s.name in reads_out]
         # for gop.autograd: the forward's inputs and outputs to save (by
@@ -945,28 +940,23 @@ class Gradient:
         return inputs, outputs, adjoints, ext
 
     def _each(self, inputs, outputs, adjoints):
-        for g, srcs, dst in self._plans:
-            args = []
-            for kind, i in srcs:
-                x = {"input": inputs, "output": outputs, "adjoint": adjoints}[kind][i]
-                if x is None:
-                    which = (self.op.inputs if kind == "input" else self.op.outputs)[i].name
-                    raise ValueError(f"{g.name} reads {'d' if kind == 'adjoint' else ''}"
-                                     f"{which}: pass it")
-                args.append(x)
+        """Each derived operator, its arguments and where its outputs go; a
+        ValueError naming an argument not given (None)."""
+        seqs = (inputs, outputs, adjoints)
+        for g, where, dst in self._plans:
+            args = [seqs[w][i] for w, i in where]
+            if any(a is None for a in args):
+                w, i = where[[a is None for a in args].index(True)]
+                which = (self.op.inputs if w == 0 else self.op.outputs)[i].name
+                raise ValueError(f"{g.name} reads {'d' if w == 2 else ''}{which}: pass it")
             yield g, args, dst
 
     def __call__(self, graph, inputs, outputs, adjoints, schedule=None, stream=None):
         inputs, outputs, adjoints, ext = self._operands(graph, inputs, outputs, adjoints,
                                                         _zeros)
         res = [None] * len(self.wrt)
-        seqs = (inputs, outputs, adjoints)
-        for g, where, dst, names in self._calls:
-            args = [seqs[w][i] for w, i in where]
-            if any(a is None for a in args):  # raised with _each's message
-                for _ in self._each(inputs, outputs, adjoints):
-                    pass
-            kw = {e: ext[e] for e in names if e in ext}
+        for g, args, dst in self._each(inputs, outputs, adjoints):
+            kw = {e: ext[e] for e in g.extents if e in ext}
             y = g(graph, *args, schedule=schedule, stream=stream, **kw)
             if isinstance(y, tuple):
                 for k, v in zip(dst, y):
@@ -998,7 +988,7 @@ class Gradient:
 
 def _zeros(shape, like):
     if _is_torch(like):
-        torch = _torch_module or _torch()
+        torch = _torch()
         return torch.zeros(shape, dtype=torch.float32, device=like.device)
     import numpy as np
     return np.zeros(shape, dtype=np.float32)
