@@ -151,7 +151,18 @@ DEFAULT = os.environ.get("GOP_DEFAULT_SCHEDULE", "auto")
 # the cost model's pass over the candidates (tens of ms) and their timing,
 # which a graph made per mini-batch and called once or twice would pay
 # every step. Whole-graph training is on "auto" from its third step.
-DEFAULT_AFTER = int(os.environ.get("GOP_DEFAULT_AUTO_AFTER", "2"))
+def _calls_before_auto(text):
+    """GOP_DEFAULT_AUTO_AFTER's value: a count of calls, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"GOP_DEFAULT_AUTO_AFTER is {text!r}: a number of calls, 0 or more")
+    return n
+
+
+DEFAULT_AFTER = _calls_before_auto(os.environ.get("GOP_DEFAULT_AUTO_AFTER", "2"))
 _said_pack_only = False
 
 

@@ -92,6 +92,13 @@ class DefaultSchedule(unittest.TestCase):
         h = gop.Graph.open("rmat:7:4")
         self.assertFalse(agg._reused(h, {"F": 8}))
 
+    def test_calls_before_auto_refuses_a_bad_count(self):
+        self.assertEqual(auto._calls_before_auto("0"), 0)
+        self.assertEqual(auto._calls_before_auto("5"), 5)
+        for bad in ("two", "-1", ""):
+            with self.assertRaisesRegex(ValueError, "GOP_DEFAULT_AUTO_AFTER is"):
+                auto._calls_before_auto(bad)
+
     def test_this_library_compiles(self):
         from gop import operator
         self.assertIs(operator._can_compile(), True)  # CI builds libgop with LLVM
