@@ -271,16 +271,68 @@ def _additive(op):
 _EXCHANGES = ("all_to_all", "rounds")
 
 
+# the symmetric heaps the peer, copy-engine and push transports can take their
+# buffers from: torch's own (CUDA virtual memory mapped into every peer) or
+# NVSHMEM's (nvshmem_malloc, bootstrapped by torch with NVSHMEM's unique id);
+# a process uses one, fixed by its first symmetric buffer
+_HEAPS = ("cuda", "nvshmem")
+_HEAP_IN_USE = None
+# NVSHMEM's heap is one offset space: its allocations and frees are
+# collective and must come in the same order on every rank, which Python's
+# garbage collection does not promise (a ShardedGraph dropped on one rank
+# before another). Its buffers are kept here until the process ends, then
+# freed in allocation order, the same on every rank.
+_NVSHMEM_KEEP = []
+
+
+def _heap_name(heap):
+    """The heap a ShardedGraph asks for: `heap`, else GOP_SYMMETRIC_HEAP,
+    else "cuda"; an unknown name is refused naming where it came from."""
+    import os
+    where = "ShardedGraph: heap"
+    if heap is None:
+        heap, where = os.environ.get("GOP_SYMMETRIC_HEAP", "cuda"), "GOP_SYMMETRIC_HEAP"
+    if heap not in _HEAPS:
+        raise ValueError(f"{where} must be one of {', '.join(_HEAPS)}, got {heap!r}")
+    return heap
+
+
+def _use_heap(heap):
+    """Makes torch's symmetric memory allocate from `heap` in this process
+    (before its first symmetric buffer); refuses a second, different heap."""
+    global _HEAP_IN_USE
+    if _HEAP_IN_USE == heap:
+        return
+    if _HEAP_IN_USE is not None:
+        raise GopError(f"symmetric memory: this process already takes its buffers from the "
+                       f"{_HEAP_IN_USE} heap, not {heap} (one heap a process: give every "
+                       "ShardedGraph the same heap)")
+    import torch.distributed._symmetric_memory as symm
+    if heap == "nvshmem":
+        import torch
+        c10d = torch._C._distributed_c10d
+        if not getattr(c10d, "_is_nvshmem_available", lambda: False)():
+            raise GopError("symmetric memory: heap 'nvshmem' needs a PyTorch built with "
+                           "NVSHMEM and its library (nvidia-nvshmem) on this machine")
+        try:
+            symm.set_backend("NVSHMEM")
+        except Exception as e:  # a buffer of another heap exists already
+            raise GopError(f"symmetric memory: cannot switch to NVSHMEM: {e}") from None
+    _HEAP_IN_USE = heap
+
+
 class ShardedGraph:
     """This rank's part of `graph` over the ranks of `group` (default: the
     whole world). Every rank must pass the same graph and method."""
 
-    def __init__(self, graph, group=None, method="edges", device=None, exchange="all_to_all"):
+    def __init__(self, graph, group=None, method="edges", device=None, exchange="all_to_all",
+                 heap=None):
         torch, dist = _torch()
         if exchange not in _EXCHANGES:
             raise ValueError(f"ShardedGraph: exchange must be one of {', '.join(_EXCHANGES)}, "
                              f"got {exchange!r}")
         self.exchange = exchange
+        self.heap = _heap_name(heap)
         global _HALO
         if _HALO is None:
             _HALO = _halo_function()
@@ -830,11 +882,14 @@ class ShardedGraph:
         {peer: view}). Every rank must call it, in the same order."""
         _, dist = _torch()
         import torch.distributed._symmetric_memory as symm
+        _use_heap(self.heap)
         name = (self.group or dist.group.WORLD).group_name
         if hasattr(symm, "enable_symm_mem_for_group"):
             symm.enable_symm_mem_for_group(name)
         buf = symm.empty((rows, F), dtype=dtype, device=self.device)
         hdl = symm.rendezvous(buf, name)
+        if self.heap == "nvshmem":
+            _NVSHMEM_KEEP.append((buf, hdl))
         views = {q: hdl.get_buffer(q, (rows, F), dtype)
                  for q in range(self.world) if q != self.rank}
         return buf, hdl, views

@@ -9,6 +9,7 @@ import os
 import tempfile
 import traceback
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -124,6 +125,68 @@ class ShardedGraphTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "exchange must be one of all_to_all, rounds, "
                                                 "got 'ring'"):
             gd.ShardedGraph(gop.Graph.open("rmat:6:4"), exchange="ring")
+
+    def test_bad_heap(self):
+        import gop
+        from gop import distributed as gd
+        g = gop.Graph.open("rmat:6:4")
+        with self.assertRaisesRegex(ValueError, "ShardedGraph: heap must be one of cuda, "
+                                                "nvshmem, got 'shmem'"):
+            gd.ShardedGraph(g, heap="shmem")
+        with mock.patch.dict(os.environ, {"GOP_SYMMETRIC_HEAP": "nvshem"}):
+            with self.assertRaisesRegex(ValueError, "GOP_SYMMETRIC_HEAP must be one of cuda, "
+                                                    "nvshmem, got 'nvshem'"):
+                gd.ShardedGraph(g)
+        self.assertEqual(gd._heap_name(None), os.environ.get("GOP_SYMMETRIC_HEAP", "cuda"))
+        self.assertEqual(gd._heap_name("nvshmem"), "nvshmem")
+
+    def test_one_heap_a_process(self):
+        from gop import distributed as gd
+        from gop import GopError
+        with mock.patch.object(gd, "_HEAP_IN_USE", "cuda"):
+            gd._use_heap("cuda")  # the same heap again: nothing to do
+            with self.assertRaisesRegex(GopError, "already takes its buffers from the cuda "
+                                                  "heap, not nvshmem"):
+                gd._use_heap("nvshmem")
+
+    def test_nvshmem_buffers_kept_in_order(self):
+        """NVSHMEM's frees are collective: the buffers of its heap outlive
+        their ShardedGraph, kept in allocation order; the CUDA heap's do
+        not."""
+        import torch.distributed as dist
+        import torch.distributed._symmetric_memory as symm
+        from gop import distributed as gd
+
+        class Handle:
+            def get_buffer(self, q, shape, dtype):
+                return torch.zeros(shape, dtype=dtype)
+        sg = object.__new__(gd.ShardedGraph)
+        sg.group, sg.device, sg.world, sg.rank = None, torch.device("cpu"), 2, 0
+        group = type("G", (), {"group_name": "0"})()
+        made = []
+
+        def empty(shape, dtype, device):
+            made.append(torch.zeros(shape, dtype=dtype))
+            return made[-1]
+        with mock.patch.object(gd, "_HEAP_IN_USE", None), \
+                mock.patch.object(gd, "_NVSHMEM_KEEP", []), \
+                mock.patch.object(symm, "set_backend", lambda name: None), \
+                mock.patch.object(symm, "enable_symm_mem_for_group", lambda name: None,
+                                  create=True), \
+                mock.patch.object(symm, "empty", empty), \
+                mock.patch.object(symm, "rendezvous", lambda buf, name: Handle()), \
+                mock.patch.object(dist, "group", type("W", (), {"WORLD": group})), \
+                mock.patch.object(torch._C._distributed_c10d, "_is_nvshmem_available",
+                                  lambda: True, create=True):
+            sg.heap = "nvshmem"
+            for rows in (3, 5):
+                buf, _, views = sg._symmetric(rows, 4, torch.float32)
+                self.assertEqual(list(views), [1])
+            self.assertEqual([b.shape[0] for b, _ in gd._NVSHMEM_KEEP], [3, 5])
+            self.assertIs(gd._NVSHMEM_KEEP[0][0], made[0])
+            gd._HEAP_IN_USE, sg.heap = None, "cuda"
+            sg._symmetric(7, 4, torch.float32)
+            self.assertEqual(len(gd._NVSHMEM_KEEP), 2)  # the CUDA heap's are not kept
 
     def test_chunk_columns(self):
         import gop

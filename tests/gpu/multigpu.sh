@@ -13,6 +13,8 @@
 #           and the copy-engine and push transports; GOP_MGPU_PEER=1 adds
 #           the peer transport, GOP_MGPU_BREAKDOWN=1 each step of the
 #           overlapped sum timed alone
+#   (GOP_SYMMETRIC_HEAP=nvshmem: those transports' buffers on NVSHMEM's
+#   symmetric heap instead of torch's CUDA one; check covers them too)
 #   big     a vertex tensor too wide for one GPU's memory, on P GPUs by
 #           column chunks, checked against one GPU on 256 of its columns
 #           (GOP_MGPU_BIG names the graph, default rmat:21:16)
@@ -32,8 +34,15 @@ export GOP_LIBRARY=$carry/libgop.so GOP_CACHE_DIR=$carry/kernels PYTHONPATH=$py
 export PYTHONUNBUFFERED=1
 # NVLink multicast stays off on shared hosts (the device tool's KINDS.md)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# GOP_SYMMETRIC_HEAP=nvshmem: the peer, copy-engine and push transports take
+# their buffers from NVSHMEM's symmetric heap, sized for R-MAT 22 at F = 256
+# (NVSHMEM's default is 1 GiB)
+if [ "${GOP_SYMMETRIC_HEAP:-cuda}" = nvshmem ]; then
+  export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-24G}
+fi
 P=$(nvidia-smi -L | wc -l)
-echo "== $(nvidia-smi -L | head -1 | sed 's/ (UUID.*//') x $P, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== $(nvidia-smi -L | head -1 | sed 's/ (UUID.*//') x $P, $(date -u +%Y-%m-%dT%H:%MZ)," \
+  "symmetric heap ${GOP_SYMMETRIC_HEAP:-cuda}"
 nvidia-smi topo -m 2>/dev/null | head -4
 status=0
 run() { # nprocs, then the bench/multigpu.py arguments
