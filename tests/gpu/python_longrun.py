@@ -16,7 +16,8 @@ threads on a GPU (tests/gpu/python_longrun.sh runs it from the carry that
              it: a loader of sampled mini-batches.
   threads    8 Python threads, each with its own torch.cuda.Stream, ITERS
              iterations each (default 500) of copy_u_sum, u_mul_e_sum
-             (default mapping and schedule="auto") and a gop.nn.GCNConv
+             (default mapping and schedule="auto"), edge_softmax (stages
+             with device temporaries, a run per thread) and a gop.nn.GCNConv
              forward + backward (its own copy of one module), on one graph all
              threads share (pubmed) and on a graph of each thread's own
              (rmat:11:8:SEED), through the package's one context, kernel cache
@@ -146,6 +147,8 @@ def prepare(a):
             gop.stdlib[op].prepare(g, schedule=sched, F=TH_F)
             kernels.add((op, gop.stdlib[op].schedule_for(g, sched, F=TH_F) or "default",
                          str({"F": TH_F})))
+        gop.stdlib.edge_softmax.prepare(g)
+        kernels.add(("edge_softmax", "default", "{}"))
     print(f"prepared into {gop.cache_dir()}: {gop.cache_stats()}")
     print(f"kernels ({len(kernels)}: operator, schedule, extents):")
     for k in sorted(kernels):
@@ -312,6 +315,8 @@ def thread_work(torch, stream_ctx, gs, data, module):
             out[f"{tag} copy_u_sum"] = gop.stdlib.copy_u_sum(g, x)
             out[f"{tag} u_mul_e_sum"] = gop.stdlib.u_mul_e_sum(g, x, w)
             out[f"{tag} u_mul_e_sum auto"] = gop.stdlib.u_mul_e_sum(g, x, w, schedule="auto")
+            # several stages with device temporaries in its run (per thread)
+            out[f"{tag} edge_softmax"] = gop.stdlib.edge_softmax(g, w)
             module.zero_grad(set_to_none=True)
             y = module(x, g)
             (y * r).sum().backward()
