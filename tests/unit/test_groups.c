@@ -494,7 +494,10 @@ START_TEST(test_semantics) {
   ir_diag_init(&d, stderr);
   IrModule *lib = lang_stdlib(a, &d);
   ck_assert_ptr_nonnull(lib);
-  check_schedules(lib, graphs, 2, ops, 2, scheds, 3, 5, a);
+  /* a quick run (tu_quick: the sanitized build) keeps delaunay_n16;
+   * test_semantics_classes below covers blogcatalog there */
+  int first = tu_quick() ? 1 : 0;
+  check_schedules(lib, graphs + first, 2 - first, ops, 2, scheds, 3, 5, a);
   ir_diag_free(&d);
   ir_arena_free(a);
 }

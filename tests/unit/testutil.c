@@ -170,6 +170,11 @@ Graph *tu_graph(const char *file) {
   return g;
 }
 
+bool tu_quick(void) {
+  const char *s = getenv("GOP_TEST_QUICK");
+  return s && *s && strcmp(s, "0") != 0;
+}
+
 IrExtents tu_extents(const IrOp *op, int64_t F) {
   IrExtents ext = {.n = op->nsyms};
   for (int i = 0; i < op->nsyms; i++) ext.value[i] = F;
