@@ -311,7 +311,8 @@ def _use_heap(heap):
     if heap == "nvshmem":
         import torch
         c10d = torch._C._distributed_c10d
-        if not getattr(c10d, "_is_nvshmem_available", lambda: False)():
+        if not (hasattr(symm, "set_backend") and
+                getattr(c10d, "_is_nvshmem_available", lambda: False)()):
             raise GopError("symmetric memory: heap 'nvshmem' needs a PyTorch built with "
                            "NVSHMEM and its library (nvidia-nvshmem) on this machine")
         try:

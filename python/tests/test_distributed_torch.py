@@ -148,6 +148,13 @@ class ShardedGraphTest(unittest.TestCase):
             with self.assertRaisesRegex(GopError, "already takes its buffers from the cuda "
                                                   "heap, not nvshmem"):
                 gd._use_heap("nvshmem")
+        with mock.patch.object(gd, "_HEAP_IN_USE", None), \
+                mock.patch.object(torch._C._distributed_c10d, "_is_nvshmem_available",
+                                  lambda: False, create=True):
+            with self.assertRaisesRegex(GopError, "heap 'nvshmem' needs a PyTorch built with "
+                                                  "NVSHMEM"):
+                gd._use_heap("nvshmem")
+            self.assertIsNone(gd._HEAP_IN_USE)
 
     def test_nvshmem_buffers_kept_in_order(self):
         """NVSHMEM's frees are collective: the buffers of its heap outlive
