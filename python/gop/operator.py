@@ -831,7 +831,7 @@ def _wants_grad(inputs):
     mode on (torch imported only where the caller already uses it)."""
     for x in inputs:
         if _is_torch(x) and getattr(x, "requires_grad", False):
-            return (_torch()).is_grad_enabled()
+            return _torch().is_grad_enabled()
     return False
 
 
