@@ -44,6 +44,10 @@ Options:
                     and the time until the GPU is done, medians printed at
                     the end (stages that wait for the GPU inside, a
                     synchronising copy or free, show host ~ GPU time)
+  --cprofile PATH   profile the Python of steps 1.. with cProfile: gop's
+                    step (build and compute) into PATH, PyG's (with --check)
+                    into PATH.pyg, and the 25 functions of most own time of
+                    each printed
   --json PATH       write the measurements as JSON
 """
 import argparse
@@ -226,6 +230,7 @@ def main(argv=None):
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--sampler", choices=("auto", "pyg", "torch"), default="auto")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--cprofile")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     if args.prepare:
@@ -252,6 +257,10 @@ def main(argv=None):
         ref_opt = torch.optim.Adam(ref.parameters(), lr=args.lr)
 
     rows = []
+    prof_gop = prof_pyg = None
+    if args.cprofile:
+        import cProfile
+        prof_gop, prof_pyg = cProfile.Profile(), cProfile.Profile()
     compiled0 = gop.cache_stats()["compiled"]
     it = iter(loader)
     for step in range(args.steps):
@@ -262,6 +271,8 @@ def main(argv=None):
             batch = next(it)
         batch = batch.to(device)
         sync(device)
+        if prof_gop and step:
+            prof_gop.enable()
         t_build = time.perf_counter()
         g = gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes)
         sync(device)
@@ -277,6 +288,8 @@ def main(argv=None):
             opt.step()
         sync(device)
         t_end = time.perf_counter()
+        if prof_gop and step:
+            prof_gop.disable()
         row = {"step": step, "nodes": int(batch.num_nodes), "edges": int(batch.edge_index.size(1)),
                "build_ms": (t_compute - t_build) * 1e3, "compute_ms": (t_end - t_compute) * 1e3,
                "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"]),
@@ -305,6 +318,8 @@ def main(argv=None):
         if ref is not None:
             # PyG's step on the same batch, timed as gop's (build + compute)
             sync(device)
+            if prof_pyg and step:
+                prof_pyg.enable()
             t = time.perf_counter()
             ref_opt.zero_grad()
             r = ref(batch.x, batch.edge_index)[:batch.batch_size]
@@ -313,6 +328,8 @@ def main(argv=None):
             ref_opt.step()
             sync(device)
             row["pyg_ms"] = (time.perf_counter() - t) * 1e3
+            if prof_pyg and step:
+                prof_pyg.disable()
             row["pyg_loss"] = rloss.item()
         rows.append(row)
         del g  # the batch's graph and its runs go now
@@ -371,6 +388,14 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"summary": summary, "steps": rows}, f, indent=1)
+    if prof_gop:
+        import pstats
+        for name, p, path in (("gop", prof_gop, args.cprofile),
+                              ("PyG", prof_pyg, args.cprofile + ".pyg")):
+            if p.getstats():
+                p.dump_stats(path)
+                print(f"{name}'s steps 1..{len(rows) - 1}, by own time ({path}):")
+                pstats.Stats(p, stream=sys.stdout).sort_stats("tottime").print_stats(25)
     return 0
 
 

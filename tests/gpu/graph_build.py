@@ -33,6 +33,9 @@
           carried packs of both widths) on R-MAT 20 and 22 and ogbn-arxiv,
           F = 64, spmm_vec4(2) and spmm_groups(32, 2): the target is within
           1.1x.
+  profile the train phase's run with cProfile (--cprofile of the example):
+          where a step's Python time goes, gop's and PyG's; not a default
+          phase (cProfile slows the Python it watches); OUT/train.prof.
 
 --phases picks some (default build,tables,gopc,index64,train; --skip
 leaves some out). --prepare (here, no GPU needed) compiles the kernels the
@@ -406,6 +409,13 @@ def main():
         if s["kernels_compiled"]:
             print(f"PROBLEM: {s['kernels_compiled']} kernels compiled during training")
             rc = 1
+    if "profile" in phases:
+        # not a default phase: cProfile slows Python down, so its step times
+        # are not the train phase's; what it gives is where they go
+        ex = example()
+        ex.main(["--graph", os.path.join(args.datasets, "ogbn-arxiv.mtx.gz"), "--device", "cuda",
+                 "--steps", str(args.steps), "--batch-size", "1024", "--fanout", "10,10",
+                 "--check", "--cprofile", os.path.join(args.out, "train.prof")])
     print(f"graph_build rc={rc}")
     return rc
 
