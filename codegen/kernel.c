@@ -157,14 +157,20 @@ static LLVMValueRef finish(CgCtx *cg, LLVMValueRef full, FullParam *fp,
   annotate(cg, fn, "maxntidx", k->threads);
   /* an f64 op's values take two registers each, and a @vec(8) loop keeps
    * 8 values a vector (spmm_teams8: 8 sums, 4 edges of 8 loaded values in
-   * flight; max/min spilled at 64 registers); a neighbour-group kernel of
-   * 64-bit indices keeps its table positions and edge positions in pairs
-   * (copy_e_sum spmm_groups(1, 1) spilled 4 bytes at 64): 512 threads per
-   * SM leaves them up to 128 */
+   * flight; max/min spilled at 64 registers): 512 threads per SM leaves
+   * them up to 128. A neighbour-group kernel of 64-bit indices keeps its
+   * table and edge positions in pairs of registers: with no floor to press
+   * it ptxas gives copy_u_sum spmm_groups(32, 2) 46 registers (10 blocks of
+   * 128 an SM), where the 32-bit kernel takes 38 (12 blocks); asked for
+   * 1536 threads it fits in 40 without spilling, and runs at 1.01-1.04x the
+   * 32-bit kernel instead of 1.10-1.16x at 512 (H200, bench/NOTES.md,
+   * 2026-11-28). Kernels that spill at the floor asked for (those reading
+   * edge rows: u_mul_e_sum_full spills at 1024) are compiled again with a
+   * lower one when loaded (runtime/module.c, jit_unspilled). */
   bool wide_groups = false;
   for (int j = 0; j < n && cg->t_idx == cg->t_i64; j++)
     wide_groups |= k->params[j].kind == CG_PARAM_GRP_FIRST;
-  int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec || wide_groups ? 512 : 1024;
+  int per_sm = cg->t_val == cg->t_f64 || cg->wide_vec ? 512 : wide_groups ? 1536 : 1024;
   if (k->occ > 0) per_sm = k->occ; /* occupancy(loop, N): passes/occupancy.c */
   annotate(cg, fn, "minctasm", per_sm / k->threads > 0 ? per_sm / k->threads : 1);
   return fn;

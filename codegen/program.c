@@ -260,6 +260,9 @@ static void write_pack(FILE *f, const CgProgram *p) {
       fprintf(f, " %d %d %d %d", k->group, k->group_ilv, k->group_thr,
               k->shared_tensor);
     if (k->group && k->group_cls > 2) fprintf(f, " %d", k->group_cls);
+    /* an @occupancy(N): the runtime keeps its floor where it spills
+     * (runtime/module.c); absent in packs written before */
+    if (k->occ > 0) fprintf(f, " occupancy %d", k->occ);
     fputc('\n', f);
     for (int j = 0; j < k->nparams; j++) {
       fprintf(f, "param %s", cg_param_name(k->params[j].kind));
@@ -513,10 +516,15 @@ static int parse_launch(PackReader *r, CgLaunch *l, int nsyms) {
 }
 
 static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
-  int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1}, cls = 0;
+  int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1}, cls = 0, occ = 0;
+  if (r->nwords >= 7 && strcmp(r->words[r->nwords - 2], "occupancy") == 0) {
+    if (parse_int(r, r->words[r->nwords - 1], 32, 1 << 16, "occupancy", &occ)) return -1;
+    r->nwords -= 2;
+  }
+  k->occ = (int)occ;
   if (r->nwords != 9 && r->nwords != 10 &&
       want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS [GROUP DISTANCE "
-                 "THRESHOLD SHARED_TENSOR [CLASSES]]"))
+                 "THRESHOLD SHARED_TENSOR [CLASSES]] [occupancy N]"))
     return -1;
   if (r->nwords >= 9 &&
       (parse_int(r, r->words[5], 1, 1 << 20, "group size", &grp[0]) ||

@@ -528,6 +528,17 @@ RtStatus rt_exec_program(const CgProgram *p, const Graph *g, const int64_t *syms
   return s;
 }
 
+/* The program's module, where the kernels whose occupancy floor is gop's
+ * (no @occupancy) may be compiled at a lower one if they spill at it
+ * (runtime/module.c, jit_unspilled). */
+static RtModule *program_module(const CgProgram *p, Diag *d) {
+  const char *lower[64];
+  int n = 0;
+  for (int k = 0; k < p->nkernels && n < 64; k++)
+    if (p->kernels[k].occ == 0) lower[n++] = p->kernels[k].name;
+  return rt_module_load_floors(p->ptx, p->op, lower, n, d);
+}
+
 static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *syms,
                              void *const *host, const RtExecOptions *opt, RtExecResult *res,
                              Diag *d) {
@@ -587,7 +598,7 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
    * peak (the copy-bandwidth probe below allocates separately). */
   res->peak_bytes = rt_mem_stats().live_bytes;
 
-  m = rt_module_load(p->ptx, p->op, d);
+  m = program_module(p, d);
   if (!m) {
     s = RT_ERR;
     goto done;
@@ -838,7 +849,7 @@ RtStatus rt_devexec_prepare(RtDevExec *x, const CgProgram *p, const Graph *g,
     if ((s = rt_tensor_alloc(&x->temps[i], bytes, what, d)) != RT_OK)
       goto fail;
   }
-  RtModule *m = x->module = rt_module_load(p->ptx, p->op, d);
+  RtModule *m = x->module = program_module(p, d);
   if (!m) {
     s = RT_ERR;
     goto fail;

@@ -162,6 +162,77 @@ static CUmodule jit(const char *ptx, const char *what, Diag *d) {
   return mod;
 }
 
+/* Lowers the occupancy floor of kernel `name` in `ptx` (its
+ * `.minnctapersm N`, between its `.entry` and its body) to N / 2, in place
+ * (the digits padded with spaces); false where it has none or N is 1. */
+static bool halve_floor(char *ptx, const char *name) {
+  char want[160];
+  snprintf(want, sizeof want, ".entry %s(", name);
+  char *p = strstr(ptx, want);
+  char *body = p ? strchr(p, '{') : NULL;
+  char *f = p ? strstr(p, ".minnctapersm") : NULL;
+  if (!f || !body || f > body) return false;
+  char *digits = f + strlen(".minnctapersm");
+  while (*digits == ' ' || *digits == '\t') digits++;
+  char *end;
+  long n = strtol(digits, &end, 10);
+  if (end == digits || n <= 1) return false;
+  char half[24];
+  int w = snprintf(half, sizeof half, "%ld", n / 2); /* never longer than n */
+  memset(digits, ' ', (size_t)(end - digits));
+  memcpy(digits, half, (size_t)w);
+  return true;
+}
+
+/* The occupancy floor of a kernel (.minnctapersm) is what lets ptxas use
+ * registers: gop asks for one that fits most kernels in registers at the
+ * occupancy they need (codegen/kernel.c), and the few that spill at it
+ * (JIT-reported local memory) are compiled again with half the floor, up
+ * to three times, each time only those of `lower` (the kernels whose floor
+ * is gop's choice, not an @occupancy) that still spill. The cache keys the
+ * module by the text asked for, whatever text was compiled. Measured on an
+ * H200 (bench/NOTES.md, 2026-11-28): 64-bit copy_u_sum spmm_groups(32, 2)
+ * at 1536 threads an SM is 1.01-1.04x the 32-bit kernel, at 512 1.10-1.16x;
+ * kernels reading edge rows (u_mul_e_sum_full) spill at 1024. */
+static CUmodule jit_unspilled(const char *ptx, const char *what, const char *const *lower,
+                              int nlower, Diag *d) {
+  CUmodule mod = jit(ptx, what, d);
+  char *text = NULL;
+  for (int round = 0; mod && nlower > 0 && round < 3; round++) {
+    char *next = NULL;
+    bool changed = false;
+    for (int i = 0; i < nlower; i++) {
+      CUfunction fn = NULL;
+      int local = 0;
+      if (rt_cuda_api()->cuModuleGetFunction(&fn, mod, lower[i]) != CUDA_SUCCESS ||
+          rt_cuda_api()->cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn) !=
+              CUDA_SUCCESS ||
+          local <= 0)
+        continue;
+      if (!next && !(next = strdup(text ? text : ptx))) break; /* keep what there is */
+      changed |= halve_floor(next, lower[i]);
+    }
+    if (!changed) {
+      free(next);
+      break;
+    }
+    Diag quiet; /* a failure here keeps the module that loaded */
+    ir_diag_init(&quiet, NULL);
+    CUmodule again = jit(next, what, &quiet);
+    ir_diag_free(&quiet);
+    if (!again) {
+      free(next);
+      break;
+    }
+    (void)rt_cuda_api()->cuModuleUnload(mod);
+    mod = again;
+    free(text);
+    text = next;
+  }
+  free(text);
+  return mod;
+}
+
 static void unload_all(void);
 static void destroy(RtModule *m);
 
@@ -201,6 +272,11 @@ static void trim(void) {
 }
 
 RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
+  return rt_module_load_floors(ptx, what, NULL, 0, d);
+}
+
+RtModule *rt_module_load_floors(const char *ptx, const char *what, const char *const *lower,
+                                int nlower, Diag *d) {
   /* Opened before the cache lock: rt_cuda_close takes the locks in the
    * order driver, cache. */
   if (rt_cuda_open(d)) return NULL;
@@ -231,7 +307,7 @@ RtModule *rt_module_load(const char *ptx, const char *what, Diag *d) {
     goto done;
   }
   memcpy(copy, ptx, len + 1);
-  m->mod = jit(ptx, name, d);
+  m->mod = jit_unspilled(ptx, name, lower, nlower, d);
   if (!m->mod) {
     free(copy);
     free(m);

@@ -371,6 +371,11 @@ uint64_t rt_fnv1a64(const void *data, size_t n);
  * messages ("kernel pack x.ptx"), or NULL. Returns NULL after reporting; a
  * JIT failure quotes the JIT's log. */
 RtModule *rt_module_load(const char *ptx, const char *what, Diag *d);
+/* rt_module_load, where the kernels named in `lower` may be compiled with
+ * a lower occupancy floor (.minnctapersm) than the text asks for when the
+ * JIT spills registers at it (module.c, jit_unspilled). */
+RtModule *rt_module_load_floors(const char *ptx, const char *what, const char *const *lower,
+                                int nlower, Diag *d);
 /* Gives back one hold of rt_module_load's; past GOP_CACHE_MAX_MODULES
  * loaded modules (default 256), those nobody holds are unloaded, least
  * recently loaded first. Only for a module of the driver session open now. */

@@ -177,6 +177,14 @@ if [ "${GOP_PREPARE_ONLY:-}" = models ]; then
   du -sh "$out"
   exit 0
 fi
+# spill_ptx GOPC FILE: the PTX of a kernel that spills at the occupancy
+# floor gop asks for (copy_e_sum_s1, 64-bit spmm_groups(1, 1): 4 bytes at
+# 768 threads an SM, none at 384), for tests/gpu/test_driver's check that
+# the runtime lowers the floor (tests/gpu/run.sh passes it as GOP_SPILL_PTX)
+spill_ptx() {
+  "$1" emit stdlib:copy_e_sum --stage ptx --schedule 'spmm_groups(1, 1)' --index64 \
+    --target sm_90 >"$2"
+}
 # index64_small GOPC DIR: every representative operator x named schedule
 # (a setting of 2s) and the default, packed in 64-bit by GOPC (with LLVM)
 # into DIR: DIR/N.pack listed in DIR/list.txt (N.pack|op|schedule|extents,
@@ -333,6 +341,7 @@ LIST
     -o "$big/wide_rows-warp_vertex.pack" >/dev/null
   index64_small "$pack" "$out/index64/small"
   small=$out/index64/small
+  spill_ptx "$pack" "$out/spill.ptx"
   # the refusals: a 32-bit pack where 64-bit is asked for
   "$pack" pack stdlib:copy_u_sum --schedule 'warp_vertex(1, 1)' --target $t \
     -o "$out/index64/narrow.pack" >/dev/null
@@ -350,6 +359,7 @@ build_nollvm gop_gpu_suite gop_bench gop_gpu_faults
 strip -o "$out/gopc" build-static/gopc
 strip -o "$out/gop" build-static/gop
 strip -o "$out/suite" build-nollvm/tests/gop_gpu_suite
+spill_ptx build-static/gopc "$out/spill.ptx"
 strip -o "$out/gop_bench" build-nollvm/bench/gop_bench
 # the GPU fault tests (tests/gpu/faults.sh): their runner and a pack to break
 strip -o "$out/faults" build-nollvm/tests/gop_gpu_faults

@@ -40,6 +40,8 @@ echo "== $(gpu_name), $(date -u +%Y-%m-%dT%H:%MZ)"
 
 if [ "${GOP_SUITE_PRELUDE:-1}" = 1 ]; then # 0: only the tiers (a second call)
 echo "== the CUDA driver layer (tests/gpu/test_driver)"
+# a kernel that spills at its occupancy floor, where the carry has one
+[ -f "$carry/spill.ptx" ] && export GOP_SPILL_PTX=$carry/spill.ptx:copy_e_sum_s1
 bash tests/gpu/build_driver_test.sh /tmp/gop-driver --run > "$out/driver.log" 2>&1 || status=1
 tail -3 "$out/driver.log"
 

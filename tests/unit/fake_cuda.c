@@ -37,6 +37,10 @@
  *   ran; fake_cuda_graph_stats reads the counts and how many streams,
  *   graphs and instances are live. An elapsed time between events is 0.01
  *   ms whatever the events.
+ * - Kernels report 32 registers and no local memory, unless
+ *   FAKE_CUDA_SPILL_ABOVE=N: a kernel whose PTX asks for more than N
+ *   threads an SM (.maxntid x .minnctapersm) reports 8 bytes of local
+ *   memory, as a kernel that spills at its occupancy floor does.
  * - Failures mid-run are injected by gop itself (GOP_CUDA_FAIL,
  *   runtime/cuda.c); this driver only names the errors they use.
  * - It is also a cuBLAS (GOP_CUBLAS_LIBRARY): cublasSgemm_v2 computes
@@ -99,6 +103,7 @@ static int modules; /* loaded, not yet unloaded */
 
 typedef struct FakeFunc {
   char name[128];
+  int local; /* bytes of local memory a thread: FAKE_CUDA_SPILL_ABOVE */
   int nparams;
   int size[MAX_PARAMS]; /* bytes of each parameter: 4 or 8 */
 } FakeFunc;
@@ -478,12 +483,24 @@ EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   for (const char *q = p; (q = strstr(q, ".param")) && q < end && f->nparams < MAX_PARAMS; q++)
     f->size[f->nparams++] =
         strncmp(q, ".param .u64", 11) == 0 || strncmp(q, ".param .b64", 11) == 0 ? 8 : 4;
+  /* FAKE_CUDA_SPILL_ABOVE=N: a kernel whose occupancy floor (.maxntid x
+   * .minnctapersm, threads an SM) is above N "spills" (8 bytes of local
+   * memory), as ptxas does when a floor leaves too few registers */
+  const char *spill = getenv("FAKE_CUDA_SPILL_ABOVE"), *body = strchr(end, '{');
+  const char *nt = strstr(end, ".maxntid"), *mc = strstr(end, ".minnctapersm");
+  int threads = 0, floor = 0;
+  f->local = 0;
+  if (spill && body && nt && mc && nt < body && mc < body &&
+      sscanf(nt, ".maxntid %d", &threads) == 1 && sscanf(mc, ".minnctapersm %d", &floor) == 1 &&
+      threads * floor > atoi(spill))
+    f->local = 8;
   *fn = f;
   return 0;
 }
 EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
   LOCKED;
   switch (attr) {
+  case 3: *v = ((FakeFunc *)fn)->local; break; /* local memory a thread */
   case 0: *v = 1024; break;        /* max threads per block */
   case 4: *v = 32; break;          /* registers */
   case 5: case 6: *v = 90; break;  /* PTX and binary versions */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gop.h"
 #include "codegen/codegen.h"
@@ -409,6 +410,92 @@ static void compile_stdlib(const IrModule *lib, const char *name, const char *sc
   ck_assert_msg(op != NULL, "%s", d->buf ? d->buf : "");
   ck_assert_msg(cg_compile(op, "sm_90", p, d) == 0, "%s", d->buf ? d->buf : "");
 }
+
+/* A kernel that spills at the occupancy floor gop asked for is compiled
+ * again with half the floor, up to three times (runtime/module.c,
+ * jit_unspilled); a floor an @occupancy asked for is kept, and a pack
+ * keeps the @occupancy. The stand-in "spills" a kernel asking for more
+ * than FAKE_CUDA_SPILL_ABOVE threads an SM. */
+START_TEST(spill_lowers_floor) {
+  Arena *a;
+  Diag d;
+  IrModule *lib = fake_stdlib(&a, &d);
+  const char *(*trace)(void) = (const char *(*)(void))dlsym(fake, "fake_cuda_trace");
+  IrOp *op = tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"), "spmm_groups(32, 2)", a, &d);
+  ck_assert_msg(op != NULL, "%s", d.buf ? d.buf : "");
+  CgProgram wide, full;
+  ck_assert_msg(cg_compile_bits(op, "sm_90", 64, &wide, &d) == 0, "%s", d.buf ? d.buf : "");
+  /* 64-bit groups kernels ask for 1536 threads an SM (12 blocks of 128) */
+  int g = -1;
+  for (int k = 0; k < wide.nkernels; k++)
+    if (wide.kernels[k].group) g = k;
+  ck_assert_int_ge(g, 0);
+  const char *name = wide.kernels[g].name;
+  char want[160];
+  snprintf(want, sizeof want, ".entry %s(", name);
+  const char *at = strstr(wide.ptx, want);
+  ck_assert_ptr_nonnull(at);
+  ck_assert_ptr_nonnull(strstr(at, ".minnctapersm 12"));
+  const char *lower[] = {name};
+  struct {
+    const char *above;
+    int loads, local; /* JIT loads, and the kernel's local bytes after */
+  } cases[] = {
+      {"2000", 1, 0}, /* no spill: one load */
+      {"1024", 2, 0}, /* 1536 spills; 6 x 128 = 768 does not */
+      {"100", 4, 8},  /* 12 -> 6 -> 3 -> 1: still "spilling", three retries */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    setenv("FAKE_CUDA_SPILL_ABOVE", cases[c].above, 1);
+    fake_reset();
+    RtModule *m = rt_module_load_floors(wide.ptx, "spill test", lower, 1, &d);
+    ck_assert_msg(m != NULL, "%s", d.buf ? d.buf : "");
+    int loads = 0;
+    for (const char *t = trace(); *t; t++) loads += *t == 'l';
+    ck_assert_int_eq(loads, cases[c].loads);
+    RtKernel *k = rt_kernel_get(m, name, &d);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_int_eq(k->info.local_bytes, cases[c].local);
+    rt_module_release(m);
+    rt_module_unload(m); /* the next case loads the text again */
+  }
+  /* a kernel not named keeps its floor, spilling */
+  setenv("FAKE_CUDA_SPILL_ABOVE", "1024", 1);
+  fake_reset();
+  RtModule *m = rt_module_load_floors(wide.ptx, "spill test", NULL, 0, &d);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_int_eq(rt_kernel_get(m, name, &d)->info.local_bytes, 8);
+  rt_module_release(m);
+  rt_module_unload(m);
+  unsetenv("FAKE_CUDA_SPILL_ABOVE");
+
+  /* @occupancy(2048) is recorded on the kernel and survives a pack */
+  IrOp *fop = tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"), "spmm_groups_full(32, 4)",
+                         a, &d);
+  ck_assert_msg(fop != NULL, "%s", d.buf ? d.buf : "");
+  ck_assert_int_eq(cg_compile(fop, "sm_90", &full, &d), 0);
+  char path[] = "/tmp/gop_spill_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(cg_pack_write(&full, path, &d), 0);
+  CgProgram back;
+  ck_assert_msg(cg_pack_read(path, &back, &d) == 0, "%s", d.buf ? d.buf : "");
+  unlink(path);
+  int occs = 0;
+  for (int k = 0; k < back.nkernels; k++) {
+    ck_assert_int_eq(back.kernels[k].occ, full.kernels[k].occ);
+    occs += back.kernels[k].occ == 2048;
+  }
+  ck_assert_int_eq(occs, 1);
+  cg_program_free(&back);
+  cg_program_free(&full);
+  cg_program_free(&wide);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  rt_cuda_close();
+}
+END_TEST
 
 /* A groups stage's grid is sized by its table, as an extent loop's is:
  * one warp (4 of a block of 128 threads: GROUPS_THREADS, codegen/kernel.c)
@@ -911,6 +998,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, exec_rotated_sets);
   tcase_add_test(tc, exec_unpoisoned);
   tcase_add_test(tc, groups_grid_by_table);
+  tcase_add_test(tc, spill_lowers_floor);
   tcase_add_test(tc, groups_cache_keeps_recent);
   tcase_add_test(tc, csr_edge_ids);
   tcase_add_test(tc, device_refusals);
