@@ -280,9 +280,31 @@ _HEAP_IN_USE = None
 # NVSHMEM's heap is one offset space: its allocations and frees are
 # collective and must come in the same order on every rank, which Python's
 # garbage collection does not promise (a ShardedGraph dropped on one rank
-# before another). Its buffers are kept here until the process ends, then
-# freed in allocation order, the same on every rank.
+# before another). Its buffers are kept here until the process ends, and
+# not freed then either: at exit (_leave_nvshmem) each gets one more
+# reference that is never dropped, so the interpreter's teardown frees
+# none of them (collective frees racing NVSHMEM's own finalisation, rank by
+# rank, hung a 4-GPU run after its last result) and the driver takes the
+# memory back with the process.
 _NVSHMEM_KEEP = []
+_NVSHMEM_LEFT = False
+
+
+def _leave_nvshmem():
+    """atexit: every kept NVSHMEM buffer and handle referenced once more,
+    for good (see _NVSHMEM_KEEP)."""
+    for pair in _NVSHMEM_KEEP:
+        for obj in pair:
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
+def _keep_nvshmem(buf, hdl):
+    global _NVSHMEM_LEFT
+    if not _NVSHMEM_LEFT:
+        import atexit
+        atexit.register(_leave_nvshmem)  # after torch's: runs before them
+        _NVSHMEM_LEFT = True
+    _NVSHMEM_KEEP.append((buf, hdl))
 
 
 def _heap_name(heap):
@@ -890,7 +912,7 @@ class ShardedGraph:
         buf = symm.empty((rows, F), dtype=dtype, device=self.device)
         hdl = symm.rendezvous(buf, name)
         if self.heap == "nvshmem":
-            _NVSHMEM_KEEP.append((buf, hdl))
+            _keep_nvshmem(buf, hdl)
         views = {q: hdl.get_buffer(q, (rows, F), dtype)
                  for q in range(self.world) if q != self.rank}
         return buf, hdl, views

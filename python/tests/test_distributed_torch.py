@@ -177,6 +177,8 @@ class ShardedGraphTest(unittest.TestCase):
             return made[-1]
         with mock.patch.object(gd, "_HEAP_IN_USE", None), \
                 mock.patch.object(gd, "_NVSHMEM_KEEP", []), \
+                mock.patch.object(gd, "_NVSHMEM_LEFT", False), \
+                mock.patch("atexit.register") as at_exit, \
                 mock.patch.object(symm, "set_backend", lambda name: None), \
                 mock.patch.object(symm, "enable_symm_mem_for_group", lambda name: None,
                                   create=True), \
@@ -194,6 +196,13 @@ class ShardedGraphTest(unittest.TestCase):
             gd._HEAP_IN_USE, sg.heap = None, "cuda"
             sg._symmetric(7, 4, torch.float32)
             self.assertEqual(len(gd._NVSHMEM_KEEP), 2)  # the CUDA heap's are not kept
+            # at exit, each kept buffer and handle gets a reference never dropped
+            at_exit.assert_called_once_with(gd._leave_nvshmem)
+            import sys
+            before = [sys.getrefcount(o) for pair in gd._NVSHMEM_KEEP for o in pair]
+            gd._leave_nvshmem()
+            after = [sys.getrefcount(o) for pair in gd._NVSHMEM_KEEP for o in pair]
+            self.assertEqual(after, [n + 1 for n in before])
 
     def test_chunk_columns(self):
         import gop

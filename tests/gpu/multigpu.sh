@@ -4,7 +4,8 @@
 # multigpu made (libgop.so without LLVM, the kernel cache, the graphs); OUT
 # gets the logs and CSVs. Phases, one process per GPU under torchrun:
 #   check   every stdlib aggregation and three gradients on the sharded
-#           graph against the whole graph (P GPUs)
+#           graph against the whole graph (P GPUs), on cora, ogbn-arxiv and
+#           rmat:16:16 (GOP_MGPU_CHECK_GRAPHS names others)
 #   train   GCN and GraphSAGE, 20 steps, on 1 and P GPUs: the losses must
 #           agree step for step (relative 1e-4); GOP_MGPU_TRAIN names the
 #           graphs (default ogbn-arxiv)
@@ -52,6 +53,13 @@ run() { # nprocs, then the bench/multigpu.py arguments
     { echo "FAILED: torchrun -n $n $*"; status=1; }
 }
 small=("$carry/datasets/cora.mtx.gz" "$carry/datasets/ogbn-arxiv.mtx.gz" rmat:16:16)
+# GOP_MGPU_CHECK_GRAPHS: the check phase's graphs instead (carried names or specs)
+if [ -n "${GOP_MGPU_CHECK_GRAPHS:-}" ]; then
+  small=()
+  for g in $GOP_MGPU_CHECK_GRAPHS; do
+    if [ -f "$carry/datasets/$g.mtx.gz" ]; then small+=("$carry/datasets/$g.mtx.gz"); else small+=("$g"); fi
+  done
+fi
 [ "${GOP_MGPU_PHASES:-check train bench}" ] || true
 for phase in ${GOP_MGPU_PHASES:-check train bench}; do
   t=$(date +%s)
