@@ -85,11 +85,11 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
-  /* kernels of 64-bit indices take no neighbour groups (docs/index64.md),
-   * nor does a graph built on the device without a builder of its group
-   * tables (gop_graph_set_group_builder: it has no host CSR to build them
-   * from) */
-  bool no_groups = rt_index_bits(g->rt) == 64 || (g->rt->device_only && !g->group_builder);
+  /* a graph built on the device without a builder of its group tables
+   * takes no neighbour groups (gop_graph_set_group_builder: it has no host
+   * CSR to build them from). Kernels of 64-bit indices do: at the 32-bit
+   * kernels' occupancy they run within 1.04x of them (docs/index64.md). */
+  bool no_groups = g->rt->device_only && !g->group_builder;
   int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups, scratch,
                             &pts, &ctx->diag);
   if (n < 0) return -1;
