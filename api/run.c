@@ -705,6 +705,10 @@ void gop_run_print_memory(const GopRun *r, FILE *out) {
   if (r->stats.on_gpu) rt_exec_print_memory(out, &r->exec);
 }
 
+void gop_run_print_kernels(const GopRun *r, FILE *out) {
+  if (r->stats.on_gpu) rt_exec_print_kernels(out, &r->exec);
+}
+
 /* The reduction that targets tensor `t` anywhere in `list`, or ASSIGN. */
 static IrRed reduction_of(const IrNode *list, const IrTensor *t) {
   for (const IrNode *n = list; n; n = n->next) {

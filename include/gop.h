@@ -323,6 +323,11 @@ const GopRunStats *gop_run_stats(const GopRun *r);
 /* Device memory of the last GPU run: each graph format, the tensors, the
  * peak (nothing if it ran on the interpreter). */
 void gop_run_print_memory(const GopRun *r, FILE *out);
+/* The kernels of the last GPU run as the driver compiled them: each one's
+ * registers a thread, its local memory where it spills, and the occupancy
+ * floor where the runtime lowered the one asked for because the JIT
+ * spilled at it (docs/index64.md); nothing if it ran on the interpreter. */
+void gop_run_print_kernels(const GopRun *r, FILE *out);
 /* Recomputes the outputs on the interpreter from the same inputs and
  * compares: float sums within 1e-5 relative L2, max/min exactly, NaN never
  * equal. An element that is a sum of n stored terms may first differ by

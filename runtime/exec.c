@@ -604,6 +604,13 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
     goto done;
   }
   if ((s = exec_state_launches(&st, m, g, dg, syms, maxparams, d)) != RT_OK) goto done;
+  for (int k = 0; k < p->nkernels && k < (int)(sizeof res->kernels / sizeof res->kernels[0]);
+       k++) {
+    struct RtKernelReport *r = &res->kernels[res->nkernels++];
+    snprintf(r->name, sizeof r->name, "%s", p->kernels[k].name);
+    r->threads = p->kernels[k].threads;
+    r->info = st.launches[k].kernel->info;
+  }
   /* the group tables were uploaded (once per graph) by prepare_launch */
   for (int k = 0; k < p->nkernels; k++) {
     const CgKernel *kk = &p->kernels[k];
@@ -759,6 +766,20 @@ void rt_exec_print_memory(FILE *out, const RtExecResult *res) {
   fprintf(out, " total %s", rt_format_bytes(total, buf));
   fprintf(out, " (held at the peak, with other graphs cached: %s)\n",
           rt_format_bytes(res->peak_bytes, buf));
+}
+
+void rt_exec_print_kernels(FILE *out, const RtExecResult *res) {
+  if (res->nkernels == 0) return;
+  fprintf(out, "  kernels:");
+  for (int k = 0; k < res->nkernels; k++) {
+    const struct RtKernelReport *r = &res->kernels[k];
+    fprintf(out, "%s %s %d registers", k ? ";" : "", r->name, r->info.num_regs);
+    if (r->info.local_bytes) fprintf(out, ", %d B local (spills)", r->info.local_bytes);
+    if (r->info.floor != r->info.floor_asked)
+      fprintf(out, ", %d threads an SM asked for, %d compiled (spilled at the first)",
+              r->info.floor_asked * r->threads, r->info.floor * r->threads);
+  }
+  fputc('\n', out);
 }
 
 /* ---- device-resident runs ----

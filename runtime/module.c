@@ -32,6 +32,7 @@ struct RtModule {
   char name[96]; /* what the first load called it, for messages */
   uint64_t hash;
   char *ptx; /* a copy of the text: the key, and where kernel names are */
+  char *compiled; /* the text compiled, where a floor was lowered; else NULL */
   size_t len;
   CUmodule mod;
   uint32_t epoch;
@@ -162,6 +163,19 @@ static CUmodule jit(const char *ptx, const char *what, Diag *d) {
   return mod;
 }
 
+/* Kernel `name`'s occupancy floor in `ptx` (its `.minnctapersm`, blocks
+ * an SM), or 0 where it has none. */
+static int floor_of(const char *ptx, const char *name) {
+  char want[160];
+  snprintf(want, sizeof want, ".entry %s(", name);
+  const char *p = strstr(ptx, want);
+  const char *body = p ? strchr(p, '{') : NULL;
+  const char *f = p ? strstr(p, ".minnctapersm") : NULL;
+  int n = 0;
+  if (!f || !body || f > body || sscanf(f, ".minnctapersm %d", &n) != 1) return 0;
+  return n;
+}
+
 /* Lowers the occupancy floor of kernel `name` in `ptx` (its
  * `.minnctapersm N`, between its `.entry` and its body) to N / 2, in place
  * (the digits padded with spaces); false where it has none or N is 1. */
@@ -195,7 +209,7 @@ static bool halve_floor(char *ptx, const char *name) {
  * at 1536 threads an SM is 1.01-1.04x the 32-bit kernel, at 512 1.10-1.16x;
  * kernels reading edge rows (u_mul_e_sum_full) spill at 1024. */
 static CUmodule jit_unspilled(const char *ptx, const char *what, const char *const *lower,
-                              int nlower, Diag *d) {
+                              int nlower, char **compiled, Diag *d) {
   CUmodule mod = jit(ptx, what, d);
   char *text = NULL;
   for (int round = 0; mod && nlower > 0 && round < 3; round++) {
@@ -229,7 +243,7 @@ static CUmodule jit_unspilled(const char *ptx, const char *what, const char *con
     free(text);
     text = next;
   }
-  free(text);
+  *compiled = text; /* NULL: `ptx` itself */
   return mod;
 }
 
@@ -307,8 +321,9 @@ RtModule *rt_module_load_floors(const char *ptx, const char *what, const char *c
     goto done;
   }
   memcpy(copy, ptx, len + 1);
-  m->mod = jit_unspilled(ptx, name, lower, nlower, d);
+  m->mod = jit_unspilled(ptx, name, lower, nlower, &m->compiled, d);
   if (!m->mod) {
+    free(m->compiled);
     free(copy);
     free(m);
     m = NULL;
@@ -374,6 +389,7 @@ static void destroy(RtModule *m) {
   }
   free(m->kernels);
   free(m->ptx);
+  free(m->compiled);
   free(m);
 }
 
@@ -490,6 +506,8 @@ RtKernel *rt_kernel_get(RtModule *m, const char *name, Diag *d) {
   k->name = copy;
   k->module = m;
   k->fn = fn;
+  k->info.floor_asked = floor_of(m->ptx, name);
+  k->info.floor = m->compiled ? floor_of(m->compiled, name) : k->info.floor_asked;
   if (kernel_info(fn, k, d)) {
     free(copy);
     free(k);

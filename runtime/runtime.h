@@ -343,6 +343,9 @@ typedef struct RtKernelInfo {
   int num_regs;      /* per thread */
   int local_bytes;   /* per thread: spills and local arrays */
   int ptx_version, binary_version; /* 10 * major + minor */
+  int floor_asked;   /* the PTX's occupancy floor (.minnctapersm), 0: none */
+  int floor;         /* the floor it was compiled with: lower where the JIT
+                        spilled at the one asked (rt_module_load_floors) */
 } RtKernelInfo;
 
 typedef struct RtKernel {
@@ -524,6 +527,12 @@ typedef struct RtExecResult {
   uint64_t group_bytes;     /* neighbour-group tables its stages read */
   uint64_t peak_bytes;      /* device memory held while the op ran: its
                                tensors and every cached graph format */
+  int nkernels;             /* its kernels as the driver compiled them */
+  struct RtKernelReport {
+    char name[64];
+    int threads;            /* a block */
+    RtKernelInfo info;
+  } kernels[16];
 } RtExecResult;
 
 /* Runs `p` on `g` with extent values `syms` (by symbol id) and host buffers
@@ -598,5 +607,8 @@ RtStatus rt_stream_sync(void *stream, Diag *d);
 /* Prints the device memory report of a run: each graph format and the
  * tensors, and the peak. */
 void rt_exec_print_memory(FILE *out, const RtExecResult *res);
+/* Prints "  kernels: ...": each kernel's registers, its local memory where
+ * it has any, and its occupancy floor where the runtime lowered it. */
+void rt_exec_print_kernels(FILE *out, const RtExecResult *res);
 
 #endif

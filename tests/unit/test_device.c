@@ -439,11 +439,11 @@ START_TEST(spill_lowers_floor) {
   const char *lower[] = {name};
   struct {
     const char *above;
-    int loads, local; /* JIT loads, and the kernel's local bytes after */
+    int loads, local, floor; /* JIT loads; the kernel's local bytes and floor after */
   } cases[] = {
-      {"2000", 1, 0}, /* no spill: one load */
-      {"1024", 2, 0}, /* 1536 spills; 6 x 128 = 768 does not */
-      {"100", 4, 8},  /* 12 -> 6 -> 3 -> 1: still "spilling", three retries */
+      {"2000", 1, 0, 12}, /* no spill: one load */
+      {"1024", 2, 0, 6},  /* 1536 spills; 6 x 128 = 768 does not */
+      {"100", 4, 8, 1},   /* 12 -> 6 -> 3 -> 1: still "spilling", three retries */
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     setenv("FAKE_CUDA_SPILL_ABOVE", cases[c].above, 1);
@@ -456,6 +456,8 @@ START_TEST(spill_lowers_floor) {
     RtKernel *k = rt_kernel_get(m, name, &d);
     ck_assert_ptr_nonnull(k);
     ck_assert_int_eq(k->info.local_bytes, cases[c].local);
+    ck_assert_int_eq(k->info.floor_asked, 12);
+    ck_assert_int_eq(k->info.floor, cases[c].floor);
     rt_module_release(m);
     rt_module_unload(m); /* the next case loads the text again */
   }
@@ -939,6 +941,57 @@ START_TEST(device_dtypes) {
 }
 END_TEST
 
+/* gop_run_print_kernels: each kernel's registers, and the floor the
+ * runtime lowered where the JIT spilled (64-bit copy_e_sum under
+ * spmm_groups(1, 1) on the stand-in, told that more than 1024 threads an
+ * SM spill); nothing after a run on the interpreter. */
+START_TEST(kernels_report) {
+  use_fake_driver();
+  setenv("GOP_INDEX64", "1", 1);
+  setenv("FAKE_CUDA_SPILL_ABOVE", "1024", 1);
+  GopGraphInfo gi;
+  gop_graph_info(grid, &gi);
+  int64_t nv = gi.num_vertices, ne = gi.num_edges, F = 4;
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(std_, "copy_e_sum"), grid);
+  ck_assert_ptr_nonnull(r);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", F), 0);
+  GopCompileOptions o = {.schedule = "spmm_groups(1, 1)"};
+  ck_assert_int_eq(gop_run_set_compile(r, &o), 0);
+  gop_run_set_device(r, GOP_DEVICE_GPU);
+  gop_run_set_timing(r, 0, 1);
+  float *e = calloc((size_t)(ne * F), sizeof(float)), *y = calloc((size_t)(nv * F), sizeof(float));
+  ck_assert_int_eq(gop_run_bind(r, "W", e, ne * F), 0);
+  ck_assert_int_eq(gop_run_bind(r, "Y", y, nv * F), 0);
+  ck_assert_msg(gop_run_exec(r) == 0, "%s", gop_diagnostics(ctx));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  gop_run_print_kernels(r, f);
+  fclose(f);
+  ck_assert_msg(strstr(text, "  kernels: copy_e_sum_s0 32 registers; copy_e_sum_s1 32 registers, "
+                             "1536 threads an SM asked for, 768 compiled (spilled at the first)") &&
+                    !strstr(text, "copy_e_sum_s0 32 registers,"),
+                "%s", text);
+  free(text);
+  /* on the interpreter: nothing */
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_exec(r), 0);
+  text = NULL;
+  f = open_memstream(&text, &len);
+  gop_run_print_kernels(r, f);
+  fclose(f);
+  ck_assert_int_eq(len, 0);
+  free(text);
+  free(e);
+  free(y);
+  unsetenv("GOP_INDEX64");
+  unsetenv("FAKE_CUDA_SPILL_ABOVE");
+  gop_context_free(ctx);
+  ctx = gop_context_new();
+  rt_cuda_close();
+}
+END_TEST
+
 START_TEST(device_refusals) {
   use_fake_driver();
   GopGraphInfo gi;
@@ -999,6 +1052,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, exec_unpoisoned);
   tcase_add_test(tc, groups_grid_by_table);
   tcase_add_test(tc, spill_lowers_floor);
+  tcase_add_test(tc, kernels_report);
   tcase_add_test(tc, groups_cache_keeps_recent);
   tcase_add_test(tc, csr_edge_ids);
   tcase_add_test(tc, device_refusals);

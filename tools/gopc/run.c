@@ -317,6 +317,7 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
            st->compile.schedule_ms, st->compile.lower_ms, st->compile.llvm_build_ms,
            st->compile.llvm_opt_ms, st->compile.ptx_emit_ms);
   gop_run_print_memory(r, stdout);
+  gop_run_print_kernels(r, stdout);
 }
 
 static int run_operator(GopContext *ctx, RunOpts *o) {
