@@ -163,32 +163,33 @@ static CUmodule jit(const char *ptx, const char *what, Diag *d) {
   return mod;
 }
 
-/* Kernel `name`'s occupancy floor in `ptx` (its `.minnctapersm`, blocks
- * an SM), or 0 where it has none. */
-static int floor_of(const char *ptx, const char *name) {
+/* Where the digits of kernel `name`'s occupancy floor are in `ptx` (its
+ * `.minnctapersm N`, between its `.entry` and its body), or NULL where it
+ * has none. */
+static const char *floor_at(const char *ptx, const char *name) {
   char want[160];
   snprintf(want, sizeof want, ".entry %s(", name);
   const char *p = strstr(ptx, want);
   const char *body = p ? strchr(p, '{') : NULL;
   const char *f = p ? strstr(p, ".minnctapersm") : NULL;
-  int n = 0;
-  if (!f || !body || f > body || sscanf(f, ".minnctapersm %d", &n) != 1) return 0;
-  return n;
+  if (!f || !body || f > body) return NULL;
+  f += strlen(".minnctapersm");
+  while (*f == ' ' || *f == '\t') f++;
+  return f;
 }
 
-/* Lowers the occupancy floor of kernel `name` in `ptx` (its
- * `.minnctapersm N`, between its `.entry` and its body) to N / 2, in place
+/* Kernel `name`'s occupancy floor in `ptx` (blocks an SM), or 0. */
+static int floor_of(const char *ptx, const char *name) {
+  const char *f = floor_at(ptx, name);
+  return f ? atoi(f) : 0;
+}
+
+/* Lowers kernel `name`'s occupancy floor N in `ptx` to N / 2, in place
  * (the digits padded with spaces); false where it has none or N is 1. */
 static bool halve_floor(char *ptx, const char *name) {
-  char want[160];
-  snprintf(want, sizeof want, ".entry %s(", name);
-  char *p = strstr(ptx, want);
-  char *body = p ? strchr(p, '{') : NULL;
-  char *f = p ? strstr(p, ".minnctapersm") : NULL;
-  if (!f || !body || f > body) return false;
-  char *digits = f + strlen(".minnctapersm");
-  while (*digits == ' ' || *digits == '\t') digits++;
-  char *end;
+  const char *at = floor_at(ptx, name);
+  if (!at) return false;
+  char *digits = ptx + (at - ptx), *end;
   long n = strtol(digits, &end, 10);
   if (end == digits || n <= 1) return false;
   char half[24];

@@ -287,7 +287,6 @@ _HEAP_IN_USE = None
 # rank, hung a 4-GPU run after its last result) and the driver takes the
 # memory back with the process.
 _NVSHMEM_KEEP = []
-_NVSHMEM_LEFT = False
 
 
 def _leave_nvshmem():
@@ -299,11 +298,9 @@ def _leave_nvshmem():
 
 
 def _keep_nvshmem(buf, hdl):
-    global _NVSHMEM_LEFT
-    if not _NVSHMEM_LEFT:
+    if not _NVSHMEM_KEEP:  # the first: _leave_nvshmem at exit
         import atexit
         atexit.register(_leave_nvshmem)  # after torch's: runs before them
-        _NVSHMEM_LEFT = True
     _NVSHMEM_KEEP.append((buf, hdl))
 
 

@@ -177,7 +177,6 @@ class ShardedGraphTest(unittest.TestCase):
             return made[-1]
         with mock.patch.object(gd, "_HEAP_IN_USE", None), \
                 mock.patch.object(gd, "_NVSHMEM_KEEP", []), \
-                mock.patch.object(gd, "_NVSHMEM_LEFT", False), \
                 mock.patch("atexit.register") as at_exit, \
                 mock.patch.object(symm, "set_backend", lambda name: None), \
                 mock.patch.object(symm, "enable_symm_mem_for_group", lambda name: None,

@@ -224,15 +224,15 @@ typedef struct Affine {
   RtKernel *k;
   RtLaunchConfig c;
   void **args;
-  RtDevTensor *sync; /* non-NULL: also a wait for the context, which no capture takes
-                        (a synchronous fill is taken on a non-blocking stream: the H200's
-                        driver 580 captured it) */
+  bool wait; /* also a wait for the context, which no capture takes (a
+                synchronous fill is taken on a non-blocking stream: the H200's
+                driver 580 captured it) */
 } Affine;
 
 static RtStatus affine_in(void *ctx, void *stream, Diag *dd) {
   Affine *a = ctx;
   RtStatus s = rt_launch_stream(a->k, &a->c, a->args, stream, dd);
-  if (!s && a->sync) s = rt_cuda_sync(dd);
+  if (!s && a->wait) s = rt_cuda_sync(dd);
   return s;
 }
 
@@ -250,7 +250,7 @@ static void test_graph_replay(RtModule *m) {
   if (!s) s = rt_tensor_fill32(&y, 0x7fc00000u, &d);
   uint32_t nn = n;
   void *args[] = {&x.ptr, &y.ptr, &nn};
-  Affine a = {k, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args, NULL};
+  Affine a = {k, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args, false};
   RtTiming ev = {0}, gr = {0};
   if (!s) s = rt_time_launch(k, &a.c, args, 5, 21, &ev, &d);
   if (!s) s = rt_time_graph(affine_in, &a, 0, 1024, 5, 21, &gr, &d);
@@ -272,14 +272,14 @@ static void test_graph_replay(RtModule *m) {
   /* a wait for the context inside the capture: refused by the driver, named,
    * and the context fine afterwards */
   reset();
-  a.sync = &y;
+  a.wait = true;
   s = rt_time_graph(affine_in, &a, 4, 4, 1, 3, &gr, &d);
   printf("  %s", msgs());
   check(s != RT_OK && has("CUDA_ERROR_STREAM_CAPTURE") &&
             has("failed while being captured into a CUDA graph"),
         "uncapturable call refused", "status %d", s);
   reset();
-  a.sync = NULL;
+  a.wait = false;
   s = rt_time_graph(affine_in, &a, 4, 4, 1, 3, &gr, &d);
   check(s == RT_OK && gr.calls == 4 && rt_cuda_sync(&d) == RT_OK,
         "graph replay after a refused capture", "status %d", s);
