@@ -18,8 +18,8 @@
  * w waits) and in all (FAKE_CUDA_NO_FILL=1 spares the stand-in the fills it
  * would do at once, which a real driver only queues). Batches are random, shaped like a NeighborLoader
  * batch of 1024 seeds and fanout 10,10: edges grouped by destination, about
- * as many vertices as edges. Times are the process's CPU time, or wall time
- * with MINIBATCH_CLOCK=wall. Not a test: no verdict. */
+ * as many vertices as edges. Times are the process's CPU time
+ * (MINIBATCH_CLOCK=cpu, the default), or wall time with MINIBATCH_CLOCK=wall. Not a test: no verdict. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <gop.h>
@@ -93,7 +93,12 @@ static Batch make_batch(int64_t ne_want) {
 int main(int argc, char **argv) {
   int steps = argc > 1 ? atoi(argv[1]) : 200;
   const char *clk = getenv("MINIBATCH_CLOCK");
-  if (clk && strcmp(clk, "wall") == 0) clock_id = CLOCK_MONOTONIC;
+  if (clk && strcmp(clk, "wall") == 0) {
+    clock_id = CLOCK_MONOTONIC;
+  } else if (clk && *clk && strcmp(clk, "cpu") != 0) {
+    fprintf(stderr, "minibatch_host: MINIBATCH_CLOCK must be wall or cpu, got '%s'\n", clk);
+    return 2;
+  }
   int64_t edges = argc > 2 ? atoll(argv[2]) : 9000;
   int F[2] = {argc > 4 ? atoi(argv[3]) : 64, argc > 4 ? atoi(argv[4]) : 16};
   const char *drv = getenv("GOP_CUDA_LIBRARY");

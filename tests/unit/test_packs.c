@@ -192,6 +192,13 @@ START_TEST(test_pack_malformed) {
   expect_pack_err(good, "kernel u_mul_e_sum_s0 0 128 8",
                   "kernel u_mul_e_sum_s0 0 100 8",
                   "error: threads per block 100 is not a multiple of 32");
+  /* an @occupancy recorded on the kernel line: 32 .. 65536 threads an SM */
+  expect_pack_err(good, "kernel u_mul_e_sum_s0 0 128 8",
+                  "kernel u_mul_e_sum_s0 0 128 8 occupancy 7",
+                  "error: bad occupancy '7'");
+  expect_pack_err(good, "kernel u_mul_e_sum_s0 0 128 8",
+                  "kernel u_mul_e_sum_s0 0 128 8 occupancy lots",
+                  "error: bad occupancy 'lots'");
   expect_pack_err(good, "tensor 1 W in edge f32 =", "tensor 1 W in edge f33 =",
                   "bad.pack:7: error: bad dtype 'f33'");
   /* a tensor the op fills itself (a 16-bit output's wide twin) keeps the
