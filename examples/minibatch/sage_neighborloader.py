@@ -38,6 +38,12 @@ Options:
                     without LLVM (needs no GPU)
   --sampler S       auto (NeighborLoader, else TorchSampler where PyG has no
                     sampling backend: pyg-lib or torch-sparse), pyg, torch
+  --capture         train through gop.train.CapturedBatches: each batch
+                    loaded into one gop.BatchGraph of fixed capacity (grown
+                    and captured again when a batch outgrows it) and the
+                    whole step (forward, loss, backward, Adam) replayed as
+                    one CUDA graph (cuda only; the step time is then the
+                    load, the copies into the static inputs and the replay)
   --profile         time each stage of a step alone (graph build, forward,
                     loss, backward, optimiser step), waiting for the GPU after
                     each: per stage the host time (until the call returns)
@@ -199,6 +205,19 @@ def profiled_step(model, opt, batch, g, device, prof):
     return loss
 
 
+def captured_run(model, opt, batch_size):
+    """--capture: the training step as gop.train.CapturedBatches replays it,
+    over its BatchGraph g and static inputs x (node features) and y (the
+    seeds' labels, -100 past a short batch's seeds: ignored by the loss)."""
+    def step(g, x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x, g)[:batch_size], y)
+        loss.backward()
+        opt.step()
+        return loss
+    return gop.train.CapturedBatches(step, optimizer=opt, model=model, batch_size=batch_size)
+
+
 def prepare(args):
     """The kernels of the training, forward and backward, at its widths,
     for both layouts a batch's graph may have (edge ids in CSR order or
@@ -229,6 +248,7 @@ def main(argv=None):
     ap.add_argument("--host-build", action="store_true")
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--sampler", choices=("auto", "pyg", "torch"), default="auto")
+    ap.add_argument("--capture", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--cprofile")
     ap.add_argument("--json")
@@ -248,13 +268,24 @@ def main(argv=None):
 
     torch.manual_seed(0)
     model = SAGE(args.features, args.hidden, args.classes).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.capture and (device.type != "cuda" or args.profile):
+        raise SystemExit("--capture: CUDA graphs need --device cuda (and not --profile)")
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr, capturable=args.capture)
+    run = captured_run(model, opt, args.batch_size) if args.capture else None
     ref = ref_opt = None
     if args.check:
         from torch_geometric.nn import SAGEConv
         ref = SAGE(args.features, args.hidden, args.classes, SAGEConv).to(device)
         ref.load_state_dict(model.state_dict())
-        ref_opt = torch.optim.Adam(ref.parameters(), lr=args.lr)
+        # the same Adam as gop's: capturable=True computes its bias
+        # corrections on the device, in float32, and the two step for step
+        # differ by rounding otherwise (~1e-4 after 40 steps)
+        ref_opt = torch.optim.Adam(ref.parameters(), lr=args.lr, capturable=args.capture)
+        if args.capture:
+            # PyG's step is timed with the Adam it runs by default
+            fast = SAGE(args.features, args.hidden, args.classes, SAGEConv).to(device)
+            fast.load_state_dict(model.state_dict())
+            fast_opt = torch.optim.Adam(fast.parameters(), lr=args.lr)
 
     rows = []
     prof_gop = prof_pyg = None
@@ -274,10 +305,14 @@ def main(argv=None):
         if prof_gop and step:
             prof_gop.enable()
         t_build = time.perf_counter()
-        g = gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes)
+        g = run.graph if run else gop.Graph.from_edge_index(batch.edge_index, batch.num_nodes)
         sync(device)
         t_compute = time.perf_counter()
-        if args.profile:
+        if run:
+            loss = run(batch.edge_index, batch.num_nodes, nodes={"x": batch.x},
+                       seeds={"y": batch.y[:batch.batch_size]})
+            g = run.graph
+        elif args.profile:
             prof = {"build": (t_compute - t_build, t_compute - t_build)}
             loss = profiled_step(model, opt, batch, g, device, prof)
         else:
@@ -294,6 +329,8 @@ def main(argv=None):
                "build_ms": (t_compute - t_build) * 1e3, "compute_ms": (t_end - t_compute) * 1e3,
                "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"]),
                "device_built": g.device_built}
+        if run:
+            row["captures"] = run.captures
         if args.profile:
             for k, (host, done) in prof.items():
                 row[f"{k}_host_ms"], row[f"{k}_ms"] = host * 1e3, done * 1e3
@@ -330,6 +367,15 @@ def main(argv=None):
             row["pyg_ms"] = (time.perf_counter() - t) * 1e3
             if prof_pyg and step:
                 prof_pyg.disable()
+            if args.capture:
+                row["pyg_capturable_ms"] = row["pyg_ms"]
+                t = time.perf_counter()
+                fast_opt.zero_grad()
+                r = fast(batch.x, batch.edge_index)[:batch.batch_size]
+                F.cross_entropy(r, batch.y[:batch.batch_size]).backward()
+                fast_opt.step()
+                sync(device)
+                row["pyg_ms"] = (time.perf_counter() - t) * 1e3
             row["pyg_loss"] = rloss.item()
         rows.append(row)
         del g  # the batch's graph and its runs go now
@@ -353,6 +399,7 @@ def main(argv=None):
         "median_compute_ms": float(np.median([r["compute_ms"] for r in warm])),
         "mean_edges": float(np.mean([r["edges"] for r in rows])),
         "kernels_compiled": compiled,
+        "captures": rows[-1].get("captures", 0),
         "first_loss": rows[0]["loss"], "last_loss": rows[-1]["loss"],
     }
     if any("host_build_ms" in r for r in warm):
@@ -362,6 +409,9 @@ def main(argv=None):
     if ref is not None:
         summary["max_loss_diff"] = max(abs(r["loss"] - r["pyg_loss"]) for r in rows)
         summary["median_pyg_ms"] = float(np.median([r["pyg_ms"] for r in warm]))
+        if args.capture:
+            summary["median_pyg_capturable_ms"] = float(np.median([r["pyg_capturable_ms"]
+                                                                   for r in warm]))
         summary["median_step_ms"] = float(np.median([r["build_ms"] + r["compute_ms"]
                                                      for r in warm]))
     build, comp = summary["median_build_ms"], summary["median_compute_ms"]

@@ -11,7 +11,7 @@ objects.
 
 See docs/embedding.md in the repository.
 """
-from .core import (BoundCall, GopError, Graph, Library, Operator, TensorSpec, cache_dir,
+from .core import (BatchGraph, BoundCall, GopError, Graph, Library, Operator, TensorSpec, cache_dir,
                    cache_stats,
                    clear_cache, compile, device_status, gpu_available, layers, set_cache_dir,
                    stdlib)
@@ -30,6 +30,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'gop' has no attribute {name!r}")
 
 
-__all__ = ["BoundCall", "GopError", "Graph", "Library", "Operator", "TensorSpec", "cache_dir",
+__all__ = ["BatchGraph", "BoundCall", "GopError", "Graph", "Library", "Operator", "TensorSpec", "cache_dir",
            "cache_stats", "clear_cache", "compile", "device_status", "gpu_available",
            "layers", "set_cache_dir", "stdlib", "library_path"]

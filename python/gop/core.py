@@ -17,7 +17,7 @@ from .auto import (AUTO_KEEPS_DEFAULT, AUTO_RULES, _GAT_GRAD, _lanes,  # noqa: F
                    backward_schedule, gat_grad_groups, gat_groups)
 from .cache import (cache_dir, cache_stats, clear_cache, device_status,  # noqa: F401
                     gpu_available, set_cache_dir)
-from .graph import Graph  # noqa: F401
+from .graph import BatchGraph, Graph  # noqa: F401
 from .operator import (_DOMAINS, _DTYPES, _F32, _TENSOR, BoundCall, Gradient,  # noqa: F401
                        Operator, TensorSpec, _from_dlpack, _gop_device, _inspect, _kind,
                        _Operand, _parse_signature, _stream_handle, _torch_f64, _wants_grad,

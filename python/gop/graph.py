@@ -78,6 +78,19 @@ def _release(handle, runs):
         pass
 
 
+def by_key(keys, other, bounds, idx):
+    """One side of a graph's index, with torch on the keys' device and no
+    synchronisation: (ptr [V+1] and order [E] in dtype idx, other[order]
+    (int32), the int64 degrees [V]) for int32 keys in 0..V-1 and bounds =
+    arange(V + 1) (int32). The sort is stable, so a vertex's entries keep
+    their edge-id order, as the host's counting sort leaves them; the
+    offsets are where each vertex's run of the sorted keys starts."""
+    import torch
+    keys_sorted, order = torch.sort(keys, stable=True)
+    ptr = torch.searchsorted(keys_sorted, bounds)
+    return ptr.to(idx), order.to(idx), other[order], ptr[1:] - ptr[:-1]
+
+
 def build_arrays(edge_index, num_nodes=None):
     """The arrays and statistics of gop's graph for PyG's edge_index [2, E]
     (a torch tensor of any integer dtype), computed with torch on the
@@ -110,18 +123,9 @@ def build_arrays(edge_index, num_nodes=None):
     src, dst = i64[0].clamp(0, max(nv - 1, 0)), i64[1].clamp(0, max(nv - 1, 0))
     src32, dst32 = src.to(torch.int32), dst.to(torch.int32)
 
-    def index(keys, other):
-        # stable: a vertex's edges keep their edge-id order, as the host's
-        # counting sort leaves them
-        order = torch.sort(keys, stable=True).indices
-        deg = torch.bincount(keys, minlength=nv)[:nv] if ne else \
-            torch.zeros(nv, dtype=torch.int64, device=dev)
-        ptr = torch.zeros(nv + 1, dtype=torch.int64, device=dev)
-        torch.cumsum(deg, 0, out=ptr[1:])
-        return ptr.to(idx), order.to(idx), other[order], deg
-
-    in_ptr, in_eid, in_src, in_deg = index(dst32, src32)
-    out_ptr, out_eid, out_dst, out_deg = index(src32, dst32)
+    bounds = torch.arange(nv + 1, dtype=torch.int32, device=dev)
+    in_ptr, in_eid, in_src, in_deg = by_key(dst32, src32, bounds, idx)
+    out_ptr, out_eid, out_dst, out_deg = by_key(src32, dst32, bounds, idx)
     summary = torch.stack([
         lo, hi,
         in_deg.max() if nv else torch.zeros((), dtype=torch.int64, device=dev),
@@ -312,6 +316,21 @@ def _group_builder(in_ptr, stats, tables):
     return build
 
 
+def _adopt(arrays, stats, name):
+    """gop_graph_from_device on build_arrays' arrays and statistics: the
+    graph's handle (NULL after reporting). Called with _lock held."""
+    if lib.gop_struct_size(b"GopDeviceGraph") != ctypes.sizeof(_lib.DeviceGraph):
+        raise GopError("graph: this libgop's GopDeviceGraph differs from the package's "
+                       "(a package and library of different versions)")
+    d = _lib.DeviceGraph()
+    for f, _ in d._fields_:
+        if f in arrays:
+            setattr(d, f, arrays[f].data_ptr())
+        elif f in stats:
+            setattr(d, f, stats[f])
+    return lib.gop_graph_from_device(_ctx, ctypes.byref(d), _b(name))
+
+
 class Graph:
     """A graph: vertices 0..num_nodes-1 and arcs src -> dst, edge ids in the
     order given. Operators aggregate over the in-edges of each destination
@@ -395,23 +414,13 @@ class Graph:
         """A graph on build_arrays' CUDA arrays, which libgop adopts as they
         are (kept alive by the graph); edge_index, when given, is what the
         edge_index property returns (copied to the host when asked)."""
-        if lib.gop_struct_size(b"GopDeviceGraph") != ctypes.sizeof(_lib.DeviceGraph):
-            raise GopError("graph: this libgop's GopDeviceGraph differs from the package's "
-                           "(a package and library of different versions)")
-        d = _lib.DeviceGraph()
-        for f, _ in d._fields_:
-            if f in arrays:
-                setattr(d, f, arrays[f].data_ptr())
-            elif f in stats:
-                setattr(d, f, stats[f])
         tables = {}
         builder = _lib.GroupBuilder(_group_builder(arrays["in_ptr"], stats, tables))
         with _lock:
-            h = lib.gop_graph_from_device(_ctx, ctypes.byref(d), _b(name))
-            g = cls(h, name, owned=True)
+            g = cls(_adopt(arrays, stats, name), name, owned=True)
             # its neighbour-group tables are built on the device when a
             # schedule first asks for one (build_groups), and kept here
-            if lib.gop_graph_set_group_builder(_ctx, h, builder, None) != 0:
+            if lib.gop_graph_set_group_builder(_ctx, g._h, builder, None) != 0:
                 raise GopError(f"graph: {_diag()}")
         g._device = (arrays, edge_index)
         g._tables, g._builder = tables, builder
@@ -519,3 +528,229 @@ class Graph:
 
     def __repr__(self):
         return f"Graph({self.name or ''} nodes={self.num_nodes}, edges={self.num_edges})"
+
+
+# A BatchGraph's pad edges: one pad vertex for every PAD_EDGES_PER_ROW edges
+# of capacity, so that the edges a small batch leaves over spread over
+# many rows instead of making one row of thousands (a tail in every kernel).
+PAD_EDGES_PER_ROW = 64
+
+
+def batch_pad_rows(max_edges):
+    """The pad vertices a BatchGraph of max_edges edges has."""
+    return max(1, -(-max_edges // PAD_EDGES_PER_ROW))
+
+
+def padded_edges(edge_index, max_nodes, max_edges):
+    """The [2, max_edges] int32 edge list a BatchGraph holds for a batch:
+    the batch's edges (ids as they are), then pad edges, edge k a self-loop
+    on pad vertex max_nodes + k % batch_pad_rows(max_edges). Pad edges
+    reach pad vertices only, so a batch vertex's in- and out-edges, in
+    edge-id order, are the batch's own."""
+    import torch
+    e = edge_index.size(1)
+    pad = (max_nodes + torch.arange(max_edges, device=edge_index.device)
+           % batch_pad_rows(max_edges)).to(torch.int32)
+    out = torch.stack([pad, pad])
+    out[:, :e] = edge_index
+    return out
+
+
+def check_batch(edge_index, num_nodes, max_nodes, max_edges, check=True):
+    """BatchGraph.load's checks of a batch: (num_nodes, edges) as ints, or
+    the error (TypeError, ValueError for what is not a batch at all,
+    GopError for one that does not fit or holds an id outside
+    0..num_nodes-1; that last only when check, with one synchronisation
+    on a CUDA tensor)."""
+    import torch
+    ei = edge_index
+    if not torch.is_tensor(ei):
+        raise TypeError(f"BatchGraph.load: edge_index must be a torch tensor, got "
+                        f"{type(ei).__name__}")
+    if ei.dim() != 2 or ei.size(0) != 2:
+        raise ValueError(f"BatchGraph.load: edge_index must have shape [2, E], got "
+                         f"{list(ei.shape)}")
+    if ei.dtype.is_floating_point or ei.dtype == torch.bool or ei.is_complex():
+        raise ValueError(f"BatchGraph.load: edge_index must hold integers, not {ei.dtype}")
+    if torch.is_tensor(num_nodes) and num_nodes.numel() == 1 and \
+            not num_nodes.dtype.is_floating_point and num_nodes.dtype != torch.bool:
+        num_nodes = int(num_nodes)
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int):
+        raise TypeError(f"BatchGraph.load: num_nodes must be an int, got {num_nodes!r}")
+    n, e = num_nodes, ei.size(1)
+    if n < 0 or n > max_nodes:
+        raise GopError(f"BatchGraph.load: a batch of {n} vertices; this graph holds "
+                       f"0..{max_nodes} (make a larger BatchGraph)")
+    if e > max_edges:
+        raise GopError(f"BatchGraph.load: a batch of {e} edges; this graph holds at "
+                       f"most {max_edges} (make a larger BatchGraph)")
+    if e and n == 0:
+        raise GopError(f"BatchGraph.load: {e} edges on 0 vertices")
+    if check and e:
+        lo, hi = torch.stack([ei.min(), ei.max()]).tolist()
+        if lo < 0 or hi >= n:
+            raise GopError(f"BatchGraph.load: edge_index holds vertex "
+                           f"{lo if lo < 0 else hi}, outside 0..{n - 1}")
+    return n, e
+
+
+class BatchGraph(Graph):
+    """A graph of fixed capacity on the GPU whose edges load() replaces, in
+    place, with each mini-batch's: the same device arrays and the same
+    runs serve every batch, so a training step over it can be captured
+    into a CUDA graph once and replayed for every later batch
+    (gop.train.CapturedBatches does both; docs/minibatch.md).
+
+        g = gop.BatchGraph(max_nodes=12_000, max_edges=12_000)
+        g.load(batch.edge_index, batch.num_nodes)     # in the current stream
+        x = g.node_rows(batch.x)                       # [g.num_nodes, F]
+
+    It has num_nodes = max_nodes + pad_rows vertices and num_edges =
+    max_edges edges whatever the batch: vertices 0..n-1 are the batch's
+    (the rest up to max_nodes have no edges), edges 0..e-1 are the batch's
+    and the others are pad edges, self-loops on the pad vertices
+    (padded_edges), so the batch's vertices aggregate exactly what they
+    would on the batch's own graph. Node tensors have num_nodes rows
+    (node_rows pads them), edge tensors num_edges (edge_rows).
+
+    load() builds the arrays with torch in the current stream (a stable
+    sort a side, as build_arrays) without waiting for the GPU, except the
+    range check of the ids (check=True: one synchronisation on a CUDA
+    edge_index; check=False clamps them instead). On its first call the
+    build is captured into a CUDA graph (capture=True), so that later
+    loads launch it as one. What a graph derived from one batch's edges
+    (gcn_norm, with_self_loops) is refused; schedules that need
+    neighbour-group tables too (a table's size depends on the degrees).
+    The schedule choice reads the statistics of the graph at creation
+    (all pad edges), not of a batch."""
+
+    def __init__(self, max_nodes, max_edges, device=None, capture=True, name="batch"):
+        import torch
+        for what, v in (("max_nodes", max_nodes), ("max_edges", max_edges)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"BatchGraph: {what} must be an int >= 1, got {v!r}")
+        dev = torch.device(device) if device is not None else torch.device("cuda")
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise GopError("BatchGraph: needs a GPU, and torch sees none (CUDA is not "
+                           "available); on the CPU, build each batch's graph with "
+                           "Graph.from_edge_index")
+        if dev.type != "cuda":
+            raise ValueError(f"BatchGraph: its arrays live on the GPU, not on {dev}; on the "
+                             f"CPU, build each batch's graph with Graph.from_edge_index")
+        if dev.index is None:
+            dev = torch.device("cuda", torch.cuda.current_device())
+        pad = batch_pad_rows(max_edges)
+        nv = max_nodes + pad
+        if nv >= 2 ** 31:
+            raise ValueError(f"BatchGraph: {max_nodes} + {pad} pad vertices: vertex ids "
+                             f"are int32")
+        self.max_nodes, self.max_edges, self.pad_rows = max_nodes, max_edges, pad
+        empty = torch.zeros((2, 0), dtype=torch.int32, device=dev)
+        self._pad = padded_edges(empty, max_nodes, max_edges)
+        self._edges = self._pad.clone()  # rows 0 and 1 are the graph's src and dst
+        arrays, stats = build_arrays(self._edges, nv)
+        arrays["src"], arrays["dst"] = self._edges[0], self._edges[1]
+        stats["csr_edges"] = False  # a batch's edge ids need not be in CSR order
+        self._arrays, self._bounds = arrays, torch.arange(nv + 1, dtype=torch.int32, device=dev)
+        self._cuda_graph, self._capture = None, bool(capture)
+        with _lock:
+            super().__init__(_adopt(arrays, stats, name), name, owned=True)
+        self._device = (arrays, None)
+        self.device_built = True
+        self.batch_nodes = self.batch_edges = 0
+
+    def load(self, edge_index, num_nodes, check=True):
+        """Makes the graph the batch's: edge_index [2, e] (PyG's; torch, any
+        integer dtype, any device), num_nodes n; e <= max_edges and n <=
+        max_nodes, else GopError (nothing changes). check=True refuses a
+        vertex id outside 0..n-1 (one synchronisation on a CUDA tensor);
+        check=False clamps it into the range instead."""
+        import torch
+        ei = edge_index
+        n, e = check_batch(ei, num_nodes, self.max_nodes, self.max_edges, check)
+        with torch.no_grad():
+            self._edges[:, :e].copy_(ei)
+            if not check and e:
+                self._edges[:, :e].clamp_(0, n - 1)
+            self._edges[:, e:].copy_(self._pad[:, e:])
+            self._build_index()
+        self.batch_nodes, self.batch_edges = n, e
+        return self
+
+    def _build_index(self):
+        import torch
+        if self._cuda_graph is None and self._capture:
+            # the first build warms the sort up on a side stream (as torch's
+            # capture requires), then is captured; every load replays it
+            cur = torch.cuda.current_stream(self._edges.device)
+            side = torch.cuda.Stream(self._edges.device)
+            side.wait_stream(cur)
+            with torch.cuda.stream(side):
+                self._index_arrays()
+            cur.wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                self._index_arrays()
+            self._cuda_graph = g
+        if self._cuda_graph is not None:
+            self._cuda_graph.replay()
+        else:
+            self._index_arrays()
+
+    def _index_arrays(self):
+        a, src, dst = self._arrays, self._edges[0], self._edges[1]
+        for side, keys, other, nbr in (("in", dst, src, "in_src"), ("out", src, dst, "out_dst")):
+            ptr, order, ids, deg = by_key(keys, other, self._bounds, a["in_ptr"].dtype)
+            a[f"{side}_ptr"].copy_(ptr)
+            a[f"{side}_eid"].copy_(order)
+            a[nbr].copy_(ids)
+            a[f"{side}_deg"].copy_(deg)
+
+    def _rows(self, what, t, out, fill, count, total):
+        import torch
+        if not torch.is_tensor(t) or t.dim() < 1 or t.size(0) != count:
+            raise ValueError(f"BatchGraph.{what}: a tensor of {count} rows (the batch's) "
+                             f"expected, got "
+                             f"{list(t.shape) if torch.is_tensor(t) else type(t).__name__}")
+        if out is None:
+            out = torch.empty((total,) + tuple(t.shape[1:]), dtype=t.dtype,
+                              device=self._edges.device)
+        elif tuple(out.shape) != (total,) + tuple(t.shape[1:]):
+            raise ValueError(f"BatchGraph.{what}: out must have shape "
+                             f"{[total] + list(t.shape[1:])}, got {list(out.shape)}")
+        with torch.no_grad():
+            out[:count].copy_(t)
+            out[count:].fill_(fill)
+        return out
+
+    def node_rows(self, t, out=None, fill=0):
+        """t (a node tensor of the loaded batch: batch_nodes rows) padded to
+        num_nodes rows with `fill`: into out (a static buffer; copied in
+        place) or a new tensor on the graph's device."""
+        return self._rows("node_rows", t, out, fill, self.batch_nodes, self.num_nodes)
+
+    def edge_rows(self, t, out=None, fill=0):
+        """t (an edge tensor of the loaded batch, batch_edges rows) padded
+        to num_edges rows with `fill`, as node_rows."""
+        return self._rows("edge_rows", t, out, fill, self.batch_edges, self.num_edges)
+
+    @property
+    def edge_index(self):
+        """The loaded batch's edges, [2, batch_edges] int64 NumPy (a copy)."""
+        return self._edges[:, :self.batch_edges].cpu().long().numpy()
+
+    def _per_batch(self, what):
+        raise GopError(f"BatchGraph: {what} would be made from one batch's edges and kept, "
+                       f"but a BatchGraph's edges change with each load; add self-loops to "
+                       f"the batch's edge_index, or build each batch's graph with "
+                       f"Graph.from_edge_index")
+
+    def gcn_norm(self):
+        self._per_batch("gcn_norm")
+
+    def with_self_loops(self):
+        self._per_batch("with_self_loops")
+
+    def __repr__(self):
+        return (f"BatchGraph(max_nodes={self.max_nodes}, max_edges={self.max_edges}, "
+                f"batch of {self.batch_nodes} nodes and {self.batch_edges} edges)")

@@ -25,12 +25,26 @@ with torch.cuda.graph and replayed as one graph launch:
 
 capture_step(step_fn, ...) is in its docstring; CaptureError is what it
 raises when the step cannot be captured.
+
+Mini-batches (a new sampled subgraph each step) are captured the same way
+over a gop.BatchGraph, a graph of fixed capacity whose edges each batch
+replaces in place: CapturedBatches keeps the graph and static input
+buffers, captures the step at the first batch and replays it for every
+later one, capturing again, larger, when a batch outgrows them
+(docs/minibatch.md):
+
+    run = gop.train.CapturedBatches(
+        lambda g, x, y: sage_step(g, x, y), optimizer=opt, model=model,
+        batch_size=1024)
+    for batch in loader:                         # PyG's NeighborLoader
+        loss = run(batch.edge_index, batch.num_nodes, nodes={"x": batch.x},
+                   seeds={"y": batch.y[:batch.batch_size]})
 """
 import copy
 
 import torch
 
-__all__ = ["capture_step", "CapturedStep", "CaptureError"]
+__all__ = ["capture_step", "CapturedStep", "CaptureError", "CapturedBatches"]
 
 
 class CaptureError(RuntimeError):
@@ -354,3 +368,111 @@ def capture_step(step_fn, warmup=3, *, optimizer, model=None, restore=True, pool
             f"{type(root).__name__}: {str(root).strip()}{also}\n({hint})",
             cause, root) from e
     return CapturedStep(graph, outputs, warmup, bool(restore and warmup), stream)
+
+
+class CapturedBatches:
+    """A mini-batch training step captured once and replayed for every
+    batch: step_fn(graph, **inputs) is one step (zero_grad, forward, loss,
+    backward, optimizer.step(); it returns what a call returns, the loss
+    say), over a gop.BatchGraph and static inputs, which each call fills
+    with the batch's:
+
+      * nodes: {name: tensor of the batch's num_nodes rows} (features),
+        padded to graph.num_nodes rows with zeros;
+      * seeds: {name: tensor of at most batch_size rows} (the seeds'
+        labels: NeighborLoader puts the seeds first), padded to batch_size
+        rows with seed_fill (default -100, cross_entropy's ignore_index,
+        so that a short last batch's loss is over its own seeds).
+
+    The first call makes the BatchGraph (max_nodes and max_edges, default
+    `growth` times the first batch's), the buffers, and captures the step
+    with capture_step (warmup steps that leave no trace; the optimizer must
+    be capturable=True); a batch larger than the graph makes a larger one
+    (growth times the batch) and captures again (`captures` counts them).
+    Every call: the batch's edges loaded into the graph (BatchGraph.load,
+    with its range check when check=True), the inputs copied into the
+    buffers, one replay. The returned tensors are overwritten by the next
+    call. step_fn must read the batch only through its arguments (the
+    loss of the seeds: its first batch_size rows)."""
+
+    def __init__(self, step_fn, *, optimizer, model=None, batch_size, max_nodes=None,
+                 max_edges=None, growth=1.25, seed_fill=-100, warmup=3, check=True,
+                 device=None):
+        if not callable(step_fn):
+            raise TypeError("gop.train.CapturedBatches: step_fn must be callable")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"gop.train.CapturedBatches: batch_size must be an int >= 1, "
+                             f"got {batch_size!r}")
+        if not isinstance(growth, (int, float)) or not growth >= 1.0:
+            raise ValueError(f"gop.train.CapturedBatches: growth must be a number >= 1, "
+                             f"got {growth!r}")
+        if optimizer is not None:
+            _check_optimizer(optimizer)
+        self.step_fn, self.optimizer, self.model = step_fn, optimizer, model
+        self.batch_size, self.growth, self.seed_fill = batch_size, float(growth), seed_fill
+        self.warmup, self.check, self.device = warmup, check, device
+        self._max = (max_nodes, max_edges)
+        self.graph, self.step, self.inputs, self.captures = None, None, {}, 0
+
+    def _make(self, num_nodes, num_edges, nodes, seeds):
+        from .graph import BatchGraph
+        # the old capture first (it replays into the old graph's arrays)
+        self.step, self.inputs, self.graph = None, {}, None
+        mn, me = self._max
+        grow = (lambda need, given: max(given or 0, int(need * self.growth) + 1))
+        mn, me = grow(num_nodes, mn), grow(num_edges, me)
+        self._max = (mn, me)
+        self.graph = BatchGraph(mn, me, device=self.device)
+        dev = self.graph._edges.device
+        for k, t in nodes.items():
+            self.inputs[k] = torch.zeros((self.graph.num_nodes,) + tuple(t.shape[1:]),
+                                         dtype=t.dtype, device=dev)
+        for k, t in seeds.items():
+            self.inputs[k] = torch.full((self.batch_size,) + tuple(t.shape[1:]),
+                                        self.seed_fill, dtype=t.dtype, device=dev)
+
+    def __call__(self, edge_index, num_nodes, nodes, seeds=None):
+        seeds = seeds or {}
+        if not isinstance(nodes, dict) or not isinstance(seeds, dict):
+            raise TypeError("gop.train.CapturedBatches: nodes and seeds must be dicts "
+                            "{name: tensor}")
+        both = set(nodes) & set(seeds)
+        if both:
+            raise ValueError(f"gop.train.CapturedBatches: {sorted(both)} both a node and a "
+                             f"seed input")
+        for k, t in seeds.items():
+            if not torch.is_tensor(t) or t.dim() < 1 or t.size(0) > self.batch_size:
+                raise ValueError(f"gop.train.CapturedBatches: seeds[{k!r}] must be a tensor "
+                                 f"of at most batch_size = {self.batch_size} rows, got "
+                                 f"{list(t.shape) if torch.is_tensor(t) else type(t).__name__}")
+        n = int(num_nodes)
+        e = edge_index.size(1) if torch.is_tensor(edge_index) and edge_index.dim() == 2 else 0
+        g = self.graph
+        if g is None or n > g.max_nodes or e > g.max_edges:
+            self._make(n, e, nodes, seeds)
+            g = self.graph
+        if set(self.inputs) != set(nodes) | set(seeds):
+            raise ValueError(f"gop.train.CapturedBatches: inputs {sorted(set(nodes) | set(seeds))}"
+                             f", but the step was captured with {sorted(self.inputs)}")
+        g.load(edge_index, n, check=self.check)
+        with torch.no_grad():
+            for k, t in nodes.items():
+                g.node_rows(t, out=self.inputs[k])
+            for k, t in seeds.items():
+                buf = self.inputs[k]
+                if tuple(buf.shape[1:]) != tuple(t.shape[1:]):
+                    raise ValueError(f"gop.train.CapturedBatches: seeds[{k!r}] has rows of "
+                                     f"{list(t.shape[1:])}, the captured step "
+                                     f"{list(buf.shape[1:])}")
+                buf[:t.size(0)].copy_(t)
+                buf[t.size(0):].fill_(self.seed_fill)
+        if self.step is None:
+            inputs, graph, fn = self.inputs, g, self.step_fn
+            self.step = capture_step(lambda: fn(graph, **inputs), self.warmup,
+                                     optimizer=self.optimizer, model=self.model)
+            self.captures += 1
+        return self.step.replay()
+
+    def __repr__(self):
+        return (f"<gop captured batches: {self.captures} capture(s), graph "
+                f"{self.graph!r}>")

@@ -93,5 +93,123 @@ class MiniBatch(unittest.TestCase):
         self.assertEqual(lib.gop_diagnostics(_ctx).decode(), "")
 
 
+@unittest.skipIf(torch is None, "needs torch and torch_geometric")
+class Padded(unittest.TestCase):
+    """gop.BatchGraph's layout, on the CPU: a batch padded to a fixed
+    capacity (gop.graph.padded_edges) aggregates on the batch's vertices
+    exactly what the batch's own graph does; the arrays BatchGraph.load
+    writes are build_arrays' of the padded edges (the GPU test compares
+    them after each load: tests/gpu/graph_build.py, phase capture); its
+    checks refuse what does not fit with the reason."""
+
+    def batch(self, n, e, seed):
+        gen = torch.Generator().manual_seed(seed)
+        # skewed: a third of the edges into vertex 0
+        dst = torch.randint(0, n, (e,), generator=gen)
+        dst[::3] = 0
+        return torch.stack([torch.randint(0, n, (e,), generator=gen), dst])
+
+    def test_layout(self):
+        from gop.graph import batch_pad_rows, padded_edges
+        ei = self.batch(30, 100, 1)
+        p = padded_edges(ei, 50, 700)
+        pad = batch_pad_rows(700)
+        self.assertEqual(pad, 11)  # one pad vertex a 64 edges
+        self.assertEqual(list(p.shape), [2, 700])
+        self.assertEqual(p.dtype, torch.int32)
+        self.assertTrue(torch.equal(p[:, :100], ei.to(torch.int32)))
+        k = torch.arange(100, 700)
+        self.assertTrue(torch.equal(p[0, 100:], (50 + k % pad).to(torch.int32)))
+        self.assertTrue(torch.equal(p[0, 100:], p[1, 100:]))  # self-loops
+        # no pad vertex gets more than 64 edges of a 0-edge batch
+        full = padded_edges(ei[:, :0], 50, 700)
+        self.assertLessEqual(int(torch.bincount(full[1].long()).max()), 64)
+
+    def test_same_rows_as_the_batch_graph(self):
+        from gop.graph import build_arrays, padded_edges
+        for n, e, cap_n, cap_e, seed in ((40, 150, 40, 150, 2), (40, 150, 64, 400, 3),
+                                         (7, 0, 20, 50, 4), (300, 2000, 400, 2100, 5)):
+            ei = self.batch(n, e, seed) if e else torch.zeros((2, 0), dtype=torch.int64)
+            p = padded_edges(ei, cap_n, cap_e)
+            nv = cap_n + gop.graph.batch_pad_rows(cap_e)
+            own, padded = gop.Graph.from_edge_index(ei, n), gop.Graph.from_edge_index(p, nv)
+            # the arrays a BatchGraph holds are build_arrays' of the padded edges
+            arrays, stats = build_arrays(p, nv)
+            self.assertEqual(stats["num_edges"], cap_e)
+            ptr = arrays["in_ptr"]
+            self.assertTrue(torch.equal(ptr[:n + 1], build_arrays(ei, n)[0]["in_ptr"]))
+            x = torch.randn(n, 8)
+            xp = torch.cat([x, torch.randn(nv - n, 8)])
+            for op in (gop.stdlib.copy_u_sum, gop.stdlib.copy_u_mean, gop.stdlib.copy_u_max):
+                with self.subTest(op=op.name, n=n, e=e, cap=(cap_n, cap_e)):
+                    self.assertTrue(torch.equal(op(padded, xp)[:n], op(own, x)))
+            if not e:  # an empty edge tensor binds as NULL, which gop_run_bind refuses
+                continue
+            w = torch.randn(e)
+            wp = torch.cat([w, torch.randn(cap_e - e)])
+            self.assertTrue(torch.equal(gop.stdlib.u_mul_e_sum(padded, xp, wp)[:n],
+                                        gop.stdlib.u_mul_e_sum(own, x, w)))
+
+    def test_checks(self):
+        from gop.graph import check_batch
+        ei = self.batch(30, 100, 6)
+        self.assertEqual(check_batch(ei, 30, 30, 100), (30, 100))
+        self.assertEqual(check_batch(ei.int(), torch.tensor(30), 40, 200), (30, 100))
+        for args, err, msg in (
+                ((ei, 29, 30, 100), gop.GopError, r"holds vertex 29, outside 0\.\.28"),
+                ((ei - 1, 30, 30, 100), gop.GopError, r"holds vertex -1, outside 0\.\.29"),
+                ((ei, 31, 30, 100), gop.GopError, r"a batch of 31 vertices; this graph holds "
+                                                  r"0\.\.30 \(make a larger BatchGraph\)"),
+                ((ei, 30, 30, 99), gop.GopError, r"a batch of 100 edges; this graph holds at "
+                                                 r"most 99"),
+                ((ei, 0, 30, 100), gop.GopError, "100 edges on 0 vertices"),
+                ((ei[0], 30, 30, 100), ValueError, r"shape \[2, E\], got \[100\]"),
+                ((ei.float(), 30, 30, 100), ValueError, "must hold integers, not torch.float32"),
+                ((ei.numpy(), 30, 30, 100), TypeError, "must be a torch tensor, got ndarray"),
+                ((ei, 30.0, 30, 100), TypeError, "num_nodes must be an int, got 30.0"),
+                ((ei, True, 30, 100), TypeError, "num_nodes must be an int")):
+            with self.subTest(msg=msg):
+                with self.assertRaisesRegex(err, msg):
+                    check_batch(*args)
+        # check=False: no range check (BatchGraph.load clamps instead)
+        self.assertEqual(check_batch(ei, 29, 30, 100, check=False), (29, 100))
+
+    def test_batch_graph_arguments(self):
+        for kw, msg in (({"max_nodes": 0, "max_edges": 5}, "max_nodes must be an int >= 1"),
+                        ({"max_nodes": 5, "max_edges": 2.5}, "max_edges must be an int >= 1"),
+                        ({"max_nodes": 5, "max_edges": 5, "device": "cpu"},
+                         "arrays live on the GPU, not on cpu")):
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(ValueError, msg):
+                    gop.BatchGraph(**kw)
+        if not torch.cuda.is_available():
+            with self.assertRaisesRegex(gop.GopError, "needs a GPU, and torch sees none"):
+                gop.BatchGraph(5, 5)
+
+    def test_captured_batches_arguments(self):
+        import gop.train
+        model = torch.nn.Linear(2, 2)
+        opt = torch.optim.Adam(model.parameters(), capturable=True)
+        step = lambda g, x: x.sum()  # noqa: E731
+        for kw, err, msg in (({"batch_size": 0}, ValueError, "batch_size must be an int >= 1"),
+                             ({"batch_size": 4, "growth": 0.5}, ValueError,
+                              "growth must be a number >= 1")):
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(err, msg):
+                    gop.train.CapturedBatches(step, optimizer=opt, model=model, **kw)
+        with self.assertRaisesRegex(ValueError, "capturable=False"):
+            gop.train.CapturedBatches(step, optimizer=torch.optim.Adam(model.parameters()),
+                                      batch_size=4)
+        with self.assertRaisesRegex(TypeError, "step_fn must be callable"):
+            gop.train.CapturedBatches(None, optimizer=opt, batch_size=4)
+        run = gop.train.CapturedBatches(step, optimizer=opt, batch_size=4)
+        ei = self.batch(10, 20, 7)
+        with self.assertRaisesRegex(ValueError, r"seeds\['y'\] must be a tensor of at most "
+                                                r"batch_size = 4 rows, got \[5\]"):
+            run(ei, 10, nodes={"x": torch.zeros(10, 2)}, seeds={"y": torch.zeros(5)})
+        with self.assertRaisesRegex(ValueError, r"\['x'\] both a node and a seed input"):
+            run(ei, 10, nodes={"x": torch.zeros(10, 2)}, seeds={"x": torch.zeros(4)})
+
+
 if __name__ == "__main__":
     unittest.main()

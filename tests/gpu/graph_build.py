@@ -37,7 +37,9 @@
           where a step's Python time goes, gop's and PyG's; not a default
           phase (cProfile slows the Python it watches); OUT/train.prof.
 
---phases picks some (default build,tables,gopc,index64,train; --skip
+--phases picks some (default build,tables,gopc,index64,train; capture
+(gop.BatchGraph against build_arrays, and mini-batch training through
+gop.train.CapturedBatches against PyG) and profile on request; --skip
 leaves some out). --prepare (here, no GPU needed) compiles the kernels the
 Python parts run into $GOP_CACHE_DIR. Writes OUT/graph_build.json,
 OUT/tables.json, OUT/gopc.json, OUT/index64.json and OUT/train.json."""
@@ -88,6 +90,8 @@ def prepare():
             g = gop.Graph.from_edge_index(np.array(ei), 3)
             for s in (None,) + GROUP_SCHEDULES:
                 gop.stdlib.copy_u_sum.prepare(g, schedule=s, F=F)
+            if not wide:  # check_batch_graph's
+                gop.stdlib.copy_u_mean.prepare(g, schedule=BATCH_SCHEDULE, F=64)
         os.environ.pop("GOP_INDEX64", None)
     example().prepare(argparse.Namespace(features=128, hidden=64, classes=16))
     print(f"graph_build: {gop.cache_stats()['compiled'] - before} kernels compiled into "
@@ -297,6 +301,69 @@ def gopc_run(gopc, pack, graph, wide=False, timeout=540):
     return wall, ms, rc, out
 
 
+# check_batch_graph's schedule: rows in order (the default mapping's
+# warp_edge(1, 1) adds a row's edges in no fixed order, so two graphs'
+# sums agree to rounding only)
+BATCH_SCHEDULE = "spmm_vec4(2)"
+
+
+def check_batch_graph(steps=12, seed=3):
+    """gop.BatchGraph on the GPU: after each load (the build replayed from
+    its CUDA graph) its arrays equal build_arrays' on the padded edges, and
+    copy_u_mean on it equals copy_u_mean on the batch's own graph on the
+    batch's rows, bit for bit; batches of changing sizes, the last one
+    empty. Returns the number of mismatches."""
+    import torch
+    import gop
+    from gop.graph import build_arrays, padded_edges
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    g = gop.BatchGraph(5000, 20000)
+    bad = 0
+    for step in range(steps):
+        n = 100 + 400 * step if step < steps - 1 else 7
+        e = 1500 * (step + 1) if step < steps - 1 else 0
+        ei = torch.randint(0, n, (2, e), device="cuda", generator=gen)
+        g.load(ei, n)
+        want, _ = build_arrays(padded_edges(ei, g.max_nodes, g.max_edges), g.num_nodes)
+        for k, t in want.items():
+            if not torch.equal(g._arrays[k], t):
+                print(f"PROBLEM: BatchGraph step {step}: {k} differs from build_arrays'")
+                bad += 1
+        x = torch.randn(n, 64, device="cuda", generator=gen)
+        y = gop.stdlib.copy_u_mean(g, g.node_rows(x), schedule=BATCH_SCHEDULE)[:n]
+        own = gop.Graph.from_edge_index(ei, n, device_build=True)
+        ref = gop.stdlib.copy_u_mean(own, x, schedule=BATCH_SCHEDULE)
+        if not torch.equal(y, ref):
+            print(f"PROBLEM: BatchGraph step {step}: copy_u_mean differs by "
+                  f"{(y - ref).abs().max().item():.3e}")
+            bad += 1
+    print(f"BatchGraph: {steps} loads checked, {bad} mismatches")
+    return bad
+
+
+def phase_capture(args):
+    """Mini-batch GraphSAGE through gop.train.CapturedBatches (the example's
+    --capture) against PyG's eager step on the same batches: losses and
+    step times; after check_batch_graph."""
+    rc = 1 if check_batch_graph() else 0
+    ex = example()
+    for bs, fan in ((1024, "10,10"), (4096, "15,10")):
+        out = os.path.join(args.out, f"capture-{bs}.json")
+        ex.main(["--graph", os.path.join(args.datasets, "ogbn-arxiv.mtx.gz"), "--device", "cuda",
+                 "--steps", str(args.steps), "--batch-size", str(bs), "--fanout", fan,
+                 "--check", "--capture", "--json", out])
+        with open(out) as f:
+            s = json.load(f)["summary"]
+        if s["max_loss_diff"] > 1e-3:
+            print(f"PROBLEM: captured, the losses differ from PyG's by up to "
+                  f"{s['max_loss_diff']:.2e}")
+            rc = 1
+        if s["kernels_compiled"]:
+            print(f"PROBLEM: {s['kernels_compiled']} kernels compiled during training")
+            rc = 1
+    return rc
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prepare", action="store_true")
@@ -409,6 +476,8 @@ def main():
         if s["kernels_compiled"]:
             print(f"PROBLEM: {s['kernels_compiled']} kernels compiled during training")
             rc = 1
+    if "capture" in phases:
+        rc |= phase_capture(args)
     if "profile" in phases:
         # not a default phase: cProfile slows Python down, so its step times
         # are not the train phase's; what it gives is where they go
