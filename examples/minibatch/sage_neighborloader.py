@@ -1,4 +1,4 @@
-"""GraphSAGE trained on PyG NeighborLoader mini-batches through gop's layers.
+"""GraphSAGE (or GCN) trained on PyG NeighborLoader mini-batches through gop's layers.
 
 Each step takes a sampled subgraph from torch_geometric.loader.NeighborLoader,
 builds its gop.Graph from the batch's edge_index and runs a two-layer
@@ -27,6 +27,8 @@ Options:
   --batch-size B    seed vertices a batch (default 1024)
   --fanout K,K      neighbours sampled per layer (default 10,10)
   --features F, --hidden H, --classes C   widths (default 128, 64, 16)
+  --model M         sage (two SAGEConv, mean; the default) or gcn (two
+                    GCNConv, normalised per batch as PyG's)
   --check           train PyG's SAGEConv with the same weights on the same
                     batches and report the largest loss difference and
                     PyG's step time against gop's (build + compute)
@@ -86,7 +88,19 @@ def synthetic(nv, features, classes, seed=0):
     return x, y
 
 
+CONVS = {"sage": gnn.SAGEConv, "gcn": gnn.GCNConv}
+
+
+def pyg_conv(model):
+    """PyG's layer of the same kind as gop's (same parameters)."""
+    from torch_geometric.nn import GCNConv, SAGEConv
+    return {"sage": SAGEConv, "gcn": GCNConv}[model]
+
+
 class SAGE(torch.nn.Module):
+    """Two layers of `conv` (gop's SAGEConv by default; any layer of the
+    same signature: GCNConv, PyG's own) with a ReLU between."""
+
     def __init__(self, features, hidden, classes, conv=gnn.SAGEConv):
         super().__init__()
         self.conv1 = conv(features, hidden)
@@ -226,9 +240,10 @@ def prepare(args):
     before = gop.cache_stats()["compiled"]
     for ei in ([[0, 1, 2], [1, 2, 0]], [[1, 0, 2], [0, 1, 2]]):
         g = gop.Graph.from_edge_index(np.array(ei), 3)
-        for c in (plan.sage(g, args.features, args.hidden, input_grad=False, train=True) +
-                  plan.sage(g, args.hidden, args.classes, input_grad=True, train=True)):
-            c.prepare()
+        for make in (plan.sage, plan.gcn):  # both models'
+            for c in (make(g, args.features, args.hidden, input_grad=False, train=True) +
+                      make(g, args.hidden, args.classes, input_grad=True, train=True)):
+                c.prepare()
     print(f"prepared: {gop.cache_stats()['compiled'] - before} kernels compiled into "
           f"{gop.cache_dir()}")
 
@@ -243,6 +258,7 @@ def main(argv=None):
     ap.add_argument("--features", type=int, default=128)
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--classes", type=int, default=16)
+    ap.add_argument("--model", choices=sorted(CONVS), default="sage")
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--host-build", action="store_true")
@@ -267,15 +283,15 @@ def main(argv=None):
           f"fanout {fanout}, from {sampler}, on {device}", flush=True)
 
     torch.manual_seed(0)
-    model = SAGE(args.features, args.hidden, args.classes).to(device)
+    model = SAGE(args.features, args.hidden, args.classes, CONVS[args.model]).to(device)
     if args.capture and (device.type != "cuda" or args.profile):
         raise SystemExit("--capture: CUDA graphs need --device cuda (and not --profile)")
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, capturable=args.capture)
     run = captured_run(model, opt, args.batch_size) if args.capture else None
     ref = ref_opt = None
     if args.check:
-        from torch_geometric.nn import SAGEConv
-        ref = SAGE(args.features, args.hidden, args.classes, SAGEConv).to(device)
+        conv = pyg_conv(args.model)
+        ref = SAGE(args.features, args.hidden, args.classes, conv).to(device)
         ref.load_state_dict(model.state_dict())
         # the same Adam as gop's: capturable=True computes its bias
         # corrections on the device, in float32, and the two step for step
@@ -283,7 +299,7 @@ def main(argv=None):
         ref_opt = torch.optim.Adam(ref.parameters(), lr=args.lr, capturable=args.capture)
         if args.capture:
             # PyG's step is timed with the Adam it runs by default
-            fast = SAGE(args.features, args.hidden, args.classes, SAGEConv).to(device)
+            fast = SAGE(args.features, args.hidden, args.classes, conv).to(device)
             fast.load_state_dict(model.state_dict())
             fast_opt = torch.optim.Adam(fast.parameters(), lr=args.lr)
 
@@ -295,12 +311,14 @@ def main(argv=None):
     compiled0 = gop.cache_stats()["compiled"]
     it = iter(loader)
     for step in range(args.steps):
+        t_sample = time.perf_counter()
         try:
             batch = next(it)
         except StopIteration:
             it = iter(loader)
             batch = next(it)
         batch = batch.to(device)
+        sample_ms = (time.perf_counter() - t_sample) * 1e3  # the loader's (and the copy's)
         sync(device)
         if prof_gop and step:
             prof_gop.enable()
@@ -326,6 +344,7 @@ def main(argv=None):
         if prof_gop and step:
             prof_gop.disable()
         row = {"step": step, "nodes": int(batch.num_nodes), "edges": int(batch.edge_index.size(1)),
+               "sample_ms": sample_ms,
                "build_ms": (t_compute - t_build) * 1e3, "compute_ms": (t_end - t_compute) * 1e3,
                "loss": loss.item(), "csr_edges": bool(g.info["csr_edges"]),
                "device_built": g.device_built}
@@ -392,12 +411,13 @@ def main(argv=None):
     compiled = gop.cache_stats()["compiled"] - compiled0
     warm = rows[1:] if len(rows) > 1 else rows  # the first step loads the kernels
     summary = {
-        "graph": args.graph, "device": str(device), "sampler": sampler,
+        "graph": args.graph, "model": args.model, "device": str(device), "sampler": sampler,
         "gpu": torch.cuda.get_device_name() if device.type == "cuda" else None,
         "steps": len(rows), "batch_size": args.batch_size, "fanout": fanout,
         "median_build_ms": float(np.median([r["build_ms"] for r in warm])),
         "median_compute_ms": float(np.median([r["compute_ms"] for r in warm])),
         "mean_edges": float(np.mean([r["edges"] for r in rows])),
+        "median_sample_ms": float(np.median([r["sample_ms"] for r in warm])),
         "kernels_compiled": compiled,
         "captures": rows[-1].get("captures", 0),
         "first_loss": rows[0]["loss"], "last_loss": rows[-1]["loss"],

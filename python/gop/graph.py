@@ -556,6 +556,19 @@ def padded_edges(edge_index, max_nodes, max_edges):
     return out
 
 
+def gcn_norm_into(src, dst, w, s):
+    """Graph.gcn_norm with torch on the arcs' device, into w [E] and s [V]
+    (float32, in place; no synchronisation): the degrees count in-edges
+    that are not self-loops plus one, in float64 as the host's, so that the
+    result is the host's bit for bit."""
+    import torch
+    loop = src == dst
+    deg = torch.ones(s.numel(), dtype=torch.float64, device=s.device)
+    deg.index_add_(0, dst.long(), (~loop).to(torch.float64))
+    w.copy_(torch.where(loop, 0.0, 1.0 / torch.sqrt(deg[src.long()] * deg[dst.long()])))
+    s.copy_(1.0 / deg)
+
+
 def check_batch(edge_index, num_nodes, max_nodes, max_edges, check=True):
     """BatchGraph.load's checks of a batch: (num_nodes, edges) as ints, or
     the error (TypeError, ValueError for what is not a batch at all,
@@ -652,6 +665,9 @@ class BatchGraph(Graph):
         arrays["src"], arrays["dst"] = self._edges[0], self._edges[1]
         stats["csr_edges"] = False  # a batch's edge ids need not be in CSR order
         self._arrays, self._bounds = arrays, torch.arange(nv + 1, dtype=torch.int32, device=dev)
+        # GCN's normalisation of the loaded batch (gcn_weights), rebuilt with the index
+        self._gcn = (torch.zeros(max_edges, dtype=torch.float32, device=dev),
+                     torch.ones(nv, dtype=torch.float32, device=dev))
         self._cuda_graph, self._capture = None, bool(capture)
         with _lock:
             super().__init__(_adopt(arrays, stats, name), name, owned=True)
@@ -705,6 +721,7 @@ class BatchGraph(Graph):
             a[f"{side}_eid"].copy_(order)
             a[nbr].copy_(ids)
             a[f"{side}_deg"].copy_(deg)
+        gcn_norm_into(src, dst, *self._gcn)
 
     def _rows(self, what, t, out, fill, count, total):
         import torch
@@ -739,6 +756,13 @@ class BatchGraph(Graph):
         """The loaded batch's edges, [2, batch_edges] int64 NumPy (a copy)."""
         return self._edges[:, :self.batch_edges].cpu().long().numpy()
 
+    def gcn_weights(self):
+        """GCN's normalisation of the loaded batch, as Graph.gcn_norm's (W,
+        S) but as float32 tensors on the graph's device, rewritten in place
+        by each load (so a captured step reads the batch's): W [num_edges]
+        (0 on self-loops, pad edges included), S [num_nodes]."""
+        return self._gcn
+
     def _per_batch(self, what):
         raise GopError(f"BatchGraph: {what} would be made from one batch's edges and kept, "
                        f"but a BatchGraph's edges change with each load; add self-loops to "
@@ -746,7 +770,7 @@ class BatchGraph(Graph):
                        f"Graph.from_edge_index")
 
     def gcn_norm(self):
-        self._per_batch("gcn_norm")
+        self._per_batch("gcn_norm (gcn_weights() gives the loaded batch's, on the GPU)")
 
     def with_self_loops(self):
         self._per_batch("with_self_loops")

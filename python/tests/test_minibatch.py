@@ -150,6 +150,34 @@ class Padded(unittest.TestCase):
             self.assertTrue(torch.equal(gop.stdlib.u_mul_e_sum(padded, xp, wp)[:n],
                                         gop.stdlib.u_mul_e_sum(own, x, w)))
 
+    def test_gcn_norm_on_the_device_path(self):
+        # BatchGraph.gcn_weights' computation (gcn_norm_into) on CPU
+        # tensors: the host's gcn_norm of the padded graph, bit for bit
+        from gop.graph import gcn_norm_into, padded_edges
+        ei = self.batch(60, 400, 8)
+        ei[:, ::7] = ei[0, ::7]  # self-loops too
+        p = padded_edges(ei, 80, 500)
+        nv = 80 + gop.graph.batch_pad_rows(500)
+        w, s = torch.empty(500), torch.empty(nv)
+        gcn_norm_into(p[0], p[1], w, s)
+        hw, hs = gop.Graph.from_edge_index(p, nv).gcn_norm()
+        self.assertTrue(torch.equal(w, torch.from_numpy(hw)))
+        self.assertTrue(torch.equal(s, torch.from_numpy(hs)))
+        self.assertTrue(torch.equal(w[400:], torch.zeros(100)))  # pad edges: self-loops
+
+    def test_example_gcn_matches_pyg(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "run.json")
+            rc = example().main(["--graph", "grid:20x20", "--device", "cpu", "--steps", "3",
+                                 "--batch-size", "32", "--fanout", "4,3", "--features", "16",
+                                 "--hidden", "8", "--classes", "4", "--model", "gcn",
+                                 "--check", "--json", out])
+            self.assertEqual(rc, 0)
+            with open(out) as f:
+                s = json.load(f)["summary"]
+        self.assertEqual(s["model"], "gcn")
+        self.assertLess(s["max_loss_diff"], 1e-4)
+
     def test_checks(self):
         from gop.graph import check_batch
         ei = self.batch(30, 100, 6)

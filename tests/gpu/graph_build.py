@@ -329,6 +329,13 @@ def check_batch_graph(steps=12, seed=3):
             if not torch.equal(g._arrays[k], t):
                 print(f"PROBLEM: BatchGraph step {step}: {k} differs from build_arrays'")
                 bad += 1
+        hw, hs = gop.Graph.from_edge_index(padded_edges(ei, g.max_nodes, g.max_edges).cpu(),
+                                           g.num_nodes).gcn_norm()
+        w, s = g.gcn_weights()
+        if not (torch.equal(w.cpu(), torch.from_numpy(hw)) and
+                torch.equal(s.cpu(), torch.from_numpy(hs))):
+            print(f"PROBLEM: BatchGraph step {step}: gcn_weights differ from the host's gcn_norm")
+            bad += 1
         x = torch.randn(n, 64, device="cuda", generator=gen)
         y = gop.stdlib.copy_u_mean(g, g.node_rows(x), schedule=BATCH_SCHEDULE)[:n]
         own = gop.Graph.from_edge_index(ei, n, device_build=True)
@@ -347,11 +354,12 @@ def phase_capture(args):
     step times; after check_batch_graph."""
     rc = 1 if check_batch_graph() else 0
     ex = example()
-    for bs, fan in ((1024, "10,10"), (4096, "15,10")):
-        out = os.path.join(args.out, f"capture-{bs}.json")
+    for model, bs, fan in (("sage", 1024, "10,10"), ("sage", 4096, "15,10"),
+                           ("gcn", 1024, "10,10")):
+        out = os.path.join(args.out, f"capture-{model}-{bs}.json")
         ex.main(["--graph", os.path.join(args.datasets, "ogbn-arxiv.mtx.gz"), "--device", "cuda",
                  "--steps", str(args.steps), "--batch-size", str(bs), "--fanout", fan,
-                 "--check", "--capture", "--json", out])
+                 "--model", model, "--check", "--capture", "--json", out])
         with open(out) as f:
             s = json.load(f)["summary"]
         if s["max_loss_diff"] > 1e-3:
