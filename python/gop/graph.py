@@ -612,7 +612,7 @@ class BatchGraph(Graph):
     place, with each mini-batch's: the same device arrays and the same
     runs serve every batch, so a training step over it can be captured
     into a CUDA graph once and replayed for every later batch
-    (gop.train.CapturedBatches does both; docs/minibatch.md).
+    (gop.train.CapturedBatches does both; docs/graph-format.md, "Captured mini-batches").
 
         g = gop.BatchGraph(max_nodes=12_000, max_edges=12_000)
         g.load(batch.edge_index, batch.num_nodes)     # in the current stream

@@ -31,7 +31,7 @@ over a gop.BatchGraph, a graph of fixed capacity whose edges each batch
 replaces in place: CapturedBatches keeps the graph and static input
 buffers, captures the step at the first batch and replays it for every
 later one, capturing again, larger, when a batch outgrows them
-(docs/minibatch.md):
+(docs/graph-format.md, "Captured mini-batches"):
 
     run = gop.train.CapturedBatches(
         lambda g, x, y: sage_step(g, x, y), optimizer=opt, model=model,
