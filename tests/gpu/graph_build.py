@@ -37,9 +37,9 @@
           where a step's Python time goes, gop's and PyG's; not a default
           phase (cProfile slows the Python it watches); OUT/train.prof.
 
---phases picks some (default build,tables,gopc,index64,train; capture
-(gop.BatchGraph against build_arrays, and mini-batch training through
-gop.train.CapturedBatches against PyG) and profile on request; --skip
+--phases picks some (default build,tables,gopc,index64,train,capture;
+capture: gop.BatchGraph against build_arrays, and mini-batch training
+through gop.train.CapturedBatches against PyG; profile on request; --skip
 leaves some out). --prepare (here, no GPU needed) compiles the kernels the
 Python parts run into $GOP_CACHE_DIR. Writes OUT/graph_build.json,
 OUT/tables.json, OUT/gopc.json, OUT/index64.json and OUT/train.json."""
@@ -380,7 +380,7 @@ def main():
     ap.add_argument("--scales", default="18,20,22")
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--skip", default="", help="phases left out")
-    ap.add_argument("--phases", default="build,tables,gopc,index64,train")
+    ap.add_argument("--phases", default="build,tables,gopc,index64,train,capture")
     ap.add_argument("--carry", default=None, help="the carry folder (gopc, packs/)")
     ap.add_argument("--rmat26", action="store_true", help="gopc phase: R-MAT 26 too")
     args = ap.parse_args()

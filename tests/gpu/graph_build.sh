@@ -16,7 +16,10 @@
 #            spmm_groups(32, 2); R-MAT 20, 22, ogbn-arxiv; F = 64);
 #   train    GraphSAGE on 60 mini-batches of ogbn-arxiv
 #            (examples/minibatch/sage_neighborloader.py), time per step split
-#            into graph build and compute, losses against PyG's.
+#            into graph build and compute, losses against PyG's;
+#   capture  gop.BatchGraph's arrays after each load against build_arrays,
+#            and GraphSAGE (1,024 and 4,096 seeds) and GCN trained through
+#            gop.train.CapturedBatches (one CUDA graph a step) against PyG.
 # About five minutes on an H100 with every phase but R-MAT 26.
 #
 # CARRY is what `tests/gpu/graph_build.sh --prepare` made here (.carry/gbuild,
@@ -24,7 +27,7 @@
 # none; SQLite linked in), python/kernels/ (the packs the Python phases
 # run), packs/ (copy_u_sum for gopc, 32- and 64-bit) and datasets/ (the
 # smaller shared graphs and ogbn-arxiv). Writes OUT/graph_build.log and
-# OUT/{graph_build,tables,gopc,index64,train}.json. GOP_GBUILD_ARGS passes
+# OUT/{graph_build,tables,gopc,index64,train,capture-*}.json. GOP_GBUILD_ARGS passes
 # more options (--phases tables,index64; --skip train; --scales 18,20;
 # --steps 30; --rmat26).
 if [ "${1:-}" = --prepare ]; then
