@@ -354,11 +354,14 @@ def phase_capture(args):
     step times; after check_batch_graph."""
     rc = 1 if check_batch_graph() else 0
     ex = example()
-    for model, bs, fan in (("sage", 1024, "10,10"), ("sage", 4096, "15,10"),
-                           ("gcn", 1024, "10,10")):
-        out = os.path.join(args.out, f"capture-{model}-{bs}.json")
-        ex.main(["--graph", os.path.join(args.datasets, "ogbn-arxiv.mtx.gz"), "--device", "cuda",
-                 "--steps", str(args.steps), "--batch-size", str(bs), "--fanout", fan,
+    arxiv = os.path.join(args.datasets, "ogbn-arxiv.mtx.gz")
+    for model, bs, fan, graph in (("sage", 1024, "10,10", arxiv), ("sage", 4096, "15,10", arxiv),
+                                  ("gcn", 1024, "10,10", arxiv),
+                                  ("sage", 1024, "10,10", "rmat:21:16")):
+        name = "" if graph == arxiv else "-" + graph.replace(":", "-")
+        out = os.path.join(args.out, f"capture-{model}-{bs}{name}.json")
+        ex.main(["--graph", graph, "--device", "cuda", "--steps", str(args.steps),
+                 "--batch-size", str(bs), "--fanout", fan,
                  "--model", model, "--check", "--capture", "--json", out])
         with open(out) as f:
             s = json.load(f)["summary"]
