@@ -12,6 +12,7 @@ training loop that builds a graph per mini-batch holds one at a time
 (docs/graph-format.md).
 """
 import ctypes
+import itertools
 import os
 import weakref
 
@@ -21,6 +22,15 @@ from ._lib import lib
 
 
 _kept = [0]  # graphs _release could not free (tests read it)
+# every Graph by its key (Graph._torch_key, "g1", "g2", ...: gop.torch_ops
+# passes graphs to custom operators as these strings), held weakly
+_by_key = weakref.WeakValueDictionary()
+_next_key = itertools.count(1)
+
+
+def graph_by_key(key):
+    """The live gop.Graph whose _torch_key is `key`, else None."""
+    return _by_key.get(key)
 
 # Graph.from_edge_index builds a CUDA edge_index of at least this many edges
 # on the GPU, and a smaller one on the host (one copy of the edges to the
@@ -352,6 +362,8 @@ class Graph:
         self.name = name
         self.device_built = False  # from_device_arrays: adopted GPU arrays
         self._memo = {}  # derived arrays (GCN weights, self-loop graph ...)
+        self._torch_key = f"g{next(_next_key)}"
+        _by_key[self._torch_key] = self
 
     @classmethod
     def open(cls, spec):

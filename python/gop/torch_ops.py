@@ -7,7 +7,8 @@ the compiled graph instead, with what the compiler needs to know of it:
 * `torch.ops.gop.<name>(graph, schedule, ext, *tensors)`: the forward,
   for every operator of the standard library and of gop.layers (registered
   when this module is imported) and of any library passed to register().
-  `graph` is the int key of a gop.Graph (graph_key), `schedule` the call's
+  `graph` is the key of a gop.Graph (graph_key: a string, which dynamo
+  keeps constant where it would make a recompiled int dynamic), `schedule` the call's
   schedule= (None: the default mapping), `ext` the operator's extents in
   the order of Operator.extents. Its kernel is the ordinary call: CUDA
   tensors on the GPU in the current stream, CPU tensors on the interpreter.
@@ -39,15 +40,13 @@ widths may be dynamic.
 import collections
 import itertools
 import re
-import weakref
 
 import torch
 
 from . import core
+from .graph import graph_by_key
 
 _lib = torch.library.Library("gop", "FRAGMENT")
-_graphs = weakref.WeakValueDictionary()  # key -> gop.Graph
-_keys = itertools.count(1)
 _names = {}  # torch name -> Operator
 _taken = set()
 
@@ -56,20 +55,16 @@ _TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloa
                  "f64": torch.float64}
 
 
-@torch._dynamo.assume_constant_result
 def graph_key(graph):
-    """The int that stands for `graph` in custom-operator calls (the same
-    for the object's life; it is registered weakly). Under torch.compile it
-    runs eagerly and the compiled code is guarded on the graph object."""
-    k = graph.__dict__.get("_torch_key")
-    if k is None:
-        k = graph._torch_key = next(_keys)
-        _graphs[k] = graph
-    return k
+    """The string that stands for `graph` in custom-operator calls: the key
+    every gop.Graph gets when it is made (gop.graph.graph_by_key finds it
+    again, weakly). Under torch.compile it is an attribute read, so the
+    compiled code is guarded on it: another graph recompiles."""
+    return graph._torch_key
 
 
 def _graph(key):
-    g = _graphs.get(key)
+    g = graph_by_key(key)
     if g is None:
         raise core.GopError(f"gop: graph key {key} names no live gop.Graph (keys come from "
                             f"gop.torch_ops.graph_key)")
@@ -124,8 +119,8 @@ def _define(op, name):
                     for s in op.inputs)
     outs = ("Tensor" if len(op.outputs) == 1 else
             "(" + ", ".join("Tensor" for _ in op.outputs) + ")")
-    _lib.define(f"{name}(int graph, str? schedule, SymInt[] ext, {ins}) -> {outs}")
-    _lib.define(f"{name}_backward(int graph, str? schedule, SymInt[] ext, str wrt, "
+    _lib.define(f"{name}(str graph, str? schedule, SymInt[] ext, {ins}) -> {outs}")
+    _lib.define(f"{name}_backward(str graph, str? schedule, SymInt[] ext, str wrt, "
                 f"Tensor?[] inputs, Tensor?[] outputs, Tensor?[] adjoints) -> Tensor[]")
     qual, bqual = f"gop::{name}", f"gop::{name}_backward"
 
@@ -216,15 +211,17 @@ def _define(op, name):
 
 
 @torch._dynamo.assume_constant_result
-def _signature(op):
-    """(torch name, where each extent is read: (input, dimension) or None),
-    made eagerly under torch.compile (registering the operator)."""
-    name = op.__dict__.get("_torch_name") or register(op)
+def _signature(name):
+    """Where each extent of the operator registered as `name` is read:
+    (input, dimension) or None; made eagerly under torch.compile. (The
+    functions run eagerly take constants only (names, keys, numbers):
+    PyTorch 2.11's dynamo refuses an object such as a gop.Graph there.)"""
+    op = _names[name]
     where = []
     for e in op.extents:
         at = [(i, d) for i, s in enumerate(op.inputs) for d, x in enumerate(s.dims) if x == e]
         where.append(at[0] if at else None)
-    return name, tuple(where)
+    return tuple(where)
 
 
 def call(op, graph, *tensors, schedule=None, **given):
@@ -233,7 +230,8 @@ def call(op, graph, *tensors, schedule=None, **given):
     backward. `op` is an Operator (registered on first use); an extent no
     input shows (F of an operator whose inputs are all on edges) is given
     by name. The shapes are checked by the ordinary call (the kernel)."""
-    name, where = _signature(op)
+    name = getattr(op, "_torch_name", None) or register(op)
+    where = _signature(name)
     if len(tensors) != len(op.inputs):
         raise TypeError(f"{op.name} takes {len(op.inputs)} input(s), got {len(tensors)}")
     ext = []
@@ -253,13 +251,17 @@ class Planned(collections.namedtuple("Planned", "name graph schedule ext linear_
     extents in the operator's order, and SAGEConv's linear_first."""
 
 
-@torch._dynamo.assume_constant_result
 def plan(fn, graph, *args):
     """The one gop.plan.Call of fn(graph, *args) (a gop.plan function) as a
     Planned, made eagerly under torch.compile: the self-loop graph, the
     schedule choice and the operator's registration happen once, outside
-    the compiled code, which is guarded on the graph object."""
-    c, = fn(graph, *args)
+    the compiled code, which is guarded on the graph's key."""
+    return _plan(fn, graph_key(graph), *args)
+
+
+@torch._dynamo.assume_constant_result
+def _plan(fn, key, *args):
+    c, = fn(_graph(key), *args)
     name = c.op.__dict__.get("_torch_name") or register(c.op)
     return Planned(name, graph_key(c.graph), c.schedule,
                    tuple(c.ext[e] for e in c.op.extents), c.linear_first)
@@ -271,12 +273,16 @@ def run(p, *tensors):
     return getattr(torch.ops.gop, p.name)(p.graph, p.schedule, list(p.ext), *tensors)
 
 
-@torch._dynamo.assume_constant_result
 def graph_tensor(fn, graph, device, i):
     """fn(graph, device)[i], a tensor derived from the graph alone (GCN's
     normalisation), made eagerly under torch.compile: a constant of the
     compiled code."""
-    return fn(graph, device)[i]
+    return _graph_tensor(fn, graph_key(graph), device, i)
+
+
+@torch._dynamo.assume_constant_result
+def _graph_tensor(fn, key, device, i):
+    return fn(_graph(key), device)[i]
 
 
 register(core.stdlib)
