@@ -68,18 +68,24 @@ def as_graph(graph, num_nodes=None):
 
 def gcn_norm(graph, device):
     """Graph.gcn_norm's (W, S) as float32 tensors on `device`, made once
-    (while torch.compile traces: eagerly, as constants of the compiled code)."""
+    and kept in the graph's memo (a BatchGraph's: its gcn_weights); while
+    torch.compile traces, made eagerly and read from there as inputs of
+    the compiled graph."""
     if _compiling():
+        # made eagerly, then read from where _gcn_norm keeps them: inputs of
+        # the compiled graph (a BatchGraph's change with each load)
         from . import torch_ops
-        return torch_ops.graph_tensor(_gcn_norm, graph, device, 0), \
-            torch_ops.graph_tensor(_gcn_norm, graph, device, 1)
+        torch_ops.eager(_gcn_norm, graph, str(device))
+        if hasattr(graph, "gcn_weights"):
+            return graph.gcn_weights()
+        return graph._memo[("gcn_norm_t", str(device))]
     return _gcn_norm(graph, device)
 
 
 def _gcn_norm(graph, device):
     if hasattr(graph, "gcn_weights"):  # a BatchGraph: the loaded batch's, in place
         w, s = graph.gcn_weights()
-        if w.device != torch.device(device):
+        if w.device != torch.device(device) and str(w.device) != str(device):
             raise ValueError(f"GCNConv: the BatchGraph is on {w.device}, the input on {device}")
         return w, s
     key = ("gcn_norm_t", str(device))

@@ -29,7 +29,7 @@ layers on a gop.Graph compiles with fullgraph=True, with no graph break.
 What needs gop's C library rather than tensors (a graph's key, an
 operator's registration, a layer's plan with its schedule choice and
 self-loop graph, GCN's normalisation weights) runs eagerly even while
-dynamo traces: graph_key, plan and graph_tensor are
+dynamo traces: plan and eager are
 torch._dynamo.assume_constant_result functions, whose results are
 constants of the compiled code and whose object arguments (the graph, the
 operator) are guarded by identity, so another gop.Graph recompiles. An
@@ -273,19 +273,24 @@ def run(p, *tensors):
     return getattr(torch.ops.gop, p.name)(p.graph, p.schedule, list(p.ext), *tensors)
 
 
-def graph_tensor(fn, graph, device, i):
-    """fn(graph, device)[i], a tensor derived from the graph alone (GCN's
-    normalisation), made eagerly under torch.compile: a constant of the
-    compiled code."""
-    return _graph_tensor(fn, graph_key(graph), device, i)
+def eager(fn, graph, *args):
+    """Runs fn(graph, *args) eagerly, also while torch.compile traces, for
+    what it leaves on the graph (GCN's normalisation in its memo): the
+    traced code then reads that as ordinary tensors, inputs of the compiled
+    graph guarded on the graph object. (A function under
+    assume_constant_result that returned the tensors themselves made them
+    constants named after the function, which PyTorch 2.11's inductor
+    refuses twice in one graph.) args must be constants (numbers, strings)."""
+    _eager(fn, graph_key(graph), *args)
 
 
 @torch._dynamo.assume_constant_result
-def _graph_tensor(fn, key, device, i):
-    return fn(_graph(key), device)[i]
+def _eager(fn, key, *args):
+    fn(_graph(key), *args)
+    return True
 
 
 register(core.stdlib)
 register(core.layers)
 
-__all__ = ["Planned", "call", "graph_key", "graph_tensor", "plan", "register", "run"]
+__all__ = ["Planned", "call", "eager", "graph_key", "plan", "register", "run"]
