@@ -367,6 +367,42 @@ def run_gop_compiled(torch, row, fresh, g, x, edge_index, y, args, ref_losses):
           flush=True)
 
 
+def profile_models(torch, models, g, x, y, out_dir, steps=5):
+    """--profile: torch.profiler over `steps` training steps of gop.nn's
+    twin of each model, eager and under torch.compile (default mode: the
+    kernels are visible, not one CUDA-graph launch), after 3 steps of
+    warm-up; the 25 kernels of most GPU time printed and written to
+    OUT/profile-MODEL-MODE.txt."""
+    from torch.nn import functional as F
+    from torch.profiler import ProfilerActivity, profile
+    for name in models:
+        for mode in ("eager", "compiled"):
+            _reset_compiled(torch)
+            m = build_gop(torch, name).cuda()
+            if mode == "compiled":
+                m = torch.compile(m, fullgraph=True)
+            opt = torch.optim.Adam(m.parameters(), lr=0.01)
+
+            def step():
+                opt.zero_grad(set_to_none=True)
+                F.cross_entropy(m(x, g), y).backward()
+                opt.step()
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(steps):
+                    step()
+                torch.cuda.synchronize()
+            table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25,
+                                              max_name_column_width=70)
+            text = f"{name} {mode}: {steps} steps\n{table}"
+            print(text, flush=True)
+            os.makedirs(out_dir, exist_ok=True)
+            with open(os.path.join(out_dir, f"profile-{name}-{mode}.txt"), "w") as f:
+                f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prepare", action="store_true")
@@ -379,6 +415,9 @@ def main():
     ap.add_argument("--deadline", type=float, default=120.0,
                     help="seconds into the run after which torch.compile is not tried")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    ap.add_argument("--profile", action="store_true",
+                    help="only torch.profiler's kernel tables of gop.nn's twins, eager and "
+                         "compiled")
     ap.add_argument("--gop-compiled", action="store_true",
                     help="also gop.nn's twin models eager and under torch.compile "
                          "(reduce-overhead), PyG under reduce-overhead, and inference")
@@ -402,6 +441,9 @@ def main():
     x = torch.randn(g.num_nodes, FIN, generator=gen).to(dev)
     y = torch.randint(0, CLASSES, (g.num_nodes,), generator=gen).to(dev)
     results["graph_info"] = {"nodes": g.num_nodes, "edges": g.num_edges}
+    if args.profile:
+        profile_models(torch, models, g, x, y, args.out)
+        return 0
     rows, makers = [], []
     for m in models:
         t0 = time.time()
