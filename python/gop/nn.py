@@ -142,7 +142,10 @@ class GCNConv(nn.Module):
     cost model and tuner cover) and the self-loop term in torch; fused=True
     with layers.gcn_propagate (aggregation and self-loop term in one
     operator, under its default schedule: 0.79x PyG on ogbn-arxiv on an
-    H100, against 5.99x unfused; bench/results/2026-11-25-H100-python)."""
+    H100, against 5.99x unfused; bench/results/2026-11-25-H100-python).
+    Unfused, a widening layer (out_channels > in_channels) aggregates x
+    before the linear map, as SAGEConv does: half the gather of 128 -> 256,
+    and no aggregation in the backward when x needs no gradient."""
 
     def __init__(self, in_channels, out_channels, bias=True, schedule=None, fused=False):
         super().__init__()
@@ -161,13 +164,19 @@ class GCNConv(nn.Module):
         g = as_graph(graph, x.size(0))
         c = _plan(plan.gcn, g, self.in_channels, self.out_channels, self.fused,
                   self.schedule, x.requires_grad, self.training)
-        h = self.lin(x).contiguous()
-        w, s = gcn_norm(g, h.device)
-        if self.fused:
-            y = _run(c, h, h, w, s)
+        w, s = gcn_norm(g, x.device)
+        if c.linear_first:
+            h = self.lin(x).contiguous()
+            if self.fused:
+                y = _run(c, h, h, w, s)
+            else:
+                y = _run(c, h, w)
+                y = torch.addcmul(y, s.view(-1, 1), h)
         else:
-            y = _run(c, h, w)
-            y = torch.addcmul(y, s.view(-1, 1), h)
+            # widening: aggregate x, then the linear map (PyG maps first;
+            # equal up to rounding)
+            x = x.contiguous()
+            y = self.lin(torch.addcmul(_run(c, x, w), s.view(-1, 1), x))
         return y + self.bias if self.bias is not None else y
 
 

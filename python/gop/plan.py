@@ -82,14 +82,21 @@ def _needs(train, input_grad):
 
 def gcn(graph, in_channels, out_channels, fused=False, schedule=None, input_grad=False,
         train=True):
-    """GCNConv: the aggregation of lin(x) (width out_channels), which
-    requires a gradient when the weights or the input do."""
+    """GCNConv: the normalised aggregation commutes with the linear map,
+    so the narrower side is aggregated, as for SAGEConv: lin(x) when
+    out_channels < in_channels (its input requires a gradient when the
+    weights or x do), else x itself (a gradient only when x needs one: a
+    first layer's aggregation then has no backward at all). fused: lin(x)
+    through layers.gcn_propagate."""
     need = _needs(train, input_grad)
     if fused:
         return [Call(core.layers.gcn_propagate, graph, {"F": out_channels},
-                     ("H", "Hd") if need else (), schedule)]
-    return [Call(core.stdlib.u_mul_e_sum, graph, {"F": out_channels},
-                 ("X",) if need else (), schedule)]
+                     ("H", "Hd") if need else (), schedule, linear_first=True)]
+    if out_channels < in_channels:
+        return [Call(core.stdlib.u_mul_e_sum, graph, {"F": out_channels},
+                     ("X",) if need else (), schedule, linear_first=True)]
+    return [Call(core.stdlib.u_mul_e_sum, graph, {"F": in_channels},
+                 ("X",) if input_grad else (), schedule)]
 
 
 def sage(graph, in_channels, out_channels, aggr="mean", schedule=None, input_grad=False,

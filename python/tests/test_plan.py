@@ -77,8 +77,14 @@ class Plan(unittest.TestCase):
         self.assertEqual(k[1][2], {"F": 16})
         # the width decides: F = 1 and F = 64 may differ, each resolved at its own
         for F in (1, 64):
-            c1, = plan.gcn(G, 64, F, schedule="auto")
+            c1, = plan.gcn(G, 64, F, schedule="auto", input_grad=True)
             self.assertEqual(c1.kernels()[1][1], d.choose_schedule(G, F)[0])
+        # a widening GCN layer aggregates its input (the narrower side):
+        # no gradient when the input needs none, the linear map after
+        c2, = plan.gcn(G, 16, 64)
+        self.assertEqual((c2.ext, c2.wrt, c2.linear_first), ({"F": 16}, (), False))
+        c2, = plan.gcn(G, 64, 16)
+        self.assertEqual((c2.ext, c2.wrt, c2.linear_first), ({"F": 16}, ("X",), True))
         # the default mapping, asked for
         self.assertEqual([x[1] for x in c.kernels(None)], [None, None])
         # a named schedule is the forward's; its backward runs the default

@@ -72,8 +72,18 @@ def calls(model):
     }[model]
 
 
-def plan_calls(model, g):
-    for op, on, ext, wrt in calls(model):
+def twin_calls(model):
+    """calls(model) as gop.nn's twin makes them (--gop-compiled): its
+    GCNConv aggregates a widening layer's input, at FIN and without a
+    gradient, where PyG's (and so accelerate's) maps first."""
+    if model == "gcn":
+        return [(gop.stdlib.u_mul_e_sum, "graph", {"F": FIN}, ()),
+                (gop.stdlib.u_mul_e_sum, "graph", {"F": CLASSES}, ("X",))]
+    return calls(model)
+
+
+def plan_calls(model, g, make=None):
+    for op, on, ext, wrt in (make or calls)(model):
         gg = g.with_self_loops() if on == "self_loops" else g
         for s in SCHEDULES:
             yield plan.Call(op, gg, ext, wrt, s)
@@ -83,7 +93,7 @@ def prepare(graph_path, models):
     g = gop.Graph.open(graph_path)
     n = 0
     for m in models:
-        for c in plan_calls(m, g):
+        for c in list(plan_calls(m, g)) + list(plan_calls(m, g, twin_calls)):
             c.prepare()
             n += 1
             for name, s, ext in c.kernels():
