@@ -27,8 +27,9 @@ Options:
   --batch-size B    seed vertices a batch (default 1024)
   --fanout K,K      neighbours sampled per layer (default 10,10)
   --features F, --hidden H, --classes C   widths (default 128, 64, 16)
-  --model M         sage (two SAGEConv, mean; the default) or gcn (two
-                    GCNConv, normalised per batch as PyG's)
+  --model M         sage (two SAGEConv, mean; the default), gcn (two
+                    GCNConv, normalised per batch as PyG's) or gat (two
+                    GATConv of one head, self-loops as PyG's)
   --check           train PyG's SAGEConv with the same weights on the same
                     batches and report the largest loss difference and
                     PyG's step time against gop's (build + compute)
@@ -88,13 +89,13 @@ def synthetic(nv, features, classes, seed=0):
     return x, y
 
 
-CONVS = {"sage": gnn.SAGEConv, "gcn": gnn.GCNConv}
+CONVS = {"sage": gnn.SAGEConv, "gcn": gnn.GCNConv, "gat": gnn.GATConv}
 
 
 def pyg_conv(model):
     """PyG's layer of the same kind as gop's (same parameters)."""
-    from torch_geometric.nn import GCNConv, SAGEConv
-    return {"sage": SAGEConv, "gcn": GCNConv}[model]
+    from torch_geometric.nn import GATConv, GCNConv, SAGEConv
+    return {"sage": SAGEConv, "gcn": GCNConv, "gat": GATConv}[model]
 
 
 class SAGE(torch.nn.Module):
@@ -240,7 +241,7 @@ def prepare(args):
     before = gop.cache_stats()["compiled"]
     for ei in ([[0, 1, 2], [1, 2, 0]], [[1, 0, 2], [0, 1, 2]]):
         g = gop.Graph.from_edge_index(np.array(ei), 3)
-        for make in (plan.sage, plan.gcn):  # both models'
+        for make in (plan.sage, plan.gcn, plan.gat):  # every model'
             for c in (make(g, args.features, args.hidden, input_grad=False, train=True) +
                       make(g, args.hidden, args.classes, input_grad=True, train=True)):
                 c.prepare()

@@ -619,7 +619,74 @@ def check_batch(edge_index, num_nodes, max_nodes, max_edges, check=True):
     return n, e
 
 
-class BatchGraph(Graph):
+def self_loop_edges(edges, pad, num_nodes, out=None):
+    """The edge list of a BatchGraph's with_self_loops(), from its padded
+    edges [2, E] (int32) and pad edges `pad` [2, E]: its own self-loops
+    turned into the pad edge of their position (PyG's remove_self_loops:
+    pad edges reach pad vertices only), then one self-loop on every vertex
+    0..num_nodes-1 (add_self_loops): [2, E + num_nodes], into `out` when
+    given (in place, no synchronisation)."""
+    import torch
+    e = edges.size(1)
+    if out is None:
+        out = torch.empty((2, e + num_nodes), dtype=torch.int32, device=edges.device)
+    loop = edges[0] == edges[1]
+    torch.where(loop, pad, edges, out=out[:, :e])
+    out[:, e:] = torch.arange(num_nodes, dtype=torch.int32, device=edges.device)
+    return out
+
+
+class _InPlaceGraph(Graph):
+    """A graph on the GPU over an edge buffer [2, E] (int32: rows src, dst)
+    whose index (CSR by destination, CSC by source, degrees) is rebuilt in
+    place by _index_arrays, so that libgop, which adopted the arrays once,
+    and the runs made on the graph read each new content at the same
+    addresses."""
+
+    def _adopt_buffer(self, edges, nv, name):
+        import torch
+        self._edges = edges
+        arrays, stats = build_arrays(edges, nv)
+        arrays["src"], arrays["dst"] = edges[0], edges[1]
+        stats["csr_edges"] = False  # a batch's edge ids need not be in CSR order
+        self._arrays = arrays
+        self._bounds = torch.arange(nv + 1, dtype=torch.int32, device=edges.device)
+        with _lock:
+            Graph.__init__(self, _adopt(arrays, stats, name), name, owned=True)
+        self._device = (arrays, None)
+        self.device_built = True
+
+    def _index_arrays(self):
+        a, src, dst = self._arrays, self._edges[0], self._edges[1]
+        for side, keys, other, nbr in (("in", dst, src, "in_src"), ("out", src, dst, "out_dst")):
+            ptr, order, ids, deg = by_key(keys, other, self._bounds, a["in_ptr"].dtype)
+            a[f"{side}_ptr"].copy_(ptr)
+            a[f"{side}_eid"].copy_(order)
+            a[nbr].copy_(ids)
+            a[f"{side}_deg"].copy_(deg)
+
+
+class _SelfLoops(_InPlaceGraph):
+    """A BatchGraph's with_self_loops(): the same vertices, its edges less
+    their self-loops (turned into pad edges) plus one self-loop a vertex
+    (self_loop_edges), rebuilt with the BatchGraph's index at every load."""
+
+    def __init__(self, parent):
+        nv = parent.num_nodes
+        self._parent = parent
+        edges = self_loop_edges(parent._edges, parent._pad, nv)
+        self._adopt_buffer(edges, nv, f"{parent.name or 'batch'} with self-loops")
+
+    def _refill(self):
+        p = self._parent
+        self_loop_edges(p._edges, p._pad, self.num_nodes, out=self._edges)
+        self._index_arrays()
+
+    def with_self_loops(self):
+        return self
+
+
+class BatchGraph(_InPlaceGraph):
     """A graph of fixed capacity on the GPU whose edges load() replaces, in
     place, with each mini-batch's: the same device arrays and the same
     runs serve every batch, so a training step over it can be captured
@@ -643,8 +710,9 @@ class BatchGraph(Graph):
     range check of the ids (check=True: one synchronisation on a CUDA
     edge_index; check=False clamps them instead). On its first call the
     build is captured into a CUDA graph (capture=True), so that later
-    loads launch it as one. What a graph derived from one batch's edges
-    (gcn_norm, with_self_loops) is refused; schedules that need
+    loads launch it as one. GCN's normalisation (gcn_weights) and the
+    self-loop graph GATConv runs on (with_self_loops) are rebuilt with it;
+    the host's gcn_norm is refused (made once from one batch); schedules that need
     neighbour-group tables too (a table's size depends on the degrees).
     The schedule choice reads the statistics of the graph at creation
     (all pad edges), not of a batch."""
@@ -672,19 +740,13 @@ class BatchGraph(Graph):
         self.max_nodes, self.max_edges, self.pad_rows = max_nodes, max_edges, pad
         empty = torch.zeros((2, 0), dtype=torch.int32, device=dev)
         self._pad = padded_edges(empty, max_nodes, max_edges)
-        self._edges = self._pad.clone()  # rows 0 and 1 are the graph's src and dst
-        arrays, stats = build_arrays(self._edges, nv)
-        arrays["src"], arrays["dst"] = self._edges[0], self._edges[1]
-        stats["csr_edges"] = False  # a batch's edge ids need not be in CSR order
-        self._arrays, self._bounds = arrays, torch.arange(nv + 1, dtype=torch.int32, device=dev)
+        # rows 0 and 1 of the edge buffer are the graph's src and dst arrays
+        self._adopt_buffer(self._pad.clone(), nv, name)
         # GCN's normalisation of the loaded batch (gcn_weights), rebuilt with the index
         self._gcn = (torch.zeros(max_edges, dtype=torch.float32, device=dev),
                      torch.ones(nv, dtype=torch.float32, device=dev))
+        self._loops = None  # with_self_loops(), made on first use
         self._cuda_graph, self._capture = None, bool(capture)
-        with _lock:
-            super().__init__(_adopt(arrays, stats, name), name, owned=True)
-        self._device = (arrays, None)
-        self.device_built = True
         self.batch_nodes = self.batch_edges = 0
 
     def load(self, edge_index, num_nodes, check=True):
@@ -726,14 +788,10 @@ class BatchGraph(Graph):
             self._index_arrays()
 
     def _index_arrays(self):
-        a, src, dst = self._arrays, self._edges[0], self._edges[1]
-        for side, keys, other, nbr in (("in", dst, src, "in_src"), ("out", src, dst, "out_dst")):
-            ptr, order, ids, deg = by_key(keys, other, self._bounds, a["in_ptr"].dtype)
-            a[f"{side}_ptr"].copy_(ptr)
-            a[f"{side}_eid"].copy_(order)
-            a[nbr].copy_(ids)
-            a[f"{side}_deg"].copy_(deg)
-        gcn_norm_into(src, dst, *self._gcn)
+        super()._index_arrays()
+        gcn_norm_into(self._edges[0], self._edges[1], *self._gcn)
+        if self._loops is not None:
+            self._loops._refill()
 
     def _rows(self, what, t, out, fill, count, total):
         import torch
@@ -775,17 +833,21 @@ class BatchGraph(Graph):
         (0 on self-loops, pad edges included), S [num_nodes]."""
         return self._gcn
 
-    def _per_batch(self, what):
-        raise GopError(f"BatchGraph: {what} would be made from one batch's edges and kept, "
-                       f"but a BatchGraph's edges change with each load; add self-loops to "
-                       f"the batch's edge_index, or build each batch's graph with "
-                       f"Graph.from_edge_index")
-
     def gcn_norm(self):
-        self._per_batch("gcn_norm (gcn_weights() gives the loaded batch's, on the GPU)")
+        raise GopError("BatchGraph: gcn_norm would be made from one batch's edges and kept, "
+                       "but a BatchGraph's edges change with each load; gcn_weights() gives "
+                       "the loaded batch's, on the GPU")
 
     def with_self_loops(self):
-        self._per_batch("with_self_loops")
+        """The loaded batch's graph without its self-loops and with one
+        added per vertex (PyG's remove_self_loops + add_self_loops, as
+        GATConv does), a graph of the same vertices rebuilt in place with
+        this one at every load: num_edges + num_nodes edges, the batch's
+        self-loops turned into pad edges."""
+        if self._loops is None:
+            self._loops = _SelfLoops(self)
+            self._cuda_graph = None  # the next load captures the build of both
+        return self._loops
 
     def __repr__(self):
         return (f"BatchGraph(max_nodes={self.max_nodes}, max_edges={self.max_edges}, "

@@ -165,18 +165,46 @@ class Padded(unittest.TestCase):
         self.assertTrue(torch.equal(s, torch.from_numpy(hs)))
         self.assertTrue(torch.equal(w[400:], torch.zeros(100)))  # pad edges: self-loops
 
-    def test_example_gcn_matches_pyg(self):
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "run.json")
-            rc = example().main(["--graph", "grid:20x20", "--device", "cpu", "--steps", "3",
-                                 "--batch-size", "32", "--fanout", "4,3", "--features", "16",
-                                 "--hidden", "8", "--classes", "4", "--model", "gcn",
-                                 "--check", "--json", out])
-            self.assertEqual(rc, 0)
-            with open(out) as f:
-                s = json.load(f)["summary"]
-        self.assertEqual(s["model"], "gcn")
-        self.assertLess(s["max_loss_diff"], 1e-4)
+    def test_example_gcn_and_gat_match_pyg(self):
+        for model in ("gcn", "gat"):
+            with tempfile.TemporaryDirectory() as d:
+                out = os.path.join(d, "run.json")
+                rc = example().main(["--graph", "grid:20x20", "--device", "cpu", "--steps", "3",
+                                     "--batch-size", "32", "--fanout", "4,3", "--features",
+                                     "16", "--hidden", "8", "--classes", "4", "--model", model,
+                                     "--check", "--json", out])
+                self.assertEqual(rc, 0)
+                with open(out) as f:
+                    s = json.load(f)["summary"]
+            self.assertEqual(s["model"], model)
+            self.assertLess(s["max_loss_diff"], 1e-4, model)
+
+    def test_self_loops_as_pyg(self):
+        # BatchGraph.with_self_loops' edges (self_loop_edges) on the padded
+        # graph: on the batch's vertices, what the batch's own graph's
+        # with_self_loops gives (PyG's remove + add self-loops), for GAT's
+        # attention and a sum
+        from gop.graph import padded_edges, self_loop_edges
+        ei = self.batch(50, 300, 9)
+        ei[:, ::5] = ei[0, ::5]  # self-loops, which are removed
+        p = padded_edges(ei, 64, 400)
+        pad = padded_edges(ei[:, :0], 64, 400)
+        nv = 64 + gop.graph.batch_pad_rows(400)
+        loops = self_loop_edges(p, pad, nv)
+        self.assertEqual(list(loops.shape), [2, 400 + nv])
+        self.assertTrue(torch.equal(loops[:, 400:], torch.arange(nv).int().expand(2, -1)))
+        own = gop.Graph.from_edge_index(ei, 50).with_self_loops()
+        mine = gop.Graph.from_edge_index(loops, nv)
+        H, C = 2, 3
+        z, a_s, a_d = torch.randn(nv, H, C), torch.randn(nv, H), torch.randn(nv, H)
+        att = gop.layers.gat_attention
+        self.assertTrue(torch.allclose(att(mine, z, a_s, a_d)[:50],
+                                       att(own, z[:50], a_s[:50], a_d[:50]),
+                                       rtol=1e-5, atol=1e-6))
+        x = torch.randn(nv, 4)
+        # (the same in-edges a vertex, in another order: equal to rounding)
+        self.assertTrue(torch.allclose(gop.stdlib.copy_u_sum(mine, x)[:50],
+                                       gop.stdlib.copy_u_sum(own, x[:50]), rtol=1e-5, atol=1e-6))
 
     def test_checks(self):
         from gop.graph import check_batch

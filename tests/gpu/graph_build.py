@@ -315,7 +315,7 @@ def check_batch_graph(steps=12, seed=3):
     empty. Returns the number of mismatches."""
     import torch
     import gop
-    from gop.graph import build_arrays, padded_edges
+    from gop.graph import build_arrays, padded_edges, self_loop_edges
     gen = torch.Generator(device="cuda").manual_seed(seed)
     g = gop.BatchGraph(5000, 20000)
     bad = 0
@@ -328,6 +328,13 @@ def check_batch_graph(steps=12, seed=3):
         for k, t in want.items():
             if not torch.equal(g._arrays[k], t):
                 print(f"PROBLEM: BatchGraph step {step}: {k} differs from build_arrays'")
+                bad += 1
+        loops = g.with_self_loops()
+        pe = padded_edges(ei, g.max_nodes, g.max_edges)
+        want_loops, _ = build_arrays(self_loop_edges(pe, g._pad, g.num_nodes), g.num_nodes)
+        for k, t in want_loops.items():
+            if not torch.equal(loops._arrays[k], t):
+                print(f"PROBLEM: BatchGraph step {step}: with_self_loops' {k} differs")
                 bad += 1
         hw, hs = gop.Graph.from_edge_index(padded_edges(ei, g.max_nodes, g.max_edges).cpu(),
                                            g.num_nodes).gcn_norm()
@@ -356,7 +363,7 @@ def phase_capture(args):
     ex = example()
     arxiv = os.path.join(args.datasets, "ogbn-arxiv.mtx.gz")
     for model, bs, fan, graph in (("sage", 1024, "10,10", arxiv), ("sage", 4096, "15,10", arxiv),
-                                  ("gcn", 1024, "10,10", arxiv),
+                                  ("gcn", 1024, "10,10", arxiv), ("gat", 1024, "10,10", arxiv),
                                   ("sage", 1024, "10,10", "rmat:21:16")):
         name = "" if graph == arxiv else "-" + graph.replace(":", "-")
         out = os.path.join(args.out, f"capture-{model}-{bs}{name}.json")
