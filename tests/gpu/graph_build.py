@@ -372,9 +372,14 @@ def phase_capture(args):
                  "--model", model, "--check", "--capture", "--json", out])
         with open(out) as f:
             s = json.load(f)["summary"]
-        if s["max_loss_diff"] > 1e-3:
+        # the first steps exactly; later, rounding (atomics in both
+        # libraries' sums) grows step by step through Adam: within 1e-2, and
+        # the run prints PyG's own drift beside it
+        if s["max_loss_diff_first5"] > 1e-5 or s["max_loss_diff"] > 1e-2:
             print(f"PROBLEM: captured, the losses differ from PyG's by up to "
-                  f"{s['max_loss_diff']:.2e}")
+                  f"{s['max_loss_diff_first5']:.2e} in the first 5 steps, "
+                  f"{s['max_loss_diff']:.2e} in all (PyG against itself "
+                  f"{s.get('pyg_drift', float('nan')):.2e})")
             rc = 1
         if s["kernels_compiled"]:
             print(f"PROBLEM: {s['kernels_compiled']} kernels compiled during training")
