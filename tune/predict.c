@@ -47,7 +47,9 @@ static const char *const feature_names[TUNE_NFEATURES] = {
     "G",              "T",               "warp",            "vertex",
     "atomic_rows",    "atomic_scalars",  "kernels",         "model_log_us",
     "model_memory",   "model_issue",     "model_critical",  "occupancy",
+    "model_rel_log",
 };
+enum { F_MODEL_LOG = 27, F_MODEL_REL = 32 };
 
 const char *tune_feature_name(int i) {
   return i >= 0 && i < TUNE_NFEATURES ? feature_names[i] : NULL;
@@ -93,8 +95,20 @@ void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F, const
       lg(c.issue_us),
       lg(c.critical_us),
       (float)c.occupancy,
+      0, /* model_rel_log: tune_features_relative */
   };
   memcpy(out, v, sizeof v);
+}
+
+/* The label is a time over the case's best, so what ranks candidates is
+ * the cost model's time relative to the case's other candidates, which
+ * the absolute terms above leave the trees to rediscover per graph. */
+void tune_features_relative(float *x, int n) {
+  float least = INFINITY;
+  for (int i = 0; i < n; i++) least = fminf(least, x[(size_t)i * TUNE_NFEATURES + F_MODEL_LOG]);
+  for (int i = 0; i < n; i++)
+    x[(size_t)i * TUNE_NFEATURES + F_MODEL_REL] =
+        x[(size_t)i * TUNE_NFEATURES + F_MODEL_LOG] - least;
 }
 
 /* ---- the model and its file ---- */
@@ -116,7 +130,7 @@ static uint64_t features_hash(void) {
 /* Training parameters: small trees, shrinkage, one thread so that a
  * model is the same on every run and machine. */
 static const char *const params[][2] = {
-    {"objective", "reg:squarederror"}, {"max_depth", "2"}, {"eta", "0.1"},
+    {"objective", "reg:squarederror"}, {"max_depth", "8"}, {"eta", "0.1"},
     {"min_child_weight", "1"},         {"subsample", "1"}, {"seed", "0"},
     {"nthread", "1"},                  {"verbosity", "0"},
 };
@@ -446,12 +460,26 @@ static int training_set(const Rows *rs, int ncases, const bool *use, float **x, 
       best[r->kase] = fmin(best[r->kase], r->time_ms);
       count[r->kase]++;
     }
-    for (int i = 0; i < rs->n; i++) {
-      const Row *r = &rs->r[i];
-      if ((use && !use[i]) || count[r->kase] < 2) continue;
-      tune_features(&r->g, &r->shape, r->F, &r->p, *x + (size_t)m * TUNE_NFEATURES);
-      (*y)[m++] = (float)log2(r->time_ms / best[r->kase]);
+    int *kase = malloc(sizeof *kase * (size_t)(rs->n + 1));
+    double *least = malloc(sizeof *least * (size_t)(ncases + 1));
+    if (kase && least) {
+      for (int c = 0; c < ncases; c++) least[c] = INFINITY;
+      for (int i = 0; i < rs->n; i++) {
+        const Row *r = &rs->r[i];
+        if ((use && !use[i]) || count[r->kase] < 2) continue;
+        float *f = *x + (size_t)m * TUNE_NFEATURES;
+        tune_features(&r->g, &r->shape, r->F, &r->p, f);
+        least[r->kase] = fmin(least[r->kase], f[F_MODEL_LOG]);
+        kase[m] = r->kase;
+        (*y)[m++] = (float)log2(r->time_ms / best[r->kase]);
+      }
+      for (int i = 0; i < m; i++) {
+        float *f = *x + (size_t)i * TUNE_NFEATURES;
+        f[F_MODEL_REL] = f[F_MODEL_LOG] - (float)least[kase[i]];
+      }
     }
+    free(kase);
+    free(least);
   }
   free(best);
   free(count);
@@ -503,6 +531,7 @@ int tune_predictor_rank(TunePredictor *p, const TuneOpShape *shape, TunePoint *p
   int rc = -1;
   if (x && y) {
     for (int i = 0; i < n; i++) tune_features(g, shape, F, &pts[i], x + (size_t)i * TUNE_NFEATURES);
+    tune_features_relative(x, n);
     rc = tune_predictor_predict(p, x, n, y, d);
   }
   if (rc == 0) {
@@ -603,6 +632,7 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
             (def < 0 && strcmp(r->p.text, "thread_edge(1, 1)") == 0))
           def = idx[j];
       }
+      tune_features_relative(fx, k);
       if (tune_predictor_predict(p, fx, k, fy, d) != 0) {
         rc = -1;
         break;

@@ -318,11 +318,17 @@ void tune_xgb_version(int *major, int *minor, int *patch);
 /* 0 when `result` is 0; else reports `call` and XGBGetLastError, -1. */
 int tune_xgb_check(Diag *d, const char *call, int result);
 
-#define TUNE_NFEATURES 32
+#define TUNE_NFEATURES 33
 /* The features of one candidate: the graph's signature, the operator's
- * shape, F, the point's knobs and lowered facts, the cost model's terms. */
+ * shape, F, the point's knobs and lowered facts, the cost model's terms.
+ * The last, the cost model's time over the least it gives a candidate of
+ * the same case (log2), is 0 here: tune_features_relative sets it over
+ * the rows of one case. */
 void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F,
                    const TunePoint *p, float out[TUNE_NFEATURES]);
+/* Sets the relative feature of `n` feature rows `x` of one case (the
+ * candidates of one graph, operator and F). */
+void tune_features_relative(float *x, int n);
 const char *tune_feature_name(int i);
 
 typedef struct TunePredictor TunePredictor;
