@@ -47,6 +47,9 @@ Options:
                     whole step (forward, loss, backward, Adam) replayed as
                     one CUDA graph (cuda only; the step time is then the
                     load, the copies into the static inputs and the replay)
+  --capacity N,E    with --capture: the first graph's capacity (max_nodes,
+                    max_edges; default 1.25x the first batch); a batch
+                    that outgrows it makes a larger graph and captures again
   --profile         time each stage of a step alone (graph build, forward,
                     loss, backward, optimiser step), waiting for the GPU after
                     each: per stage the host time (until the call returns)
@@ -219,17 +222,20 @@ def profiled_step(model, opt, batch, g, device, prof):
     return loss
 
 
-def captured_run(model, opt, batch_size):
+def captured_run(model, opt, batch_size, capacity=None):
     """--capture: the training step as gop.train.CapturedBatches replays it,
     over its BatchGraph g and static inputs x (node features) and y (the
-    seeds' labels, -100 past a short batch's seeds: ignored by the loss)."""
+    seeds' labels, -100 past a short batch's seeds: ignored by the loss);
+    capacity: (max_nodes, max_edges) of its first graph (--capacity)."""
     def step(g, x, y):
         opt.zero_grad(set_to_none=True)
         loss = F.cross_entropy(model(x, g)[:batch_size], y)
         loss.backward()
         opt.step()
         return loss
-    return gop.train.CapturedBatches(step, optimizer=opt, model=model, batch_size=batch_size)
+    mn, me = capacity or (None, None)
+    return gop.train.CapturedBatches(step, optimizer=opt, model=model, batch_size=batch_size,
+                                     max_nodes=mn, max_edges=me)
 
 
 def prepare(args):
@@ -265,6 +271,7 @@ def main(argv=None):
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--sampler", choices=("auto", "pyg", "torch"), default="auto")
     ap.add_argument("--capture", action="store_true")
+    ap.add_argument("--capacity")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--cprofile")
     ap.add_argument("--json")
@@ -287,7 +294,15 @@ def main(argv=None):
     if args.capture and (device.type != "cuda" or args.profile):
         raise SystemExit("--capture: CUDA graphs need --device cuda (and not --profile)")
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, capturable=args.capture)
-    run = captured_run(model, opt, args.batch_size) if args.capture else None
+    capacity = None
+    if args.capacity:
+        try:
+            capacity = tuple(int(v) for v in args.capacity.split(","))
+        except ValueError:
+            capacity = ()
+        if len(capacity) != 2 or min(capacity) < 1:
+            raise SystemExit(f"--capacity {args.capacity!r}: two numbers >= 1, NODES,EDGES")
+    run = captured_run(model, opt, args.batch_size, capacity) if args.capture else None
     ref = ref_opt = None
     if args.check:
         conv = pyg_conv(args.model)

@@ -419,7 +419,10 @@ class CapturedBatches:
         # the old capture first (it replays into the old graph's arrays)
         self.step, self.inputs, self.graph = None, {}, None
         mn, me = self._max
-        grow = (lambda need, given: max(given or 0, int(need * self.growth) + 1))
+        # a capacity given (or the last graph's) that holds the batch is
+        # kept; else growth times the batch
+        grow = (lambda need, given: given if given and need <= given
+                else max(given or 0, int(need * self.growth) + 1))
         mn, me = grow(num_nodes, mn), grow(num_edges, me)
         self._max = (mn, me)
         self.graph = BatchGraph(mn, me, device=self.device)
