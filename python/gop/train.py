@@ -370,6 +370,15 @@ def capture_step(step_fn, warmup=3, *, optimizer, model=None, restore=True, pool
     return CapturedStep(graph, outputs, warmup, bool(restore and warmup), stream)
 
 
+def capacity(need, given, growth):
+    """CapturedBatches' capacity for a batch of `need` (vertices or edges):
+    `given` (the one asked for, or the last graph's) where it holds the
+    batch, else growth times the batch (and at least `given`)."""
+    if given and need <= given:
+        return given
+    return max(given or 0, int(need * growth) + 1)
+
+
 class CapturedBatches:
     """A mini-batch training step captured once and replayed for every
     batch: step_fn(graph, **inputs) is one step (zero_grad, forward, loss,
@@ -419,11 +428,7 @@ class CapturedBatches:
         # the old capture first (it replays into the old graph's arrays)
         self.step, self.inputs, self.graph = None, {}, None
         mn, me = self._max
-        # a capacity given (or the last graph's) that holds the batch is
-        # kept; else growth times the batch
-        grow = (lambda need, given: given if given and need <= given
-                else max(given or 0, int(need * self.growth) + 1))
-        mn, me = grow(num_nodes, mn), grow(num_edges, me)
+        mn, me = capacity(num_nodes, mn, self.growth), capacity(num_edges, me, self.growth)
         self._max = (mn, me)
         self.graph = BatchGraph(mn, me, device=self.device)
         dev = self.graph._edges.device

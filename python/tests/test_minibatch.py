@@ -242,6 +242,14 @@ class Padded(unittest.TestCase):
             with self.assertRaisesRegex(gop.GopError, "needs a GPU, and torch sees none"):
                 gop.BatchGraph(5, 5)
 
+    def test_capacity_growth(self):
+        from gop.train import capacity
+        self.assertEqual(capacity(7641, None, 1.25), 9552)  # none given: 1.25x the batch
+        self.assertEqual(capacity(7641, 7700, 1.25), 7700)  # given and enough: kept
+        self.assertEqual(capacity(8899, 7700, 1.25), 11124)  # outgrown: 1.25x the batch
+        self.assertEqual(capacity(100, 7700, 1.0), 7700)
+        self.assertEqual(capacity(7701, 7700, 1.0), 7702)  # growth 1: just past it
+
     def test_captured_batches_arguments(self):
         import gop.train
         model = torch.nn.Linear(2, 2)
