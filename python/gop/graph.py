@@ -581,6 +581,27 @@ def gcn_norm_into(src, dst, w, s):
     s.copy_(1.0 / deg)
 
 
+def pad_rows(what, t, count, total, out=None, fill=0, device=None):
+    """t, a tensor of `count` rows, padded to `total` rows with `fill`: into
+    `out` (in place; of shape [total, *t.shape[1:]]) or a new tensor on
+    `device` (default t's). ValueError, named `what`, for a t of another
+    row count or an out of another shape."""
+    import torch
+    if not torch.is_tensor(t) or t.dim() < 1 or t.size(0) != count:
+        raise ValueError(f"{what}: a tensor of {count} rows (the batch's) expected, got "
+                         f"{list(t.shape) if torch.is_tensor(t) else type(t).__name__}")
+    if out is None:
+        out = torch.empty((total,) + tuple(t.shape[1:]), dtype=t.dtype,
+                          device=device if device is not None else t.device)
+    elif not torch.is_tensor(out) or tuple(out.shape) != (total,) + tuple(t.shape[1:]):
+        raise ValueError(f"{what}: out must have shape {[total] + list(t.shape[1:])}, got "
+                         f"{list(out.shape) if torch.is_tensor(out) else type(out).__name__}")
+    with torch.no_grad():
+        out[:count].copy_(t)
+        out[count:].fill_(fill)
+    return out
+
+
 def check_batch(edge_index, num_nodes, max_nodes, max_edges, check=True):
     """BatchGraph.load's checks of a batch: (num_nodes, edges) as ints, or
     the error (TypeError, ValueError for what is not a batch at all,
@@ -794,21 +815,7 @@ class BatchGraph(_InPlaceGraph):
             self._loops._refill()
 
     def _rows(self, what, t, out, fill, count, total):
-        import torch
-        if not torch.is_tensor(t) or t.dim() < 1 or t.size(0) != count:
-            raise ValueError(f"BatchGraph.{what}: a tensor of {count} rows (the batch's) "
-                             f"expected, got "
-                             f"{list(t.shape) if torch.is_tensor(t) else type(t).__name__}")
-        if out is None:
-            out = torch.empty((total,) + tuple(t.shape[1:]), dtype=t.dtype,
-                              device=self._edges.device)
-        elif tuple(out.shape) != (total,) + tuple(t.shape[1:]):
-            raise ValueError(f"BatchGraph.{what}: out must have shape "
-                             f"{[total] + list(t.shape[1:])}, got {list(out.shape)}")
-        with torch.no_grad():
-            out[:count].copy_(t)
-            out[count:].fill_(fill)
-        return out
+        return pad_rows(f"BatchGraph.{what}", t, count, total, out, fill, self._edges.device)
 
     def node_rows(self, t, out=None, fill=0):
         """t (a node tensor of the loaded batch: batch_nodes rows) padded to

@@ -242,6 +242,24 @@ class Padded(unittest.TestCase):
             with self.assertRaisesRegex(gop.GopError, "needs a GPU, and torch sees none"):
                 gop.BatchGraph(5, 5)
 
+    def test_pad_rows(self):
+        from gop.graph import pad_rows
+        t = torch.arange(6.0).view(3, 2)
+        out = pad_rows("node_rows", t, 3, 5, fill=-1)
+        self.assertTrue(torch.equal(out, torch.tensor([[0., 1], [2, 3], [4, 5], [-1, -1],
+                                                       [-1, -1]])))
+        buf = torch.full((5, 2), 7.0)
+        self.assertIs(pad_rows("node_rows", t, 3, 5, out=buf), buf)  # in place
+        self.assertTrue(torch.equal(buf[3:], torch.zeros(2, 2)))
+        for args, msg in (((t, 4, 5), r"node_rows: a tensor of 4 rows \(the batch's\) "
+                                      r"expected, got \[3, 2\]"),
+                          ((t.numpy(), 3, 5), "expected, got ndarray"),
+                          ((t, 3, 5, torch.zeros(5, 3)), r"out must have shape \[5, 2\], "
+                                                         r"got \[5, 3\]")):
+            with self.subTest(msg=msg):
+                with self.assertRaisesRegex(ValueError, msg):
+                    pad_rows("node_rows", *args)
+
     def test_capacity_growth(self):
         from gop.train import capacity
         self.assertEqual(capacity(7641, None, 1.25), 9552)  # none given: 1.25x the batch
