@@ -727,14 +727,15 @@ class BatchGraph(_InPlaceGraph):
     (node_rows pads them), edge tensors num_edges (edge_rows).
 
     load() builds the arrays with torch in the current stream (a stable
-    sort a side, as build_arrays) without waiting for the GPU, except the
+    sort per side, as build_arrays) without waiting for the GPU, except the
     range check of the ids (check=True: one synchronisation on a CUDA
     edge_index; check=False clamps them instead). On its first call the
     build is captured into a CUDA graph (capture=True), so that later
     loads launch it as one. GCN's normalisation (gcn_weights) and the
-    self-loop graph GATConv runs on (with_self_loops) are rebuilt with it;
-    the host's gcn_norm is refused (made once from one batch); schedules that need
-    neighbour-group tables too (a table's size depends on the degrees).
+    self-loop graph GATConv runs on (with_self_loops) are rebuilt with it.
+    Refused: the host's gcn_norm (made once from one batch) and schedules
+    that need neighbour-group tables (a table's size depends on the
+    degrees).
     The schedule choice reads the statistics of the graph at creation
     (all pad edges), not of a batch."""
 
