@@ -222,6 +222,18 @@ def profiled_step(model, opt, batch, g, device, prof):
     return loss
 
 
+def pyg_step(twin, batch):
+    """One training step of a PyG model and its optimizer (a pair) on the
+    batch; the loss."""
+    m, opt = twin
+    opt.zero_grad()
+    loss = F.cross_entropy(m(batch.x, batch.edge_index)[:batch.batch_size],
+                           batch.y[:batch.batch_size])
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def captured_run(model, opt, batch_size, capacity=None):
     """--capture: the training step as gop.train.CapturedBatches replays it,
     over its BatchGraph g and static inputs x (node features) and y (the
@@ -303,28 +315,24 @@ def main(argv=None):
         if len(capacity) != 2 or min(capacity) < 1:
             raise SystemExit(f"--capacity {args.capacity!r}: two numbers >= 1, NODES,EDGES")
     run = captured_run(model, opt, args.batch_size, capacity) if args.capture else None
-    ref = ref_opt = None
+    ref = again = fast = None
     if args.check:
-        conv = pyg_conv(args.model)
-        ref = SAGE(args.features, args.hidden, args.classes, conv).to(device)
-        ref.load_state_dict(model.state_dict())
+        def pyg_twin(capturable):
+            """PyG's model with gop's weights, and its Adam."""
+            m = SAGE(args.features, args.hidden, args.classes, pyg_conv(args.model)).to(device)
+            m.load_state_dict(model.state_dict())
+            return m, torch.optim.Adam(m.parameters(), lr=args.lr, capturable=capturable)
         # the same Adam as gop's: capturable=True computes its bias
         # corrections on the device, in float32, and the two step for step
         # differ by rounding otherwise (~1e-4 after 40 steps)
-        ref_opt = torch.optim.Adam(ref.parameters(), lr=args.lr, capturable=args.capture)
-        again = again_opt = None
+        ref = pyg_twin(args.capture)
         if device.type == "cuda":
             # PyG once more, as ref: its own run-to-run drift (atomics in
             # its scatter, as in gop's default mapping), which Adam magnifies
-            again = SAGE(args.features, args.hidden, args.classes, conv).to(device)
-            again.load_state_dict(model.state_dict())
-            again_opt = torch.optim.Adam(again.parameters(), lr=args.lr,
-                                         capturable=args.capture)
+            again = pyg_twin(args.capture)
         if args.capture:
             # PyG's step is timed with the Adam it runs by default
-            fast = SAGE(args.features, args.hidden, args.classes, conv).to(device)
-            fast.load_state_dict(model.state_dict())
-            fast_opt = torch.optim.Adam(fast.parameters(), lr=args.lr)
+            fast = pyg_twin(False)
 
     rows = []
     prof_gop = prof_pyg = None
@@ -400,32 +408,20 @@ def main(argv=None):
             if prof_pyg and step:
                 prof_pyg.enable()
             t = time.perf_counter()
-            ref_opt.zero_grad()
-            r = ref(batch.x, batch.edge_index)[:batch.batch_size]
-            rloss = F.cross_entropy(r, batch.y[:batch.batch_size])
-            rloss.backward()
-            ref_opt.step()
+            rloss = pyg_step(ref, batch)
             sync(device)
             row["pyg_ms"] = (time.perf_counter() - t) * 1e3
             if prof_pyg and step:
                 prof_pyg.disable()
-            if args.capture:
+            if fast is not None:
                 row["pyg_capturable_ms"] = row["pyg_ms"]
                 t = time.perf_counter()
-                fast_opt.zero_grad()
-                r = fast(batch.x, batch.edge_index)[:batch.batch_size]
-                F.cross_entropy(r, batch.y[:batch.batch_size]).backward()
-                fast_opt.step()
+                pyg_step(fast, batch)
                 sync(device)
                 row["pyg_ms"] = (time.perf_counter() - t) * 1e3
             row["pyg_loss"] = rloss.item()
             if again is not None:
-                again_opt.zero_grad()
-                r = again(batch.x, batch.edge_index)[:batch.batch_size]
-                a_loss = F.cross_entropy(r, batch.y[:batch.batch_size])
-                a_loss.backward()
-                again_opt.step()
-                row["pyg_again_loss"] = a_loss.item()
+                row["pyg_again_loss"] = pyg_step(again, batch).item()
         rows.append(row)
         del g  # the batch's graph and its runs go now
         if step < 3 or step % 10 == 9 or step == args.steps - 1:

@@ -781,9 +781,9 @@ class BatchGraph(_InPlaceGraph):
         ei = edge_index
         n, e = check_batch(ei, num_nodes, self.max_nodes, self.max_edges, check)
         with torch.no_grad():
-            self._edges[:, :e].copy_(ei)
-            if not check and e:
-                self._edges[:, :e].clamp_(0, n - 1)
+            # clamped before the narrowing to int32, which would wrap an id
+            # past 2^31 into the range instead
+            self._edges[:, :e].copy_(ei if check or not e else ei.clamp(0, n - 1))
             self._edges[:, e:].copy_(self._pad[:, e:])
             self._build_index()
         self.batch_nodes, self.batch_edges = n, e
@@ -815,19 +815,18 @@ class BatchGraph(_InPlaceGraph):
         if self._loops is not None:
             self._loops._refill()
 
-    def _rows(self, what, t, out, fill, count, total):
-        return pad_rows(f"BatchGraph.{what}", t, count, total, out, fill, self._edges.device)
-
     def node_rows(self, t, out=None, fill=0):
         """t (a node tensor of the loaded batch: batch_nodes rows) padded to
         num_nodes rows with `fill`: into out (a static buffer; copied in
         place) or a new tensor on the graph's device."""
-        return self._rows("node_rows", t, out, fill, self.batch_nodes, self.num_nodes)
+        return pad_rows("BatchGraph.node_rows", t, self.batch_nodes, self.num_nodes, out, fill,
+                        self._edges.device)
 
     def edge_rows(self, t, out=None, fill=0):
         """t (an edge tensor of the loaded batch, batch_edges rows) padded
         to num_edges rows with `fill`, as node_rows."""
-        return self._rows("edge_rows", t, out, fill, self.batch_edges, self.num_edges)
+        return pad_rows("BatchGraph.edge_rows", t, self.batch_edges, self.num_edges, out, fill,
+                        self._edges.device)
 
     @property
     def edge_index(self):

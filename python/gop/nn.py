@@ -85,7 +85,7 @@ def gcn_norm(graph, device):
 def _gcn_norm(graph, device):
     if hasattr(graph, "gcn_weights"):  # a BatchGraph: the loaded batch's, in place
         w, s = graph.gcn_weights()
-        if w.device != torch.device(device) and str(w.device) != str(device):
+        if w.device != torch.device(device):
             raise ValueError(f"GCNConv: the BatchGraph is on {w.device}, the input on {device}")
         return w, s
     key = ("gcn_norm_t", str(device))

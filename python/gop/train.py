@@ -44,6 +44,8 @@ import copy
 
 import torch
 
+from .graph import BatchGraph, check_batch
+
 __all__ = ["capture_step", "CapturedStep", "CaptureError", "CapturedBatches"]
 
 
@@ -424,7 +426,6 @@ class CapturedBatches:
         self.graph, self.step, self.inputs, self.captures = None, None, {}, 0
 
     def _make(self, num_nodes, num_edges, nodes, seeds):
-        from .graph import BatchGraph
         # the old capture first (it replays into the old graph's arrays)
         self.step, self.inputs, self.graph = None, {}, None
         mn, me = self._max
@@ -453,8 +454,9 @@ class CapturedBatches:
                 raise ValueError(f"gop.train.CapturedBatches: seeds[{k!r}] must be a tensor "
                                  f"of at most batch_size = {self.batch_size} rows, got "
                                  f"{list(t.shape) if torch.is_tensor(t) else type(t).__name__}")
-        n = int(num_nodes)
-        e = edge_index.size(1) if torch.is_tensor(edge_index) and edge_index.dim() == 2 else 0
+        # the batch's form (types, shape) before a graph is sized for it;
+        # its fit and ids are load's
+        n, e = check_batch(edge_index, num_nodes, 2 ** 31 - 1, 2 ** 63 - 1, check=False)
         g = self.graph
         if g is None or n > g.max_nodes or e > g.max_edges:
             self._make(n, e, nodes, seeds)
