@@ -291,6 +291,14 @@ class Padded(unittest.TestCase):
             run(ei, 10, nodes={"x": torch.zeros(10, 2)}, seeds={"y": torch.zeros(5)})
         with self.assertRaisesRegex(ValueError, r"\['x'\] both a node and a seed input"):
             run(ei, 10, nodes={"x": torch.zeros(10, 2)}, seeds={"x": torch.zeros(4)})
+        # the batch's form is check_batch's, before any graph is made
+        with self.assertRaisesRegex(TypeError, "num_nodes must be an int, got '10'"):
+            run(ei, "10", nodes={"x": torch.zeros(10, 2)}, seeds={"y": torch.zeros(4)})
+        with self.assertRaisesRegex(ValueError, r"edge_index must have shape \[2, E\]"):
+            run(ei[0], 10, nodes={"x": torch.zeros(10, 2)}, seeds={"y": torch.zeros(4)})
+        if not torch.cuda.is_available():
+            with self.assertRaisesRegex(gop.GopError, "needs a GPU, and torch sees none"):
+                run(ei, 10, nodes={"x": torch.zeros(10, 2)}, seeds={"y": torch.zeros(4)})
 
 
 if __name__ == "__main__":
