@@ -22,41 +22,60 @@
 const char *gop_schedule_source_name(GopScheduleSource s) {
   return s == GOP_SCHEDULE_FROM_DATABASE    ? "database"
          : s == GOP_SCHEDULE_FROM_PREDICTOR ? "predictor"
+         : s == GOP_SCHEDULE_FROM_BUILTIN   ? "built-in predictor"
          : s == GOP_SCHEDULE_NONE           ? "default mapping"
                                             : "cost model";
 }
 
-/* The learned predictor's choice among `pts` (ranked by the model): 1 when
- * it chose (pts re-sorted), 0 when skipped (`note` says why), -1 after
- * reporting a model file that is refused. */
-static int predict_choice(GopContext *ctx, const char *db_path, const TuneOpShape *shape,
-                          TunePoint *pts, int n, const TuneGraphSig *sig, int64_t F,
-                          char *note, size_t size) {
-  char *path = tune_predictor_path(db_path);
-  if (!path) return 0;
-  FILE *probe = fopen(path, "rb");
-  if (!probe) { /* no model trained: the usual case, nothing to say */
+/* The learned predictor's choice among `pts` (ranked by its trees): the
+ * database's own model (DB.xgb beside it) when there is one, else the
+ * model built into gop (tune/builtin.model) unless GOP_PREDICTOR is "off";
+ * either only for an operator of a shape and dtype it was trained on. 1
+ * when it chose (pts re-sorted; *builtin says whose model), 0 when
+ * skipped (`note` says why), -1 after reporting a model file that is
+ * refused or a GOP_PREDICTOR that is neither "builtin" nor "off". No
+ * libxgboost is needed: tune/trees.c evaluates the trees. */
+static int predict_choice(GopContext *ctx, const char *db_path, const TuneShapeKey *key,
+                          const TuneOpShape *shape, TunePoint *pts, int n,
+                          const TuneGraphSig *sig, int64_t F, bool *builtin, char *note,
+                          size_t size) {
+  TunePredictor *own = NULL;
+  const TunePredictor *p = NULL;
+  char *path = db_path ? tune_predictor_path(db_path) : NULL;
+  FILE *probe = path ? fopen(path, "rb") : NULL;
+  *builtin = false;
+  if (probe) {
+    fclose(probe);
+    own = tune_predictor_load(path, &ctx->diag);
     free(path);
-    return 0;
+    if (!own) return -1;
+    p = own;
+  } else {
+    free(path);
+    const char *env = getenv("GOP_PREDICTOR");
+    if (env && *env && strcmp(env, "builtin") != 0 && strcmp(env, "off") != 0) {
+      ir_error(&ctx->diag, (Loc){"GOP_PREDICTOR", 0, 0},
+               "'%s' is neither 'builtin' (the default: the model built into gop) nor 'off' "
+               "(the cost model alone)",
+               env);
+      return -1;
+    }
+    if (env && strcmp(env, "off") == 0) {
+      snprintf(note, size, "predictor off (GOP_PREDICTOR=off)");
+      return 0;
+    }
+    if (!(p = tune_predictor_builtin(&ctx->diag))) return -1;
+    *builtin = true;
   }
-  fclose(probe);
-  Diag quiet;
-  ir_diag_init(&quiet, NULL);
-  bool have = tune_xgb_open(&quiet) == 0;
-  if (!have) {
-    const char *msg = quiet.buf ? quiet.buf : "";
-    const char *e = strstr(msg, "error: ");
-    snprintf(note, size, "predictor skipped: %.*s", (int)strcspn(e ? e + 7 : msg, "\n"),
-             e ? e + 7 : msg);
-  }
-  ir_diag_free(&quiet);
-  int rc = 0;
-  if (have) {
-    TunePredictor *p = tune_predictor_load(path, &ctx->diag);
-    rc = p && tune_predictor_rank(p, shape, pts, n, sig, F, NULL, &ctx->diag) == 0 ? 1 : -1;
-    tune_predictor_free(p);
-  }
-  free(path);
+  int rc = 1;
+  if (!tune_predictor_has_shape(p, key))
+    snprintf(note, size,
+             "predictor skipped: %s was not trained on an operator of this shape in %s",
+             own ? "the database's model" : "the built-in model", key->dtype);
+  rc = !tune_predictor_has_shape(p, key)                              ? 0
+       : tune_predictor_rank(p, shape, pts, n, sig, F, NULL) == 0 ? 1
+                                                                      : -1;
+  tune_predictor_free(own);
   return rc;
 }
 
@@ -101,14 +120,16 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   tune_model_rank(&shape, pts, n, &sig, F);
   out->source = GOP_SCHEDULE_FROM_MODEL;
   out->candidates = n;
-  if (db_path) {
-    int p = predict_choice(ctx, db_path, &shape, pts, n, &sig, F, out->note, sizeof out->note);
-    if (p < 0) {
-      free(pts);
-      return -1;
-    }
-    if (p > 0) out->source = GOP_SCHEDULE_FROM_PREDICTOR;
+  TuneShapeKey skey;
+  tune_shape_key(&shape, ir_op_dtype_key(op->ir), &skey);
+  bool builtin;
+  int p = predict_choice(ctx, db_path, &skey, &shape, pts, n, &sig, F, &builtin, out->note,
+                         sizeof out->note);
+  if (p < 0) {
+    free(pts);
+    return -1;
   }
+  if (p > 0) out->source = builtin ? GOP_SCHEDULE_FROM_BUILTIN : GOP_SCHEDULE_FROM_PREDICTOR;
   TuneCost cost;
   tune_model_cost(&shape, &pts[0], &sig, F, &cost);
   snprintf(out->schedule, sizeof out->schedule, "%s", pts[0].text);

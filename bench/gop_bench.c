@@ -68,6 +68,16 @@
 
 #define MAX_LIST 32
 
+/* The file (or generator) of graph `name`: DATASETS/NAME.mtx.gz, or the
+ * name itself when it is a generator ("rmat:18:8", "grid:512x512": it has
+ * a colon), so that the held-out graphs need no files. */
+static void graph_path(char *buf, size_t size, const char *datasets, const char *name) {
+  if (strchr(name, ':'))
+    snprintf(buf, size, "%s", name);
+  else
+    snprintf(buf, size, "%s/%s.mtx.gz", datasets, name);
+}
+
 /* A space-separated list option, split in place. */
 static int split_list(char *s, const char **out) {
   int n = 0;
@@ -220,7 +230,7 @@ static int plan(int argc, char **argv) {
   if (by_dst) fprintf(p->out, "# edges dst\n"); /* the packs need graphs in CSR order */
   fprintf(p->out, "# graph\top\tF\trole\trank\tmodel_us\tschedule\tpack\n");
   for (int gi = 0; gi < ngraphs; gi++) {
-    snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, graphs[gi]);
+    graph_path(path, sizeof path, datasets, graphs[gi]);
     GopGraph *gg = gop_graph_open(p->ctx, path);
     Graph *rg = graph_open(path, &d);
     if (!gg || !rg) {
@@ -339,6 +349,20 @@ static int plan(int argc, char **argv) {
           for (char *c = role; *c; c++)
             if (*c == ' ') *c = '_';
           plan_row(p, graphs[gi], op, F, role, 0, ch.model_us, ch.schedule);
+          /* and the cost model's own pick, when a predictor chose: the
+           * report puts the two untuned choices side by side */
+          const char *was = getenv("GOP_PREDICTOR");
+          char keep[32];
+          snprintf(keep, sizeof keep, "%s", was ? was : "");
+          setenv("GOP_PREDICTOR", "off", 1);
+          GopScheduleChoice cm;
+          if (ch.source != GOP_SCHEDULE_FROM_MODEL &&
+              gop_choose_schedule(op, gg, F, NULL, &cm) == 0)
+            plan_row(p, graphs[gi], op, F, "untuned:cost_model", 0, cm.model_us, cm.schedule);
+          if (was)
+            setenv("GOP_PREDICTOR", keep, 1);
+          else
+            unsetenv("GOP_PREDICTOR");
         }
         /* uGrapher's figure 18: warp_edge over the whole G x T grid. */
         char want[256];
@@ -518,7 +542,7 @@ static int run(int argc, char **argv) {
   for (int i = 0; i < nrows;) {
     /* Rows of one graph are consecutive; so are those of one (op, F). */
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s.mtx.gz", datasets, rows[i].graph);
+    graph_path(path, sizeof path, datasets, rows[i].graph);
     double tg = rt_wall_seconds();
     Graph *g = graph_open(path, &d);
     if (g && by_dst) { /* edge ids in CSR order: edge tensors read in order */

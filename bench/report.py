@@ -192,6 +192,8 @@ def main():
         best = min(ok, key=lambda r: float(r["median_ms"]))
         default = next((r for r in ok if r["role"] == "default"), None)
         chosen = next((r for r in ok if r["role"].startswith("chosen")), None)
+        # the cost model's own pick, planned beside the predictor's
+        costpick = next((r for r in ok if r["role"] == "untuned:cost_model"), None)
         model = [r for r in ok if r["role"] == "model"]
         rho = spearman([float(r["model_us"]) for r in model], [float(r["median_ms"]) for r in model])
         if rho is not None:
@@ -208,6 +210,8 @@ def main():
             "chosen_schedule": chosen["schedule"] if chosen else "",
             "chosen_source": chosen["role"].split(":", 1)[1] if chosen else "",
             "chosen_ms": float(chosen["median_ms"]) if chosen else float("nan"),
+            "costmodel_schedule": costpick["schedule"] if costpick else "",
+            "costmodel_ms": float(costpick["median_ms"]) if costpick else float("nan"),
             "default_ms": float(default["median_ms"]) if default else float("nan"),
             "best_peer": bp[0] if bp else "", "peer_ms": bp[1][0] if bp else float("nan"),
             "peer_frac": bp[1][1] if bp else float("nan"),
@@ -219,7 +223,8 @@ def main():
         })
 
     fields = ["op", "graph", "F", "V", "E", "tuned_schedule", "tuned_ms", "tuned_frac",
-              "chosen_schedule", "chosen_source", "chosen_ms", "default_ms", "best_peer",
+              "chosen_schedule", "chosen_source", "chosen_ms", "costmodel_schedule",
+              "costmodel_ms", "default_ms", "best_peer",
               "peer_ms", "peer_frac", "speedup", "checked_against", "tuned_timing",
               "peer_timing"]
     with open(os.path.join(outdir, "report.csv"), "w", newline="") as f:
@@ -269,6 +274,11 @@ def main():
     if chosen:
         summary.append(f"gop chosen (no database) over gop tuned: geomean {geomean(chosen):.3f}x, "
                        f"worst {max(chosen):.2f}x")
+    costm = [r["costmodel_ms"] / r["tuned_ms"] for r in table
+             if not math.isnan(r["costmodel_ms"])]
+    if costm:
+        summary.append(f"the cost model's pick over gop tuned: geomean {geomean(costm):.3f}x, "
+                       f"worst {max(costm):.2f}x")
     if default:
         summary.append(f"gop default over gop tuned: geomean {geomean(default):.3f}x, "
                        f"worst {max(default):.2f}x")

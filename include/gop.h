@@ -621,7 +621,8 @@ typedef enum {
   GOP_SCHEDULE_FROM_DATABASE,  /* measured: the fastest stored for this key */
   GOP_SCHEDULE_FROM_PREDICTOR, /* the learned predictor's (DB.xgb) best point */
   GOP_SCHEDULE_FROM_MODEL,     /* the analytical cost model's best point */
-  GOP_SCHEDULE_NONE            /* no candidate: the default mapping (schedule "") */
+  GOP_SCHEDULE_NONE,           /* no candidate: the default mapping (schedule "") */
+  GOP_SCHEDULE_FROM_BUILTIN    /* the predictor built into gop (no DB.xgb) */
 } GopScheduleSource;
 
 /* gop_choose_schedule's return when no named schedule or strategy applies
@@ -640,15 +641,19 @@ typedef struct GopScheduleChoice {
                                or when the database answered) */
 } GopScheduleChoice;
 
-/* "database", "predictor" or "cost model". */
+/* "database", "predictor", "built-in predictor", "cost model" or "default
+ * mapping". */
 const char *gop_schedule_source_name(GopScheduleSource s);
 /* Chooses the schedule for `op` on `g` at feature width F (ignored by
  * operators without one): the fastest one measured in the tuning database
  * `db_path` (NULL: none) under this operator's IR, F, f32, the graph's
  * signature, the GPU found (or none) and this gop's version; else the
- * learned predictor's best legal point, when DB.xgb exists beside the
- * database and libxgboost can be loaded (when it cannot, `note` says so);
- * else the cost model's best legal point. 0; GOP_NO_SCHEDULE (1) when the
+ * learned predictor's best legal point: the database's own model when
+ * DB.xgb exists beside it, else the model built into gop (unless the
+ * environment's GOP_PREDICTOR is "off"), each only for an operator of a
+ * shape and dtype it was trained on (`note` says when it was skipped);
+ * else the cost model's best legal point. No libxgboost is needed to
+ * choose. 0; GOP_NO_SCHEDULE (1) when the
  * operator has no candidate at all (out->candidates 0, out->source
  * GOP_SCHEDULE_NONE, out->schedule "", nothing reported: run the default
  * mapping); or -1 after reporting (a database or model file that cannot be
@@ -729,9 +734,9 @@ void gop_tune_print(const GopTuneReport *rep, int top, FILE *out);
  * candidate. */
 void gop_tune_progress_print(void *ctx, const GopTuneProgress *p);
 
-/* The learned predictor: gradient-boosted trees (XGBoost, loaded with
- * dlopen). Whether libxgboost can be loaded (`why` gets the reason when
- * not; may be NULL, size 0). */
+/* The learned predictor: gradient-boosted trees, trained by XGBoost
+ * (loaded with dlopen), evaluated by gop. Whether libxgboost can be loaded
+ * to train (`why` gets the reason when not; may be NULL, size 0). */
 bool gop_predictor_available(char *why, size_t size);
 typedef struct GopTrainInfo {
   int rows, graphs, cases;

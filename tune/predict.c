@@ -11,14 +11,10 @@
  *
  * Training reads the tuning database (tune/db.c): every row whose
  * operator shape and point facts are recorded, the fastest time per case
- * and schedule. The model is saved beside the database (DB.xgb) in a small
- * envelope of ours around XGBoost's JSON: a header with the format
- * version, the number of features, a hash of their names and the
- * payload's length and FNV-1a checksum, so that a truncated, corrupt or
- * foreign file, or one of a build with other features, is refused with a
- * message before XGBoost parses anything. Files are written through a
- * temporary file and renamed (ir_write_file): an error never truncates the
- * model that was there.
+ * and schedule. XGBoost trains the trees; they are then read out of its
+ * text dump into gop's own model (tune/trees.c), which is what is saved
+ * beside the database (DB.xgb) and what ranks: choosing needs no
+ * libxgboost, training does.
  *
  * The evaluation is leave-one-graph-out: for each graph, train on the
  * others' rows, and in each case of that graph take the measured schedule
@@ -111,21 +107,7 @@ void tune_features_relative(float *x, int n) {
         x[(size_t)i * TUNE_NFEATURES + F_MODEL_LOG] - least;
 }
 
-/* ---- the model and its file ---- */
-
-struct TunePredictor {
-  XgbBooster booster;
-};
-
-/* A hash of the feature names, in order: a model of another feature set
- * is refused rather than fed vectors it does not understand. */
-static uint64_t features_hash(void) {
-  char all[1024] = "";
-  size_t n = 0;
-  for (int i = 0; i < TUNE_NFEATURES; i++)
-    n += (size_t)snprintf(all + n, sizeof all - n, "%s,", feature_names[i]);
-  return rt_fnv1a64(all, n);
-}
+/* ---- training ---- */
 
 /* Training parameters: small trees, shrinkage, one thread so that a
  * model is the same on every run and machine. */
@@ -136,10 +118,42 @@ static const char *const params[][2] = {
 };
 enum { ROUNDS = 200 };
 
-void tune_predictor_free(TunePredictor *p) {
-  if (!p) return;
-  if (p->booster) tune_xgb_api()->XGBoosterFree(p->booster);
-  free(p);
+/* The booster's trees as ours (trees.c): its text dump read tree by tree,
+ * the base taken as XGBoost's prediction of the first row less the sum of
+ * its leaves, then every row predicted both ways: a dump that does not
+ * reproduce XGBoost (a threshold printed short, a split of a kind we do
+ * not read) is an error here, never a quietly different model. */
+static TunePredictor *from_booster(XgbBooster b, XgbMatrix m, const float *x, int n, Diag *d) {
+  XgbUlong ntrees = 0, len = 0;
+  const char **dump = NULL;
+  const float *want = NULL;
+  if (RT_XGB(d, XGBoosterDumpModelEx, (b, "", 0, "text", &ntrees, &dump)) != 0) return NULL;
+  TunePredictor *p = tune_predictor_new();
+  int rc = p ? 0 : -1;
+  for (XgbUlong t = 0; rc == 0 && t < ntrees; t++) rc = tune_predictor_add_dump_tree(p, dump[t], d);
+  if (rc == 0) rc = RT_XGB(d, XGBoosterPredict, (b, m, 0, 0, 0, &len, &want));
+  if (rc == 0 && len != (XgbUlong)n) {
+    ir_error(d, (Loc){"predictor", 0, 0}, "XGBoosterPredict gave %" PRIu64 " values for %d rows",
+             (uint64_t)len, n);
+    rc = -1;
+  }
+  if (rc == 0) tune_predictor_set_base(p, want[0] - tune_predictor_leaves(p, x));
+  for (int i = 0; rc == 0 && i < n; i++) {
+    float got;
+    tune_predictor_predict(p, x + (size_t)i * TUNE_NFEATURES, 1, &got);
+    if (fabsf(got - want[i]) > 1e-4f * (1 + fabsf(want[i]))) {
+      ir_error(d, (Loc){"predictor", 0, 0},
+               "the trees read from XGBoost's dump predict %g for row %d where XGBoost "
+               "predicts %g",
+               got, i, want[i]);
+      rc = -1;
+    }
+  }
+  if (rc != 0) {
+    tune_predictor_free(p);
+    p = NULL;
+  }
+  return p;
 }
 
 TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag *d) {
@@ -151,135 +165,18 @@ TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag 
     return NULL;
   }
   if (tune_xgb_open(d) != 0) return NULL;
-  TunePredictor *p = calloc(1, sizeof *p);
-  if (!p) return NULL;
   XgbMatrix m = NULL;
-  int rc = RT_XGB(d, XGDMatrixCreateFromMat,
-                  (x, (XgbUlong)n, TUNE_NFEATURES, NAN, &m));
-  if (rc == 0) rc = RT_XGB(d, XGDMatrixSetFloatInfo, (m, "label", y, (XgbUlong)n));
-  if (rc == 0) rc = RT_XGB(d, XGBoosterCreate, (&m, 1, &p->booster));
-  for (size_t i = 0; rc == 0 && i < sizeof params / sizeof *params; i++)
-    rc = RT_XGB(d, XGBoosterSetParam, (p->booster, params[i][0], params[i][1]));
-  for (int it = 0; rc == 0 && it < ROUNDS; it++)
-    rc = RT_XGB(d, XGBoosterUpdateOneIter, (p->booster, it, m));
-  if (m) tune_xgb_api()->XGDMatrixFree(m);
-  if (rc != 0) {
-    tune_predictor_free(p);
-    return NULL;
-  }
-  return p;
-}
-
-int tune_predictor_predict(TunePredictor *p, const float *x, int n, float *out, Diag *d) {
-  if (n <= 0) return 0;
-  XgbMatrix m = NULL;
-  XgbUlong len = 0;
-  const float *res = NULL;
+  XgbBooster b = NULL;
   int rc = RT_XGB(d, XGDMatrixCreateFromMat, (x, (XgbUlong)n, TUNE_NFEATURES, NAN, &m));
-  if (rc == 0) rc = RT_XGB(d, XGBoosterPredict, (p->booster, m, 0, 0, 0, &len, &res));
-  if (rc == 0 && len != (XgbUlong)n) {
-    ir_error(d, (Loc){"predictor", 0, 0}, "XGBoosterPredict gave %" PRIu64 " values for %d rows",
-             (uint64_t)len, n);
-    rc = -1;
-  }
-  if (rc == 0) memcpy(out, res, sizeof *out * (size_t)n);
+  if (rc == 0) rc = RT_XGB(d, XGDMatrixSetFloatInfo, (m, "label", y, (XgbUlong)n));
+  if (rc == 0) rc = RT_XGB(d, XGBoosterCreate, (&m, 1, &b));
+  for (size_t i = 0; rc == 0 && i < sizeof params / sizeof *params; i++)
+    rc = RT_XGB(d, XGBoosterSetParam, (b, params[i][0], params[i][1]));
+  for (int it = 0; rc == 0 && it < ROUNDS; it++)
+    rc = RT_XGB(d, XGBoosterUpdateOneIter, (b, it, m));
+  TunePredictor *p = rc == 0 ? from_booster(b, m, x, n, d) : NULL;
+  if (b) tune_xgb_api()->XGBoosterFree(b);
   if (m) tune_xgb_api()->XGDMatrixFree(m);
-  return rc;
-}
-
-#define MODEL_MAGIC "gop-predictor 1\n"
-
-typedef struct Blob {
-  const char *data;
-  uint64_t len;
-} Blob;
-
-static void write_model(FILE *f, const void *ctx) {
-  const Blob *b = ctx;
-  fprintf(f, MODEL_MAGIC "features %d %016" PRIx64 "\nbytes %" PRIu64 " %016" PRIx64 "\n\n",
-          TUNE_NFEATURES, features_hash(), b->len, rt_fnv1a64(b->data, (size_t)b->len));
-  fwrite(b->data, 1, (size_t)b->len, f);
-}
-
-int tune_predictor_save(TunePredictor *p, const char *path, Diag *d) {
-  XgbUlong len = 0;
-  const char *buf = NULL;
-  if (RT_XGB(d, XGBoosterSaveModelToBuffer,
-             (p->booster, "{\"format\": \"json\"}", &len, &buf)) != 0)
-    return -1;
-  Blob b = {buf, len};
-  return ir_write_file(path, "the predictor model", write_model, &b, d);
-}
-
-TunePredictor *tune_predictor_load(const char *path, Diag *d) {
-  Loc at = {path, 0, 0};
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    ir_error(d, at, "predictor model: cannot open: %s", strerror(errno));
-    return NULL;
-  }
-  char *text = NULL;
-  size_t cap = 0, len = 0, got;
-  char chunk[1 << 16];
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + got + 1 > cap) {
-      char *more = realloc(text, cap = (len + got + 1) * 2);
-      if (!more) break;
-      text = more;
-    }
-    memcpy(text + len, chunk, got);
-    len += got;
-  }
-  bool bad = ferror(f) || (len && !text);
-  fclose(f);
-  if (bad) {
-    free(text);
-    ir_error(d, at, "predictor model: cannot read the file");
-    return NULL;
-  }
-  if (text) text[len] = 0;
-  int nf = 0;
-  uint64_t fh = 0, blen = 0, sum = 0;
-  int off = 0;
-  const char *why = NULL;
-  if (!text || len < strlen(MODEL_MAGIC) || memcmp(text, MODEL_MAGIC, strlen(MODEL_MAGIC)) != 0)
-    why = "not a gop predictor model (no 'gop-predictor 1' header)";
-  else if (sscanf(text + strlen(MODEL_MAGIC), "features %d %" SCNx64 "\nbytes %" SCNu64
-                  " %" SCNx64 "\n\n%n", &nf, &fh, &blen, &sum, &off) != 4 || off == 0)
-    why = "its header is damaged";
-  else if (nf != TUNE_NFEATURES || fh != features_hash())
-    why = "it was trained on other features (another gop version): train it again "
-          "(gopc tune --train)";
-  else if (blen != len - strlen(MODEL_MAGIC) - (size_t)off)
-    why = "it is truncated or has bytes after the model";
-  else if (rt_fnv1a64(text + strlen(MODEL_MAGIC) + off, (size_t)blen) != sum)
-    why = "its checksum does not match: the file is corrupt";
-  if (why) {
-    ir_error(d, at, "predictor model refused: %s", why);
-    free(text);
-    return NULL;
-  }
-  TunePredictor *p = NULL;
-  if (tune_xgb_open(d) == 0 && (p = calloc(1, sizeof *p))) {
-    XgbUlong features = 0;
-    int rc = RT_XGB(d, XGBoosterCreate, (NULL, 0, &p->booster));
-    if (rc == 0)
-      rc = RT_XGB(d, XGBoosterLoadModelFromBuffer,
-                  (p->booster, text + strlen(MODEL_MAGIC) + off, blen));
-    if (rc == 0) rc = RT_XGB(d, XGBoosterGetNumFeature, (p->booster, &features));
-    if (rc == 0 && features != TUNE_NFEATURES) {
-      ir_error(d, at, "predictor model refused: it has %" PRIu64 " features, not %d",
-               (uint64_t)features, TUNE_NFEATURES);
-      rc = -1;
-    }
-    if (rc == 0) rc = RT_XGB(d, XGBoosterSetParam, (p->booster, "nthread", "1"));
-    if (rc != 0) {
-      ir_note(d, at, "the file was not used");
-      tune_predictor_free(p);
-      p = NULL;
-    }
-  }
-  free(text);
   return p;
 }
 
@@ -295,7 +192,7 @@ typedef struct Row {
   TuneOpShape shape;
   uint64_t op_hash;
   int64_t F;
-  char gpu[96], op[48];
+  char gpu[96], op[48], dtype[16];
   int cc;
   TunePoint p;
   double time_ms;
@@ -365,6 +262,7 @@ static void collect(void *ctx, const TuneKey *k, const TuneRecord *rec) {
              .cc = k->cc, .time_ms = rec->time_ms};
   snprintf(row.gpu, sizeof row.gpu, "%s", k->gpu ? k->gpu : "");
   snprintf(row.op, sizeof row.op, "%s", k->op_name ? k->op_name : "?");
+  snprintf(row.dtype, sizeof row.dtype, "%s", k->dtype ? k->dtype : "f32");
   /* the point as the chooser sees it at run time (tune_space_choice
    * makes its candidates so), where this build can lower the schedule on
    * the library's operator of that name and hash; else the facts the
@@ -509,6 +407,16 @@ int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainI
   info->cases = ncases;
   int rc = -1;
   TunePredictor *p = tune_predictor_train(x, y, m, d);
+  /* the operators it may rank: the shapes and dtypes it was trained on */
+  for (int i = 0; p && i < rs.n; i++) {
+    TuneShapeKey k;
+    tune_shape_key(&rs.r[i].shape, rs.r[i].dtype, &k);
+    if (tune_predictor_add_shape(p, &k) != 0) {
+      ir_error(d, (Loc){db_path, 0, 0}, "the predictor: too many operator shapes");
+      tune_predictor_free(p);
+      p = NULL;
+    }
+  }
   char *path = tune_predictor_path(db_path);
   if (p && path && tune_predictor_save(p, path, d) == 0) {
     snprintf(info->model_path, sizeof info->model_path, "%s", path);
@@ -524,15 +432,15 @@ int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainI
 
 /* ---- choosing ---- */
 
-int tune_predictor_rank(TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
-                        const TuneGraphSig *g, int64_t F, float *predicted, Diag *d) {
+int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
+                        const TuneGraphSig *g, int64_t F, float *predicted) {
   float *x = malloc(sizeof *x * TUNE_NFEATURES * (size_t)(n + 1));
   float *y = malloc(sizeof *y * (size_t)(n + 1));
   int rc = -1;
   if (x && y) {
     for (int i = 0; i < n; i++) tune_features(g, shape, F, &pts[i], x + (size_t)i * TUNE_NFEATURES);
     tune_features_relative(x, n);
-    rc = tune_predictor_predict(p, x, n, y, d);
+    rc = tune_predictor_predict(p, x, n, y);
   }
   if (rc == 0) {
     /* Insertion sort by prediction, stable: ties keep the model's order. */
@@ -633,10 +541,7 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
           def = idx[j];
       }
       tune_features_relative(fx, k);
-      if (tune_predictor_predict(p, fx, k, fy, d) != 0) {
-        rc = -1;
-        break;
-      }
+      tune_predictor_predict(p, fx, k, fy);
       int pick = -1;
       for (int j = 0; j < k; j++)
         if ((!lanes || rs.r[idx[j]].p.lanes) && (pick < 0 || fy[j] < fy[pick])) pick = j;

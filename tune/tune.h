@@ -309,7 +309,8 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d);
 void tune_report_free(TuneReport *rep);
 
 /* ---------------------------------------------------------------------------
- * xgb.c, predict.c: the learned predictor (XGBoost, optional).
+ * xgb.c, predict.c, trees.c: the learned predictor (trained with XGBoost, optional;
+ * evaluated by trees.c without it).
  */
 /* Opens libxgboost (once). 0, or -1 after reporting why not. */
 int tune_xgb_open(Diag *d);
@@ -331,24 +332,54 @@ void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F,
 void tune_features_relative(float *x, int n);
 const char *tune_feature_name(int i);
 
+/* The predictor's model (tune/trees.c): XGBoost's trees, kept and
+ * evaluated by gop, so that ranking needs no libxgboost. */
 typedef struct TunePredictor TunePredictor;
+/* An operator's shape as the features see it, and its dtype key: the
+ * model ranks only operators of a shape and dtype it was trained on. */
+#define TUNE_SHAPE_COUNTS 6
+typedef struct TuneShapeKey {
+  int count[TUNE_SHAPE_COUNTS]; /* edge_rows, edge_red_rows, edge_scalars,
+                                   vertex_rows, vertex_scalars, feature_loop */
+  char dtype[16];               /* ir_op_dtype_key's ("f32") */
+} TuneShapeKey;
+void tune_shape_key(const TuneOpShape *s, const char *dtype, TuneShapeKey *out);
 /* Trains on `n` rows of features `x` and labels `y` (log2 of time over the
- * case's best). NULL after reporting (libxgboost missing included). */
+ * case's best) with XGBoost, and keeps its trees; checks that they predict
+ * what XGBoost does on every row. NULL after reporting (libxgboost missing
+ * included). */
 TunePredictor *tune_predictor_train(const float *x, const float *y, int n, Diag *d);
-/* Predicted labels of `n` rows. 0 or -1. */
-int tune_predictor_predict(TunePredictor *p, const float *x, int n, float *out, Diag *d);
+/* Predicted labels of `n` rows; needs nothing but the model. Returns 0. */
+int tune_predictor_predict(const TunePredictor *p, const float *x, int n, float *out);
 /* Saves through a temporary file; 0 or -1. */
-int tune_predictor_save(TunePredictor *p, const char *path, Diag *d);
-/* Loads a model file, refusing (NULL, with the reason) one that is not
- * ours, damaged, or of another feature set. */
+int tune_predictor_save(const TunePredictor *p, const char *path, Diag *d);
+/* Loads a model file, refusing (NULL, with the reason and line) one that
+ * is not ours, damaged, or of another feature set. */
 TunePredictor *tune_predictor_load(const char *path, Diag *d);
+/* The same from memory: `text` holds `len` bytes and a NUL after them;
+ * `where` names it in messages. */
+TunePredictor *tune_predictor_parse(const char *text, size_t len, const char *where, Diag *d);
+/* The model built into the library (tune/builtin.model), parsed once;
+ * NULL after reporting if it does not parse (a broken build). */
+const TunePredictor *tune_predictor_builtin(Diag *d);
 void tune_predictor_free(TunePredictor *p); /* NULL is fine */
+/* Building one (tune/predict.c's training): */
+TunePredictor *tune_predictor_new(void);
+/* Appends one tree of XGBoost's text dump; 0 or -1 after reporting. */
+int tune_predictor_add_dump_tree(TunePredictor *p, const char *text, Diag *d);
+void tune_predictor_set_base(TunePredictor *p, float base);
+/* The sum of the trees' leaves for one row, without the base. */
+float tune_predictor_leaves(const TunePredictor *p, const float *x);
+int tune_predictor_trees(const TunePredictor *p);
+/* 0, or -1 when out of memory or past 4,096 shapes. */
+int tune_predictor_add_shape(TunePredictor *p, const TuneShapeKey *k);
+bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k);
 /* DB.xgb, malloc'ed. */
 char *tune_predictor_path(const char *db_path);
 /* Sorts `pts` by predicted time, best first; `predicted` (may be NULL)
- * gets the sorted predictions. 0 or -1. */
-int tune_predictor_rank(TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
-                        const TuneGraphSig *g, int64_t F, float *predicted, Diag *d);
+ * gets the sorted predictions. 0 or -1 (out of memory). */
+int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
+                        const TuneGraphSig *g, int64_t F, float *predicted);
 
 typedef struct TuneTrainInfo {
   int rows, graphs, cases;

@@ -262,7 +262,7 @@ class NumpyCalls(unittest.TestCase):
         self.assertGreaterEqual(gop.clear_cache(), 1)
         sched, source = gop.stdlib.u_mul_e_sum.choose_schedule(self.g, F=32)
         self.assertIn("(", sched)
-        self.assertIn(source, ("database", "predictor", "cost model"))
+        self.assertIn(source, ("database", "predictor", "built-in predictor", "cost model"))
         with self.assertRaisesRegex(gop.GopError, "tune:[\\s\\S]*(no CUDA driver|GPU)"):
             gop.stdlib.u_mul_e_sum.tune(self.g, budget_s=1, F=8)
         with self.assertRaisesRegex(ValueError, "extent F"):

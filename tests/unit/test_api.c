@@ -223,7 +223,7 @@ START_TEST(choose_schedule_status) {
                    0);
   ck_assert_int_gt(c.candidates, 0);
   ck_assert_ptr_nonnull(strchr(c.schedule, '('));
-  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_BUILTIN); /* an operator it was trained on */
   GopModule *m = gop_compile_string(ctx, "twice.gop",
                                     "op twice(X: f32[dst, F]) -> Y: f32[dst, F] {\n"
                                     "  for v in dst {\n    for f in 0..F {\n"

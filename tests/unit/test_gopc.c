@@ -390,14 +390,24 @@ START_TEST(run_schedule_source) {
   write_npy("x.npy", 2, shape_v2, X);
   const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
   char args[2048];
-  /* No schedule, no database: the cost model's, said in one line. */
+  /* No schedule, no database: the built-in predictor's, said in one line;
+   * with it off, the cost model's, and a note says why. */
   unsetenv("GOP_TUNE_DB");
   snprintf(args, sizeof args,
            "run stdlib:copy_u_sum --graph %s --F 2 --in X=x.npy --out Y=y.npy", tiny());
   ck_assert_int_eq(gopc(args), 0);
   ASSERT_OUTPUT_HAS("  schedule: ");
-  ASSERT_OUTPUT_HAS(" (from the cost model)\n");
+  ASSERT_OUTPUT_HAS(" (from the built-in predictor)\n");
   check_npy("y.npy", 2, shape_v2, want);
+  setenv("GOP_PREDICTOR", "off", 1);
+  ck_assert_int_eq(gopc(args), 0);
+  ASSERT_OUTPUT_HAS(" (from the cost model)\n");
+  ASSERT_OUTPUT_HAS("  note: predictor off (GOP_PREDICTOR=off)\n");
+  check_npy("y.npy", 2, shape_v2, want);
+  setenv("GOP_PREDICTOR", "on", 1);
+  ck_assert_int_eq(gopc(args), 1);
+  ASSERT_OUTPUT_HAS("GOP_PREDICTOR: error: 'on' is neither 'builtin'");
+  unsetenv("GOP_PREDICTOR");
   /* An operator no named schedule applies to (GOP_NO_SCHEDULE): the
    * default mapping, said so, not an error. */
   snprintf(args, sizeof args, "run %s --op bias --graph %s --F 2",
@@ -423,10 +433,10 @@ START_TEST(run_schedule_source) {
   snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 2", tiny());
   ck_assert_int_eq(gopc(args), 0);
   ASSERT_OUTPUT_HAS("(from the database)");
-  /* Another F is another key: back to the model. */
+  /* Another F is another key: back to the predictor. */
   snprintf(args, sizeof args, "run stdlib:copy_u_sum --graph %s --F 3", tiny());
   ck_assert_int_eq(gopc(args), 0);
-  ASSERT_OUTPUT_HAS("(from the cost model)");
+  ASSERT_OUTPUT_HAS("(from the built-in predictor)");
   unsetenv("GOP_TUNE_DB");
   /* A file that is not a database is an error, and is left alone. */
   const char *junk = tu_write("junk.db", "not a database at all");

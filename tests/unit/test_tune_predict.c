@@ -8,11 +8,15 @@
  * trained on four graphs, the predictor must find the best schedule of
  * the fifth (leave-one-graph-out within 1.10x), and do better there than
  * the cost model. Then: a saved model predicts what the trained one did;
- * damaged, truncated, foreign and other-feature model files are refused
- * with a reason; a failed training leaves the model that was there;
- * gop_choose_schedule says predictor, or, with libxgboost missing, falls
- * to the cost model with a note. These tests are skipped, saying so, only
- * when libxgboost cannot be loaded (tools/setup.sh installs it).
+ * damaged, truncated, foreign, older and other-feature model files, and
+ * payloads whose trees are malformed, are refused with a reason (and the
+ * line); a failed training leaves the model that was there;
+ * gop_choose_schedule says predictor. The model built into gop parses,
+ * ranks the operators it was trained on and skips others with a note,
+ * and is used with libxgboost missing (training then fails with the
+ * reason); GOP_PREDICTOR=off turns it off. The tests that train are
+ * skipped, saying so, only when libxgboost cannot be loaded
+ * (tools/setup.sh installs it).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -24,6 +28,7 @@
 #include "gop.h"
 #include "lang/lang.h"
 #include "graph/graph.h"
+#include "runtime/runtime.h"
 #include "tune/tune.h"
 #include "testutil.h"
 
@@ -180,12 +185,12 @@ START_TEST(train_predict_evaluate) {
   }
   TunePredictor *loaded = tune_predictor_load(want, &diag);
   ck_assert_msg(loaded != NULL, "%s", diag.buf);
-  ck_assert_int_eq(tune_predictor_predict(loaded, x, 3, y1, &diag), 0);
+  ck_assert_int_eq(tune_predictor_predict(loaded, x, 3, y1), 0);
   const char *again = tmp("again.xgb");
   ck_assert_int_eq(tune_predictor_save(loaded, again, &diag), 0);
   TunePredictor *reloaded = tune_predictor_load(again, &diag);
   ck_assert_ptr_nonnull(reloaded);
-  ck_assert_int_eq(tune_predictor_predict(reloaded, x, 3, y2, &diag), 0);
+  ck_assert_int_eq(tune_predictor_predict(reloaded, x, 3, y2), 0);
   for (int i = 0; i < 3; i++) ck_assert_float_eq(y1[i], y2[i]);
   /* The rule: one feature worker is slow. */
   ck_assert_msg(y1[0] > y1[2], "predicted %g for warp_edge(1, 1), %g for thread_edge(4, 4)",
@@ -232,6 +237,7 @@ static void refused(const char *good, const char *name, void (*edit)(char *buf, 
 static void flip_payload(char *b, size_t *len) { b[*len - 10] ^= 0x20; }
 static void cut(char *b, size_t *len) { *len -= 100; }
 static void foreign(char *b, size_t *len) { memcpy(b, "{\"learner\"", 10); }
+static void older(char *b, size_t *len) { b[14] = '1'; }
 static void features(char *b, size_t *len) {
   char *p = strstr(b, "features ");
   p[9] = p[9] == '9' ? '8' : '9'; /* another count */
@@ -251,6 +257,7 @@ START_TEST(bad_models_refused) {
   refused(t.model_path, "flip.xgb", flip_payload, "checksum");
   refused(t.model_path, "cut.xgb", cut, "truncated");
   refused(t.model_path, "json.xgb", foreign, "not a gop predictor model");
+  refused(t.model_path, "v1.xgb", older, "older gop");
   refused(t.model_path, "features.xgb", features, "other features");
   refused(t.model_path, "header.xgb", header, "header is damaged");
   /* Random bytes, and a missing file. */
@@ -306,26 +313,151 @@ START_TEST(missing_library_falls_back) {
   /* Runs in its own process (Check forks): libxgboost is not open yet. */
   const char *db = tmp("fallback.db");
   build_db(db, 1);
-  char model[600];
-  snprintf(model, sizeof model, "%s.xgb", db);
-  FILE *f = fopen(model, "wb");
-  fputs("gop-predictor 1\n", f); /* never read: the library is missing first */
-  fclose(f);
   setenv("GOP_XGBOOST_LIBRARY", "/nonexistent/libxgboost.so", 1);
   GopContext *ctx = gop_context_new();
   char why[300];
   ck_assert(!gop_predictor_available(why, sizeof why));
   ck_assert_ptr_nonnull(strstr(why, "cannot load libxgboost"));
+  /* choosing needs no libxgboost: with no model beside the database, the
+   * built-in one ranks */
   GopGraph *g = gop_graph_open(ctx, "grid:8x8");
   GopScheduleChoice c;
   ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g,
                                        16, db, &c), 0);
-  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
-  ck_assert_ptr_nonnull(strstr(c.note, "predictor skipped"));
-  ck_assert_ptr_nonnull(strstr(c.note, "libxgboost-dev"));
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_BUILTIN);
+  ck_assert_str_eq(gop_schedule_source_name(c.source), "built-in predictor");
+  ck_assert_str_eq(c.note, "");
   GopTrainInfo t;
   ck_assert_int_eq(gop_predictor_train(ctx, db, &t), -1);
   ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "cannot load libxgboost"));
+  /* an XGBoost model of an older gop beside the database is refused */
+  char model[600];
+  snprintf(model, sizeof model, "%s.xgb", db);
+  FILE *f = fopen(model, "wb");
+  fputs("gop-predictor 1\nfeatures 33 0\n", f);
+  fclose(f);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), g,
+                                       16, db, &c), -1);
+  ck_assert_msg(strstr(gop_diagnostics(ctx), "older gop"), "%s", gop_diagnostics(ctx));
+  gop_context_free(ctx);
+}
+END_TEST
+
+/* An envelope around `payload` (the header as tune/trees.c writes it: the
+ * features line copied from the built-in model); parsed, it must be
+ * refused with `msg` at line `line`, or, with msg NULL, accepted. */
+static TunePredictor *with_payload(const char *payload, const char *msg, int line) {
+  extern const char tune_builtin_model[];
+  const char *feat = strstr(tune_builtin_model, "features ");
+  int flen = (int)strcspn(feat, "\n");
+  char text[4096];
+  size_t plen = strlen(payload);
+  snprintf(text, sizeof text, "gop-predictor 2\n%.*s\nbytes %zu %016llx\n\n%s", flen, feat,
+           plen, (unsigned long long)rt_fnv1a64(payload, plen), payload);
+  ir_diag_free(&diag);
+  ir_diag_init(&diag, NULL);
+  TunePredictor *p = tune_predictor_parse(text, strlen(text), "m.xgb", &diag);
+  if (!msg) {
+    ck_assert_msg(p != NULL, "%s", diag.buf);
+    return p;
+  }
+  ck_assert_ptr_null(p);
+  ASSERT_DIAG_HAS(msg);
+  char at[32];
+  snprintf(at, sizeof at, "m.xgb:%d:", line);
+  ASSERT_DIAG_HAS(at);
+  return NULL;
+}
+
+START_TEST(trees_evaluated) {
+  /* x[12] < 5 goes to the leaf 0.5, else 2; a missing value to 0.5; a
+   * second tree adds 0.25; the base is 1 */
+  TunePredictor *p = with_payload("base 1\nshape 1 1 0 0 0 1 f32\ntrees 2\ntree 3\n"
+                                  "12 5 1 2 1\nleaf 0.5\nleaf 2\ntree 1\nleaf 0.25\n",
+                                  NULL, 0);
+  float x[3 * TUNE_NFEATURES] = {0}, y[3];
+  x[12] = 4;
+  x[TUNE_NFEATURES + 12] = 6;
+  x[2 * TUNE_NFEATURES + 12] = NAN;
+  ck_assert_int_eq(tune_predictor_predict(p, x, 3, y), 0);
+  ck_assert_float_eq(y[0], 1.75f);
+  ck_assert_float_eq(y[1], 3.25f);
+  ck_assert_float_eq(y[2], 1.75f);
+  TuneShapeKey k = {{1, 1, 0, 0, 0, 1}, "f32"};
+  ck_assert(tune_predictor_has_shape(p, &k));
+  snprintf(k.dtype, sizeof k.dtype, "bf16");
+  ck_assert(!tune_predictor_has_shape(p, &k));
+  /* saved and read back, it predicts the same */
+  const char *path = tmp("hand.xgb");
+  ck_assert_int_eq(tune_predictor_save(p, path, &diag), 0);
+  TunePredictor *q = tune_predictor_load(path, &diag);
+  ck_assert_ptr_nonnull(q);
+  float z[3];
+  tune_predictor_predict(q, x, 3, z);
+  ck_assert(memcmp(y, z, sizeof y) == 0);
+  tune_predictor_free(p);
+  tune_predictor_free(q);
+
+  /* malformed payloads, each refused at its line (the payload starts at
+   * line 5) */
+  with_payload("trees 0\n", "expected 'base VALUE'", 5);
+  with_payload("base 0\nshape 1 2 3\ntrees 0\n", "not 'shape N N N N N N DTYPE'", 6);
+  with_payload("base 0\n", "no 'trees N' line", 5);
+  with_payload("base 0\ntrees 1\ntree 2\n0 1 0 1 1\nleaf 1\n", "not a later node", 8);
+  with_payload("base 0\ntrees 1\ntree 3\n0 1 2 1 5\nleaf 1\nleaf 2\n", "not a later node",
+               8);
+  with_payload("base 0\ntrees 1\ntree 3\n33 1 1 2 1\nleaf 1\nleaf 2\n",
+               "feature is out of range", 8);
+  with_payload("base 0\ntrees 1\ntree 3\n3 nan 1 2 1\nleaf 1\nleaf 2\n", "not a number", 8);
+  with_payload("base 0\ntrees 1\ntree 2\nleaf inf\nleaf 1\n", "finite value", 8);
+  with_payload("base 0\ntrees 1\ntree 3\n3 1 1 2 1\nleaf 1\n", "ends inside a tree", 9);
+  with_payload("base 0\ntrees 1\ntree 1\nleaf 1\nleaf 2\n", "lines after the last tree",
+               9);
+  with_payload("base 0\ntrees 1\ntree 0\n", "expected 'tree NODES'", 7);
+  with_payload("base 0\ntrees -1\n", "expected 'trees N'", 6);
+}
+END_TEST
+
+START_TEST(builtin_model) {
+  const TunePredictor *b = tune_predictor_builtin(&diag);
+  ck_assert_msg(b != NULL, "%s", diag.buf);
+  ck_assert_int_gt(tune_predictor_trees(b), 0);
+  GopContext *ctx = gop_context_new();
+  GopModule *std = gop_stdlib(ctx);
+  GopGraph *g = gop_graph_open(ctx, "rmat:12:8:5");
+  /* the operators it was trained on: a legal point of each, no note */
+  const char *trained[] = {"copy_u_sum", "u_mul_e_sum", "u_dot_v", "u_add_v"};
+  for (int i = 0; i < 4; i++) {
+    GopScheduleChoice c;
+    ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(std, trained[i]), g, 64, NULL, &c),
+                     0);
+    ck_assert_msg(c.source == GOP_SCHEDULE_FROM_BUILTIN, "%s: %s (%s)", trained[i],
+                  gop_schedule_source_name(c.source), c.note);
+    TunePoint p;
+    ck_assert_int_eq(tune_point_parse(c.schedule, lib, &p), 0);
+  }
+  /* another dtype: the cost model, saying why */
+  GopOp *bf = gop_op_retype(gop_module_find_op(std, "copy_u_sum"), "bf16");
+  ck_assert_ptr_nonnull(bf);
+  GopScheduleChoice c;
+  ck_assert_int_eq(gop_choose_schedule(bf, g, 64, NULL, &c), 0);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
+  ck_assert_msg(strstr(c.note, "not trained on an operator of this shape in bf16"), "%s",
+                c.note);
+  /* GOP_PREDICTOR=off: the cost model; another value: an error naming it */
+  setenv("GOP_PREDICTOR", "off", 1);
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(std, "copy_u_sum"), g, 64, NULL, &c),
+                   0);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
+  ck_assert_ptr_nonnull(strstr(c.note, "GOP_PREDICTOR=off"));
+  setenv("GOP_PREDICTOR", "xgb", 1);
+  gop_clear_diagnostics(ctx);
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(std, "copy_u_sum"), g, 64, NULL, &c),
+                   -1);
+  ck_assert_msg(strstr(gop_diagnostics(ctx), "GOP_PREDICTOR: error: 'xgb' is neither"), "%s",
+                gop_diagnostics(ctx));
+  unsetenv("GOP_PREDICTOR");
   gop_context_free(ctx);
 }
 END_TEST
@@ -517,6 +649,8 @@ int main(void) {
   tcase_add_test(tc, train_predict_evaluate);
   tcase_add_test(tc, bad_models_refused);
   tcase_add_test(tc, missing_library_falls_back);
+  tcase_add_test(tc, trees_evaluated);
+  tcase_add_test(tc, builtin_model);
   tcase_add_test(tc, import_csv);
   tcase_add_test(tc, gopc_tune_arguments);
   tcase_add_test(tc, gopc_train_evaluate);

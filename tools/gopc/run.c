@@ -3,7 +3,8 @@
  * statistics. Inputs are read from .npy files (--in) or made by a seeded
  * generator; outputs are summed and may be written (--out). Without
  * --schedule, the schedule comes from the tuning database, the learned
- * predictor or the cost model, and a line says which.
+ * predictor (the database's or the built-in one) or the cost model, and a
+ * line says which.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -36,7 +37,8 @@ static const char *usage_run =
     "                   --in files must then hold T (bf16: '<V2' bits)\n"
     "  --schedule S     the schedule (see gopc emit --help); default: the fastest\n"
     "                   measured in the tuning database (--db), else the learned\n"
-    "                   predictor's choice (DB.xgb, gopc tune --train), else the\n"
+    "                   predictor's choice (DB.xgb, gopc tune --train, else the\n"
+    "                   model built into gop; GOP_PREDICTOR=off: none), else the\n"
     "                   cost model's best legal point; a line says which\n"
     "  --db FILE        the tuning database (default: $GOP_TUNE_DB, else none)\n"
     "  --target sm_XX   the GPU architecture to compile for\n"
@@ -337,7 +339,8 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
     if (gop_run_set_extent(r, o->dims.item[i].name, v) != 0) return GOPC_EXIT_USAGE;
   }
 
-  /* No schedule given: the tuning database's, else the cost model's. */
+  /* No schedule given: the tuning database's, else a predictor's, else the
+   * cost model's. */
   GopScheduleChoice choice, *chosen = NULL;
   if (!o->pack && !o->compile.schedule) {
     const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
