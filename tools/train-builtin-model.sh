@@ -21,12 +21,9 @@ runs=(
   "2026-11-27-H100-aggregation-groups64/raw-call5/gop-dst.csv.xz|NVIDIA H100 80GB HBM3|90"
   "2026-11-27-H100-aggregation-groups64/raw-call6/gop-dst.csv.xz|NVIDIA H100 80GB HBM3|90"
   "2026-11-28-H200-sddmm-rows/gop_bench.csv|NVIDIA H200|90"
+  # generated graphs: R-MAT of four sizes and skews, two meshes, two rings
+  "2026-11-28-H200-choice-builtin-predictor/call1/gop_bench.csv.xz|NVIDIA H200|90"
 )
-for extra in "$root"/bench/results/*-choice-training/gop_bench.csv.xz; do
-  [ -f "$extra" ] || continue
-  gpu=$(xz -dc "$extra" | sed -n 's/^# gpu=\(.*\) sm=\([0-9]*\)$/\1|\2/p' | head -1)
-  runs+=("${extra#"$results"/}|$gpu")
-done
 i=0
 for r in "${runs[@]}"; do
   IFS='|' read -r csv gpu cc <<<"$r"
