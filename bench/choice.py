@@ -2,7 +2,7 @@
 """bench/choice.py: the untuned schedule choices against the tuned best,
 from gop_bench's CSV (bench/gop_bench.c).
 
-usage: bench/choice.py GOP_BENCH.csv [--by graph|op|F]
+usage: bench/choice.py GOP_BENCH.csv[.xz] [--by graph|op|F]
 
 Per case (graph, operator, F) the tuned best is the fastest checked
 candidate; the choices are the planned rows `chosen:...` (what `gopc run`
@@ -12,6 +12,7 @@ mapping). Prints each one's time over the best, as geometric means per
 group (--by, default graph) and over all cases, with the worst case.
 """
 import csv
+import lzma
 import math
 import sys
 from collections import defaultdict
@@ -30,7 +31,8 @@ def main():
         del args[i:i + 2]
     if len(args) != 1 or by not in ("graph", "op", "F"):
         sys.exit(__doc__)
-    with open(args[0], newline="") as f:
+    opener = lzma.open if args[0].endswith(".xz") else open
+    with opener(args[0], "rt", newline="") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     cases = defaultdict(list)
     for r in rows:
