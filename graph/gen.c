@@ -4,7 +4,11 @@
  * shipping files: `rmat:SCALE:EDGEFACTOR[:SEED]` gives Graph500's skewed
  * R-MAT graphs, `grid:WxH` a perfectly regular 2-D mesh (the opposite end of
  * the degree-skew range), `ring:N:D` a D-regular ring written straight
- * into CSR (billions of edges in seconds: docs/index64.md). Generation is deterministic for a spec: the PRNG
+ * into CSR (billions of edges in seconds: docs/index64.md),
+ * `powerlaw:N:D:G` Chung-Lu graphs whose degrees follow a power law of
+ * exponent G / 10, `community:N:D:K:MIX` K communities of consecutive ids
+ * with MIX percent of arcs between them (the two families the schedule
+ * predictor trains on besides R-MAT, meshes and rings). Generation is deterministic for a spec: the PRNG
  * is xoshiro256** seeded through splitmix64 with state on the stack, so the
  * same spec gives the same arcs on every machine. Both generators emit arcs
  * sorted by (src, dst), so edge ids are a function of the arc set alone.
@@ -18,6 +22,7 @@
  * the same arcs as the single-threaded generator before it.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,6 +288,54 @@ static void keep_write(void *arg, int p, int np) {
     }
 }
 
+/* perm = a random permutation of 0 .. nv-1 (Fisher-Yates; the modulo bias
+ * is below 2^-37 for 2^26 vertices). */
+static void shuffle(uint64_t *perm, uint64_t nv, Rng *r) {
+  for (uint64_t v = 0; v < nv; v++) perm[v] = v;
+  for (uint64_t v = nv - 1; v > 0; v--) {
+    uint64_t u = rng_next(r) % (v + 1), x = perm[v];
+    perm[v] = perm[u];
+    perm[u] = x;
+  }
+}
+
+/* The graph of `n` sampled keys src << bits | dst (`key`, and `tmp` of the
+ * same size for the sort; both freed here): sorted, self-loops and
+ * repeated arcs dropped, arcs in (src, dst) order. NULL after reporting. */
+static Graph *keys_to_graph(uint64_t nv, uint64_t *key, uint64_t *tmp, uint64_t n, int bits,
+                           const char *spec, Diag *d) {
+  uint64_t *sorted = radix_sort(key, tmp, n, 2 * bits);
+  int64_t count[GRAPH_MAX_THREADS];
+  Keep keep = {sorted, n, bits, count, NULL, NULL};
+  int np = graph_par_parts((int64_t)n, (int64_t)1 << 16);
+  int64_t ne = 0;
+  int32_t *src = NULL, *dst = NULL;
+  if (sorted) {
+    graph_parallel(np, keep_count, &keep);
+    for (int p = 0; p < np; p++) {
+      int64_t c = count[p];
+      count[p] = ne;
+      ne += c;
+    }
+    src = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
+    dst = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
+  }
+  if (!sorted || !src || !dst) {
+    free(key);
+    free(tmp);
+    free(src);
+    free(dst);
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+    return NULL;
+  }
+  keep.src = src;
+  keep.dst = dst;
+  graph_parallel(np, keep_write, &keep);
+  free(key);
+  free(tmp);
+  return graph_from_arcs((int64_t)nv, ne, src, dst, spec, d, NO_LOC);
+}
+
 static Graph *gen_rmat(const char *spec, Diag *d) {
   const char *p = spec + strlen("rmat:");
   uint64_t scale, ef, seed = 1;
@@ -318,7 +371,6 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
   uint64_t *key = malloc(sizeof(uint64_t) * nsamples);
   uint64_t *tmp = malloc(sizeof(uint64_t) * nsamples);
   Rng *streams = malloc(sizeof(Rng) * nchunks);
-  int32_t *src = NULL, *dst = NULL;
   if (!perm || !key || !tmp || !streams) {
     free(perm);
     free(key);
@@ -327,13 +379,7 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
     return NULL;
   }
-  /* Fisher-Yates; the modulo bias is below 2^-37 for 2^26 vertices. */
-  for (uint64_t v = 0; v < nv; v++) perm[v] = v;
-  for (uint64_t v = nv - 1; v > 0; v--) {
-    uint64_t u = rng_next(&r) % (v + 1), x = perm[v];
-    perm[v] = perm[u];
-    perm[u] = x;
-  }
+  shuffle(perm, nv, &r);
   /* chunk 0 goes on with the spec's stream, chunk c jumps c times */
   for (uint64_t c = 0; c < nchunks; c++) {
     streams[c] = r;
@@ -343,35 +389,152 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
   graph_parallel(graph_par_parts((int64_t)nchunks, 1), draw_part, &draw);
   free(streams);
   free(perm);
-  uint64_t *sorted = radix_sort(key, tmp, nsamples, 2 * (int)scale);
-  int64_t count[GRAPH_MAX_THREADS];
-  Keep keep = {sorted, nsamples, (int)scale, count, NULL, NULL};
-  int np = graph_par_parts((int64_t)nsamples, (int64_t)1 << 16);
-  int64_t ne = 0;
-  if (sorted) {
-    graph_parallel(np, keep_count, &keep);
-    for (int p = 0; p < np; p++) {
-      int64_t c = count[p];
-      count[p] = ne;
-      ne += c;
-    }
-    src = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
-    dst = malloc(sizeof(int32_t) * (size_t)(ne > 0 ? ne : 1));
+  return keys_to_graph(nv, key, tmp, nsamples, (int)scale, spec, d);
+}
+
+/* ---- power-law (Chung-Lu) and community graphs ---- */
+
+#define SAMPLED_MAX_VERTICES ((uint64_t)1 << 26)
+
+/* Reads the fields N:D of a sampled generator's spec `p` (after its
+ * name) and checks the samples N x D fit; `form` names the whole form in
+ * messages. */
+static bool sampled_size(const char *spec, const char **p, const char *form, uint64_t *nv,
+                         uint64_t *deg, Diag *d) {
+  if (!spec_field(spec, p, ":", "N", 2, SAMPLED_MAX_VERTICES, nv, d)) return false;
+  if (*(*p)++ != ':') {
+    ir_error(d, NO_LOC, "bad graph spec '%s': D is missing (%s)", spec, form);
+    return false;
   }
-  if (!sorted || !src || !dst) {
+  if (!spec_field(spec, p, ":", "D", 1, RMAT_MAX_EDGEFACTOR, deg, d)) return false;
+  if (*nv * *deg > (uint64_t)GRAPH_MAX_EDGES) {
+    ir_error(d, NO_LOC, "%s samples %" PRIu64 " arcs, more than the %" PRId64
+             " a graph may hold", spec, *nv * *deg, (int64_t)GRAPH_MAX_EDGES);
+    return false;
+  }
+  return true;
+}
+
+/* The next field after a ':' (missing: `form` in the message). */
+static bool next_field(const char *spec, const char **p, const char *name, const char *form,
+                       uint64_t lo, uint64_t hi, uint64_t *out, Diag *d) {
+  if (*(*p)++ != ':') {
+    ir_error(d, NO_LOC, "bad graph spec '%s': %s is missing (%s)", spec, name, form);
+    return false;
+  }
+  return spec_field(spec, p, ":", name, lo, hi, out, d);
+}
+
+/* An optional last field :SEED, then the end. */
+static bool seed_field(const char *spec, const char *p, uint64_t *seed, Diag *d) {
+  if (*p == ':') {
+    p++;
+    if (!spec_field(spec, &p, ":", "SEED", 0, UINT64_MAX, seed, d)) return false;
+  }
+  return spec_end(spec, p, d);
+}
+
+static int bits_for(uint64_t nv) {
+  int b = 1;
+  while (((uint64_t)1 << b) < nv) b++;
+  return b;
+}
+
+/* powerlaw:N:D:G[:SEED]: Chung-Lu. N x D arcs, each end drawn with
+ * probability proportional to w_i = (i + 1)^(-1 / (gamma - 1)), gamma = G
+ * / 10, so that in- and out-degrees follow a power law of exponent gamma
+ * (a social or web graph without its communities); labels permuted. */
+static Graph *gen_powerlaw(const char *spec, Diag *d) {
+  static const char form[] = "powerlaw:N:D:G[:SEED], G the exponent in tenths";
+  const char *p = spec + strlen("powerlaw:");
+  uint64_t nv, deg, g10, seed = 1;
+  if (!sampled_size(spec, &p, form, &nv, &deg, d) ||
+      !next_field(spec, &p, "G", form, 21, 50, &g10, d) || !seed_field(spec, p, &seed, d))
+    return NULL;
+  uint64_t n = nv * deg;
+  if (!graph_size_ok((int64_t)nv, (int64_t)n, (int64_t)(16 * nv + 16 * n), d, (Loc){spec, 0, 0}))
+    return NULL;
+  double *cdf = malloc(sizeof(double) * nv);
+  uint64_t *perm = malloc(sizeof(uint64_t) * nv);
+  uint64_t *key = malloc(sizeof(uint64_t) * n);
+  uint64_t *tmp = malloc(sizeof(uint64_t) * n);
+  if (!cdf || !perm || !key || !tmp) {
+    free(cdf);
+    free(perm);
     free(key);
     free(tmp);
-    free(src);
-    free(dst);
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
     return NULL;
   }
-  keep.src = src;
-  keep.dst = dst;
-  graph_parallel(np, keep_write, &keep);
-  free(key);
-  free(tmp);
-  return graph_from_arcs((int64_t)nv, ne, src, dst, spec, d, NO_LOC);
+  double expo = -1.0 / ((double)g10 / 10.0 - 1.0), total = 0;
+  for (uint64_t i = 0; i < nv; i++) cdf[i] = total += pow((double)(i + 1), expo);
+  Rng r = rng_seed(seed);
+  shuffle(perm, nv, &r);
+  int bits = bits_for(nv);
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t end[2];
+    for (int e = 0; e < 2; e++) { /* the first i whose cdf exceeds x */
+      double x = rng_unit(&r) * total;
+      uint64_t lo = 0, hi = nv - 1;
+      while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (cdf[mid] > x)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      end[e] = perm[lo];
+    }
+    key[k] = end[0] << bits | end[1];
+  }
+  free(cdf);
+  free(perm);
+  return keys_to_graph(nv, key, tmp, n, bits, spec, d);
+}
+
+/* community:N:D:K:MIX[:SEED]: K communities of consecutive ids (as a
+ * locality-friendly order leaves them), N x D arcs from uniform sources,
+ * each to a uniform vertex of its source's community, or, for MIX percent
+ * of them, to any vertex. */
+static Graph *gen_community(const char *spec, Diag *d) {
+  static const char form[] = "community:N:D:K:MIX[:SEED], MIX in percent";
+  const char *p = spec + strlen("community:");
+  uint64_t nv, deg, k, mix, seed = 1;
+  if (!sampled_size(spec, &p, form, &nv, &deg, d) ||
+      !next_field(spec, &p, "K", form, 1, SAMPLED_MAX_VERTICES, &k, d) ||
+      !next_field(spec, &p, "MIX", form, 0, 100, &mix, d) || !seed_field(spec, p, &seed, d))
+    return NULL;
+  if (k > nv) {
+    ir_error(d, NO_LOC, "bad graph spec '%s': K = %" PRIu64 " communities of N = %" PRIu64
+             " vertices: K must be at most N", spec, k, nv);
+    return NULL;
+  }
+  uint64_t n = nv * deg;
+  if (!graph_size_ok((int64_t)nv, (int64_t)n, (int64_t)(16 * n), d, (Loc){spec, 0, 0}))
+    return NULL;
+  uint64_t *key = malloc(sizeof(uint64_t) * n);
+  uint64_t *tmp = malloc(sizeof(uint64_t) * n);
+  if (!key || !tmp) {
+    free(key);
+    free(tmp);
+    ir_error(d, NO_LOC, "out of memory generating %s", spec);
+    return NULL;
+  }
+  Rng r = rng_seed(seed);
+  int bits = bits_for(nv);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t s = rng_next(&r) % nv, t;
+    if (rng_unit(&r) * 100 < (double)mix) {
+      t = rng_next(&r) % nv;
+    } else {
+      uint64_t c = (uint64_t)((unsigned __int128)s * k / nv);
+      uint64_t lo = (uint64_t)((unsigned __int128)c * nv / k);
+      uint64_t hi = (uint64_t)((unsigned __int128)(c + 1) * nv / k);
+      t = lo + rng_next(&r) % (hi - lo);
+    }
+    key[i] = s << bits | t;
+  }
+  return keys_to_graph(nv, key, tmp, n, bits, spec, d);
 }
 
 /* ---- grids ---- */
@@ -523,14 +686,22 @@ Graph *graph_generate(const char *spec, Diag *d) {
   if (strncmp(spec, "rmat:", 5) == 0) return gen_rmat(spec, d);
   if (strncmp(spec, "grid:", 5) == 0) return gen_grid(spec, d);
   if (strncmp(spec, "ring:", 5) == 0) return gen_ring(spec, d);
+  if (strncmp(spec, "powerlaw:", 9) == 0) return gen_powerlaw(spec, d);
+  if (strncmp(spec, "community:", 10) == 0) return gen_community(spec, d);
   ir_error(d, NO_LOC, "unknown graph generator '%s' (known: "
-           "rmat:SCALE:EDGEFACTOR[:SEED], grid:WxH, ring:N:D)", spec);
+           "rmat:SCALE:EDGEFACTOR[:SEED], grid:WxH, ring:N:D, powerlaw:N:D:G[:SEED], "
+           "community:N:D:K:MIX[:SEED])", spec);
   return NULL;
 }
 
+bool graph_is_generator(const char *spec) {
+  static const char *const names[] = {"rmat:", "grid:", "ring:", "powerlaw:", "community:"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strncmp(spec, names[i], strlen(names[i])) == 0) return true;
+  return false;
+}
+
 Graph *graph_open(const char *spec, Diag *d) {
-  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0 ||
-      strncmp(spec, "ring:", 5) == 0)
-    return graph_generate(spec, d);
+  if (graph_is_generator(spec)) return graph_generate(spec, d);
   return graph_read(spec, d);
 }

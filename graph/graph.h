@@ -150,15 +150,22 @@ int64_t graph_read_parts(void);
 /* Generates `rmat:SCALE:EDGEFACTOR[:SEED]` (Graph500's R-MAT, a=.57 b=.19
  * c=.19 d=.05, vertex labels permuted, self-loops and duplicate arcs
  * removed, arcs sorted by (src, dst)), `grid:WxH` (a W by H 4-neighbour
- * mesh, both directions) or `ring:N:D` (N vertices, u -> u+1 .. u+D mod N,
+ * mesh, both directions), `ring:N:D` (N vertices, u -> u+1 .. u+D mod N,
  * edge id u*D + j-1 for u -> u+j; 1 <= D < N; written straight into the
  * three formats by several threads: the way to a graph of billions of
- * edges). Returns NULL with a message on a bad spec; the
- * message names the spec and has no location. */
+ * edges), `powerlaw:N:D:G[:SEED]` (Chung-Lu: N x D arcs sampled with
+ * weights (i+1)^(-1/(G/10 - 1)), labels permuted, G in 21..50) or
+ * `community:N:D:K:MIX[:SEED]` (K communities of consecutive ids, N x D
+ * arcs from uniform sources, MIX percent of them to any vertex, the rest
+ * within the source's community); the sampled ones drop self-loops and
+ * repeats, arcs sorted by (src, dst). Returns NULL with a message on a bad
+ * spec; the message names the spec and has no location. */
 Graph *graph_generate(const char *spec, Diag *d);
+/* Whether `spec` names a generator (starts with one of their names). */
+bool graph_is_generator(const char *spec);
 
-/* A spec that starts with `rmat:`, `grid:` or `ring:` is generated, anything else is
- * read as a file. */
+/* A spec that graph_is_generator is generated, anything else is read as a
+ * file. */
 Graph *graph_open(const char *spec, Diag *d);
 
 /* ---------------------------------------------------------------------------

@@ -368,7 +368,8 @@ class Graph:
     @classmethod
     def open(cls, spec):
         """A Matrix Market or SNAP file (plain or .gz), or a generator:
-        'rmat:SCALE:EDGEFACTOR[:SEED]', 'grid:WxH'."""
+        'rmat:SCALE:EDGEFACTOR[:SEED]', 'grid:WxH', 'ring:N:D',
+        'powerlaw:N:D:G[:SEED]', 'community:N:D:K:MIX[:SEED]' (docs/graphs.md)."""
         with _lock:
             return cls(lib.gop_graph_open(_ctx, _b(os.fspath(spec))), str(spec))
 

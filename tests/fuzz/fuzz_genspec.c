@@ -1,4 +1,5 @@
 /* tests/fuzz/fuzz_genspec.c: generator specs (rmat:SCALE:EF[:SEED],
+ * powerlaw:N:D:G[:SEED], community:N:D:K:MIX[:SEED], ring:N:D,
  * grid:WxH) and whatever else graph_open takes for one. Sizes are bounded
  * by GOP_MAX_HOST_BYTES (64 MiB here). */
 #include "fuzz.h"
@@ -15,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Diag d;
   ir_diag_init(&d, NULL);
   /* only generator specs: anything else would be read as a file path */
-  if (strncmp(spec, "rmat:", 5) == 0 || strncmp(spec, "grid:", 5) == 0 || size < 5) {
+  if (graph_is_generator(spec) || size < 5) {
     Graph *g = graph_generate(spec, &d);
     graph_free(g);
   }

@@ -544,6 +544,51 @@ START_TEST(test_rmat) {
 }
 END_TEST
 
+/* The sampled families: sorted and free of repeats and self-loops, the
+ * same graph for a spec, the skew set by G, the communities by MIX. */
+static void check_sorted_simple(const Graph *g) {
+  ck_assert_int_eq(g->stats.self_loops, 0);
+  for (int64_t e = 1; e < g->ne; e++)
+    ck_assert(g->src[e - 1] < g->src[e] ||
+              (g->src[e - 1] == g->src[e] && g->dst[e - 1] < g->dst[e]));
+}
+
+START_TEST(test_powerlaw_community) {
+  Graph *steep = generate("powerlaw:20000:8:21");
+  Graph *flat = generate("powerlaw:20000:8:45");
+  check_sorted_simple(steep);
+  check_sorted_simple(flat);
+  ck_assert_int_eq(steep->nv, 20000);
+  ck_assert_int_le(steep->ne, 8 * 20000);
+  ck_assert_int_gt(flat->ne, 7 * 20000); /* few repeats where degrees are even */
+  /* exponent 2.1: hubs of thousands of edges; 4.5: none past 20x the mean */
+  ck_assert_int_gt(steep->stats.in_deg_max, 100 * steep->stats.deg_mean);
+  ck_assert_int_lt(flat->stats.in_deg_max, 20 * flat->stats.deg_mean);
+  Graph *same = generate("powerlaw:20000:8:21:1");
+  check_same_graph(steep, same);
+  graph_free(same);
+  Graph *other = generate("powerlaw:20000:8:21:2");
+  ck_assert(other->ne != steep->ne ||
+            memcmp(other->src, steep->src, sizeof(int32_t) * (size_t)steep->ne));
+  /* 10 communities of 1,000 ids, 20% of arcs anywhere: about 82% of the
+   * arcs stay inside (the 20% land inside one time in ten) */
+  Graph *c = generate("community:10000:10:10:20");
+  check_sorted_simple(c);
+  int64_t inside = 0;
+  for (int64_t e = 0; e < c->ne; e++) inside += c->src[e] / 1000 == c->dst[e] / 1000;
+  double frac = (double)inside / (double)c->ne;
+  ck_assert_msg(frac > 0.79 && frac < 0.85, "%.3f of the arcs inside", frac);
+  Graph *closed = generate("community:10000:4:100:0");
+  for (int64_t e = 0; e < closed->ne; e++)
+    ck_assert_int_eq(closed->src[e] / 100, closed->dst[e] / 100);
+  graph_free(steep);
+  graph_free(flat);
+  graph_free(other);
+  graph_free(c);
+  graph_free(closed);
+}
+END_TEST
+
 typedef struct BadSpec {
   const char *spec, *reason;
 } BadSpec;
@@ -581,6 +626,18 @@ static const BadSpec bad_specs[] = {
     {"ring:5:5", "D = 5 must be below N = 5"},
     {"ring:5:2:1", "found '2:1'"},
     {"ring:2147483647:16", "34359738352 edges, more than the 17179869184 a graph may hold"},
+    {"powerlaw:1:4:25", "N must be in 2..67108864, found 1"},
+    {"powerlaw:100:4", "G is missing (powerlaw:N:D:G[:SEED]"},
+    {"powerlaw:100:4:20", "G must be in 21..50, found 20"},
+    {"powerlaw:100:0:25", "D must be in 1..1024, found 0"},
+    {"powerlaw:100:4:25:", "SEED is missing"},
+    {"powerlaw:100:4:25:1:1", "unexpected ':1' at the end"},
+    {"powerlaw:67108864:1024:25", "samples 68719476736 arcs, more than"},
+    {"community:100:4:200:10", "K = 200 communities of N = 100 vertices"},
+    {"community:100:4:10:101", "MIX must be in 0..100, found 101"},
+    {"community:100:4:10", "MIX is missing (community:N:D:K:MIX[:SEED]"},
+    {"community:100", "D is missing (community:N:D:K:MIX[:SEED]"},
+    {"community:100:4:0:10", "K must be in 1..67108864, found 0"},
     {"star:5", "unknown graph generator 'star:5'"},
 };
 
@@ -770,6 +827,7 @@ static Suite *graph_suite(void) {
   tcase_add_test(tc, test_grid_small);
   tcase_add_test(tc, test_grid_degrees);
   tcase_add_test(tc, test_rmat);
+  tcase_add_test(tc, test_powerlaw_community);
   tcase_add_loop_test(tc, test_bad_specs, 0, (int)N(bad_specs));
   tcase_add_test(tc, test_ring);
   tcase_add_test(tc, test_open_dispatch);

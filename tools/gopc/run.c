@@ -22,8 +22,9 @@ static const char *usage_run =
     "(a schedule gopc emit refuses is refused here too).\n"
     "  --graph G        a Matrix Market (.mtx) or SNAP edge list file, plain\n"
     "                   or gzip'ed, or a generator: rmat:SCALE:EDGEFACTOR[:SEED]\n"
-    "                   (Graph500 R-MAT, skewed), grid:WxH (2-D mesh) or\n"
-    "                   ring:N:D (u -> u+1..u+D mod N; see gopc graph --help)\n"
+    "                   (Graph500 R-MAT, skewed), grid:WxH (2-D mesh),\n"
+    "                   ring:N:D (u -> u+1..u+D mod N), powerlaw:N:D:G[:SEED] or\n"
+    "                   community:N:D:K:MIX[:SEED] (see gopc graph --help)\n"
     "  --F N            the feature width F; any extent of the operator can be\n"
     "                   set as --NAME N or --dim NAME=N\n"
     "  --in NAME=PATH   read input NAME from a float32 .npy file, shape\n"
@@ -97,6 +98,13 @@ static const char *usage_graph =
     "                   all cores, no sort: ring:67108864:33 (2.2 billion edges,\n"
     "                   past 2^31, about 71 GB of host memory) takes seconds; the\n"
     "                   way to test 64-bit indices (docs/index64.md)\n"
+    "  powerlaw:N:D:G[:SEED]  Chung-Lu: N vertices (2 .. 2^26), N*D arcs whose ends\n"
+    "                   are drawn with weight (i+1)^(-1/(G/10 - 1)): degrees follow a\n"
+    "                   power law of exponent G/10 (G in 21..50); labels permuted\n"
+    "  community:N:D:K:MIX[:SEED]  K communities of consecutive ids; N*D arcs from\n"
+    "                   uniform sources, MIX percent (0..100) to any vertex, the\n"
+    "                   rest inside the source's community\n"
+    "  (sampled generators drop self-loops and repeated arcs)\n"
     "Graphs hold 32 bytes of host memory per edge (GOP_MAX_HOST_BYTES limits it).\n";
 
 
