@@ -23,6 +23,8 @@ runs=(
   "2026-11-28-H200-sddmm-rows/gop_bench.csv|NVIDIA H200|90"
   # generated graphs: R-MAT of four sizes and skews, two meshes, two rings
   "2026-11-28-H200-choice-builtin-predictor/call1/gop_bench.csv.xz|NVIDIA H200|90"
+  # power-law and community graphs, a small mesh, a small dense R-MAT
+  "2026-11-28-H200-choice-builtin-predictor/call3/gop_bench.csv.xz|NVIDIA H200|90"
 )
 i=0
 for r in "${runs[@]}"; do

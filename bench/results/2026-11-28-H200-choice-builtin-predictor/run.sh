@@ -23,6 +23,6 @@ rc=$?
 grep -E '^(FAIL|#)' "$out/gop_bench.log" | grep -v '^# note' | tail -8
 tail -1 "$out/gop_bench.log"
 python3 bench/choice.py "$out/gop_bench.csv"
-python3 bench/choice.py "$out/gop_bench.csv" --by op | head -6
+python3 bench/choice.py "$out/gop_bench.csv" --by op | sed -n 1,6p
 xz -k "$out/gop_bench.log"; rm "$out/gop_bench.log"
 exit $rc
