@@ -425,6 +425,11 @@ int gop_run_bind(GopRun *r, const char *name, void *data, int64_t numel) {
     if (strcmp(t->name, name) != 0) continue;
     if (!extents_set(r, t, true)) return -1;
     int64_t want = graph_tensor_numel(t, r->graph->rt, &r->ext);
+    /* an empty tensor may have no memory (torch's data_ptr() of an empty
+     * tensor is 0): a placeholder no loop reads stands for it, as numpy's
+     * empty arrays' pointers do */
+    static _Alignas(16) char no_elements[16];
+    if (!data && numel == 0 && want == 0) data = no_elements;
     if (numel != want || !data) {
       ir_error(&r->ctx->diag, api_loc,
                "tensor %s needs %lld elements on this graph, got %lld%s", name,

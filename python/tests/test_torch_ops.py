@@ -67,6 +67,16 @@ class TestCustomOps(unittest.TestCase):
                 self.assertTrue(hasattr(torch.ops.gop, name), name)
                 self.assertTrue(hasattr(torch.ops.gop, name + "_backward"), name)
 
+    def test_edgeless_graph(self):
+        """An edgeless graph's edge tensor is empty, and torch gives an empty
+        tensor no memory (data_ptr() 0): the sum of no edges is zeros."""
+        g = gop.Graph.from_arcs([], [], 5, "edgeless")
+        x, w = torch.randn(5, 4), torch.zeros(0)
+        self.assertEqual(w.data_ptr(), 0)
+        y = gop.stdlib.u_mul_e_sum(g, x, w)
+        self.assertEqual(tuple(y.shape), (5, 4))
+        self.assertEqual(float(y.abs().sum()), 0.0)
+
     def test_opcheck(self):
         g, n, e = self.g, self.g.num_nodes, self.g.num_edges
         key = torch_ops.graph_key(g)

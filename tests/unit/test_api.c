@@ -213,6 +213,28 @@ END_TEST
  * schedule or strategy applies to, GOP_NO_SCHEDULE with nothing reported
  * (models.c and the Python package run the default mapping on it, and
  * tell it from a real error by this return alone). */
+/* An edgeless graph's edge tensor has no elements, and may come without
+ * memory (torch's empty tensors have data_ptr() 0): bound as NULL, the run
+ * gives the sum of no edges; NULL for a tensor with elements is refused. */
+START_TEST(empty_tensor_without_memory) {
+  GopContext *ctx = gop_context_new();
+  GopGraph *g = gop_graph_from_arcs(ctx, 3, 0, NULL, NULL, "edgeless");
+  ck_assert_msg(g != NULL, "%s", gop_diagnostics(ctx));
+  GopRun *r = gop_run_new(ctx, gop_module_find_op(gop_stdlib(ctx), "u_mul_e_sum"), g);
+  gop_run_set_device(r, GOP_DEVICE_INTERP);
+  ck_assert_int_eq(gop_run_set_extent(r, "F", 2), 0);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {9, 9, 9, 9, 9, 9};
+  ck_assert_int_eq(gop_run_bind(r, "X", x, 6), 0);
+  ck_assert_msg(gop_run_bind(r, "W", NULL, 0) == 0, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_run_bind(r, "Y", y, 6), 0);
+  ck_assert_msg(gop_run_exec(r) == 0, "%s", gop_diagnostics(ctx));
+  for (int i = 0; i < 6; i++) ck_assert_float_eq(y[i], 0.0f);
+  ck_assert_int_eq(gop_run_bind(r, "X", NULL, 6), -1);
+  ck_assert_ptr_nonnull(strstr(gop_diagnostics(ctx), "(NULL data)"));
+  gop_context_free(ctx);
+}
+END_TEST
+
 START_TEST(choose_schedule_status) {
   GopContext *ctx = gop_context_new();
   GopGraph *g = gop_graph_open(ctx, tu_source("tests/data/tiny.mtx"));
@@ -306,6 +328,7 @@ int main(void) {
   tcase_add_test(tc, npy_through_the_api);
   tcase_add_test(tc, repl_support);
   tcase_add_test(tc, choose_schedule_status);
+  tcase_add_test(tc, empty_tensor_without_memory);
   tcase_add_test(tc, unbound_stages_and_grad_schedules);
   suite_add_tcase(s, tc);
   return tu_run(s);
