@@ -514,7 +514,7 @@ int gop_run_bind_device(GopRun *r, const char *name, GopDevicePtr ptr, int64_t n
       return -1;
     }
   int64_t want = graph_tensor_numel(t, r->graph->rt, &r->ext);
-  if (!ptr || numel != want) {
+  if ((!ptr && want != 0) || numel != want) {
     ir_error(&r->ctx->diag, api_loc, "tensor %s needs %lld elements on this graph, got %lld%s",
              name, (long long)want, (long long)numel, ptr ? "" : " (NULL device pointer)");
     return -1;
@@ -590,18 +590,20 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
              nt ? ir->tensors[0]->name : "none", ptrs ? n : 0);
     return -1;
   }
-  for (int i = 0; i < nt; i++)
-    if (!ptrs[i]) {
-      ir_error(&ctx->diag, api_loc, "%s of %s: NULL device pointer",
-               ir->tensors[i]->name, ir->name);
-      return -1;
-    }
   int64_t numel[MAX_BOUND];
   if (nt > MAX_BOUND) {
     ir_error(&ctx->diag, api_loc, "%s has too many tensors for a device run", ir->name);
     return -1;
   }
   if (sizes(r, numel) != 0) return -1;
+  /* an empty tensor may have no memory (torch's empty CUDA tensors have
+   * data_ptr() 0): nothing reads it, no fill or check touches it */
+  for (int i = 0; i < nt; i++)
+    if (!ptrs[i] && numel[i] != 0) {
+      ir_error(&ctx->diag, api_loc, "%s of %s: NULL device pointer",
+               ir->tensors[i]->name, ir->name);
+      return -1;
+    }
   if (open_device(r) != 0) return -1;
   if (!r->cached && gop_run_prepare(r) != 0) return -1;
   if (prepare_device(r) != 0) return -1;
@@ -620,7 +622,7 @@ int gop_run_launch_ptrs(GopRun *r, const GopDevicePtr *ptrs, int n, void *stream
     snprintf(what, sizeof what, "%s %s of %s", gop_run_tensor_is_output(r, i) ? "output" : "input",
              ir->tensors[i]->name, ir->name);
     size_t bytes = (size_t)numel[i] * (size_t)ir_dtype_bytes(ir->tensors[i]->dtype);
-    if (rt_pointer_check(ptrs[i], bytes, what, &ctx->diag) != RT_OK)
+    if (bytes && rt_pointer_check(ptrs[i], bytes, what, &ctx->diag) != RT_OK)
       return -1;
     r->dptr_checked[i] = ptrs[i];
     r->dnumel[i] = numel[i];
@@ -635,7 +637,7 @@ int gop_run_launch(GopRun *r) {
   API_LOCK(r->ctx);
   int nt = gop_run_num_tensors(r);
   for (int i = 0; i < nt; i++)
-    if (!r->dptr[i]) {
+    if (!r->dptr[i] && graph_tensor_numel(r->op->ir->tensors[i], r->graph->rt, &r->ext) != 0) {
       ir_error(&r->ctx->diag, api_loc, "%s %s is not bound to device memory (gop_run_bind_device)",
                gop_run_tensor_is_output(r, i) ? "output" : "input", r->op->ir->tensors[i]->name);
       return -1;
