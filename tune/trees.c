@@ -477,7 +477,13 @@ static void parse_builtin(void) {
 
 const TunePredictor *tune_predictor_builtin(Diag *d) {
   pthread_once(&B.once, parse_builtin);
-  if (!B.p) ir_error(d, (Loc){"tune/builtin.model", 0, 0}, "the built-in predictor: %s",
-                     B.diag.buf ? B.diag.buf : "refused");
+  if (!B.p) {
+    const char *msg = B.diag.buf ? B.diag.buf : "refused";
+    const char *e = strstr(msg, "error: ");
+    ir_error(d, (Loc){"tune/builtin.model", 0, 0},
+             "the built-in predictor does not parse (%.*s): remake it with "
+             "tools/train-builtin-model.sh",
+             (int)strcspn(e ? e + 7 : msg, "\n"), e ? e + 7 : msg);
+  }
   return B.p;
 }

@@ -360,7 +360,8 @@ TunePredictor *tune_predictor_load(const char *path, Diag *d);
  * `where` names it in messages. */
 TunePredictor *tune_predictor_parse(const char *text, size_t len, const char *where, Diag *d);
 /* The model built into the library (tune/builtin.model), parsed once;
- * NULL after reporting if it does not parse (a broken build). */
+ * NULL after reporting if it does not parse (a model of other features
+ * than the build's: tools/train-builtin-model.sh remakes it). */
 const TunePredictor *tune_predictor_builtin(Diag *d);
 void tune_predictor_free(TunePredictor *p); /* NULL is fine */
 /* Building one (tune/predict.c's training): */
