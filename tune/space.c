@@ -40,6 +40,8 @@ static void shape_access(const IrNode *n, bool in_edge, TuneOpShape *s) {
   /* A reduction reads and writes its element; a plain `=` only writes. */
   int k = n->kind == IR_STORE && n->acc.red != IR_RED_ASSIGN ? 2 : 1;
   bool row = t->ndims > 0;
+  if (n->kind == IR_STORE && (n->acc.red == IR_RED_MAX || n->acc.red == IR_RED_MIN))
+    s->order_reductions++;
   if (in_edge && row && k == 2 && t->domain != IR_DOM_EDGE) {
     s->edge_red_rows++;
   } else if (in_edge) {

@@ -15,9 +15,10 @@
  * around a payload of lines:
  *
  *   base B                       the prediction before any tree
- *   shape ER ERR ES VR VS FL DT  an operator shape and dtype trained on (any
- *                                number of these lines; the chooser uses the
- *                                model only for operators of these shapes)
+ *   shape ER ERR ES VR VS FL OR DT  an operator shape and dtype trained on
+ *                                (any number of these lines; the chooser uses
+ *                                the model only for operators of these
+ *                                shapes: OR counts max=/min= stores)
  *   trees N
  *   tree M                       then M nodes, numbered 0.. in order:
  *   leaf V                         a leaf
@@ -143,8 +144,9 @@ bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k) {
 
 void tune_shape_key(const TuneOpShape *s, const char *dtype, TuneShapeKey *out) {
   memset(out, 0, sizeof *out);
-  int v[TUNE_SHAPE_COUNTS] = {s->edge_rows,   s->edge_red_rows,  s->edge_scalars,
-                              s->vertex_rows, s->vertex_scalars, s->feature_loop};
+  int v[TUNE_SHAPE_COUNTS] = {s->edge_rows,      s->edge_red_rows,  s->edge_scalars,
+                              s->vertex_rows,    s->vertex_scalars, s->feature_loop,
+                              s->order_reductions};
   memcpy(out->count, v, sizeof v);
   snprintf(out->dtype, sizeof out->dtype, "%s", dtype && *dtype ? dtype : "f32");
 }
@@ -337,9 +339,9 @@ static TunePredictor *parse_payload(const char *text, size_t len, int first_line
     if (strncmp(line, "shape ", 6) == 0) {
       TuneShapeKey k = {0};
       int *c = k.count, used = 0;
-      if (sscanf(line, "shape %d %d %d %d %d %d %15s%n", &c[0], &c[1], &c[2], &c[3], &c[4],
-                 &c[5], k.dtype, &used) != 7 || line[used] != 0)
-        why = "a shape line is not 'shape N N N N N N DTYPE'";
+      if (sscanf(line, "shape %d %d %d %d %d %d %d %15s%n", &c[0], &c[1], &c[2], &c[3], &c[4],
+                 &c[5], &c[6], k.dtype, &used) != 8 || line[used] != 0)
+        why = "a shape line is not 'shape N N N N N N N DTYPE'";
       else if (tune_predictor_add_shape(p, &k) != 0)
         why = "too many shape lines";
       continue;

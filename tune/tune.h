@@ -65,6 +65,9 @@ typedef struct TuneOpShape {
                          once per destination row or neighbour group when
                          a warp or team walks the row's edges (not stored
                          in the tuning database: 0 in a shape read back) */
+  int order_reductions; /* max= and min= stores: reductions by comparison,
+                           which the predictor keeps apart from sums (not
+                           stored in the database either) */
 } TuneOpShape;
 
 /* One legal point of the space. */
@@ -337,10 +340,11 @@ const char *tune_feature_name(int i);
 typedef struct TunePredictor TunePredictor;
 /* An operator's shape as the features see it, and its dtype key: the
  * model ranks only operators of a shape and dtype it was trained on. */
-#define TUNE_SHAPE_COUNTS 6
+#define TUNE_SHAPE_COUNTS 7
 typedef struct TuneShapeKey {
   int count[TUNE_SHAPE_COUNTS]; /* edge_rows, edge_red_rows, edge_scalars,
-                                   vertex_rows, vertex_scalars, feature_loop */
+                                   vertex_rows, vertex_scalars, feature_loop,
+                                   order_reductions */
   char dtype[16];               /* ir_op_dtype_key's ("f32") */
 } TuneShapeKey;
 void tune_shape_key(const TuneOpShape *s, const char *dtype, TuneShapeKey *out);

@@ -373,7 +373,7 @@ static TunePredictor *with_payload(const char *payload, const char *msg, int lin
 START_TEST(trees_evaluated) {
   /* x[12] < 5 goes to the leaf 0.5, else 2; a missing value to 0.5; a
    * second tree adds 0.25; the base is 1 */
-  TunePredictor *p = with_payload("base 1\nshape 1 1 0 0 0 1 f32\ntrees 2\ntree 3\n"
+  TunePredictor *p = with_payload("base 1\nshape 1 1 0 0 0 1 0 f32\ntrees 2\ntree 3\n"
                                   "12 5 1 2 1\nleaf 0.5\nleaf 2\ntree 1\nleaf 0.25\n",
                                   NULL, 0);
   float x[3 * TUNE_NFEATURES] = {0}, y[3];
@@ -384,7 +384,7 @@ START_TEST(trees_evaluated) {
   ck_assert_float_eq(y[0], 1.75f);
   ck_assert_float_eq(y[1], 3.25f);
   ck_assert_float_eq(y[2], 1.75f);
-  TuneShapeKey k = {{1, 1, 0, 0, 0, 1}, "f32"};
+  TuneShapeKey k = {{1, 1, 0, 0, 0, 1, 0}, "f32"};
   ck_assert(tune_predictor_has_shape(p, &k));
   snprintf(k.dtype, sizeof k.dtype, "bf16");
   ck_assert(!tune_predictor_has_shape(p, &k));
@@ -402,7 +402,7 @@ START_TEST(trees_evaluated) {
   /* malformed payloads, each refused at its line (the payload starts at
    * line 5) */
   with_payload("trees 0\n", "expected 'base VALUE'", 5);
-  with_payload("base 0\nshape 1 2 3\ntrees 0\n", "not 'shape N N N N N N DTYPE'", 6);
+  with_payload("base 0\nshape 1 2 3\ntrees 0\n", "not 'shape N N N N N N N DTYPE'", 6);
   with_payload("base 0\n", "no 'trees N' line", 5);
   with_payload("base 0\ntrees 1\ntree 2\n0 1 0 1 1\nleaf 1\n", "not a later node", 8);
   with_payload("base 0\ntrees 1\ntree 3\n0 1 2 1 5\nleaf 1\nleaf 2\n", "not a later node",
@@ -437,6 +437,13 @@ START_TEST(builtin_model) {
     TunePoint p;
     ck_assert_int_eq(tune_point_parse(c.schedule, lib, &p), 0);
   }
+  /* a reduction by comparison (max=) has another shape: the cost model */
+  GopScheduleChoice cmax;
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(std, "copy_u_max"), g, 64, NULL, &cmax),
+                   0);
+  ck_assert_int_eq(cmax.source, GOP_SCHEDULE_FROM_MODEL);
+  ck_assert_msg(strstr(cmax.note, "not trained on an operator of this shape in f32"), "%s",
+                cmax.note);
   /* another dtype: the cost model, saying why */
   GopOp *bf = gop_op_retype(gop_module_find_op(std, "copy_u_sum"), "bf16");
   ck_assert_ptr_nonnull(bf);
