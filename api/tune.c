@@ -70,24 +70,24 @@ static int predict_choice(GopContext *ctx, const char *db_path, const TuneShapeK
     ir_diag_init(&why, NULL);
     p = tune_predictor_builtin(&why);
     if (!p) {
-      const char *msg = why.buf ? why.buf : "";
-      const char *e = strstr(msg, "error: ");
-      snprintf(note, size, "predictor skipped: %.*s", (int)strcspn(e ? e + 7 : msg, "\n"),
-               e ? e + 7 : msg);
+      const char *reason;
+      int len = ir_diag_reason(&why, &reason);
+      snprintf(note, size, "predictor skipped: %.*s", len, reason);
       ir_diag_free(&why);
       return 0;
     }
     ir_diag_free(&why);
     *builtin = true;
   }
-  int rc = 1;
-  if (!tune_predictor_has_shape(p, key))
+  int rc;
+  if (!tune_predictor_has_shape(p, key)) {
     snprintf(note, size,
              "predictor skipped: %s was not trained on an operator of this shape in %s",
              own ? "the database's model" : "the built-in model", key->dtype);
-  rc = !tune_predictor_has_shape(p, key)                              ? 0
-       : tune_predictor_rank(p, shape, pts, n, sig, F, NULL) == 0 ? 1
-                                                                      : -1;
+    rc = 0;
+  } else {
+    rc = tune_predictor_rank(p, shape, pts, n, sig, F, NULL) == 0 ? 1 : -1;
+  }
   tune_predictor_free(own);
   return rc;
 }
@@ -421,9 +421,9 @@ bool gop_predictor_available(char *why, size_t size) {
   ir_diag_init(&quiet, NULL);
   bool ok = tune_xgb_open(&quiet) == 0;
   if (!ok && why && size) {
-    const char *msg = quiet.buf ? quiet.buf : "";
-    const char *e = strstr(msg, "error: ");
-    snprintf(why, size, "%.*s", (int)strcspn(e ? e + 7 : msg, "\n"), e ? e + 7 : msg);
+    const char *reason;
+    int len = ir_diag_reason(&quiet, &reason);
+    snprintf(why, size, "%.*s", len, reason);
   }
   ir_diag_free(&quiet);
   return ok;

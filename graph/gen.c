@@ -130,6 +130,23 @@ static bool spec_end(const char *spec, const char *p, Diag *d) {
   return false;
 }
 
+/* An optional last field :SEED, then the end. */
+static bool seed_field(const char *spec, const char *p, uint64_t *seed, Diag *d) {
+  if (*p == ':') {
+    p++;
+    if (!spec_field(spec, &p, ":", "SEED", 0, UINT64_MAX, seed, d)) return false;
+  }
+  return spec_end(spec, p, d);
+}
+
+/* Whether a sampled generator's `n` draws fit a graph. */
+static bool samples_fit(const char *spec, uint64_t n, Diag *d) {
+  if (n <= (uint64_t)GRAPH_MAX_EDGES) return true;
+  ir_error(d, NO_LOC, "%s samples %" PRIu64 " arcs, more than the %" PRId64 " a graph may hold",
+           spec, n, (int64_t)GRAPH_MAX_EDGES);
+  return false;
+}
+
 /* ---- R-MAT ---- */
 
 /* Samples a chunk of R-MAT draws; a chunk's stream is its own. */
@@ -348,18 +365,9 @@ static Graph *gen_rmat(const char *spec, Diag *d) {
   }
   if (!spec_field(spec, &p, ":", "EDGEFACTOR", 1, RMAT_MAX_EDGEFACTOR, &ef, d))
     return NULL;
-  if (*p == ':') {
-    p++;
-    if (!spec_field(spec, &p, ":", "SEED", 0, UINT64_MAX, &seed, d))
-      return NULL;
-  }
-  if (!spec_end(spec, p, d)) return NULL;
+  if (!seed_field(spec, p, &seed, d)) return NULL;
   uint64_t nv = 1ull << scale, nsamples = ef << scale;
-  if (nsamples > (uint64_t)GRAPH_MAX_EDGES) {
-    ir_error(d, NO_LOC, "%s samples %" PRIu64 " arcs, more than the %" PRId64
-             " a graph may hold", spec, nsamples, (int64_t)GRAPH_MAX_EDGES);
-    return NULL;
-  }
+  if (!samples_fit(spec, nsamples, d)) return NULL;
 
   /* the generator's own arrays: 8 bytes a vertex, 32 an arc sampled */
   if (!graph_size_ok((int64_t)nv, (int64_t)nsamples, (int64_t)(8 * nv + 32 * nsamples), d,
@@ -407,12 +415,7 @@ static bool sampled_size(const char *spec, const char **p, const char *form, uin
     return false;
   }
   if (!spec_field(spec, p, ":", "D", 1, RMAT_MAX_EDGEFACTOR, deg, d)) return false;
-  if (*nv * *deg > (uint64_t)GRAPH_MAX_EDGES) {
-    ir_error(d, NO_LOC, "%s samples %" PRIu64 " arcs, more than the %" PRId64
-             " a graph may hold", spec, *nv * *deg, (int64_t)GRAPH_MAX_EDGES);
-    return false;
-  }
-  return true;
+  return samples_fit(spec, *nv * *deg, d);
 }
 
 /* The next field after a ':' (missing: `form` in the message). */
@@ -423,15 +426,6 @@ static bool next_field(const char *spec, const char **p, const char *name, const
     return false;
   }
   return spec_field(spec, p, ":", name, lo, hi, out, d);
-}
-
-/* An optional last field :SEED, then the end. */
-static bool seed_field(const char *spec, const char *p, uint64_t *seed, Diag *d) {
-  if (*p == ':') {
-    p++;
-    if (!spec_field(spec, &p, ":", "SEED", 0, UINT64_MAX, seed, d)) return false;
-  }
-  return spec_end(spec, p, d);
 }
 
 static int bits_for(uint64_t nv) {

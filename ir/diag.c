@@ -26,6 +26,13 @@ void ir_diag_free(Diag *d) {
   memset(d, 0, sizeof *d);
 }
 
+int ir_diag_reason(const Diag *d, const char **text) {
+  const char *msg = d->buf ? d->buf : "";
+  const char *e = strstr(msg, "error: ");
+  *text = e ? e + 7 : msg;
+  return (int)strcspn(*text, "\n");
+}
+
 /* The diagnostics keep their own copy of a registered text (node, file
  * name and text in one allocation): a text parsed in a scratch arena (a
  * schedule's text, while a run is keyed) is freed long before the context

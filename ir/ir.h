@@ -73,6 +73,11 @@ typedef struct Diag {
 
 void ir_diag_init(Diag *d, FILE *out);
 void ir_diag_free(Diag *d);
+/* The first error's reason, to be said inside another message: *text
+ * points after the first "error: " of d's text (else at its start, or at
+ * "" when d holds nothing); returns its length up to the end of that line
+ * (printf's "%.*s"). */
+int ir_diag_reason(const Diag *d, const char **text);
 /* Registers the text of `file` so errors in it can quote the source line.
  * The diagnostics keep copies (the strings may go before the Diag does);
  * the same name and text registered again only move to the front. */

@@ -240,11 +240,10 @@ int tune_import_csv(const char *csv, TuneDb *db, const IrModule *stdlib, const c
     ir_diag_init(&why, NULL);
     int made = tune_point_make(op, stdlib, sched, a, &r->p, &why);
     if (made != 0) {
-      const char *msg = why.buf ? why.buf : "";
-      const char *e = strstr(msg, "error: ");
+      const char *reason;
+      int len = ir_diag_reason(&why, &reason);
       ir_warning(d, at, "schedule %s of %s is %s today; row left out: %.*s", sched, opname,
-                 made > 0 ? "refused" : "unknown", (int)strcspn(e ? e + 7 : msg, "\n"),
-                 e ? e + 7 : msg);
+                 made > 0 ? "refused" : "unknown", len, reason);
       ir_diag_free(&why);
       info->skipped_refused++;
       continue;

@@ -79,22 +79,20 @@ static float tree_value(const TreeNode *n, const float *x) {
   return n[i].value;
 }
 
-/* The sum of the trees' leaves alone (no base), as XGBoost adds them. */
-static float leaves(const TunePredictor *p, const float *x) {
-  float s = 0;
+/* `start` plus one leaf a tree, added in the trees' order as XGBoost adds
+ * them. */
+static float add_leaves(const TunePredictor *p, const float *x, float start) {
+  float s = start;
   for (int t = 0; t < p->ntrees; t++) s += tree_value(p->node + p->root[t], x);
   return s;
 }
 
-float tune_predictor_leaves(const TunePredictor *p, const float *x) { return leaves(p, x); }
+float tune_predictor_leaves(const TunePredictor *p, const float *x) {
+  return add_leaves(p, x, 0);
+}
 
 int tune_predictor_predict(const TunePredictor *p, const float *x, int n, float *out) {
-  for (int i = 0; i < n; i++) {
-    const float *row = x + (size_t)i * TUNE_NFEATURES;
-    float s = p->base;
-    for (int t = 0; t < p->ntrees; t++) s += tree_value(p->node + p->root[t], row);
-    out[i] = s;
-  }
+  for (int i = 0; i < n; i++) out[i] = add_leaves(p, x + (size_t)i * TUNE_NFEATURES, p->base);
   return 0;
 }
 
@@ -480,12 +478,13 @@ static void parse_builtin(void) {
 const TunePredictor *tune_predictor_builtin(Diag *d) {
   pthread_once(&B.once, parse_builtin);
   if (!B.p) {
-    const char *msg = B.diag.buf ? B.diag.buf : "refused";
-    const char *e = strstr(msg, "error: ");
+    const char *reason;
+    int len = ir_diag_reason(&B.diag, &reason);
+    if (!B.diag.buf) reason = "refused", len = 7; /* out of memory, unreported */
     ir_error(d, (Loc){"tune/builtin.model", 0, 0},
              "the built-in predictor does not parse (%.*s): remake it with "
              "tools/train-builtin-model.sh",
-             (int)strcspn(e ? e + 7 : msg, "\n"), e ? e + 7 : msg);
+             len, reason);
   }
   return B.p;
 }

@@ -74,10 +74,9 @@ typedef struct Compiler {
 
 /* The first line of an error in `d`, without its location. */
 static void first_error(const Diag *d, char *out, size_t size) {
-  const char *s = d->buf ? d->buf : "";
-  const char *e = strstr(s, "error: ");
-  if (e) s = e + 7;
-  snprintf(out, size, "%.*s", (int)strcspn(s, "\n"), s);
+  const char *reason;
+  int len = ir_diag_reason(d, &reason);
+  snprintf(out, size, "%.*s", len, reason);
 }
 
 static void compile_one(Compiler *c, int i, Slot *out) {
