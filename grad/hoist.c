@@ -10,8 +10,8 @@
  * of the element per feature (on the GPU, with the feature loop on the
  * lanes of a warp, one atomic per lane on one address), and every factor
  * that does not depend on f (alpha = exp(leaky_relu(..) - M) / D, with its
- * loads) computed once per feature. Two rewrites, in this order, on every
- * range loop whose body is stores and guards of stores:
+ * loads) computed once per feature. Three rewrites, in this order, on
+ * every range loop whose body is stores and guards of stores:
  *
  *   1. an expression of a stored value that does not use f, reads nothing
  *      the loop writes and costs a call or a division becomes a local
@@ -29,6 +29,13 @@
  *      GPU check's allowance for the order of summation counts the terms
  *      of stores, not of a local (docs/autodiff.md), so moving them would
  *      need the interpreter to count a local's terms into the store.
+ *   3. where such a sum is `A * (B - C)`, A and C two inputs' rows of one
+ *      vertex w at one index and B not (GAT's dY[w, h, f] * (Z[u, h, f] -
+ *      Y[w, h, f])), the sum of A * C over f is the same for every edge
+ *      of w: a stage of its own before the first that needs it sums it
+ *      per vertex into a temporary (GY[w, h]), and the local starts at
+ *      -GY[w, h] and adds A * B only: the edge loop gathers one row of w
+ *      instead of two (vertex_share below).
  *
  *   for f in 0..C {                        var a1 = exp(..) / D[..]
  *     dZ[u, h, f] += dY[.., f] * (exp(..) / D[..])   var s1 = 0.0
@@ -65,6 +72,14 @@ typedef struct Hoist {
   IrVar *sv[64];
   int ns;
   IrNode *pre, *post;
+  /* rewrite 3: the per-vertex sums made, and their stages not yet placed */
+  struct VertexSum {
+    const IrTensor *a, *c;
+    int fpos;
+    IrTensor *p;
+  } vsum[8];
+  int nvsum;
+  IrNode *stages;
 } Hoist;
 
 /* Structural equality (variables by identity). */
@@ -186,6 +201,127 @@ static bool index_uses(const IrNode *st, const IrVar *v) {
   return false;
 }
 
+/* ---- rewrite 3: a vertex's share of a sum, summed once per vertex ---- */
+
+/* The vertex a load's first index names: a vertex loop's variable, or an
+ * endpoint of an edge variable, of the tensor's own row domain. */
+static bool vertex_index(const IrNode *ld) {
+  const IrNode *w = ld->acc.idx[0];
+  IrDomain dom = ld->acc.tensor->domain;
+  if (w->kind == IR_VAR)
+    return (dom == IR_DOM_DST && w->var->kind == IR_VAR_DST_V) ||
+           (dom == IR_DOM_SRC && w->var->kind == IR_VAR_SRC_V);
+  return ((dom == IR_DOM_DST && w->kind == IR_DST) || (dom == IR_DOM_SRC && w->kind == IR_SRC)) &&
+         w->endpoint.e->kind == IR_VAR && w->endpoint.e->var->kind == IR_VAR_EDGE;
+}
+
+/* Whether loads `x` (A) and `y` (C) read one vertex's row of two input
+ * tensors of one shape at one index [w, i1, ..., in], the i distinct range
+ * variables, one of them f: the position of f (1..n), else 0. */
+static int vertex_rows(const Hoist *h, const IrNode *x, const IrNode *y) {
+  if (x->kind != IR_LOAD || y->kind != IR_LOAD) return 0;
+  const IrTensor *a = x->acc.tensor, *c = y->acc.tensor;
+  if (a->role != IR_ROLE_IN || c->role != IR_ROLE_IN || a->domain != c->domain ||
+      a->dtype != c->dtype || a->ndims != c->ndims || x->acc.nidx != a->ndims + 1 ||
+      y->acc.nidx != x->acc.nidx || !vertex_index(x))
+    return 0;
+  int fpos = 0;
+  for (int k = 0; k < x->acc.nidx; k++) {
+    if (!same(x->acc.idx[k], y->acc.idx[k])) return 0;
+    if (k == 0) continue;
+    const IrNode *i = x->acc.idx[k];
+    if (i->kind != IR_VAR || i->var->kind != IR_VAR_INDEX) return 0;
+    if (a->dims[k - 1].sym != c->dims[k - 1].sym || a->dims[k - 1].value != c->dims[k - 1].value)
+      return 0;
+    for (int q = 1; q < k; q++)
+      if (x->acc.idx[q]->var == i->var) return 0;
+    if (i->var == h->f) fpos = k;
+  }
+  return fpos;
+}
+
+static IrNode *dim_extent(Hoist *h, const IrDim *d, Loc l) {
+  return d->sym ? ir_symref(h->a, l, d->sym) : ir_iconst(h->a, l, d->value);
+}
+
+/* P[w, i without f] = sum over f of A[w, i] * C[w, i], as a stage over
+ * every vertex of the rows' domain (made once per A, C and f's place). */
+static IrTensor *vertex_sum(Hoist *h, const IrNode *x, const IrNode *y, int fpos) {
+  const IrTensor *a = x->acc.tensor, *c = y->acc.tensor;
+  for (int i = 0; i < h->nvsum; i++)
+    if (h->vsum[i].a == a && h->vsum[i].c == c && h->vsum[i].fpos == fpos) return h->vsum[i].p;
+  if (h->nvsum == 8) return NULL;
+  Loc l = y->loc;
+  const char *name;
+  int k = 0;
+  do
+    name = k++ ? ir_sprintf(h->a, "G%s%d", c->name, k) : ir_sprintf(h->a, "G%s", c->name);
+  while (name_taken(h->op, name));
+  /* the op's tensor array holds exactly its tensors: copy it one longer */
+  IrTensor **ts = IR_NEW_ARRAY(h->a, IrTensor *, h->op->ntensors + 1);
+  memcpy(ts, h->op->tensors, sizeof(IrTensor *) * (size_t)h->op->ntensors);
+  IrTensor *p = IR_NEW(h->a, IrTensor);
+  *p = (IrTensor){.name = name, .loc = l, .dtype = c->dtype, .domain = c->domain,
+                  .role = IR_ROLE_TEMP, .id = h->op->ntensors};
+  for (int d = 0; d < c->ndims; d++)
+    if (d != fpos - 1) p->dims[p->ndims++] = c->dims[d];
+  ts[h->op->ntensors++] = p;
+  h->op->tensors = ts;
+  /* for w in V { for i1 in 0..n1 { ... P[w, ..] += A[w, ..] * C[w, ..] } } */
+  bool dst = c->domain == IR_DOM_DST;
+  const IrNode *w0 = x->acc.idx[0];
+  const char *vname = w0->kind == IR_VAR ? w0->var->name : "v";
+  IrVar *w = ir_op_add_var(h->a, h->op, vname, l, dst ? IR_VAR_DST_V : IR_VAR_SRC_V);
+  IrNode *ia[IR_MAX_IDX], *ic[IR_MAX_IDX], *ip[IR_MAX_IDX];
+  IrVar *iv[IR_MAX_IDX];
+  int np = 0, n = x->acc.nidx;
+  ia[0] = ir_var(h->a, l, w);
+  ic[0] = ir_var(h->a, l, w);
+  ip[np++] = ir_var(h->a, l, w);
+  for (int q = 1; q < n; q++) {
+    iv[q] = ir_op_add_var(h->a, h->op, x->acc.idx[q]->var->name, l, IR_VAR_INDEX);
+    ia[q] = ir_var(h->a, l, iv[q]);
+    ic[q] = ir_var(h->a, l, iv[q]);
+    if (q != fpos) ip[np++] = ir_var(h->a, l, iv[q]);
+  }
+  IrNode *body = ir_store(h->a, l, p, np, ip, IR_RED_ADD,
+                          ir_bin(h->a, l, IR_OP_MUL, ir_load(h->a, l, (IrTensor *)a, n, ia),
+                                 ir_load(h->a, l, (IrTensor *)c, n, ic)));
+  for (int q = n - 1; q >= 1; q--)
+    body = ir_loop(h->a, l, iv[q], IR_LOOP_RANGE, dim_extent(h, &c->dims[q - 1], l), NULL, body);
+  ir_append(&h->stages, ir_loop(h->a, l, w, dst ? IR_LOOP_DST_V : IR_LOOP_SRC_V, NULL, NULL, body));
+  h->vsum[h->nvsum++] = (struct VertexSum){a, c, fpos, p};
+  return p;
+}
+
+/* Rewrite 3 on a sum `A * (B - C)` (rewrite 2's local, `s += sum` in the
+ * loop over f) where A and C are rows of one vertex w (vertex_rows) and B
+ * is not: the sum of A * C over f does not depend on the edge, so it is
+ * summed once per vertex into P by a stage of its own before this one, and
+ * the local starts at -P[w, ..] and adds only A * B. Returns the local's
+ * initial value and sets *sum to A * B, or returns NULL. */
+static IrNode *vertex_share(Hoist *h, IrNode **sum) {
+  IrNode *e = *sum;
+  if (e->kind != IR_BIN || e->bin.op != IR_OP_MUL) return NULL;
+  IrNode *x = e->bin.a, *d = e->bin.b;
+  if (x->kind != IR_LOAD) x = e->bin.b, d = e->bin.a;
+  if (x->kind != IR_LOAD || d->kind != IR_BIN || d->bin.op != IR_OP_SUB) return NULL;
+  IrNode *b = d->bin.a, *y = d->bin.b;
+  int fpos = vertex_rows(h, x, y);
+  if (!fpos) return NULL;
+  /* B must differ by edge: a term of only w's rows would be summed whole */
+  if (b->kind == IR_LOAD && b->acc.nidx > 0 && same(b->acc.idx[0], x->acc.idx[0])) return NULL;
+  IrTensor *p = vertex_sum(h, x, y, fpos);
+  if (!p) return NULL;
+  Loc l = e->loc;
+  IrNode *idx[IR_MAX_IDX];
+  int np = 0;
+  for (int q = 0; q < x->acc.nidx; q++)
+    if (q != fpos) idx[np++] = ir_clone(h->a, x->acc.idx[q]);
+  *sum = ir_bin(h->a, l, IR_OP_MUL, ir_clone(h->a, x), ir_clone(h->a, b));
+  return ir_un(h->a, l, IR_UN_NEG, ir_load(h->a, l, p, np, idx));
+}
+
 /* Rewrite 2 on store `st` under guard `cond` (NULL: none): the local's
  * update that replaces it in the loop, or NULL when it does not apply. */
 static IrNode *sum_out(Hoist *h, IrNode *st, const IrNode *cond) {
@@ -216,8 +352,9 @@ static IrNode *sum_out(Hoist *h, IrNode *st, const IrNode *cond) {
   IrNode *upd = NULL;
   if (!s) {
     if (h->ns == 64) return NULL;
-    s = new_local(h, "s", ir_fconst(h->a, l, 0.0), l);
     h->sx[h->ns] = sum;
+    IrNode *init = vertex_share(h, &sum);
+    s = new_local(h, "s", init ? init : ir_fconst(h->a, l, 0.0), l);
     h->sv[h->ns++] = s;
     upd = ir_set(h->a, l, s, IR_RED_ADD, sum);
   }
@@ -315,6 +452,10 @@ static IrNode *rewrite_list(Hoist *h, IrNode *list, int depth) {
     } else if (s->kind == IR_IF) {
       s->ifs.then = rewrite_list(h, s->ifs.then, depth);
     }
+    if (depth == 0 && h->stages) { /* rewrite 3's sums, before their first use */
+      ir_append(&out, h->stages);
+      h->stages = NULL;
+    }
     ir_append(&out, s);
   }
   return out;
@@ -322,7 +463,8 @@ static IrNode *rewrite_list(Hoist *h, IrNode *list, int depth) {
 
 void grad_hoist_features(IrOp *op, Arena *a) {
   Hoist h = {.a = a, .op = op};
-  h.written = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
-  h.read = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
+  /* room for rewrite 3's tensors */
+  h.written = IR_NEW_ARRAY(a, bool, op->ntensors + 9);
+  h.read = IR_NEW_ARRAY(a, bool, op->ntensors + 9);
   op->body = rewrite_list(&h, op->body, 0);
 }

@@ -118,7 +118,7 @@ class DefaultSchedule(unittest.TestCase):
 class Operators(unittest.TestCase):
     def test_stages(self):
         self.assertEqual(GAT.stages, 3)
-        self.assertEqual(GAT.grad(("Z", "As", "Ad")).operators[0].stages, 4)
+        self.assertEqual(GAT.grad(("Z", "As", "Ad")).operators[0].stages, 5)
         self.assertEqual(gop.stdlib.copy_u_sum.stages, 1)
         self.assertEqual(gop.stdlib.edge_softmax.stages, 3)
         self.assertEqual(auto.count_stages("op f() {\n  for v in dst {\n    for e in "

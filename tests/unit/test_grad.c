@@ -468,6 +468,10 @@ static int count_stages(const IrOp *op) {
   return n;
 }
 
+static bool reads_tensor(const IrNode *n, void *t) {
+  return t && n->kind == IR_LOAD && n->acc.tensor == t;
+}
+
 static IrOp *derive(const IrModule *m, const char *op, const char *wrt, Diag *d) {
   const IrOp *f = ir_module_find_op(m, op);
   ck_assert_ptr_nonnull(f);
@@ -490,29 +494,38 @@ START_TEST(test_structure) {
   for (const IrNode *s = g->body; s; s = s->next) src_stages += s->loop.kind == IR_LOOP_SRC_V;
   ck_assert_int_eq(src_stages, 1);
   /* GAT: recompute M and D, then one pass over the out-edges of each
-   * source, the saved Y standing for the sum of the attention weights */
+   * source, the saved Y standing for the sum of the attention weights;
+   * for As, each destination's sum of dY * Y made once (GY, a stage over
+   * the destinations), so that the edge pass reads no row of Y */
   const char *wrts[] = {"As", "Z"};
   for (int w = 0; w < 2; w++) {
     g = derive(layers_ir, "gat_attention", wrts[w], &d);
     ck_assert_msg(g != NULL, "%s", d.buf);
-    ck_assert_int_eq(count_stages(g), 3);
+    ck_assert_int_eq(count_stages(g), w == 0 ? 4 : 3);
+    ck_assert(!ir_op_find_tensor(g, "GY") == (w == 1));
     int edge_passes = 0;
     for (const IrNode *s = g->body; s; s = s->next)
-      edge_passes += s->loop.kind == IR_LOOP_SRC_V;
+      if (s->loop.kind == IR_LOOP_SRC_V) {
+        edge_passes++;
+        IrNode one = *s;
+        one.next = NULL;
+        ck_assert_msg(!ir_any(&one, reads_tensor, (void *)ir_op_find_tensor(g, "Y")),
+                      "%s: the edge pass reads Y", g->name);
+      }
     ck_assert_int_eq(edge_passes, 1);
     for (int i = 0; i < g->ntensors; i++)
       ck_assert_msg(g->tensors[i]->domain != IR_DOM_EDGE, "%s has the edge tensor %s",
                     g->name, g->tensors[i]->name);
   }
-  /* jointly: M and D once, one pass over the in-edges (dAd), one over the
-   * out-edges (dZ and dAs) */
+  /* jointly: M and D once, GY once, one pass over the in-edges (dAd), one
+   * over the out-edges (dZ and dAs) */
   const char *all[] = {"Z", "As", "Ad"};
   g = grad_derive_joint(arena, ir_module_find_op(layers_ir, "gat_attention"), all, 3, NULL,
                         &d);
   ck_assert_msg(g != NULL, "%s", d.buf);
   ck_assert_str_eq(g->name, "gat_attention_grad_Z_As_Ad");
   ck_assert_int_eq(g->noutputs, 3);
-  ck_assert_int_eq(count_stages(g), 4);
+  ck_assert_int_eq(count_stages(g), 5);
   int by_src = 0;
   for (const IrNode *s = g->body; s; s = s->next) by_src += s->loop.kind == IR_LOOP_SRC_V;
   ck_assert_int_eq(by_src, 1);
