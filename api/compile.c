@@ -227,6 +227,22 @@ static bool has_feature_loop(const IrNode *list) {
   return false;
 }
 
+/* Whether the loop nest `list` (and what follows it) iterates edges. */
+static bool has_edge_loop(const IrNode *list) {
+  for (const IrNode *n = list; n; n = n->next)
+    if (n->kind == IR_LOOP && (n->loop.kind == IR_LOOP_IN_EDGES ||
+                               n->loop.kind == IR_LOOP_OUT_EDGES ||
+                               n->loop.kind == IR_LOOP_EDGES || has_edge_loop(n->loop.body)))
+      return true;
+  return false;
+}
+
+static bool stage_has_edges(const IrNode *stage) {
+  IrNode one = *stage;
+  one.next = NULL;
+  return has_edge_loop(&one);
+}
+
 /* The schedule an operator gets when none is given. Measured on an H100
  * over the stdlib (bench/results/2026-11-22-H100-gpu-suite1.csv): an edge-
  * parallel warp per edge with lanes on features (warp_edge(1, 1)) was the
@@ -242,10 +258,23 @@ static int default_schedule(GopContext *ctx, IrOp *op, Arena *a) {
    * schedule of GAT's backward took 10 s instead of 1 ms on an H100) */
   const char *sel = "";
   bool lanes_on_f = true, all = true; /* every such stage has a feature loop */
+  /* in an operator of edge stages and vertex stages (a derived backward's
+   * per-vertex sum, grad/hoist.c), the edge mappings are tried on the edge
+   * stages only, and the vertex stages get the vertex mapping below: the
+   * edge mappings' directives do not fit a stage with no edge loop, and
+   * one refusal would leave every stage a thread per vertex */
+  bool edges = false, vertices = false;
+  for (const IrNode *st = op->body; st; st = st->next)
+    if (st->kind == IR_LOOP && !pass_stage_bound(st)) {
+      bool e = stage_has_edges(st);
+      edges |= e;
+      vertices |= !e;
+    }
+  bool edge_stages_only = edges && vertices;
   int k = 0, n = 0;
   for (const IrNode *st = op->body; st; st = st->next, k++) {
     if (st->kind != IR_LOOP) continue;
-    if (pass_stage_bound(st)) {
+    if (pass_stage_bound(st) || (edge_stages_only && !stage_has_edges(st))) {
       all = false;
       continue;
     }
@@ -264,7 +293,7 @@ static int default_schedule(GopContext *ctx, IrOp *op, Arena *a) {
     ir_diag_init(&quiet, NULL);
     int rc = pass_schedule_text(op, lib, tries[i], a, &quiet);
     ir_diag_free(&quiet);
-    if (rc == 0) return 0;
+    if (rc == 0) return edge_stages_only ? pass_default_schedule(op, a, &ctx->diag) : 0;
   }
   return pass_default_schedule(op, a, &ctx->diag);
 }

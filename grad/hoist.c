@@ -70,6 +70,7 @@ typedef struct Hoist {
   int nh;
   const IrNode *sx[64];
   IrVar *sv[64];
+  IrNode *sp[64]; /* rewrite 3: what each sum is short of (-P[w, ..]), or NULL */
   int ns;
   IrNode *pre, *post;
   /* rewrite 3: the per-vertex sums made, and their stages not yet placed */
@@ -141,13 +142,18 @@ static bool name_taken(const IrOp *op, const char *name) {
   return false;
 }
 
-/* A new local `stemN` declared before the loop with `init`. */
-static IrVar *new_local(Hoist *h, const char *stem, IrNode *init, Loc l) {
+/* A new local `stemN`. */
+static IrVar *fresh_local(Hoist *h, const char *stem, Loc l) {
   const char *name;
   do
     name = ir_sprintf(h->a, "%s%d", stem, ++h->nlocal);
   while (name_taken(h->op, name));
-  IrVar *v = ir_op_add_var(h->a, h->op, name, l, IR_VAR_LOCAL);
+  return ir_op_add_var(h->a, h->op, name, l, IR_VAR_LOCAL);
+}
+
+/* A new local `stemN` declared before the loop with `init`. */
+static IrVar *new_local(Hoist *h, const char *stem, IrNode *init, Loc l) {
+  IrVar *v = fresh_local(h, stem, l);
   ir_append(&h->pre, ir_let(h->a, l, v, init));
   return v;
 }
@@ -284,11 +290,20 @@ static IrTensor *vertex_sum(Hoist *h, const IrNode *x, const IrNode *y, int fpos
     ic[q] = ir_var(h->a, l, iv[q]);
     if (q != fpos) ip[np++] = ir_var(h->a, l, iv[q]);
   }
-  IrNode *body = ir_store(h->a, l, p, np, ip, IR_RED_ADD,
-                          ir_bin(h->a, l, IR_OP_MUL, ir_load(h->a, l, (IrTensor *)a, n, ia),
-                                 ir_load(h->a, l, (IrTensor *)c, n, ic)));
+  /* { var s = 0.0; for f .. { s += A * C }; P[w, ..] = s } inside the
+   * other indices' loops: a sum in a local, which lanes on f reduce by a
+   * shuffle, stored once */
+  IrVar *sum = fresh_local(h, "g", l);
+  IrNode *body = ir_let(h->a, l, sum, ir_fconst(h->a, l, 0.0));
+  IrNode *term = ir_bin(h->a, l, IR_OP_MUL, ir_load(h->a, l, (IrTensor *)a, n, ia),
+                        ir_load(h->a, l, (IrTensor *)c, n, ic));
+  ir_append(&body, ir_loop(h->a, l, iv[fpos], IR_LOOP_RANGE,
+                           dim_extent(h, &c->dims[fpos - 1], l), NULL,
+                           ir_set(h->a, l, sum, IR_RED_ADD, term)));
+  ir_append(&body, ir_store(h->a, l, p, np, ip, IR_RED_ASSIGN, ir_var(h->a, l, sum)));
   for (int q = n - 1; q >= 1; q--)
-    body = ir_loop(h->a, l, iv[q], IR_LOOP_RANGE, dim_extent(h, &c->dims[q - 1], l), NULL, body);
+    if (q != fpos)
+      body = ir_loop(h->a, l, iv[q], IR_LOOP_RANGE, dim_extent(h, &c->dims[q - 1], l), NULL, body);
   ir_append(&h->stages, ir_loop(h->a, l, w, dst ? IR_LOOP_DST_V : IR_LOOP_SRC_V, NULL, NULL, body));
   h->vsum[h->nvsum++] = (struct VertexSum){a, c, fpos, p};
   return p;
@@ -298,8 +313,8 @@ static IrTensor *vertex_sum(Hoist *h, const IrNode *x, const IrNode *y, int fpos
  * loop over f) where A and C are rows of one vertex w (vertex_rows) and B
  * is not: the sum of A * C over f does not depend on the edge, so it is
  * summed once per vertex into P by a stage of its own before this one, and
- * the local starts at -P[w, ..] and adds only A * B. Returns the local's
- * initial value and sets *sum to A * B, or returns NULL. */
+ * the local adds only A * B, P[w, ..] taken from it where it is used.
+ * Returns P[w, ..] and sets *sum to A * B, or returns NULL. */
 static IrNode *vertex_share(Hoist *h, IrNode **sum) {
   IrNode *e = *sum;
   if (e->kind != IR_BIN || e->bin.op != IR_OP_MUL) return NULL;
@@ -319,7 +334,7 @@ static IrNode *vertex_share(Hoist *h, IrNode **sum) {
   for (int q = 0; q < x->acc.nidx; q++)
     if (q != fpos) idx[np++] = ir_clone(h->a, x->acc.idx[q]);
   *sum = ir_bin(h->a, l, IR_OP_MUL, ir_clone(h->a, x), ir_clone(h->a, b));
-  return ir_un(h->a, l, IR_UN_NEG, ir_load(h->a, l, p, np, idx));
+  return ir_load(h->a, l, p, np, idx);
 }
 
 /* Rewrite 2 on store `st` under guard `cond` (NULL: none): the local's
@@ -353,12 +368,16 @@ static IrNode *sum_out(Hoist *h, IrNode *st, const IrNode *cond) {
   if (!s) {
     if (h->ns == 64) return NULL;
     h->sx[h->ns] = sum;
-    IrNode *init = vertex_share(h, &sum);
-    s = new_local(h, "s", init ? init : ir_fconst(h->a, l, 0.0), l);
+    h->sp[h->ns] = vertex_share(h, &sum);
+    s = new_local(h, "s", ir_fconst(h->a, l, 0.0), l);
     h->sv[h->ns++] = s;
     upd = ir_set(h->a, l, s, IR_RED_ADD, sum);
   }
-  inv[ni++] = ir_var(h->a, l, s);
+  IrNode *short_of = NULL;
+  for (int i = 0; i < h->ns; i++)
+    if (h->sv[i] == s) short_of = h->sp[i];
+  inv[ni++] = short_of ? ir_bin(h->a, l, IR_OP_SUB, ir_var(h->a, l, s), ir_clone(h->a, short_of))
+                       : ir_var(h->a, l, s);
   IrNode *idx[IR_MAX_IDX];
   for (int i = 0; i < st->acc.nidx; i++) idx[i] = ir_clone(h->a, st->acc.idx[i]);
   IrNode *after = ir_store(h->a, l, st->acc.tensor, st->acc.nidx, idx, IR_RED_ADD,

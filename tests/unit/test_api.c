@@ -298,6 +298,14 @@ START_TEST(unbound_stages_and_grad_schedules) {
   }
   free(sched);
   free(low);
+  /* with no schedule, the edge stage gets the edge-parallel default and
+   * the vertex stage a vertex mapping (the edge mappings do not fit a
+   * stage without edges; once that refusal left both a warp per vertex) */
+  low = gop_emit_with(op, GOP_STAGE_LOWERED, NULL);
+  ck_assert_ptr_nonnull(low);
+  ck_assert_msg(strstr(low, "\n  for w in 0..num_edges() @warp {") != NULL, "%s", low);
+  ck_assert_msg(strstr(low, "\n  for v in dst @") != NULL, "%s", low);
+  free(low);
   /* the gradient of the first stage's op uses its file's schedules */
   static const char *gat =
       "op agg(X: f32[src, F]) -> Y: f32[dst, F] {\n"
