@@ -99,6 +99,10 @@ int pass_team(IrOp *op, const char *loop, int64_t lanes, Loc loc, Arena *a, Diag
 int pass_occupancy(IrOp *op, const char *loop, int64_t threads, Loc loc, Arena *a,
                    Diag *d);
 /* unroll.c: marks a sequential loop @unroll(n). */
+/* fission(T) (passes/fission.c): on an op of one stage, the stores into T
+ * (and the locals they read) become a stage of their own before the rest;
+ * 1 when the stage does not store into T. */
+int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d);
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);
 /* prefetch.c: marks an unbound in_edges / out_edges / group_edges loop

@@ -151,6 +151,43 @@ static bool reads_tensor(const IrNode *e, const IrTensor *t) {
   }
 }
 
+/* How `t` is used under `list` besides the stores the scan found: 1 read,
+ * 2 another store, 0 neither. */
+static int other_use_except(const IrNode *list, const IrTensor *t, const Scan *sc);
+
+static bool found(const Scan *sc, const IrNode *s) {
+  for (int k = 0; k < sc->n; k++)
+    if (*sc->slots[k] == s) return true;
+  return false;
+}
+
+static int other_use_except(const IrNode *list, const IrTensor *t, const Scan *sc) {
+  for (const IrNode *s = list; s; s = s->next) {
+    int r = 0;
+    switch (s->kind) {
+    case IR_LOOP:
+      if (reads_tensor(s->loop.extent, t) || reads_tensor(s->loop.of, t)) return 1;
+      r = other_use_except(s->loop.body, t, sc);
+      break;
+    case IR_IF:
+      if (reads_tensor(s->ifs.cond, t)) return 1;
+      r = other_use_except(s->ifs.then, t, sc);
+      break;
+    case IR_STORE:
+      if (reads_tensor(s->acc.value, t)) return 1;
+      for (int i = 0; i < s->acc.nidx; i++)
+        if (reads_tensor(s->acc.idx[i], t)) return 1;
+      if (s->acc.tensor == t && !found(sc, s)) return 2;
+      break;
+    case IR_LET: if (reads_tensor(s->let.init, t)) return 1; break;
+    case IR_SET: if (reads_tensor(s->set.value, t)) return 1; break;
+    default: break;
+    }
+    if (r) return r;
+  }
+  return 0;
+}
+
 /* How `t` is used under `list` besides the store `self`: 1 read, 2 another
  * store, 0 neither. */
 static int other_use(const IrNode *list, const IrTensor *t, const IrNode *self) {
@@ -508,10 +545,32 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
   collect_inner(&sc, l->loop.body);
   find_stores(&sc, &l->loop.body);
   if (sc.n == 0) return 1; /* nothing to promote here: the caller decides */
+  /* twin[k]: an earlier store that adds into the same element (GAT's dAs
+   * under the two signs of its score): the two share one register, and
+   * the earlier one's flush stores the sum of both */
+  int twin[MAX_STORES];
+  for (int k = 0; k < sc.n; k++) {
+    const IrNode *st = *sc.slots[k];
+    twin[k] = -1;
+    for (int j = 0; j < k && twin[k] < 0; j++) {
+      const IrNode *o = *sc.slots[j];
+      bool same = o->acc.tensor == st->acc.tensor && o->acc.red == IR_RED_ADD &&
+                  st->acc.red == IR_RED_ADD && o->acc.nidx == st->acc.nidx;
+      for (int i = 0; same && i < st->acc.nidx; i++)
+        same = pass_expr_equal(o->acc.idx[i], st->acc.idx[i]);
+      if (same) twin[k] = twin[j] >= 0 ? twin[j] : j;
+    }
+  }
   for (int k = 0; k < sc.n; k++) {
     const IrNode *st = *sc.slots[k];
     const char *t = st->acc.tensor->name;
-    int use = other_use(l->loop.body, st->acc.tensor, st);
+    /* a read, a store the scan did not find, or one that is not a twin */
+    int use = other_use_except(l->loop.body, st->acc.tensor, &sc);
+    int root = twin[k] >= 0 ? twin[k] : k;
+    for (int j = 0; j < sc.n && !use; j++)
+      if (j != k && (*sc.slots[j])->acc.tensor == st->acc.tensor &&
+          (twin[j] >= 0 ? twin[j] : j) != root)
+        use = 2;
     if (use) {
       ir_error(d, loc, "promote: tensor '%s' is %s inside loop '%s', so its "
                "partial result cannot wait in a register", t,
@@ -555,17 +614,21 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
 
   Loc at = l->loc;
   IrNode *before = NULL, *after = NULL;
+  IrVar *accs[MAX_STORES];
+  IrNode *orig[MAX_STORES], *sets[MAX_STORES];
   for (int k = 0; k < sc.n; k++) {
-    IrNode *st = *sc.slots[k];
+    IrNode *st = orig[k] = *sc.slots[k];
     IrRed red = st->acc.red;
+    if (twin[k] >= 0) { /* into its twin's register; the twin flushes both */
+      sets[k] = ir_set(a, st->loc, accs[twin[k]], red, st->acc.value);
+      continue;
+    }
     if (fin[k] && red == IR_RED_MEAN) red = IR_RED_ADD; /* a sum, divided at the end */
     const char *name = pass_fresh_name(op, a, ir_sprintf(a, "%s_acc", st->acc.tensor->name));
-    IrVar *acc = pass_new_var(op, a, name, IR_VAR_LOCAL, at);
+    IrVar *acc = accs[k] = pass_new_var(op, a, name, IR_VAR_LOCAL, at);
     double id = red == IR_RED_MAX ? -INFINITY : red == IR_RED_MIN ? INFINITY : 0.0;
     ir_append(&before, ir_let(a, at, acc, ir_fconst(a, at, id)));
-    IrNode *set = ir_set(a, st->loc, acc, red, st->acc.value);
-    set->next = st->next;
-    *sc.slots[k] = set;
+    sets[k] = ir_set(a, st->loc, acc, red, st->acc.value);
     for (int i = 0; i < st->acc.nidx; i++) st->acc.idx[i] = flush_index(&sc, st->acc.idx[i], a);
     IrNode *flush = fin[k] ? finish(l, st, acc, a)
                            : ir_store(a, st->loc, wide[k] ? wide[k] : st->acc.tensor,
@@ -587,6 +650,13 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
       flush = ir_if(a, at, cond, flush);
     }
     ir_append(&after, flush);
+  }
+  /* Each store becomes its set, last first: a store's slot may be the
+   * `next` of the store before it in the same list, which must still be
+   * in the list when it is written. */
+  for (int k = sc.n - 1; k >= 0; k--) {
+    sets[k]->next = orig[k]->next;
+    *sc.slots[k] = sets[k];
   }
   /* let ...; L; flush ... */
   IrNode *rest = l->next;

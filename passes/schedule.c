@@ -110,6 +110,10 @@ static int do_promote(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_promote(op, x->name[0], x->name[1], x->dir->loc, a, d);
 }
 
+static int do_fission(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_fission(op, x->name[0], x->dir->loc, a, d);
+}
+
 static int do_interleave(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_interleave(op, x->name[0], x->value[1], x->value[2],
                          x->n > 3 ? x->value[3] : 0, x->dir->loc, a, d);
@@ -131,6 +135,7 @@ static const Prim prims[] = {
     {"interleave", "interleave(LOOP, CLASSES, DISTANCE [, THRESHOLD])", "liii",
      3, 4, 0, do_interleave},
     {"occupancy", "occupancy(LOOP, THREADS_PER_SM)", "li", 2, 2, 0, do_occupancy},
+    {"fission", "fission(TENSOR)", "t", 1, 1, 0, do_fission},
 };
 enum { NPRIMS = sizeof prims / sizeof prims[0] };
 
@@ -250,7 +255,7 @@ static bool prepare(const Prim *p, const IrDirective *dir, const int64_t *params
     } else {
       if (!arg->name) {
         ir_error(d, arg->loc, "%s: argument %d must be a %s name, not a number: "
-                 "%s", p->name, i + 1, k == 'l' ? "loop" : "keyword", p->usage);
+                 "%s", p->name, i + 1, k == 'l' ? "loop" : k == 't' ? "tensor" : "keyword", p->usage);
         return false;
       }
       x->name[i] = arg->name;
@@ -310,6 +315,15 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     }
     IrOp view = *c;
     view.body = s;
+    if (p->apply == do_fission) { /* a tensor, not loops: the stages storing into it */
+      int rc = p->apply(&view, x, a, d);
+      if (rc < 0) return -1;
+      any |= rc == 0;
+      ir_append(&out, view.body);
+      view.body = NULL;
+      *c = view;
+      continue;
+    }
     /* a stage with any of the loops; fuse's two loops must both be there
      * (fuse(h, f) in GAT's third stage leaves the stages without h alone) */
     bool here = false, all = true;
@@ -328,6 +342,15 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
       *c = view;
     }
     ir_append(&out, s);
+  }
+  if (!any && p->apply == do_fission) {
+    if (!ir_op_find_tensor(op, x->name[0]))
+      ir_error(d, x->dir->loc, "fission: operator %s has no tensor '%s'", op->name,
+               x->name[0]);
+    else
+      ir_error(d, x->dir->loc, "fission: no stage %sof operator %s stores into '%s'",
+               mask ? "that stages(...) selected " : "", op->name, x->name[0]);
+    return -1;
   }
   if (!any) {
     bool exists = false;

@@ -48,7 +48,8 @@ def gat_groups(ext):
 
 def gat_grad_groups(ext):
     H = int(ext["H"])
-    return "gat_grad_groups(32, %d)" % _lanes(H, 8) if H >= 2 else None
+    quads = H * ((int(ext["C"]) + 3) // 4)  # a head's channels 4 to a lane
+    return "gat_grad_groups(32, %d, %d)" % (_lanes(H, 8), _lanes(quads, 32)) if H >= 2 else None
 
 
 AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}

@@ -23,6 +23,7 @@
 #include "graph/graph.h"
 #include "interp/interp.h"
 #include "lang/lang.h"
+#include "passes/passes.h"
 #include "testutil.h"
 
 enum { NGRAPHS = 3 };
@@ -864,6 +865,64 @@ START_TEST(test_check_allowance) {
 }
 END_TEST
 
+/* GAT's joint backward under its named schedule (examples/models/layers.gop
+ * gat_grad_groups: GY's stage, fission(dZ), register sums over the
+ * out-edges of dZ with the features on lanes and of dAs under both signs
+ * of the score) computes what the unscheduled operator does, on the
+ * interpreter, with groups small enough that the hubs' rows are split. */
+START_TEST(test_scheduled_gat_backward) {
+  const char *all[] = {"Z", "As", "Ad"};
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrOp *bw = grad_derive_joint(arena, ir_module_find_op(layers_ir, "gat_attention"), all, 3,
+                               NULL, &d);
+  ck_assert_msg(bw != NULL, "%s", d.buf);
+  const char *scheds[] = {"gat_grad_groups(32, 2, 2)", "gat_grad_groups(4, 2, 4)",
+                          "gat_grad_groups(2, 1, 1)"};
+  for (int k = 0; k < 3; k++) {
+    IrOp *op = pass_op_copy(bw, arena);
+    ck_assert_msg(pass_schedule_text(op, layers_ir, scheds[k], arena, &d) == 0 &&
+                      pass_lower(op, arena, &d, NULL, NULL) == 0,
+                  "%s: %s", scheds[k], d.buf);
+    ck_assert_int_eq(count_stages(op) > count_stages(bw), 1); /* fission(dZ) */
+    for (int gi = 0; gi < NGRAPHS; gi++) {
+      const Graph *g = graphs[gi];
+      IrExtents ext = extents_of(bw), ext2 = extents_like(op, bw);
+      uint64_t seed = 7 + (uint64_t)gi;
+      double *want[16] = {0}, *got[16] = {0};
+      for (int i = 0; i < bw->ninputs; i++) {
+        int64_t n = numel(bw->tensors[i], g, &ext);
+        want[i] = random_buf(n, &seed);
+        got[i] = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+        memcpy(got[i], want[i], sizeof(double) * (size_t)n);
+      }
+      for (int i = bw->ninputs; i < bw->ninputs + bw->noutputs; i++) {
+        int64_t n = numel(bw->tensors[i], g, &ext);
+        want[i] = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+        got[i] = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+      }
+      run(bw, g, ext, want);
+      run(op, g, ext2, got);
+      for (int i = bw->ninputs; i < bw->ninputs + bw->noutputs; i++) {
+        int64_t n = numel(bw->tensors[i], g, &ext);
+        double num = 0, den = 0;
+        for (int64_t j = 0; j < n; j++) {
+          num += (got[i][j] - want[i][j]) * (got[i][j] - want[i][j]);
+          den += want[i][j] * want[i][j];
+        }
+        ck_assert_msg(num <= 1e-20 * (den > 0 ? den : 1), "%s on graph %d: %s differs",
+                      scheds[k], gi, bw->tensors[i]->name);
+      }
+      for (int i = 0; i < 16; i++) {
+        free(want[i]);
+        free(got[i]);
+      }
+    }
+  }
+  ir_diag_free(&d);
+}
+END_TEST
+
 START_TEST(test_stdlib_finite_differences) {
   Stats st = {0};
   check_module(stdlib_ir, &st);
@@ -891,6 +950,7 @@ int main(void) {
   tcase_add_test(tc, test_layers_finite_differences);
   tcase_add_test(tc, test_extra_finite_differences);
   tcase_add_test(tc, test_structure);
+  tcase_add_test(tc, test_scheduled_gat_backward);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_api);
   tcase_add_test(tc, test_saved_output_f32);
