@@ -42,8 +42,9 @@ def _lanes(n, cap):
 # lane per head leaves a team of one lane per group or source, 0.35 -> 0.52
 # ms on ogbn-arxiv (though 0.31 -> 0.18 on pubmed; gat2.txt there).
 def gat_groups(ext):
-    return "gat_groups(32, %d, %d)" % (_lanes(int(ext["H"]), 8),
-                                       _lanes(int(ext["H"]) * int(ext["C"]), 32))
+    H = int(ext["H"])
+    quads = H * ((int(ext["C"]) + 3) // 4)  # a head's channels 4 to a lane
+    return "gat_groups(32, %d, %d)" % (_lanes(H, 8), _lanes(quads, 32))
 
 
 def gat_grad_groups(ext):
