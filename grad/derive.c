@@ -431,19 +431,31 @@ static bool hit_non_src_load(const IrNode *n, void *p) {
 }
 
 /* Which adjoints of stage `stage` are gathered by source: source-vertex
- * tensors every load of which is at src(e) of the in-edge loop. */
+ * tensors every load of which is at src(e) of the in-edge loop. Where
+ * several are, only the widest (the most dimensions: GAT's per-channel Z
+ * beside its per-head As) are: a narrower one's adjoint is one scattered
+ * add per edge and row element from the pass over the in-edges, whose
+ * per-edge work (alpha, the dot product) it shares with the destination's
+ * adjoints there, where gathering it would redo that work in the pass by
+ * source, which the wide rows' mapping (features on lanes, the edges
+ * innermost) cannot share (bench/results/2026-11-29-H200-gat-backward-scatter). */
 static bool mark_csc(Grad *g, const IrNode *stage) {
   memset(g->csc, 0, sizeof(bool) * (size_t)g->fw->ntensors);
   const IrNode *in = csc_edge_loop(stage);
   if (!in) return false;
-  bool any = false;
+  int widest = -1;
   for (int i = 0; i < g->fw->ntensors; i++) {
     const IrTensor *t = g->fw->tensors[i];
     if (t->domain != IR_DOM_SRC || !g->active[i] || !reads1(stage, t)) continue;
     SrcCtx c = {t, in->loop.var, true};
     any1(stage, hit_non_src_load, &c);
     g->csc[i] = c.all_src;
-    any |= c.all_src;
+    if (c.all_src && t->ndims > widest) widest = t->ndims;
+  }
+  bool any = false;
+  for (int i = 0; i < g->fw->ntensors; i++) {
+    if (g->csc[i] && g->fw->tensors[i]->ndims < widest) g->csc[i] = false;
+    any |= g->csc[i];
   }
   return any;
 }

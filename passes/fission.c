@@ -12,7 +12,7 @@
  *
  * In the new stage each local that is assigned once (a `var` with no
  * later reduction into it) is replaced by its expression where it is
- * used: the part is then a perfect nest where the stage was not (the
+ * used (pass_inline_locals, passes/inline.c): the part is then a perfect nest where the stage was not (the
  * derived backward of GAT's attention computes alpha once per edge and
  * head, in a local between the head and feature loops, and sums dZ over
  * the features beside the dot product that dAs needs); recomputed per
@@ -144,44 +144,22 @@ static IrNode *part(Fission *f, const IrNode *stage, bool keep_t) {
   return drop_unneeded(f, c);
 }
 
-/* ---- the new stage's own variables, and its single-use locals inlined ---- */
+/* ---- the new stage's own variables ---- */
 
-static bool counts_sets(const IrNode *n, void *ctx) {
-  if (n->kind == IR_SET) ((int *)ctx)[n->set.var->id]++;
-  return false;
-}
-
-/* Gives every loop of `stage` a fresh variable of the same name and kind
- * (the part shares no loop with the rest; locals live in one stage's
- * kernel, so they may be shared), and inlines the locals that are never
- * reduced into (sets[id] == 0) into the statements after their `var`. */
-static void renew(Fission *f, IrNode *s, const int *sets) {
+/* Gives every loop of `stage` a fresh variable of the same name and kind:
+ * the part shares no loop with the rest (locals live in one stage's
+ * kernel, so they may be shared). */
+static void renew(Fission *f, IrNode *s) {
   if (s->kind == IR_LOOP) {
     IrVar *old = s->loop.var;
     IrVar *v = pass_new_var(f->op, f->a, old->name, old->kind, old->loc);
     v->dtype = old->dtype;
     pass_subst_stmts(f->a, s->loop.body, old, ir_var(f->a, s->loc, v));
     s->loop.var = v;
-    for (IrNode *b = s->loop.body; b; b = b->next) renew(f, b, sets);
+    for (IrNode *b = s->loop.body; b; b = b->next) renew(f, b);
   } else if (s->kind == IR_IF) {
-    for (IrNode *b = s->ifs.then; b; b = b->next) renew(f, b, sets);
-  } else if (s->kind == IR_LET && sets[s->let.var->id] == 0) {
-    pass_subst_stmts(f->a, s->next, s->let.var, s->let.init);
+    for (IrNode *b = s->ifs.then; b; b = b->next) renew(f, b);
   }
-}
-
-/* Removes the `var`s that renew inlined (no reduction into them). */
-static IrNode *drop_inlined(IrNode *l, const int *sets, int nvars) {
-  IrNode *out = NULL;
-  for (IrNode *s = l, *next; s; s = next) {
-    next = s->next;
-    s->next = NULL;
-    if (s->kind == IR_LET && s->let.var->id < nvars && sets[s->let.var->id] == 0) continue;
-    if (s->kind == IR_LOOP) s->loop.body = drop_inlined(s->loop.body, sets, nvars);
-    if (s->kind == IR_IF) s->ifs.then = drop_inlined(s->ifs.then, sets, nvars);
-    ir_append(&out, s);
-  }
-  return out;
 }
 
 /* ---- legality ---- */
@@ -250,11 +228,8 @@ int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d) {
              y.hit->name);
     return -1;
   }
-  int nvars = op->nvars;
-  int *sets = IR_NEW_ARRAY(a, int, nvars + 1);
-  ir_any(mine, counts_sets, sets);
-  renew(&f, mine, sets);
-  mine = drop_inlined(mine, sets, nvars);
+  renew(&f, mine);
+  pass_inline_locals(op, &mine, NULL, a); /* every local assigned once (inline.c) */
   mine->next = rest;
   op->body = mine;
   return 0;

@@ -103,6 +103,14 @@ int pass_occupancy(IrOp *op, const char *loop, int64_t threads, Loc loc, Arena *
  * (and the locals they read) become a stage of their own before the rest;
  * 1 when the stage does not store into T. */
 int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d);
+/* inline(T) (passes/inline.c): on an op of one stage, the locals assigned
+ * once that the stores into T read are replaced by their expressions; 1
+ * when the stage does not store into T or reads no such local. */
+int pass_inline(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d);
+/* The same on the stage *stage (its successors untouched): the locals the
+ * stores into t read (every local assigned once when t is NULL); returns
+ * how many were inlined. */
+int pass_inline_locals(IrOp *op, IrNode **stage, const IrTensor *t, Arena *a);
 int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
                 Diag *d);
 /* prefetch.c: marks an unbound in_edges / out_edges / group_edges loop

@@ -114,6 +114,10 @@ static int do_fission(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_fission(op, x->name[0], x->dir->loc, a, d);
 }
 
+static int do_inline(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_inline(op, x->name[0], x->dir->loc, a, d);
+}
+
 static int do_interleave(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_interleave(op, x->name[0], x->value[1], x->value[2],
                          x->n > 3 ? x->value[3] : 0, x->dir->loc, a, d);
@@ -136,6 +140,7 @@ static const Prim prims[] = {
      3, 4, 0, do_interleave},
     {"occupancy", "occupancy(LOOP, THREADS_PER_SM)", "li", 2, 2, 0, do_occupancy},
     {"fission", "fission(TENSOR)", "t", 1, 1, 0, do_fission},
+    {"inline", "inline(TENSOR)", "t", 1, 1, 0, do_inline},
 };
 enum { NPRIMS = sizeof prims / sizeof prims[0] };
 
@@ -293,6 +298,15 @@ static bool stages_have(IrOp *op, uint64_t mask, const char *name) {
   return false;
 }
 
+/* Whether a stage that `mask` selects stores into the tensor `name`. */
+static bool stages_store(const IrOp *op, uint64_t mask, const char *name) {
+  const IrTensor *t = ir_op_find_tensor(op, name);
+  int k = 0;
+  for (const IrNode *s = op->body; s && t; s = s->next, k++)
+    if (selected(mask, k) && pass_stage_stores(s, t)) return true;
+  return false;
+}
+
 static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, Arena *a,
                         Diag *d) {
   const char *loops[MAX_ARGS];
@@ -315,7 +329,7 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     }
     IrOp view = *c;
     view.body = s;
-    if (p->apply == do_fission) { /* a tensor, not loops: the stages storing into it */
+    if (p->apply == do_fission || p->apply == do_inline) { /* a tensor, not loops */
       int rc = p->apply(&view, x, a, d);
       if (rc < 0) return -1;
       any |= rc == 0;
@@ -343,12 +357,15 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     }
     ir_append(&out, s);
   }
-  if (!any && p->apply == do_fission) {
+  if (!any && (p->apply == do_fission || p->apply == do_inline)) {
     if (!ir_op_find_tensor(op, x->name[0]))
-      ir_error(d, x->dir->loc, "fission: operator %s has no tensor '%s'", op->name,
+      ir_error(d, x->dir->loc, "%s: operator %s has no tensor '%s'", p->name, op->name,
+               x->name[0]);
+    else if (p->apply == do_inline && stages_store(op, mask, x->name[0]))
+      ir_error(d, x->dir->loc, "inline: the stores into '%s' read no local assigned once",
                x->name[0]);
     else
-      ir_error(d, x->dir->loc, "fission: no stage %sof operator %s stores into '%s'",
+      ir_error(d, x->dir->loc, "%s: no stage %sof operator %s stores into '%s'", p->name,
                mask ? "that stages(...) selected " : "", op->name, x->name[0]);
     return -1;
   }
