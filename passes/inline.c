@@ -2,8 +2,10 @@
  *
  * Contract: on one stage (as apply_stages calls it) that stores into T,
  * every local the stores into T read, directly or through other locals,
- * and that is assigned once (a `var` never reduced into), is replaced by
- * its expression wherever the stage uses it, and its `var` removed;
+ * that is assigned once (a `var` never reduced into) and whose expression
+ * would give the same value anywhere after it (it reads no local that is
+ * reduced into, no tensor the stage stores to), is replaced by its
+ * expression wherever the stage uses it, and its `var` removed;
  * returns 1 (and changes nothing) for a stage that does not store into T.
  * The values are the same, computed once per use instead of once: a
  * recomputation the schedule asks for, so that the loops a local stood
@@ -23,10 +25,26 @@
 #include "passes/passes.h"
 
 typedef struct Inline {
-  int *sets;  /* by var id: reductions into the local */
-  bool *want; /* by var id: a local to inline */
+  int *sets;    /* by var id: reductions into the local */
+  bool *want;   /* by var id: a local to inline */
+  bool *stored; /* by tensor id: stored to in the stage */
   int nvars;
 } Inline;
+
+static bool mark_stored(const IrNode *n, void *ctx) {
+  if (n->kind == IR_STORE) ((Inline *)ctx)->stored[n->acc.tensor->id] = true;
+  return false;
+}
+
+/* An expression that may be evaluated later in the stage with the same
+ * value: it reads no local that is reduced into, nor a tensor the stage
+ * stores to. */
+static bool changes(const IrNode *n, void *ctx) {
+  const Inline *in = ctx;
+  if (n->kind == IR_VAR && n->var->kind == IR_VAR_LOCAL)
+    return n->var->id >= in->nvars || in->sets[n->var->id] > 0;
+  return n->kind == IR_LOAD && in->stored[n->acc.tensor->id];
+}
 
 static bool count_sets(const IrNode *n, void *ctx) {
   Inline *in = ctx;
@@ -75,8 +93,10 @@ static bool close_wants(Inline *in, const IrNode *l) {
   return more;
 }
 
-static bool inlinable(const Inline *in, const IrVar *v) {
-  return v->id < in->nvars && in->want[v->id] && in->sets[v->id] == 0;
+static bool inlinable(const Inline *in, const IrNode *let) {
+  const IrVar *v = let->let.var;
+  return v->id < in->nvars && in->want[v->id] && in->sets[v->id] == 0 &&
+         !ir_any(let->let.init, changes, (void *)in);
 }
 
 /* Substitutes each inlinable `var` into the statements after it, and
@@ -85,7 +105,7 @@ static IrNode *substitute(Arena *a, const Inline *in, IrNode *l, int *n) {
   IrNode *out = NULL;
   for (IrNode *s = l, *next; s; s = next) {
     next = s->next;
-    if (s->kind == IR_LET && inlinable(in, s->let.var)) {
+    if (s->kind == IR_LET && inlinable(in, s)) {
       pass_subst_stmts(a, s->next, s->let.var, s->let.init);
       (*n)++;
       continue;
@@ -102,9 +122,11 @@ int pass_inline_locals(IrOp *op, IrNode **stage, const IrTensor *t, Arena *a) {
   Inline in = {.nvars = op->nvars};
   in.sets = IR_NEW_ARRAY(a, int, op->nvars + 1);
   in.want = IR_NEW_ARRAY(a, bool, op->nvars + 1);
+  in.stored = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
   IrNode one = **stage;
   one.next = NULL;
   ir_any(&one, count_sets, &in);
+  ir_any(&one, mark_stored, &in);
   if (t) {
     mark_stores(&in, &one, t);
   } else {

@@ -362,8 +362,9 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
       ir_error(d, x->dir->loc, "%s: operator %s has no tensor '%s'", p->name, op->name,
                x->name[0]);
     else if (p->apply == do_inline && stages_store(op, mask, x->name[0]))
-      ir_error(d, x->dir->loc, "inline: the stores into '%s' read no local assigned once",
-               x->name[0]);
+      ir_error(d, x->dir->loc, "inline: the stores into '%s' read no local that its "
+               "expression could replace (one assigned once, reading nothing the stage "
+               "changes)", x->name[0]);
     else
       ir_error(d, x->dir->loc, "%s: no stage %sof operator %s stores into '%s'", p->name,
                mask ? "that stages(...) selected " : "", op->name, x->name[0]);
