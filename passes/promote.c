@@ -151,62 +151,32 @@ static bool reads_tensor(const IrNode *e, const IrTensor *t) {
   }
 }
 
-/* How `t` is used under `list` besides the stores the scan found: 1 read,
- * 2 another store, 0 neither. */
-static int other_use_except(const IrNode *list, const IrTensor *t, const Scan *sc);
-
 static bool found(const Scan *sc, const IrNode *s) {
-  for (int k = 0; k < sc->n; k++)
+  for (int k = 0; sc && k < sc->n; k++)
     if (*sc->slots[k] == s) return true;
   return false;
 }
 
-static int other_use_except(const IrNode *list, const IrTensor *t, const Scan *sc) {
+/* How `t` is used under `list` besides the store `self` (and, with `sc`,
+ * the stores the scan found): 1 read, 2 another store, 0 neither. */
+static int other_use(const IrNode *list, const IrTensor *t, const IrNode *self,
+                     const Scan *sc) {
   for (const IrNode *s = list; s; s = s->next) {
     int r = 0;
     switch (s->kind) {
     case IR_LOOP:
       if (reads_tensor(s->loop.extent, t) || reads_tensor(s->loop.of, t)) return 1;
-      r = other_use_except(s->loop.body, t, sc);
+      r = other_use(s->loop.body, t, self, sc);
       break;
     case IR_IF:
       if (reads_tensor(s->ifs.cond, t)) return 1;
-      r = other_use_except(s->ifs.then, t, sc);
+      r = other_use(s->ifs.then, t, self, sc);
       break;
     case IR_STORE:
       if (reads_tensor(s->acc.value, t)) return 1;
       for (int i = 0; i < s->acc.nidx; i++)
         if (reads_tensor(s->acc.idx[i], t)) return 1;
-      if (s->acc.tensor == t && !found(sc, s)) return 2;
-      break;
-    case IR_LET: if (reads_tensor(s->let.init, t)) return 1; break;
-    case IR_SET: if (reads_tensor(s->set.value, t)) return 1; break;
-    default: break;
-    }
-    if (r) return r;
-  }
-  return 0;
-}
-
-/* How `t` is used under `list` besides the store `self`: 1 read, 2 another
- * store, 0 neither. */
-static int other_use(const IrNode *list, const IrTensor *t, const IrNode *self) {
-  for (const IrNode *s = list; s; s = s->next) {
-    int r = 0;
-    switch (s->kind) {
-    case IR_LOOP:
-      if (reads_tensor(s->loop.extent, t) || reads_tensor(s->loop.of, t)) return 1;
-      r = other_use(s->loop.body, t, self);
-      break;
-    case IR_IF:
-      if (reads_tensor(s->ifs.cond, t)) return 1;
-      r = other_use(s->ifs.then, t, self);
-      break;
-    case IR_STORE:
-      if (reads_tensor(s->acc.value, t)) return 1;
-      for (int i = 0; i < s->acc.nidx; i++)
-        if (reads_tensor(s->acc.idx[i], t)) return 1;
-      if (s != self && s->acc.tensor == t) return 2;
+      if (s != self && s->acc.tensor == t && !found(sc, s)) return 2;
       break;
     case IR_LET: if (reads_tensor(s->let.init, t)) return 1; break;
     case IR_SET: if (reads_tensor(s->set.value, t)) return 1; break;
@@ -317,7 +287,7 @@ static int promote_shared(IrOp *op, const char *loop, Loc loc, Arena *a,
              loop, t->name);
     return -1;
   }
-  if (other_use(l->loop.body, t, sh.stores[0]) == 1) {
+  if (other_use(l->loop.body, t, sh.stores[0], NULL) == 1) {
     ir_error(d, loc, "promote(%s, shared): tensor '%s' is read inside loop "
              "'%s', so its partial result cannot wait in shared memory", loop,
              t->name, loop);
@@ -371,7 +341,7 @@ static int promote_tensor(IrOp *op, IrTensor *t, const char *where, Loc loc,
     ir_error(d, loc, "promote(%s, shared): tensor '%s' is staged already", x, x);
     return -1;
   }
-  if (other_use(op->body, t, NULL) != 1) {
+  if (other_use(op->body, t, NULL, NULL) != 1) {
     ir_error(d, loc, "promote(%s, shared): no stage of %s reads tensor '%s', "
              "so there is nothing to stage", x, op->name, x);
     return -1;
@@ -565,7 +535,7 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
     const IrNode *st = *sc.slots[k];
     const char *t = st->acc.tensor->name;
     /* a read, a store the scan did not find, or one that is not a twin */
-    int use = other_use_except(l->loop.body, st->acc.tensor, &sc);
+    int use = other_use(l->loop.body, st->acc.tensor, st, &sc);
     int root = twin[k] >= 0 ? twin[k] : k;
     for (int j = 0; j < sc.n && !use; j++)
       if (j != k && (*sc.slots[j])->acc.tensor == st->acc.tensor &&
