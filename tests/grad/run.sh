@@ -12,8 +12,10 @@
 #
 # Then the gradient operators of PTX_CASES (joint ones where several inputs
 # are named) are compiled to PTX for sm_80 under the default schedule (and
-# under spmm_rows(2, 2) for the source-ordered aggregations), and assembled
-# with ptxas -v: they must be real, schedulable operators. ptxas is found as tests/ptxas/run.sh finds
+# under spmm_rows(2, 2) for the source-ordered aggregations, gat_grad_groups
+# for GAT's joint one), and assembled with ptxas -v: they must be real,
+# schedulable operators; and GAT's attention under gat_groups for sm_80 and
+# sm_90. ptxas is found as tests/ptxas/run.sh finds
 # it; GOP_SKIP_PTXAS=1 skips that part on a machine without the toolkit.
 #
 # UPDATE=1 rewrites every NAME.expected instead of comparing; read each one
@@ -74,6 +76,8 @@ PTX_CASES=(
   "$layers gcn_propagate H" "$layers gcn_propagate W" "$layers gin_aggregate eps"
   "$layers bias_elu b" "$layers gat_terms a" "$layers edge_softmax_heads S"
   "$layers gat_attention Z,As,Ad" "stdlib: u_mul_e_sum X,W"
+  "$layers gat_attention Z,As,Ad gat_grad_groups(32, 8, 16)"
+  "$layers gat_attention Z,As,Ad gat_grad_groups(32, 2, 4)"
 )
 nptx=0
 for c in "${PTX_CASES[@]}"; do
@@ -100,4 +104,17 @@ for c in "${PTX_CASES[@]}"; do
   nptx=$((nptx + 1))
 done
 echo "ptx: $nptx gradient operators compiled and assembled for sm_80"
+# GAT's attention under its named schedule (the 4-channel lanes of its
+# weighted sum), for both targets
+for target in sm_80 sm_90; do
+  for sched in "gat_groups(32, 8, 16)" "gat_groups(32, 1, 16)"; do
+    if ! "$gopc" emit "$layers" --op gat_attention --stage ptx --target "$target" \
+         --schedule "$sched" >"$work/f.ptx" 2>"$work/err" ||
+       ! "$ptxas" -arch="$target" -v "$work/f.ptx" -o "$work/f.cubin" >"$work/ptxas" 2>&1; then
+      fail=$((fail + 1))
+      echo "FAIL: gat_attention under $sched for $target"
+      head -5 "$work/err" "$work/ptxas"
+    fi
+  done
+done
 [ $fail -eq 0 ]
