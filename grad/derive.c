@@ -432,21 +432,26 @@ static bool hit_non_src_load(const IrNode *n, void *p) {
 
 /* Which adjoints of stage `stage` are gathered by source: source-vertex
  * tensors every load of which is at src(e) of the in-edge loop. Where
- * several are, only the widest (the most dimensions: GAT's per-channel Z
- * beside its per-head As) are: a narrower one's adjoint is one scattered
- * add per edge and row element from the pass over the in-edges, whose
- * per-edge work (alpha, the dot product) it shares with the destination's
- * adjoints there, where gathering it would redo that work in the pass by
- * source, which the wide rows' mapping (features on lanes, the edges
- * innermost) cannot share (bench/results/2026-11-29-H200-gat-backward-scatter). */
+ * several are and the stage has a pass over the in-edges anyway (an
+ * adjoint of a destination or edge tensor), only the widest (the most
+ * dimensions: GAT's per-channel Z beside its per-head As) are: a narrower
+ * one's adjoint is one scattered add per edge and row element from that
+ * pass, whose per-edge work (alpha, the dot product) it shares with the
+ * destination's adjoints there, where gathering it would redo that work in
+ * the pass by source, which the wide rows' mapping (features on lanes, the
+ * edges innermost) cannot share
+ * (bench/results/2026-11-29-H200-gat-backward-scatter). */
 static bool mark_csc(Grad *g, const IrNode *stage) {
   memset(g->csc, 0, sizeof(bool) * (size_t)g->fw->ntensors);
   const IrNode *in = csc_edge_loop(stage);
   if (!in) return false;
   int widest = -1;
+  bool in_pass = false; /* an adjoint that the pass over the in-edges owns */
   for (int i = 0; i < g->fw->ntensors; i++) {
     const IrTensor *t = g->fw->tensors[i];
-    if (t->domain != IR_DOM_SRC || !g->active[i] || !reads1(stage, t)) continue;
+    if (!g->active[i] || !reads1(stage, t)) continue;
+    in_pass |= t->role == IR_ROLE_IN && (t->domain == IR_DOM_DST || t->domain == IR_DOM_EDGE);
+    if (t->domain != IR_DOM_SRC) continue;
     SrcCtx c = {t, in->loop.var, true};
     any1(stage, hit_non_src_load, &c);
     g->csc[i] = c.all_src;
@@ -454,7 +459,7 @@ static bool mark_csc(Grad *g, const IrNode *stage) {
   }
   bool any = false;
   for (int i = 0; i < g->fw->ntensors; i++) {
-    if (g->csc[i] && g->fw->tensors[i]->ndims < widest) g->csc[i] = false;
+    if (g->csc[i] && in_pass && g->fw->tensors[i]->ndims < widest) g->csc[i] = false;
     any |= g->csc[i];
   }
   return any;

@@ -350,6 +350,9 @@ static const char *extra_src =
     "    }\n"
     "  }\n"
     "}\n"
+    "op scaled(X: f32[src, F], w: f32[src]) -> Y: f32[dst, F] {\n"
+    "  for v in dst {\n    for e in in_edges(v) {\n      for f in 0..F {\n"
+    "        Y[v, f] += X[src(e), f] * w[src(e)]\n      }\n    }\n  }\n}\n"
     "op two_out(X: f32[src, F], W: f32[edge]) -> (Y: f32[dst, F], Z: f32[dst, F]) {\n"
     "  for v in dst {\n"
     "    for e in in_edges(v) {\n"
@@ -459,7 +462,7 @@ START_TEST(test_extra_finite_differences) {
   check_module(extra_module(), &st);
   fprintf(stderr, "extra: %d operators, %d gradient operators and %d joint ones, %d "
           "finite-difference checks passed\n", st.ops, st.grads, st.joint, st.checks);
-  ck_assert_int_eq(st.ops, 7);
+  ck_assert_int_eq(st.ops, 8);
 }
 END_TEST
 
@@ -538,6 +541,14 @@ START_TEST(test_structure) {
     else ck_assert(!dz && das == dad);
   }
   ck_assert_int_eq(by_src, 1);
+  /* two source tensors and nothing the in-edges own: both gathered in
+   * one pass by source (the narrower is scattered only beside a pass over
+   * the in-edges, as GAT's dAs) */
+  const char *xw[] = {"X", "w"};
+  g = grad_derive_joint(arena, ir_module_find_op(extra_module(), "scaled"), xw, 2, NULL, &d);
+  ck_assert_msg(g != NULL, "%s", d.buf);
+  ck_assert_int_eq(count_stages(g), 1);
+  ck_assert_int_eq(g->body->loop.kind, IR_LOOP_SRC_V);
   /* edge softmax by its saved output: no recomputation of M and D */
   g = derive(stdlib_ir, "edge_softmax", "S", &d);
   ck_assert_ptr_null(ir_op_find_tensor(g, "M"));
