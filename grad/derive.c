@@ -537,7 +537,11 @@ static bool body_uses(const IrOp *op, const IrTensor *t) {
 static void assemble(Grad *g) {
   IrOp *bw = g->bw;
   const IrOp *fw = g->fw;
-  bw->tensors = IR_NEW_ARRAY(g->a, IrTensor *, g->nbwt + 1);
+  /* a power-of-two capacity, as ir_op_add_tensor's growth assumes (the
+   * hoist pass adds temporaries to the assembled op) */
+  int cap = 1;
+  while (cap < g->nbwt + 1) cap *= 2;
+  bw->tensors = IR_NEW_ARRAY(g->a, IrTensor *, cap);
   bw->ntensors = bw->ninputs = bw->noutputs = 0;
   IrTensor *order[3][64 * 3];
   int n[3] = {0, 0, 0};

@@ -263,16 +263,9 @@ static IrTensor *vertex_sum(Hoist *h, const IrNode *x, const IrNode *y, int fpos
   do
     name = k++ ? ir_sprintf(h->a, "G%s%d", c->name, k) : ir_sprintf(h->a, "G%s", c->name);
   while (name_taken(h->op, name));
-  /* the op's tensor array holds exactly its tensors: copy it one longer */
-  IrTensor **ts = IR_NEW_ARRAY(h->a, IrTensor *, h->op->ntensors + 1);
-  memcpy(ts, h->op->tensors, sizeof(IrTensor *) * (size_t)h->op->ntensors);
-  IrTensor *p = IR_NEW(h->a, IrTensor);
-  *p = (IrTensor){.name = name, .loc = l, .dtype = c->dtype, .domain = c->domain,
-                  .role = IR_ROLE_TEMP, .id = h->op->ntensors};
+  IrTensor *p = ir_op_add_tensor(h->a, h->op, name, l, c->dtype, c->domain, IR_ROLE_TEMP);
   for (int d = 0; d < c->ndims; d++)
     if (d != fpos - 1) p->dims[p->ndims++] = c->dims[d];
-  ts[h->op->ntensors++] = p;
-  h->op->tensors = ts;
   /* for w in V { for i1 in 0..n1 { ... P[w, ..] += A[w, ..] * C[w, ..] } } */
   bool dst = c->domain == IR_DOM_DST;
   const IrNode *w0 = x->acc.idx[0];

@@ -41,11 +41,13 @@ typedef struct Fission {
   IrOp *op;
   const IrTensor *t;
   bool *need; /* by var id: a local the kept statements read */
+  bool more;  /* hit_local needed a new one */
 } Fission;
 
 static bool hit_local(const IrNode *n, void *ctx) {
   Fission *f = ctx;
-  if (n->kind == IR_VAR && n->var->kind == IR_VAR_LOCAL) f->need[n->var->id] = true;
+  if (n->kind == IR_VAR && n->var->kind == IR_VAR_LOCAL && !f->need[n->var->id])
+    f->need[n->var->id] = f->more = true;
   return false;
 }
 
@@ -92,27 +94,17 @@ static bool matters(const Fission *f, const IrNode *l) {
   return false;
 }
 
-/* Pass 2: the locals needed are also those read by the definitions of
- * needed locals and by the guards around what matters; returns whether it
- * marked a new one. */
-static bool close_needs(Fission *f, const IrNode *l) {
-  bool more = false;
+/* Pass 2 (to a fixed point: f->more): the locals needed are also those
+ * read by the definitions of needed locals and by the guards around what
+ * matters. */
+static void close_needs(Fission *f, const IrNode *l) {
   for (const IrNode *s = l; s; s = s->next) {
-    const IrNode *reads = NULL;
-    if (s->kind == IR_LET && f->need[s->let.var->id]) reads = s->let.init;
-    if (s->kind == IR_SET && f->need[s->set.var->id]) reads = s->set.value;
-    if (s->kind == IR_IF && matters(f, s->ifs.then)) reads = s->ifs.cond;
-    if (reads) {
-      int n = f->op->nvars;
-      bool *before = IR_NEW_ARRAY(f->a, bool, n + 1);
-      memcpy(before, f->need, sizeof(bool) * (size_t)n);
-      mark_reads(f, reads);
-      more |= memcmp(before, f->need, sizeof(bool) * (size_t)n) != 0;
-    }
-    if (s->kind == IR_LOOP) more |= close_needs(f, s->loop.body);
-    if (s->kind == IR_IF) more |= close_needs(f, s->ifs.then);
+    if (s->kind == IR_LET && f->need[s->let.var->id]) mark_reads(f, s->let.init);
+    if (s->kind == IR_SET && f->need[s->set.var->id]) mark_reads(f, s->set.value);
+    if (s->kind == IR_IF && matters(f, s->ifs.then)) mark_reads(f, s->ifs.cond);
+    if (s->kind == IR_LOOP) close_needs(f, s->loop.body);
+    if (s->kind == IR_IF) close_needs(f, s->ifs.then);
   }
-  return more;
 }
 
 /* Pass 3: drops the definitions of locals nobody needs, and the loops and
@@ -139,8 +131,10 @@ static IrNode *part(Fission *f, const IrNode *stage, bool keep_t) {
   bool any = false;
   IrNode *c = keep_stores(f, ir_clone(f->a, stage), keep_t, &any);
   if (!any) return NULL;
-  while (close_needs(f, c)) {
-  }
+  do {
+    f->more = false;
+    close_needs(f, c);
+  } while (f->more);
   return drop_unneeded(f, c);
 }
 
@@ -164,45 +158,32 @@ static void renew(Fission *f, IrNode *s) {
 
 /* ---- legality ---- */
 
+/* The first tensor a part reads that `written` (by tensor id) marks; and
+ * whether it reads `t`. */
 typedef struct Touch {
   const IrTensor *t;
-  bool load, store;
-  const bool *written; /* by tensor id, or NULL */
+  const bool *written;
+  bool load;
   const IrTensor *hit;
 } Touch;
 
 static bool touches(const IrNode *n, void *ctx) {
   Touch *x = ctx;
-  if (n->kind == IR_LOAD && x->t && n->acc.tensor == x->t) x->load = true;
-  if (n->kind == IR_LOAD && x->written && x->written[n->acc.tensor->id] && !x->hit)
-    x->hit = n->acc.tensor;
-  if (n->kind == IR_STORE && x->t && n->acc.tensor == x->t) x->store = true;
-  return false;
-}
-
-static bool mark_written(const IrNode *n, void *ctx) {
-  if (n->kind == IR_STORE) ((bool *)ctx)[n->acc.tensor->id] = true;
+  if (n->kind != IR_LOAD) return false;
+  if (x->t && n->acc.tensor == x->t) x->load = true;
+  if (x->written && x->written[n->acc.tensor->id] && !x->hit) x->hit = n->acc.tensor;
   return false;
 }
 
 int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d) {
-  IrTensor *t = ir_op_find_tensor(op, tensor);
-  if (!t) {
-    ir_error(d, loc, "fission: operator %s has no tensor '%s'", op->name, tensor);
-    return -1;
-  }
+  IrTensor *t;
+  int rc = pass_tensor_stage(op, "fission", tensor, "split it", &t, loc, d);
+  if (rc != 0) return rc;
   IrNode *stage = op->body;
-  if (!stage || stage->next || stage->kind != IR_LOOP) return 1; /* one stage at a time */
   Touch x = {.t = t};
   IrNode one = *stage;
   one.next = NULL;
   ir_any(&one, touches, &x);
-  if (!x.store) return 1;
-  if (pass_stage_bound(stage)) {
-    ir_error(d, loc, "fission: the stage that stores into '%s' is already mapped to "
-             "workers; split it before binding its loops", tensor);
-    return -1;
-  }
   if (x.load) {
     ir_error(d, loc, "fission: the stage reads '%s' as well as storing into it; its "
              "stores cannot move to a stage of their own", tensor);
@@ -219,7 +200,7 @@ int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d) {
   }
   /* the moved part runs first: it must read nothing the rest writes */
   bool *written = IR_NEW_ARRAY(a, bool, op->ntensors + 1);
-  ir_any(rest, mark_written, written);
+  pass_stored_tensors(rest, written);
   Touch y = {.written = written};
   ir_any(mine, touches, &y);
   if (y.hit) {

@@ -29,12 +29,8 @@ typedef struct Inline {
   bool *want;   /* by var id: a local to inline */
   bool *stored; /* by tensor id: stored to in the stage */
   int nvars;
+  bool more;    /* mark_local wanted a new one */
 } Inline;
-
-static bool mark_stored(const IrNode *n, void *ctx) {
-  if (n->kind == IR_STORE) ((Inline *)ctx)->stored[n->acc.tensor->id] = true;
-  return false;
-}
 
 /* An expression that may be evaluated later in the stage with the same
  * value: it reads no local that is reduced into, nor a tensor the stage
@@ -54,8 +50,9 @@ static bool count_sets(const IrNode *n, void *ctx) {
 
 static bool mark_local(const IrNode *n, void *ctx) {
   Inline *in = ctx;
-  if (n->kind == IR_VAR && n->var->kind == IR_VAR_LOCAL && n->var->id < in->nvars)
-    in->want[n->var->id] = true;
+  if (n->kind == IR_VAR && n->var->kind == IR_VAR_LOCAL && n->var->id < in->nvars &&
+      !in->want[n->var->id])
+    in->want[n->var->id] = in->more = true;
   return false;
 }
 
@@ -77,20 +74,12 @@ static bool mark_stores(Inline *in, const IrNode *l, const IrTensor *t) {
 /* The locals that wanted ones are defined from are wanted too (a `var`'s
  * expression is substituted into later uses, so what it reads must be
  * inlined or still in scope: inlining it as well keeps the rule simple). */
-static bool close_wants(Inline *in, const IrNode *l) {
-  bool more = false;
+static void close_wants(Inline *in, const IrNode *l) {
   for (const IrNode *s = l; s; s = s->next) {
-    if (s->kind == IR_LET && in->want[s->let.var->id]) {
-      int n = 0, m = 0;
-      for (int i = 0; i < in->nvars; i++) n += in->want[i];
-      ir_any(s->let.init, mark_local, in);
-      for (int i = 0; i < in->nvars; i++) m += in->want[i];
-      more |= m > n;
-    }
-    if (s->kind == IR_LOOP) more |= close_wants(in, s->loop.body);
-    if (s->kind == IR_IF) more |= close_wants(in, s->ifs.then);
+    if (s->kind == IR_LET && in->want[s->let.var->id]) ir_any(s->let.init, mark_local, in);
+    if (s->kind == IR_LOOP) close_wants(in, s->loop.body);
+    if (s->kind == IR_IF) close_wants(in, s->ifs.then);
   }
-  return more;
 }
 
 static bool inlinable(const Inline *in, const IrNode *let) {
@@ -126,14 +115,16 @@ int pass_inline_locals(IrOp *op, IrNode **stage, const IrTensor *t, Arena *a) {
   IrNode one = **stage;
   one.next = NULL;
   ir_any(&one, count_sets, &in);
-  ir_any(&one, mark_stored, &in);
+  pass_stored_tensors(*stage, in.stored);
   if (t) {
     mark_stores(&in, &one, t);
   } else {
     for (int i = 0; i < op->nvars; i++) in.want[i] = true;
   }
-  while (close_wants(&in, &one)) {
-  }
+  do {
+    in.more = false;
+    close_wants(&in, &one);
+  } while (in.more);
   IrNode *rest = (*stage)->next;
   (*stage)->next = NULL;
   int n = 0;
@@ -143,18 +134,8 @@ int pass_inline_locals(IrOp *op, IrNode **stage, const IrTensor *t, Arena *a) {
 }
 
 int pass_inline(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d) {
-  IrTensor *t = ir_op_find_tensor(op, tensor);
-  if (!t) {
-    ir_error(d, loc, "inline: operator %s has no tensor '%s'", op->name, tensor);
-    return -1;
-  }
-  IrNode *stage = op->body;
-  if (!stage || stage->next || stage->kind != IR_LOOP || !pass_stage_stores(stage, t))
-    return 1;
-  if (pass_stage_bound(stage)) {
-    ir_error(d, loc, "inline: the stage that stores into '%s' is already mapped to "
-             "workers; inline its locals before binding its loops", tensor);
-    return -1;
-  }
+  IrTensor *t;
+  int rc = pass_tensor_stage(op, "inline", tensor, "inline its locals", &t, loc, d);
+  if (rc != 0) return rc;
   return pass_inline_locals(op, &op->body, t, a) > 0 ? 0 : 1;
 }

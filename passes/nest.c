@@ -82,6 +82,35 @@ bool pass_stage_stores(const IrNode *stage, const IrTensor *t) {
   return hit;
 }
 
+static bool mark_stored(const IrNode *n, void *ctx) {
+  if (n->kind == IR_STORE) ((bool *)ctx)[n->acc.tensor->id] = true;
+  return false;
+}
+
+void pass_stored_tensors(const IrNode *stage, bool *stored) {
+  IrNode one = *stage;
+  one.next = NULL;
+  ir_any(&one, mark_stored, stored);
+}
+
+int pass_tensor_stage(IrOp *op, const char *prim, const char *tensor, const char *first,
+                      IrTensor **t, Loc loc, Diag *d) {
+  *t = ir_op_find_tensor(op, tensor);
+  if (!*t) {
+    ir_error(d, loc, "%s: operator %s has no tensor '%s'", prim, op->name, tensor);
+    return -1;
+  }
+  const IrNode *stage = op->body;
+  if (!stage || stage->next || stage->kind != IR_LOOP || !pass_stage_stores(stage, *t))
+    return 1;
+  if (pass_stage_bound(stage)) {
+    ir_error(d, loc, "%s: the stage that stores into '%s' is already mapped to workers; "
+             "%s before binding its loops", prim, tensor, first);
+    return -1;
+  }
+  return 0;
+}
+
 int pass_store_stages(const IrOp *op, const IrTensor *t) {
   int n = 0;
   for (const IrNode *s = op->body; s; s = s->next) n += pass_stage_stores(s, t);

@@ -309,6 +309,16 @@ int pass_stage_count(const IrOp *op);
 /* Whether the statement `stage` alone (not the stages after it) stores
  * into `t`. */
 bool pass_stage_stores(const IrNode *stage, const IrTensor *t);
+/* Marks in `stored` (by tensor id) the tensors the statement `stage` alone
+ * stores into. */
+void pass_stored_tensors(const IrNode *stage, bool *stored);
+/* For the primitives on a tensor's stores (fission, inline), on an op of
+ * one stage: *t the tensor `tensor`; 0 when the stage stores into it, 1
+ * when it does not (nothing to do), -1 reported when the op has no such
+ * tensor or the stage is already bound (`first`: what to do before
+ * binding, "split it"). */
+int pass_tensor_stage(IrOp *op, const char *prim, const char *tensor, const char *first,
+                      IrTensor **t, Loc loc, Diag *d);
 /* The number of stages of `op` that store into `t`. */
 int pass_store_stages(const IrOp *op, const IrTensor *t);
 /* The one loop of `op` called `name`; false after reporting

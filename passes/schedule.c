@@ -358,10 +358,8 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     ir_append(&out, s);
   }
   if (!any && (p->apply == do_fission || p->apply == do_inline)) {
-    if (!ir_op_find_tensor(op, x->name[0]))
-      ir_error(d, x->dir->loc, "%s: operator %s has no tensor '%s'", p->name, op->name,
-               x->name[0]);
-    else if (p->apply == do_inline && stages_store(op, mask, x->name[0]))
+    /* (a tensor the op does not have is refused at its first stage) */
+    if (p->apply == do_inline && stages_store(op, mask, x->name[0]))
       ir_error(d, x->dir->loc, "inline: the stores into '%s' read no local that its "
                "expression could replace (one assigned once, reading nothing the stage "
                "changes)", x->name[0]);
