@@ -41,16 +41,18 @@ def _lanes(n, cap):
 # (pubmed 0.54 -> 0.18). With one head the backward keeps the default: a
 # lane per head leaves a team of one lane per group or source, 0.35 -> 0.52
 # ms on ogbn-arxiv (though 0.31 -> 0.18 on pubmed; gat2.txt there).
-def gat_groups(ext):
+def _head_lanes(ext):
+    """The lanes on the heads, and on a head's channels 4 to a lane."""
     H = int(ext["H"])
-    quads = H * ((int(ext["C"]) + 3) // 4)  # a head's channels 4 to a lane
-    return "gat_groups(32, %d, %d)" % (_lanes(H, 8), _lanes(quads, 32))
+    return _lanes(H, 8), _lanes(H * ((int(ext["C"]) + 3) // 4), 32)
+
+
+def gat_groups(ext):
+    return "gat_groups(32, %d, %d)" % _head_lanes(ext)
 
 
 def gat_grad_groups(ext):
-    H = int(ext["H"])
-    quads = H * ((int(ext["C"]) + 3) // 4)  # a head's channels 4 to a lane
-    return "gat_grad_groups(32, %d, %d)" % (_lanes(H, 8), _lanes(quads, 32)) if H >= 2 else None
+    return "gat_grad_groups(32, %d, %d)" % _head_lanes(ext) if int(ext["H"]) >= 2 else None
 
 
 AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}
