@@ -259,8 +259,9 @@ static bool prepare(const Prim *p, const IrDirective *dir, const int64_t *params
       if (!eval(arg->expr, params, nparams, &x->value[i], arg->loc, d)) return false;
     } else {
       if (!arg->name) {
-        ir_error(d, arg->loc, "%s: argument %d must be a %s name, not a number: "
-                 "%s", p->name, i + 1, k == 'l' ? "loop" : k == 't' ? "tensor" : "keyword", p->usage);
+        const char *what = k == 'l' ? "loop" : k == 't' ? "tensor" : "keyword";
+        ir_error(d, arg->loc, "%s: argument %d must be a %s name, not a number: %s",
+                 p->name, i + 1, what, p->usage);
         return false;
       }
       x->name[i] = arg->name;
@@ -318,7 +319,7 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     return p->apply(op, x, a, d);
   IrOp *c = pass_op_copy(op, a);
   IrNode *stages = c->body, *out = NULL;
-  bool any = false;
+  bool any = false, on_tensor = kind_at(p, 0) == 't';
   for (int k = 0; stages; k++) {
     IrNode *s = stages;
     stages = s->next;
@@ -329,7 +330,7 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     }
     IrOp view = *c;
     view.body = s;
-    if (p->apply == do_fission || p->apply == do_inline) { /* a tensor, not loops */
+    if (on_tensor) { /* fission, inline: the stages storing into a tensor */
       int rc = p->apply(&view, x, a, d);
       if (rc < 0) return -1;
       any |= rc == 0;
@@ -357,7 +358,7 @@ static int apply_stages(IrOp *op, const Prim *p, const Args *x, uint64_t mask, A
     }
     ir_append(&out, s);
   }
-  if (!any && (p->apply == do_fission || p->apply == do_inline)) {
+  if (!any && on_tensor) {
     /* (a tensor the op does not have is refused at its first stage) */
     if (p->apply == do_inline && stages_store(op, mask, x->name[0]))
       ir_error(d, x->dir->loc, "inline: the stores into '%s' read no local that its "
