@@ -33,6 +33,7 @@ IrModule *ir_module_new(Arena *a) {
 void ir_module_add_op(IrModule *m, IrOp *op) { PUSH(m->arena, m->ops, m->nops, op); }
 
 void ir_module_add_sched(IrModule *m, IrSchedDef *s) {
+  if (!s->module) s->module = m; /* added to a second module too: keeps the first */
   PUSH(m->arena, m->scheds, m->nscheds, s);
 }
 

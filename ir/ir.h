@@ -378,6 +378,8 @@ typedef struct IrSchedDef {
   int nparams;
   IrVar **params;
   IrDirective *directives;
+  const struct IrModule *module; /* where it was defined: the named schedules
+                                    its directives may call */
 } IrSchedDef;
 
 typedef struct IrModule {

@@ -668,10 +668,78 @@ static int check_growth(const IrOp *op, const IrDirective *dir, int *applied, Ar
   return 0;
 }
 
-/* Applies `s` to `op` in place (the caller holds a copy). */
+/* How deep named schedules may call named schedules: far more than any
+ * composition needs; a schedule that calls itself is refused before. */
+enum { MAX_CALL_DEPTH = 16 };
+
+/* The named schedules being applied, outermost first (a schedule calling
+ * itself, directly or not, is refused). */
+typedef struct Calls {
+  const IrSchedDef *s[MAX_CALL_DEPTH];
+  int n;
+  const IrModule *lib; /* the library a schedule text was applied with, or NULL */
+} Calls;
+
 static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
-                        int nargs, uint64_t stages, Loc call, int *applied, Arena *a,
-                        Diag *d) {
+                        int nargs, uint64_t stages, Loc call, int *applied,
+                        Calls *calls, Arena *a, Diag *d);
+
+/* The named schedule that directive `dir` calls, looked up in `mod` (the
+ * module of the schedule it belongs to), then in the library of the whole
+ * application; NULL when it names a primitive or nothing they define. */
+static const IrSchedDef *called_schedule(const IrModule *mod, const Calls *calls,
+                                         const IrDirective *dir) {
+  if (find_prim(dir->prim) || is_sched_directive(dir->prim)) return NULL;
+  const IrSchedDef *s = mod ? ir_module_find_sched(mod, dir->prim) : NULL;
+  return s ? s : calls->lib ? ir_module_find_sched(calls->lib, dir->prim) : NULL;
+}
+
+/* Applies the named schedule `named` that directive `dir` calls, its
+ * arguments evaluated with the caller's parameter values `params`, to the
+ * stages selected so far. */
+static int call_schedule(IrOp *op, const IrSchedDef *named, const IrDirective *dir,
+                         const int64_t *params, int nparams, uint64_t stages,
+                         int *applied, Calls *calls, Arena *a, Diag *d) {
+  int64_t args[MAX_ARGS];
+  if (dir->nresults > 0) {
+    ir_error(d, dir->loc, "schedule %s makes no loops to name with `->`", named->name);
+    return -1;
+  }
+  if (dir->nargs > MAX_ARGS) {
+    ir_error(d, dir->loc, "schedule %s takes at most %d arguments", named->name, MAX_ARGS);
+    return -1;
+  }
+  for (int i = 0; i < dir->nargs; i++) {
+    if (dir->args[i].name) {
+      ir_error(d, dir->args[i].loc, "schedule %s takes integers, not the name "
+               "'%s'", named->name, dir->args[i].name);
+      return -1;
+    }
+    if (!eval(dir->args[i].expr, params, nparams, &args[i], dir->args[i].loc, d))
+      return -1;
+  }
+  for (int i = 0; i < calls->n; i++)
+    if (calls->s[i] == named) {
+      ir_error(d, dir->loc, "schedule %s calls itself%s%s: a schedule may call "
+               "other named schedules, not itself", named->name,
+               i + 1 < calls->n ? " through " : "",
+               i + 1 < calls->n ? calls->s[i + 1]->name : "");
+      return -1;
+    }
+  if (calls->n == MAX_CALL_DEPTH) {
+    ir_error(d, dir->loc, "schedule %s: named schedules call each other more than %d "
+             "deep", named->name, MAX_CALL_DEPTH);
+    return -1;
+  }
+  return run_schedule(op, named, args, dir->nargs, stages, dir->loc, applied, calls, a, d);
+}
+
+/* Applies `s` to `op` in place (the caller holds a copy). Its directives
+ * may call the named schedules of the module that defines it; a call
+ * inherits the stages selected so far. */
+static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
+                        int nargs, uint64_t stages, Loc call, int *applied,
+                        Calls *calls, Arena *a, Diag *d) {
   if (nargs != s->nparams) {
     const char *ps = "";
     for (int i = 0; i < s->nparams; i++)
@@ -681,14 +749,21 @@ static int run_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
     return -1;
   }
   State st = {.stages = stages}; /* a named schedule called after stages(...) */
-  for (const IrDirective *dir = s->directives; dir; dir = dir->next)
-    if (run_directive(op, dir, args, nargs, &st, a, d) != 0 ||
-        check_growth(op, dir, applied, a, d) != 0) {
-      ir_note(d, call, "in schedule %s(%s) applied to operator %s", s->name,
-              arg_list(a, args, nargs), op->name);
-      return -1;
-    }
-  return 0;
+  calls->s[calls->n++] = s;
+  int rc = 0;
+  for (const IrDirective *dir = s->directives; dir && rc == 0; dir = dir->next) {
+    const IrSchedDef *named = called_schedule(s->module, calls, dir);
+    rc = named ? call_schedule(op, named, dir, args, nargs, st.stages, applied, calls, a, d)
+               : run_directive(op, dir, args, nargs, &st, a, d) != 0 ||
+                         check_growth(op, dir, applied, a, d) != 0
+                     ? -1
+                     : 0;
+  }
+  calls->n--;
+  if (rc != 0)
+    ir_note(d, call, "in schedule %s(%s) applied to operator %s", s->name,
+            arg_list(a, args, nargs), op->name);
+  return rc;
 }
 
 /* A schedule is taken only if its result lowers: the refusal then comes
@@ -706,7 +781,8 @@ int pass_schedule(IrOp *op, const IrSchedDef *s, const int64_t *args,
                   int nargs, Arena *a, Diag *d) {
   IrOp *c = pass_op_copy(op, a);
   int applied = 0;
-  if (run_schedule(c, s, args, nargs, 0, s->loc, &applied, a, d) != 0) return -1;
+  Calls calls = {.n = 0};
+  if (run_schedule(c, s, args, nargs, 0, s->loc, &applied, &calls, a, d) != 0) return -1;
   const char *what = ir_sprintf(a, "%s(%s)", s->name, arg_list(a, args, nargs));
   if (check_lowers(c, s->loc, what, a, d) != 0) return -1;
   *op = *c;
@@ -741,38 +817,12 @@ int pass_schedule_text(IrOp *op, const IrModule *lib, const char *text,
   IrOp *c = pass_op_copy(op, a);
   State st = {0};
   int applied = 0;
+  Calls calls = {.n = 0, .lib = lib};
   for (const IrDirective *dir = s->directives; dir; dir = dir->next) {
-    const IrSchedDef *named = lib && !find_prim(dir->prim) &&
-                                      !is_sched_directive(dir->prim)
-                                  ? ir_module_find_sched(lib, dir->prim)
-                                  : NULL;
-    if (!named) {
-      if (run_directive(c, dir, NULL, 0, &st, a, d) != 0 ||
-          check_growth(c, dir, &applied, a, d) != 0)
-        return -1;
-      continue;
-    }
-    int64_t args[MAX_ARGS];
-    if (dir->nresults > 0) {
-      ir_error(d, dir->loc, "schedule %s makes no loops to name with `->`",
-               named->name);
-      return -1;
-    }
-    if (dir->nargs > MAX_ARGS) {
-      ir_error(d, dir->loc, "schedule %s takes at most %d arguments", named->name,
-               MAX_ARGS);
-      return -1;
-    }
-    for (int i = 0; i < dir->nargs; i++) {
-      if (dir->args[i].name) {
-        ir_error(d, dir->args[i].loc, "schedule %s takes integers, not the name "
-                 "'%s'", named->name, dir->args[i].name);
-        return -1;
-      }
-      if (!eval(dir->args[i].expr, NULL, 0, &args[i], dir->args[i].loc, d))
-        return -1;
-    }
-    if (run_schedule(c, named, args, dir->nargs, st.stages, dir->loc, &applied, a, d) != 0)
+    const IrSchedDef *named = called_schedule(NULL, &calls, dir);
+    if (named ? call_schedule(c, named, dir, NULL, 0, st.stages, &applied, &calls, a, d) != 0
+              : run_directive(c, dir, NULL, 0, &st, a, d) != 0 ||
+                    check_growth(c, dir, &applied, a, d) != 0)
       return -1;
   }
   if (check_lowers(c, s->directives ? s->directives->loc : (Loc){file, 1, 1},

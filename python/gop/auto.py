@@ -38,9 +38,10 @@ def _lanes(n, cap):
 # gat_grad_groups; H100, ogbn-arxiv, bench/results/
 # 2026-11-27-H100-gat-stages): forward 1.40 -> 0.46 ms at H = C = 8, 0.37 -> 0.14 at
 # H = 1; joint backward 2.80 -> 1.06 ms at H = 8, 0.64 -> 0.56 at H = 2
-# (pubmed 0.54 -> 0.18). With one head the backward keeps the default: a
-# lane per head leaves a team of one lane per group or source, 0.35 -> 0.52
-# ms on ogbn-arxiv (though 0.31 -> 0.18 on pubmed; gat2.txt there).
+# (pubmed 0.54 -> 0.18). With one head a lane per head leaves the in-edge
+# stages one lane per group (0.35 -> 0.52 ms on ogbn-arxiv, gat2.txt
+# there): only the pass by source (dZ) is scheduled, gat_grad_sources,
+# the rest keeps the default mapping.
 def _head_lanes(ext):
     """The lanes on the heads, and on a head's channels 4 to a lane."""
     H = int(ext["H"])
@@ -52,7 +53,10 @@ def gat_groups(ext):
 
 
 def gat_grad_groups(ext):
-    return "gat_grad_groups(32, %d, %d)" % _head_lanes(ext) if int(ext["H"]) >= 2 else None
+    lanes = _head_lanes(ext)
+    if int(ext["H"]) >= 2:
+        return "gat_grad_groups(32, %d, %d)" % lanes
+    return "gat_grad_sources(%d)" % lanes[1]
 
 
 AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}

@@ -78,6 +78,7 @@ PTX_CASES=(
   "$layers gat_attention Z,As,Ad" "stdlib: u_mul_e_sum X,W"
   "$layers gat_attention Z,As,Ad gat_grad_groups(32, 8, 16)"
   "$layers gat_attention Z,As,Ad gat_grad_groups(32, 2, 4)"
+  "$layers gat_attention Z,As,Ad gat_grad_sources(16)"
 )
 nptx=0
 for c in "${PTX_CASES[@]}"; do

@@ -936,7 +936,9 @@ static void check_scheduled(const IrOp *base, const char *const *scheds, int n) 
  * (examples/models/layers.gop gat_groups: 16-byte lanes of 4 channels in
  * the weighted sum; gat_grad_groups: GY's stage, dAd's register under both
  * signs of the score beside dAs's atomics over the in-edges, inline(dZ)
- * and dZ's register sums over the out-edges with 4 channels a lane) compute what the unscheduled operators do, with
+ * and dZ's register sums over the out-edges with 4 channels a lane; that
+ * pass alone, gat_grad_sources, for one head) compute what the unscheduled
+ * operators do, with
  * groups small enough that the hubs' rows are split, and C = 3 (not a
  * multiple of the 4 channels a lane). */
 START_TEST(test_scheduled_gat) {
@@ -949,8 +951,9 @@ START_TEST(test_scheduled_gat) {
   IrOp *bw = grad_derive_joint(arena, fw, all, 3, NULL, &d);
   ck_assert_msg(bw != NULL, "%s", d.buf);
   const char *bws[] = {"gat_grad_groups(32, 2, 2)", "gat_grad_groups(4, 2, 4)",
-                       "gat_grad_groups(2, 1, 1)"};
-  check_scheduled(bw, bws, 3);
+                       "gat_grad_groups(2, 1, 1)", "gat_grad_sources(1)",
+                       "gat_grad_sources(2)"};
+  check_scheduled(bw, bws, 5);
   ir_diag_free(&d);
 }
 END_TEST
