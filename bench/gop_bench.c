@@ -342,6 +342,17 @@ static int plan(int argc, char **argv) {
           tune_model_cost(&shape, &np, &sig, F, &c);
           plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
         }
+        /* Stages fused into one kernel (issue 37: edge softmax), a team of
+         * T lanes per destination on its in-edges, T = 1 .. 32. */
+        for (int T = 1; T <= 32; T *= 2) {
+          char text[64];
+          snprintf(text, sizeof text, "softmax_rows(%d)", T);
+          TunePoint np;
+          if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
+          TuneCost c;
+          tune_model_cost(&shape, &np, &sig, F, &c);
+          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+        }
         GopScheduleChoice ch;
         if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
           char role[64];

@@ -652,11 +652,14 @@ const char *gop_schedule_source_name(GopScheduleSource s);
  * DB.xgb exists beside it, else the model built into gop (unless the
  * environment's GOP_PREDICTOR is "off"), each only for an operator of a
  * shape and dtype it was trained on (`note` says when it was skipped);
- * else the cost model's best legal point. No libxgboost is needed to
- * choose. 0; GOP_NO_SCHEDULE (1) when the
+ * else the cost model's best legal point (for an operator whose stages
+ * fuse into one kernel, edge softmax: softmax_rows(T), or the default
+ * mapping where a heavy destination would serialise the fused kernel). No
+ * libxgboost is needed to choose. 0; GOP_NO_SCHEDULE (1) when the
  * operator has no candidate at all (out->candidates 0, out->source
  * GOP_SCHEDULE_NONE, out->schedule "", nothing reported: run the default
- * mapping); or -1 after reporting (a database or model file that cannot be
+ * mapping), or when the choice is the default mapping (out->source
+ * GOP_SCHEDULE_NONE, out->note says why); or -1 after reporting (a database or model file that cannot be
  * opened, or is refused, is an error, not skipped). */
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
                         const char *db_path, GopScheduleChoice *out);

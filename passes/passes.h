@@ -103,6 +103,10 @@ int pass_occupancy(IrOp *op, const char *loop, int64_t threads, Loc loc, Arena *
  * (and the locals they read) become a stage of their own before the rest;
  * 1 when the stage does not store into T. */
 int pass_fission(IrOp *op, const char *tensor, Loc loc, Arena *a, Diag *d);
+/* fuse_stages(k, ...) (passes/fuse_stages.c): the consecutive stages of
+ * `mask` (bit k for stage k + 1) in one, their per-vertex temporaries made
+ * locals of the fused body. */
+int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d);
 /* inline(T) (passes/inline.c): on an op of one stage, the locals assigned
  * once that the stores into T read are replaced by their expressions; 1
  * when the stage does not store into T or reads no such local. */

@@ -152,7 +152,7 @@ static const Prim *find_prim(const char *name) {
 
 /* The schedule-level directives (they act on the directives after them). */
 static const char *const sched_directives[] = {"optional", "fallback", "deterministic",
-                                               "stages"};
+                                               "stages", "fuse_stages"};
 
 const char *pass_directive_name(int i) {
   if (i < 0) return NULL;
@@ -487,27 +487,44 @@ static void absent_results(State *st, const Prim *p, const Args *x, Arena *a) {
 
 /* stages(k, ...): the directives after it apply to stages k ... only (1 is
  * the first, in the order gopc emit prints them); stages() to all again. */
-static int select_stages(IrOp *op, const IrDirective *dir, const int64_t *params, int nparams,
-                         State *st, Diag *d) {
+/* The stage numbers a directive names (1 is the first), as a mask. */
+static bool stage_mask(const IrOp *op, const IrDirective *dir, const int64_t *params,
+                       int nparams, uint64_t *mask, Diag *d) {
   int n = 0;
-  for (IrNode *s = op->body; s; s = s->next) n++;
-  uint64_t mask = 0;
+  for (const IrNode *s = op->body; s; s = s->next) n++;
+  *mask = 0;
   for (int i = 0; i < dir->nargs; i++) {
     int64_t k;
     if (dir->args[i].name) {
-      ir_error(d, dir->args[i].loc, "stages takes stage numbers (1 is the first), not the "
-               "name '%s'", dir->args[i].name);
-      return -1;
+      ir_error(d, dir->args[i].loc, "%s takes stage numbers (1 is the first), not the "
+               "name '%s'", dir->prim, dir->args[i].name);
+      return false;
     }
-    if (!eval(dir->args[i].expr, params, nparams, &k, dir->args[i].loc, d)) return -1;
+    if (!eval(dir->args[i].expr, params, nparams, &k, dir->args[i].loc, d)) return false;
     if (k < 1 || k > n || k > 64) {
-      ir_error(d, dir->args[i].loc, "stages: operator %s has %d stage%s; there is no stage "
-               "%" PRId64, op->name, n, n == 1 ? "" : "s", k);
-      return -1;
+      ir_error(d, dir->args[i].loc, "%s: operator %s has %d stage%s; there is no stage "
+               "%" PRId64, dir->prim, op->name, n, n == 1 ? "" : "s", k);
+      return false;
     }
-    mask |= (uint64_t)1 << (k - 1);
+    *mask |= (uint64_t)1 << (k - 1);
   }
-  st->stages = mask;
+  return true;
+}
+
+static int select_stages(IrOp *op, const IrDirective *dir, const int64_t *params, int nparams,
+                         State *st, Diag *d) {
+  return stage_mask(op, dir, params, nparams, &st->stages, d) ? 0 : -1;
+}
+
+/* fuse_stages(k, ...): the stages named, or with no arguments the stages
+ * selected (every stage when none is), in one; the selection is then
+ * every stage again, numbered anew. */
+static int fuse_stages(IrOp *op, const IrDirective *dir, const int64_t *params, int nparams,
+                       State *st, Arena *a, Diag *d) {
+  uint64_t mask = st->stages ? st->stages : ~(uint64_t)0;
+  if (dir->nargs > 0 && !stage_mask(op, dir, params, nparams, &mask, d)) return -1;
+  if (pass_fuse_stages(op, mask, dir->loc, a, d) != 0) return -1;
+  st->stages = 0;
   return 0;
 }
 
@@ -538,6 +555,8 @@ static int run_directive(IrOp *op, const IrDirective *dir, const int64_t *params
     return 0;
   }
   if (strcmp(dir->prim, "stages") == 0) return select_stages(op, dir, params, nparams, st, d);
+  if (strcmp(dir->prim, "fuse_stages") == 0)
+    return fuse_stages(op, dir, params, nparams, st, a, d);
   if (strcmp(dir->prim, "deterministic") == 0) {
     if (dir->nargs != 0) {
       ir_error(d, dir->loc, "deterministic takes no arguments");

@@ -1,8 +1,11 @@
 /* passes/unroll.c: unroll(loop, n).
  *
- * Contract: requires a sequential (unbound) loop; marks it @unroll(n), which
- * code generation honours by repeating the body n times per trip with a
- * remainder loop. Changes no semantics, so nothing else is required.
+ * Contract: requires a sequential (unbound) loop, or a loop bound to the
+ * lanes of a warp (each lane strides it: lanes on a destination's in-edges);
+ * marks it @unroll(n), which code generation honours by repeating the body
+ * n times per trip with a remainder loop (a lane loop: LLVM's unroller, by
+ * the count hint, so that n of a lane's iterations have their loads in
+ * flight together). Changes no semantics, so nothing else is required.
  * unroll(x, 1) leaves the loop as it is (a named schedule may pass 1).
  */
 #include "passes/passes.h"
@@ -17,9 +20,9 @@ int pass_unroll(IrOp *op, const char *loop, int64_t n, Loc loc, Arena *a,
              "not %lld", loop, (long long)n);
     return -1;
   }
-  if (l->loop.bind != IR_BIND_NONE) {
+  if (l->loop.bind != IR_BIND_NONE && l->loop.bind != IR_BIND_LANE) {
     ir_error(d, loc, "unroll: loop '%s' is bound to %s; only sequential loops "
-             "are unrolled", loop, ir_bind_name(l->loop.bind));
+             "and lane loops are unrolled", loop, ir_bind_name(l->loop.bind));
     return -1;
   }
   if (l->loop.unroll) {

@@ -357,3 +357,48 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
   for (int i = 0; i < n; i++) pts[i] = r[i].p;
   free(r);
 }
+
+/* ---- stages fused into one kernel (fuse_stages) ----
+ *
+ * An operator whose stages pass one value per destination from one to the
+ * next (edge softmax: the max, then the sum of exponentials, then the
+ * quotient) runs either as a team of T lanes per destination with every
+ * stage fused (stdlib/schedules.gop softmax_rows(T)) or edge-parallel as
+ * the default mapping does, a kernel per stage with the per-destination
+ * values reduced by atomics. The fused kernel's time is
+ *
+ *   launch + max(bulk, critical)
+ *   a step      one edge of each of the team's lanes in one pass: an L2
+ *               round trip, FUSED_STEP_US
+ *   bulk        warps (|V| x T / 32) x (P passes x ceil(d / T) + c0)
+ *               steps / resident warps, d the largest in-degree of a
+ *               warp's 32 / T destinations (mean + c(32 / T) x std, at
+ *               most the max: as the lane model's rows)
+ *   critical    the heaviest destination's team: P x ceil(max / T) + c0
+ *               steps
+ *
+ * and the default mapping's (P + 1) launches (the finalisation of a max
+ * is a kernel too) plus the (P - 1) x |E| atomic updates of the reduced
+ * temporaries at R_ATOMIC. FUSED_STEP_US is measured on an H200
+ * (bench/results/2026-11-29-H200-edge-softmax-fused: ogbn-arxiv's
+ * 13,155-edge destination, softmax_rows(32), 0.214 ms for 3 x 412
+ * steps); the rest are the model's constants above. Where the critical
+ * path of a hub costs more than the atomics the fusion saves (cnr-2000,
+ * ogbn-arxiv, blogcatalog), the default mapping stays. */
+static const double FUSED_STEP_US = 0.18;
+
+double tune_model_fused_us(const TuneGraphSig *g, int passes, int T) {
+  double team_rows = 32.0 / T;
+  double d = fmin((double)g->deg_max,
+                  g->deg_mean + expected_max_normal((int)team_rows) * g->deg_std);
+  double warps = ceil((double)g->nv / team_rows);
+  double steps = passes * ceil(d / T) + LANE_C0;
+  double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
+  double bulk = warps * steps * FUSED_STEP_US / resident;
+  double critical = (passes * ceil((double)g->deg_max / T) + LANE_C0) * FUSED_STEP_US;
+  return LAUNCH_US + fmax(bulk, critical);
+}
+
+double tune_model_unfused_us(const TuneGraphSig *g, int passes) {
+  return LAUNCH_US * (passes + 1) + (passes - 1) * (double)g->ne / R_ATOMIC;
+}

@@ -183,6 +183,12 @@ typedef struct TuneCost {
  * `F` (F is ignored when the op has no feature loop). */
 void tune_model_cost(const TuneOpShape *shape, const TunePoint *p,
                      const TuneGraphSig *g, int64_t F, TuneCost *out);
+/* An operator of `passes` stages over each destination's in-edges that
+ * fuse (fuse_stages): the estimated time of all of them in one kernel, a
+ * team of T lanes per destination (softmax_rows(T)), and of the default
+ * mapping's kernel per stage with atomics (tune/model.c). */
+double tune_model_fused_us(const TuneGraphSig *g, int passes, int T);
+double tune_model_unfused_us(const TuneGraphSig *g, int passes);
 /* Sorts `pts` by the model's time, fastest first (stable for ties). */
 void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n,
                      const TuneGraphSig *g, int64_t F);

@@ -268,6 +268,36 @@ START_TEST(choose_schedule_status) {
 }
 END_TEST
 
+/* Edge softmax, whose stages fuse: one kernel (softmax_rows) on a graph of
+ * small in-degrees; the default mapping, said why, where one destination
+ * has so many in-edges that its team would outlast the default's atomics
+ * (a star of 3,000 sources). */
+START_TEST(choose_fused_stages) {
+  GopContext *ctx = gop_context_new();
+  GopOp *op = gop_module_find_op(gop_stdlib(ctx), "edge_softmax");
+  GopGraph *g = gop_graph_open(ctx, tu_source("tests/data/tiny.mtx"));
+  ck_assert_ptr_nonnull(g);
+  GopScheduleChoice c;
+  ck_assert_int_eq(gop_choose_schedule(op, g, 0, NULL, &c), 0);
+  ck_assert_msg(strncmp(c.schedule, "softmax_rows(", 13) == 0, "%s", c.schedule);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_FROM_MODEL);
+  ck_assert_ptr_nonnull(strstr(c.note, "3 stages fused into one kernel"));
+  enum { N = 3000 };
+  static int64_t src[N], dst[N];
+  for (int i = 0; i < N; i++) src[i] = i + 1, dst[i] = 0;
+  GopGraph *star = gop_graph_from_arcs(ctx, N + 1, N, src, dst, "star");
+  ck_assert_msg(star != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_choose_schedule(op, star, 0, NULL, &c), GOP_NO_SCHEDULE);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_NONE);
+  ck_assert_str_eq(c.schedule, "");
+  ck_assert_int_gt(c.candidates, 0);
+  ck_assert_msg(strstr(c.note, "the default mapping: fused, the heaviest destination's 3000 "
+                               "in-edges") != NULL, "%s", c.note);
+  ck_assert_int_eq(gop_error_count(ctx), 0);
+  gop_context_free(ctx);
+}
+END_TEST
+
 /* A stage a schedule leaves unbound gets the default mapping before
  * lowering, not one thread for the whole loop (GAT's backward with only
  * its first stages scheduled took 10 s instead of 1 ms on an H100); the
@@ -336,6 +366,7 @@ int main(void) {
   tcase_add_test(tc, npy_through_the_api);
   tcase_add_test(tc, repl_support);
   tcase_add_test(tc, choose_schedule_status);
+  tcase_add_test(tc, choose_fused_stages);
   tcase_add_test(tc, empty_tensor_without_memory);
   tcase_add_test(tc, unbound_stages_and_grad_schedules);
   suite_add_tcase(s, tc);

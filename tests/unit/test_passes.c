@@ -637,6 +637,9 @@ static const char *expected_refusal(const char *op, const char *sched, int64_t t
   }
   if (strcmp(sched, "sddmm_vec4") == 0 && strcmp(op, "edge_softmax") == 0)
     return "each of its 32 lanes would repeat it";
+  /* stages fused into one: only edge softmax has more than one */
+  if (strcmp(sched, "softmax_rows") == 0 && strcmp(op, "edge_softmax") != 0)
+    return "name at least two stages to fuse";
   if (strcmp(sched, "gar") == 0) {
     if (dot) return "only perfectly nested loops can be reordered";
     if (strcmp(op, "u_add_v") == 0 || strcmp(op, "e_mul_u") == 0)
@@ -792,7 +795,8 @@ START_TEST(test_semantics_preserved) {
       {"thread_vertex", true}, {"warp_vertex", true}, {"thread_edge", true},
       {"warp_edge", true},     {"gas", false},        {"gar", false},
       {"default", false},      {"spmm_vec4", true},   {"sddmm_vec4", true},
-      {"spmm_rows", true},     {"spmm_rows_full", true}, {"spmm_rows8_full", true}};
+      {"spmm_rows", true},     {"spmm_rows_full", true}, {"spmm_rows8_full", true},
+      {"softmax_rows", true}};
   static const int64_t settings[][2] = {{1, 1}, {3, 3}, {5, 2}};
   static const int64_t dot_settings[][2] = {{3, 1}, {5, 1}};
   sh.items = calloc(NGRAPHS * NOPS * 32, sizeof(Item));
@@ -808,6 +812,13 @@ START_TEST(test_semantics_preserved) {
           /* one parameter (unroll, edges per warp), one setting that does
            * not divide the degrees or |E|: the run stays short */
           add_item(&sh, gi, oi, scheds[si].name, 3, 0, true);
+          continue;
+        }
+        if (strcmp(scheds[si].name, "softmax_rows") == 0) {
+          /* a lane per destination, a team of 4 (not dividing the
+           * degrees), the whole warp */
+          for (int T = 1; T <= 32; T *= T == 1 ? 4 : 8)
+            add_item(&sh, gi, oi, scheds[si].name, T, 0, true);
           continue;
         }
         if (strncmp(scheds[si].name, "spmm_rows", 9) == 0) {

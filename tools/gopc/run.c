@@ -289,7 +289,9 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
 }
 
 static void print_choice(const GopScheduleChoice *c) {
-  if (c->source == GOP_SCHEDULE_NONE)
+  if (c->source == GOP_SCHEDULE_NONE && c->note[0])
+    printf("  schedule: %s (from the cost model)\n", c->note);
+  else if (c->source == GOP_SCHEDULE_NONE)
     printf("  schedule: the default mapping (no named schedule applies)\n");
   else
     printf("  schedule: %s (from the %s)\n", c->schedule, gop_schedule_source_name(c->source));
