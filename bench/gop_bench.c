@@ -354,7 +354,10 @@ static int plan(int argc, char **argv) {
           plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
         }
         GopScheduleChoice ch;
-        if (gop_choose_schedule(op, gg, F, NULL, &ch) == 0) {
+        int chose = gop_choose_schedule(op, gg, F, NULL, &ch);
+        if (chose == GOP_NO_SCHEDULE && ch.candidates > 0) /* the model's pick: the default */
+          plan_row(p, graphs[gi], op, F, "chosen:default_mapping", 0, ch.model_us, "default");
+        if (chose == 0) {
           char role[64];
           snprintf(role, sizeof role, "chosen:%s", gop_schedule_source_name(ch.source));
           for (char *c = role; *c; c++)
