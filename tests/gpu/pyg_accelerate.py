@@ -380,20 +380,26 @@ def run_gop_compiled(torch, row, fresh, g, x, edge_index, y, args, ref_losses):
 def profile_models(torch, models, g, x, y, out_dir, steps=5):
     """--profile: torch.profiler over `steps` training steps of gop.nn's
     twin of each model, eager and under torch.compile (default mode: the
-    kernels are visible, not one CUDA-graph launch), after 3 steps of
-    warm-up; the 25 kernels of most GPU time printed and written to
+    kernels are visible, not one CUDA-graph launch), and over `steps`
+    compiled forwards in inference (MODE "infer": eval, no_grad), after 3
+    of warm-up; the 25 kernels of most GPU time printed and written to
     OUT/profile-MODEL-MODE.txt."""
     from torch.nn import functional as F
     from torch.profiler import ProfilerActivity, profile
     for name in models:
-        for mode in ("eager", "compiled"):
+        for mode in ("eager", "compiled", "infer"):
             _reset_compiled(torch)
             m = build_gop(torch, name).cuda()
-            if mode == "compiled":
+            if mode != "eager":
                 m = torch.compile(m, fullgraph=True)
             opt = torch.optim.Adam(m.parameters(), lr=0.01)
 
             def step():
+                if mode == "infer":
+                    m.eval()
+                    with torch.no_grad():
+                        m(x, g)
+                    return
                 opt.zero_grad(set_to_none=True)
                 F.cross_entropy(m(x, g), y).backward()
                 opt.step()

@@ -291,8 +291,8 @@ START_TEST(choose_fused_stages) {
   ck_assert_int_eq(c.source, GOP_SCHEDULE_NONE);
   ck_assert_str_eq(c.schedule, "");
   ck_assert_int_gt(c.candidates, 0);
-  ck_assert_msg(strstr(c.note, "the default mapping: fused, the heaviest destination's 3000 "
-                               "in-edges") != NULL, "%s", c.note);
+  ck_assert_msg(strstr(c.note, "the default mapping: fused, with the heaviest destination's "
+                               "3000 in-edges") != NULL, "%s", c.note);
   ck_assert_int_eq(gop_error_count(ctx), 0);
   gop_context_free(ctx);
 }
