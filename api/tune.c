@@ -185,8 +185,22 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   }
   if (p > 0) out->source = builtin ? GOP_SCHEDULE_FROM_BUILTIN : GOP_SCHEDULE_FROM_PREDICTOR;
   TuneCost cost;
+  int stages = 0;
+  for (const IrNode *st = op->ir->body; st; st = st->next) stages++;
   if (p == 0 && fused_choice(op, &sig, out, scratch)) {
     if (!out->schedule[0]) out->source = GOP_SCHEDULE_NONE;
+  } else if (p == 0 && stages > 1) {
+    /* The general model is fitted on one-stage aggregations and sees no
+     * extent but F: on GAT's attention (H, C) its picks (thread_vertex on
+     * skewed graphs) measured 10-450x slower than the operator's named
+     * schedule on an H200, a thread walking a hub's edges in each stage
+     * (bench/results/2026-11-29-H200-gat-attention-pyg). The default
+     * mapping, an edge or a warp per edge, has no such walk. */
+    out->source = GOP_SCHEDULE_NONE;
+    out->schedule[0] = 0;
+    out->model_us = 0;
+    snprintf(out->note, sizeof out->note, "the default mapping: the cost model is not "
+             "calibrated for operators of %d stages (name a schedule, or tune)", stages);
   } else {
     tune_model_cost(&shape, &pts[0], &sig, F, &cost);
     snprintf(out->schedule, sizeof out->schedule, "%s", pts[0].text);

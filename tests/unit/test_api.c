@@ -271,7 +271,8 @@ END_TEST
 /* Edge softmax, whose stages fuse: one kernel (softmax_rows) on a graph of
  * small in-degrees; the default mapping, said why, where one destination
  * has so many in-edges that its team would outlast the default's atomics
- * (a star of 3,000 sources). */
+ * (a star of 3,000 sources). An operator of stages that do not fuse: the
+ * default mapping too (the general model is not calibrated for it). */
 START_TEST(choose_fused_stages) {
   GopContext *ctx = gop_context_new();
   GopOp *op = gop_module_find_op(gop_stdlib(ctx), "edge_softmax");
@@ -293,6 +294,22 @@ START_TEST(choose_fused_stages) {
   ck_assert_int_gt(c.candidates, 0);
   ck_assert_msg(strstr(c.note, "the default mapping: fused, with the heaviest destination's "
                                "3000 in-edges") != NULL, "%s", c.note);
+  /* stages that do not fuse (the second runs over sources): the default
+   * mapping, said why, not the general model's pick */
+  GopModule *m = gop_compile_string(
+      ctx, "chain.gop",
+      "op chain(X: f32[src, F]) -> (Y: f32[dst, F], Z: f32[src, F]) {\n"
+      "  for v in dst {\n    for e in in_edges(v) {\n      for f in 0..F {\n"
+      "        Y[v, f] += X[src(e), f]\n      }\n    }\n  }\n"
+      "  for u in src {\n    for e in out_edges(u) {\n      for f in 0..F {\n"
+      "        Z[u, f] += Y[dst(e), f]\n      }\n    }\n  }\n}\n");
+  ck_assert_msg(m != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_choose_schedule(gop_module_find_op(m, "chain"), g, 8, NULL, &c),
+                   GOP_NO_SCHEDULE);
+  ck_assert_int_eq(c.source, GOP_SCHEDULE_NONE);
+  ck_assert_int_gt(c.candidates, 0);
+  ck_assert_msg(strstr(c.note, "not calibrated for operators of 2 stages") != NULL, "%s",
+                c.note);
   ck_assert_int_eq(gop_error_count(ctx), 0);
   gop_context_free(ctx);
 }

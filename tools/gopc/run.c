@@ -290,7 +290,7 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
 
 static void print_choice(const GopScheduleChoice *c) {
   if (c->source == GOP_SCHEDULE_NONE && c->note[0])
-    printf("  schedule: %s (from the cost model)\n", c->note);
+    printf("  schedule: %s\n", c->note); /* the default mapping, and why */
   else if (c->source == GOP_SCHEDULE_NONE)
     printf("  schedule: the default mapping (no named schedule applies)\n");
   else
@@ -308,7 +308,8 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
            op_name, graph, info.num_vertices, info.num_edges, st->schedule, gop_run_seconds(r));
     if (chosen)
       print_choice(chosen);
-    if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
+    if (chosen && chosen->note[0] && chosen->source != GOP_SCHEDULE_NONE)
+      printf("  note: %s\n", chosen->note);
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
   }
@@ -316,7 +317,8 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
          info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
   if (chosen)
     print_choice(chosen);
-  if (chosen && chosen->note[0]) printf("  note: %s\n", chosen->note);
+  if (chosen && chosen->note[0] && chosen->source != GOP_SCHEDULE_NONE)
+    printf("  note: %s\n", chosen->note);
   if (st->median_ms > 0)
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
            "fewest-bytes bound (copy %.0f GB/s)\n",
