@@ -58,7 +58,6 @@ typedef struct Use {
 } Use;
 
 typedef struct Scan {
-  const IrOp *op;
   Use *use;
   int stage; /* fused stage index, or -1 outside */
   const IrVar *v;
@@ -212,7 +211,7 @@ int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
 
   Use *use = ir_alloc(a, sizeof *use * (size_t)(op->ntensors ? op->ntensors : 1));
   memset(use, 0, sizeof *use * (size_t)op->ntensors);
-  Scan sc = {.op = op, .use = use, .v = v};
+  Scan sc = {.use = use, .v = v};
   k = 0;
   for (IrNode *s = op->body; s; s = s->next, k++) {
     IrNode one = *s;
