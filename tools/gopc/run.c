@@ -356,9 +356,14 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
   GopScheduleChoice choice, *chosen = NULL;
   if (!o->pack && !o->compile.schedule) {
     const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
+    /* the width of a row: the product of the operator's extents (H x C
+     * for GAT's attention), as the Python package asks (operator.py) */
     int64_t F = 0;
-    for (int i = 0; i < o->dims.n; i++)
-      if (strcmp(o->dims.item[i].name, "F") == 0) gopc_parse_i64(o->dims.item[i].value, &F);
+    for (int i = 0; i < o->dims.n; i++) {
+      int64_t n = 0;
+      if (gopc_parse_i64(o->dims.item[i].value, &n) && n > 0 && n <= INT32_MAX)
+        F = !F ? n : F > INT32_MAX / n ? INT32_MAX : F * n;
+    }
     int rc = gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
                                  &choice);
     if (rc < 0) return GOPC_EXIT_INPUT;
