@@ -4,11 +4,15 @@
  * Contract: the stages named (consecutive, at least two) have outer loops
  * alike — the same kind, extent, vertex, binding, team, block size and
  * occupancy — so that one iteration of the fused loop is one iteration of
- * each, on the same worker, in stage order. What flows from one of them
- * to a later one must stay inside an iteration: a tensor that one fused
- * stage writes and another reads or writes must be a temporary of one
- * value per vertex, reduced (+=, max=, min=) and read only at the outer
- * loop's variable, T[v], and used by no other stage. Each such temporary
+ * each, on the same worker, in stage order. Where every stage's whole
+ * body is then a range loop mapped alike (a loop over heads, `for h in
+ * 0..H @lane`), that loop is fused too, and so on inward; edge loops never
+ * are (a stage's edges all come before the next stage's). What flows from
+ * one fused stage to a later one must stay inside an iteration of the
+ * fused loops: a tensor that one fused stage writes and another reads or
+ * writes must be a temporary of one value per vertex (and head), reduced
+ * (+=, max=, min=) and read only at the fused loops' variables, T[v] or
+ * T[v, h], and used by no other stage. Each such temporary
  * becomes a local of the fused body (a register), started at its
  * reduction's identity; a max or min that met no edge is 0, as lowering
  * finalises a temporary (passes/lower_mean.c), so the fused body says so
@@ -51,20 +55,27 @@ enum { MAX_FUSED = 64 };
 typedef struct Use {
   uint64_t reads, writes; /* bit i: fused stage i */
   bool elsewhere;         /* used by a stage outside the fused ones */
-  bool off_index;         /* an access at an index other than T[v] */
   IrRed red;              /* the reduction of its stores (ASSIGN: none yet) */
   bool mixed;             /* stores of different kinds, or a plain one */
-  const IrNode *first;    /* its first access in the fused stages */
+  const IrNode *off;      /* its first access at another index */
 } Use;
+
+enum { MAX_CHAIN = 8 };
 
 typedef struct Scan {
   Use *use;
   int stage; /* fused stage index, or -1 outside */
-  const IrVar *v;
+  const IrVar *const *chain; /* the fused loops' variables, outermost first */
+  int depth;
 } Scan;
 
-static bool at_v(const IrNode *n, const IrVar *v) {
-  return n->acc.nidx == 1 && n->acc.idx[0]->kind == IR_VAR && n->acc.idx[0]->var == v;
+/* Whether access n is at the fused loops' variables, T[v] (or T[v, h] with
+ * the head loops fused too). */
+static bool at_chain(const IrNode *n, const IrVar *const *chain, int depth) {
+  if (n->acc.nidx != depth) return false;
+  for (int i = 0; i < depth; i++)
+    if (n->acc.idx[i]->kind != IR_VAR || n->acc.idx[i]->var != chain[i]) return false;
+  return true;
 }
 
 static bool scan_node(const IrNode *n, void *ctx) {
@@ -76,8 +87,7 @@ static bool scan_node(const IrNode *n, void *ctx) {
     return false;
   }
   uint64_t bit = (uint64_t)1 << sc->stage;
-  if (!u->first) u->first = n;
-  if (!at_v(n, sc->v)) u->off_index = true;
+  if (!u->off && !at_chain(n, sc->chain, sc->depth)) u->off = n;
   if (n->kind == IR_LOAD) {
     u->reads |= bit;
     return false;
@@ -162,6 +172,21 @@ static IrNode *list_tail(IrNode *list) {
   return list;
 }
 
+/* "[v, h]": the fused loops' variables as an index. */
+static const char *chain_string(Arena *a, const IrVar *const *chain, int depth) {
+  const char *s = "[";
+  for (int i = 0; i < depth; i++) s = ir_sprintf(a, "%s%s%s", s, i ? ", " : "", chain[i]->name);
+  return ir_sprintf(a, "%s]", s);
+}
+
+/* "[w + vi]": an access's index. */
+static const char *access_string(Arena *a, const IrNode *n) {
+  const char *s = "[";
+  for (int i = 0; i < n->acc.nidx; i++)
+    s = ir_sprintf(a, "%s%s%s", s, i ? ", " : "", pass_expr_string(a, n->acc.idx[i]));
+  return ir_sprintf(a, "%s]", s);
+}
+
 int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
   IrNode *stage[MAX_FUSED];
   int first = -1, n = 0, k = 0;
@@ -203,15 +228,44 @@ int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
       return -1;
     }
   }
-  /* Every fused stage with stage 0's outer variable. */
-  const IrVar *v = outer->loop.var;
-  IrNode *vref = ir_var(a, outer->loc, outer->loop.var);
-  for (int i = 1; i < n; i++)
-    pass_subst_stmts(a, stage[i]->loop.body, stage[i]->loop.var, vref);
+  /* The fused loops: the outer loops, then, while every stage's body is
+   * one range loop mapped alike (a loop over heads: `for h in 0..H
+   * @lane`), that loop too; each with one variable, stage 0's unless a
+   * loop inside another stage has its name. Edge loops are never merged:
+   * a stage's edges all come before the next stage's. */
+  IrNode *cur[MAX_FUSED];
+  const IrVar *chain[MAX_CHAIN];
+  int depth = 0;
+  for (int i = 0; i < n; i++) cur[i] = stage[i];
+  for (;;) {
+    IrVar *x = NULL;
+    for (int i = 0; i < n && !x; i++) {
+      bool clash = false;
+      for (int j = 0; j < n && !clash; j++)
+        clash = pass_binds_name(cur[j]->loop.body, cur[i]->loop.var->name);
+      if (!clash) x = cur[i]->loop.var;
+    }
+    if (!x) x = pass_new_var(op, a, pass_fresh_name(op, a, cur[0]->loop.var->name),
+                             cur[0]->loop.var->kind, cur[0]->loc);
+    IrNode *ref = ir_var(a, cur[0]->loc, x);
+    for (int i = 0; i < n; i++) {
+      if (cur[i]->loop.var != x) pass_subst_stmts(a, cur[i]->loop.body, cur[i]->loop.var, ref);
+      cur[i]->loop.var = x;
+    }
+    chain[depth++] = x;
+    bool deeper = depth < MAX_CHAIN;
+    for (int i = 0; i < n && deeper; i++) {
+      const IrNode *b = cur[i]->loop.body;
+      deeper = b && !b->next && b->kind == IR_LOOP && b->loop.kind == IR_LOOP_RANGE &&
+               same_outer(cur[0]->loop.body, b);
+    }
+    if (!deeper) break;
+    for (int i = 0; i < n; i++) cur[i] = cur[i]->loop.body;
+  }
 
   Use *use = ir_alloc(a, sizeof *use * (size_t)(op->ntensors ? op->ntensors : 1));
   memset(use, 0, sizeof *use * (size_t)op->ntensors);
-  Scan sc = {.use = use, .v = v};
+  Scan sc = {.use = use, .chain = chain, .depth = depth};
   k = 0;
   for (IrNode *s = op->body; s; s = s->next, k++) {
     IrNode one = *s;
@@ -230,20 +284,18 @@ int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
     const char *why = t->role != IR_ROLE_TEMP ? "it is an input or output of the operator"
                       : t->domain != IR_DOM_DST && t->domain != IR_DOM_SRC
                           ? "it is not a tensor of one value per vertex"
-                      : t->ndims > 0 ? "it has a value per feature, not one per vertex"
-                      : u->off_index
-                          ? ir_sprintf(a, "it is accessed at %s, not at the outer loop's "
-                                       "vertex '%s'",
-                                       pass_expr_string(a, u->first->acc.idx[0]), v->name)
+                      : u->off
+                          ? ir_sprintf(a, "it is accessed at %s, not at the fused loops' %s",
+                                       access_string(a, u->off), chain_string(a, chain, depth))
                       : u->elsewhere ? "a stage outside the fused ones uses it too"
                       : u->mixed ? "it is assigned or averaged, not reduced with +=, max= or min="
                                  : NULL;
     if (why) {
       ir_error(d, loc, "fuse_stages: stage %d %s tensor '%s', which stage %d writes, and "
-               "%s: only a temporary of one value per vertex, reduced and read at "
-               "%s[%s], can pass between fused stages",
+               "%s: only a temporary of one value per vertex (and head), reduced and read "
+               "at %s%s, can pass between fused stages",
                first + o + 1, u->writes >> o & 1 ? "writes" : "reads", t->name, first + w + 1,
-               why, t->name, v->name);
+               why, t->name, chain_string(a, chain, depth));
       return -1;
     }
     conv[nconv++] = (Local){.t = t, .red = u->red, .writes = u->writes};
@@ -267,7 +319,7 @@ int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
     tail = &(*tail)->next;
   }
   for (int s = 0; s < n; s++) {
-    IrNode *body = stage[s]->loop.body;
+    IrNode *body = cur[s]->loop.body;
     ir_any(body, rewrite_node, &rw);
     *tail = body;
     tail = body ? &list_tail(body)->next : tail;
@@ -282,8 +334,7 @@ int pass_fuse_stages(IrOp *op, uint64_t mask, Loc loc, Arena *a, Diag *d) {
       tail = &(*tail)->next;
     }
   }
-  IrNode *fused = stage[0];
-  fused->loop.body = head;
-  fused->next = stage[n - 1]->next;
+  cur[0]->loop.body = head;
+  stage[0]->next = stage[n - 1]->next;
   return 0;
 }

@@ -149,15 +149,15 @@ const char *pass_loop_names(const IrOp *op, Arena *a) {
   return ns.list ? ns.list : "none";
 }
 
-static bool binds_name(const IrNode *list, const char *name) {
+bool pass_binds_name(const IrNode *list, const char *name) {
   for (const IrNode *s = list; s; s = s->next) {
     if (s->kind == IR_LOOP) {
       if (strcmp(s->loop.var->name, name) == 0) return true;
-      if (binds_name(s->loop.body, name)) return true;
+      if (pass_binds_name(s->loop.body, name)) return true;
     } else if (s->kind == IR_LET) {
       if (strcmp(s->let.var->name, name) == 0) return true;
     } else if (s->kind == IR_IF) {
-      if (binds_name(s->ifs.then, name)) return true;
+      if (pass_binds_name(s->ifs.then, name)) return true;
     }
   }
   return false;
@@ -167,7 +167,7 @@ bool pass_name_taken(const IrOp *op, const char *name) {
   if (ir_op_find_tensor(op, name)) return true;
   for (int i = 0; i < op->nsyms; i++)
     if (strcmp(op->syms[i]->name, name) == 0) return true;
-  return binds_name(op->body, name);
+  return pass_binds_name(op->body, name);
 }
 
 const char *pass_fresh_name(const IrOp *op, Arena *a, const char *base) {

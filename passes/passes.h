@@ -274,6 +274,8 @@ const char *pass_loop_names(const IrOp *op, Arena *a);
 /* Whether `name` is a tensor, an extent or a variable bound anywhere in
  * `op`: a name a new loop cannot take. */
 bool pass_name_taken(const IrOp *op, const char *name);
+/* Whether a loop or local of `list` (statements, nested) is named `name`. */
+bool pass_binds_name(const IrNode *list, const char *name);
 /* `base`, or base1, base2, ... : the first that is not taken. */
 const char *pass_fresh_name(const IrOp *op, Arena *a, const char *base);
 

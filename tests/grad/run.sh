@@ -105,10 +105,10 @@ for c in "${PTX_CASES[@]}"; do
   nptx=$((nptx + 1))
 done
 echo "ptx: $nptx gradient operators compiled and assembled for sm_80"
-# GAT's attention under its named schedule (the 4-channel lanes of its
-# weighted sum), for both targets
+# GAT's attention under its named schedules (the 4-channel lanes of its
+# weighted sum; its stages fused, gat_rows), for both targets
 for target in sm_80 sm_90; do
-  for sched in "gat_groups(32, 8, 16)" "gat_groups(32, 1, 16)"; do
+  for sched in "gat_groups(32, 8, 16)" "gat_groups(32, 1, 16)" "gat_rows(8)"; do
     if ! "$gopc" emit "$layers" --op gat_attention --stage ptx --target "$target" \
          --schedule "$sched" >"$work/f.ptx" 2>"$work/err" ||
        ! "$ptxas" -arch="$target" -v "$work/f.ptx" -o "$work/f.cubin" >"$work/ptxas" 2>&1; then

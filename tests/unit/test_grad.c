@@ -937,14 +937,15 @@ static void check_scheduled(const IrOp *base, const char *const *scheds, int n) 
  * the weighted sum; gat_grad_groups: GY's stage, dAd's register under both
  * signs of the score beside dAs's atomics over the in-edges, inline(dZ)
  * and dZ's register sums over the out-edges with 4 channels a lane; that
- * pass alone, gat_grad_sources, for one head) compute what the unscheduled
- * operators do, with
+ * pass alone, gat_grad_sources, for one head; gat_rows: the three stages
+ * fused, a lane per head) compute what the unscheduled operators do, with
  * groups small enough that the hubs' rows are split, and C = 3 (not a
  * multiple of the 4 channels a lane). */
 START_TEST(test_scheduled_gat) {
   const IrOp *fw = ir_module_find_op(layers_ir, "gat_attention");
-  const char *fws[] = {"gat_groups(32, 2, 2)", "gat_groups(4, 2, 4)", "gat_groups(2, 1, 1)"};
-  check_scheduled(fw, fws, 3);
+  const char *fws[] = {"gat_groups(32, 2, 2)", "gat_groups(4, 2, 4)", "gat_groups(2, 1, 1)",
+                       "gat_rows(2)", "gat_rows(4)"};
+  check_scheduled(fw, fws, 5);
   const char *all[] = {"Z", "As", "Ad"};
   Diag d;
   ir_diag_init(&d, NULL);
