@@ -485,8 +485,6 @@ static void absent_results(State *st, const Prim *p, const Args *x, Arena *a) {
   mark_absent(st, x->res[1] ? x->res[1] : ir_sprintf(a, "%s%s", base, i));
 }
 
-/* stages(k, ...): the directives after it apply to stages k ... only (1 is
- * the first, in the order gopc emit prints them); stages() to all again. */
 /* The stage numbers a directive names (1 is the first), as a mask. */
 static bool stage_mask(const IrOp *op, const IrDirective *dir, const int64_t *params,
                        int nparams, uint64_t *mask, Diag *d) {
@@ -511,6 +509,8 @@ static bool stage_mask(const IrOp *op, const IrDirective *dir, const int64_t *pa
   return true;
 }
 
+/* stages(k, ...): the directives after it apply to stages k ... only (1 is
+ * the first, in the order gopc emit prints them); stages() to all again. */
 static int select_stages(IrOp *op, const IrDirective *dir, const int64_t *params, int nparams,
                          State *st, Diag *d) {
   return stage_mask(op, dir, params, nparams, &st->stages, d) ? 0 : -1;
