@@ -12,6 +12,7 @@
 
 #include "codegen/codegen.h"
 #include "graph/graph.h"
+#include "passes/passes.h"
 #include "runtime/runtime.h"
 #include "tune/tune.h"
 
@@ -95,37 +96,37 @@ static int predict_choice(GopContext *ctx, const char *db_path, const TuneShapeK
 static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
                            GopScheduleChoice *out, Arena *scratch);
 
-/* An operator whose stages fuse into one kernel (fuse_stages: edge softmax)
- * takes softmax_rows(T) at the T the model finds fastest, or the default
- * mapping where a hub's team would take longer than the default's atomics
- * (tune_model_fused_us): the general model ranks this shape's schedules
- * backwards (Spearman -0.41 over the 14 shared graphs on an H200, and its
- * pick was 6.5x the best in geometric mean). Sets out->schedule ("" for
- * the default mapping), model_us and note; false when the stages do not
- * fuse. */
+/* The fused kernel only where the model sees a clear win: its step is one
+ * measured constant, and near a tie the default mapping (what runs without
+ * a schedule) is the safer side (soc-Slashdot0902: 0.91 of the default's
+ * estimate, measured 1.09x slower). */
 static const double FUSED_MARGIN = 0.8;
 
-static bool fused_choice(const GopOp *op, const TuneGraphSig *sig, GopScheduleChoice *out,
-                         Arena *scratch) {
+/* An operator of `stages` stages that fuse into one kernel (fuse_stages:
+ * edge softmax) takes softmax_rows(T) at the T the model finds fastest, or
+ * the default mapping where a hub's team would take longer than the
+ * default's atomics (tune_model_fused_us): the general model ranks this
+ * shape's schedules backwards (Spearman -0.41 over the 14 shared graphs on
+ * an H200, and its pick was 6.5x the best in geometric mean). Sets
+ * out->schedule ("" for the default mapping), model_us and note; false
+ * when the stages do not fuse. */
+static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig,
+                         GopScheduleChoice *out, Arena *scratch) {
   const IrModule *lib = api_schedule_library(op->module->ctx, op->module);
   TunePoint p;
   if (tune_point_make(op->ir, lib, "softmax_rows(32)", scratch, &p, NULL) != 0) return false;
-  int passes = 0;
-  for (const IrNode *s = op->ir->body; s; s = s->next) passes++;
   int best = 32;
-  for (int T = 1; T <= 32; T *= 2)
-    if (tune_model_fused_us(sig, passes, T) < tune_model_fused_us(sig, passes, best)) best = T;
-  double fused = tune_model_fused_us(sig, passes, best);
-  double unfused = tune_model_unfused_us(sig, passes);
-  /* the fused kernel only where the model sees a clear win: its step is
-   * one measured constant, and near a tie the default mapping (what runs
-   * without a schedule) is the safer side (soc-Slashdot0902: 0.91 of the
-   * default's estimate, measured 1.09x slower) */
+  double fused = tune_model_fused_us(sig, stages, best);
+  for (int T = 1; T < 32; T *= 2) {
+    double t = tune_model_fused_us(sig, stages, T);
+    if (t < fused) best = T, fused = t;
+  }
+  double unfused = tune_model_unfused_us(sig, stages);
   if (fused < FUSED_MARGIN * unfused) {
     snprintf(out->schedule, sizeof out->schedule, "softmax_rows(%d)", best);
     out->model_us = fused;
     snprintf(out->note, sizeof out->note, "%d stages fused into one kernel (%.1f us against "
-             "the default mapping's %.1f)", passes, fused, unfused);
+             "the default mapping's %.1f)", stages, fused, unfused);
   } else {
     out->schedule[0] = 0;
     out->model_us = unfused;
@@ -185,14 +186,13 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   }
   if (p > 0) out->source = builtin ? GOP_SCHEDULE_FROM_BUILTIN : GOP_SCHEDULE_FROM_PREDICTOR;
   TuneCost cost;
-  int stages = 0;
-  for (const IrNode *st = op->ir->body; st; st = st->next) stages++;
-  if (p == 0 && fused_choice(op, &sig, out, scratch)) {
+  int stages = pass_stage_count(op->ir);
+  if (p == 0 && fused_choice(op, stages, &sig, out, scratch)) {
     if (!out->schedule[0]) out->source = GOP_SCHEDULE_NONE;
   } else if (p == 0 && stages > 1) {
     /* The general model is fitted on one-stage aggregations and sees no
      * extent but F: on GAT's attention (H, C) its picks (thread_vertex on
-     * skewed graphs) measured 10-450x slower than the operator's named
+     * skewed graphs) measured 3.7-450x slower than the operator's named
      * schedule on an H200, a thread walking a hub's edges in each stage
      * (bench/results/2026-11-29-H200-gat-attention-pyg). The default
      * mapping, an edge or a warp per edge, has no such walk. */

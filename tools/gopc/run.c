@@ -288,13 +288,16 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   return r;
 }
 
+/* Where the schedule came from, and the choice's note (for the default
+ * mapping the note is the reason, printed as the schedule line). */
 static void print_choice(const GopScheduleChoice *c) {
-  if (c->source == GOP_SCHEDULE_NONE && c->note[0])
-    printf("  schedule: %s\n", c->note); /* the default mapping, and why */
-  else if (c->source == GOP_SCHEDULE_NONE)
-    printf("  schedule: the default mapping (no named schedule applies)\n");
-  else
-    printf("  schedule: %s (from the %s)\n", c->schedule, gop_schedule_source_name(c->source));
+  if (c->source == GOP_SCHEDULE_NONE) {
+    printf("  schedule: %s\n", c->note[0] ? c->note
+                                          : "the default mapping (no named schedule applies)");
+    return;
+  }
+  printf("  schedule: %s (from the %s)\n", c->schedule, gop_schedule_source_name(c->source));
+  if (c->note[0]) printf("  note: %s\n", c->note);
 }
 
 /* `chosen`: where the schedule came from when none was given, or NULL. */
@@ -306,19 +309,13 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
   if (!st->on_gpu) {
     printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): interpreter, schedule %s, %.3f s\n",
            op_name, graph, info.num_vertices, info.num_edges, st->schedule, gop_run_seconds(r));
-    if (chosen)
-      print_choice(chosen);
-    if (chosen && chosen->note[0] && chosen->source != GOP_SCHEDULE_NONE)
-      printf("  note: %s\n", chosen->note);
+    if (chosen) print_choice(chosen);
     if (st->note[0]) printf("  note: %s\n", st->note);
     return;
   }
   printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
          info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
-  if (chosen)
-    print_choice(chosen);
-  if (chosen && chosen->note[0] && chosen->source != GOP_SCHEDULE_NONE)
-    printf("  note: %s\n", chosen->note);
+  if (chosen) print_choice(chosen);
   if (st->median_ms > 0)
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
            "fewest-bytes bound (copy %.0f GB/s)\n",
