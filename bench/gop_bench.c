@@ -138,6 +138,8 @@ typedef struct Plan {
   const char *dir;
   GopContext *ctx;
   GopModule *lib;
+  IrModule *ir_lib; /* the stdlib's IR, and the arena of the points made from it */
+  Arena *arena;
   char packs[4096][160]; /* "op\tschedule" already compiled */
   int npacks;
   bool csr_edges; /* --edges dst: packs for edge ids in CSR order */
@@ -174,6 +176,18 @@ static void plan_row(Plan *p, const char *graph, const GopOp *op, int64_t F, con
   if (!pack_for(p, op, sched, file, sizeof file)) return;
   fprintf(p->out, "%s\t%s\t%lld\t%s\t%d\t%.2f\t%s\t%s\n", graph, gop_op_name(op),
           (long long)F, role, rank, model_us, sched, file);
+}
+
+/* A row for the named schedule `text` of operator `ir` (op), with the cost
+ * model's estimate; none where the schedule does not apply to it. */
+static void plan_named(Plan *p, const char *graph, const GopOp *op, const IrOp *ir,
+                       const TuneOpShape *shape, const TuneGraphSig *sig, int64_t F,
+                       const char *text) {
+  TunePoint np;
+  if (tune_point_make(ir, p->ir_lib, text, p->arena, &np, NULL) != 0) return;
+  TuneCost c;
+  tune_model_cost(shape, &np, sig, F, &c);
+  plan_row(p, graph, op, F, "named", 0, c.time_us, text);
 }
 
 static int plan(int argc, char **argv) {
@@ -221,6 +235,8 @@ static int plan(int argc, char **argv) {
   Diag d;
   ir_diag_init(&d, stderr);
   IrModule *m = lang_stdlib(a, &d);
+  p->ir_lib = m;
+  p->arena = a;
   p->out = fopen(path, "w");
   if (!p->lib || !m || !p->out) {
     fprintf(stderr, "gop_bench: cannot start: %s%s\n", gop_diagnostics(p->ctx),
@@ -299,13 +315,8 @@ static int plan(int argc, char **argv) {
              * issue 13, run 9) */
             "spmm_vec4_full(4)",    "spmm_rows_full(2, 4)",   "spmm_rows_full(4, 4)",
             "spmm_rows_full(8, 4)"};
-        for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
-          TunePoint np;
-          if (tune_point_make(ir, m, named[k], a, &np, NULL) != 0) continue;
-          TuneCost c;
-          tune_model_cost(&shape, &np, &sig, F, &c);
-          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, named[k]);
-        }
+        for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
+          plan_named(p, graphs[gi], op, ir, &shape, &sig, F, named[k]);
         /* Neighbour groups in teams (spmm_teams(G, T), issue 13): T lanes
          * per group where 4T covers F or half of it (F <= 128), G 16, 32
          * or 64; and with 8 features a lane (spmm_teams8), where 8T does,
@@ -319,11 +330,7 @@ static int plan(int argc, char **argv) {
             char text[64];
             snprintf(text, sizeof text, "spmm_teams%s(%d, %lld)", v8 ? "8" : "", G,
                      (long long)T);
-            TunePoint np;
-            if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
-            TuneCost c;
-            tune_model_cost(&shape, &np, &sig, F, &c);
-            plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+            plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
           }
         /* Row-based SDDMM (issue 37): a team of T = F / 4 lanes (at most
          * 32) per destination row, the row in registers where the op
@@ -336,22 +343,14 @@ static int plan(int argc, char **argv) {
           long long T = F / 4 < 1 ? 1 : F / 4 > 32 ? 32 : F / 4;
           char text[64];
           snprintf(text, sizeof text, rows[k], T);
-          TunePoint np;
-          if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
-          TuneCost c;
-          tune_model_cost(&shape, &np, &sig, F, &c);
-          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+          plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
         }
         /* Stages fused into one kernel (issue 37: edge softmax), a team of
          * T lanes per destination on its in-edges, T = 1 .. 32. */
         for (int T = 1; T <= 32; T *= 2) {
           char text[64];
           snprintf(text, sizeof text, "softmax_rows(%d)", T);
-          TunePoint np;
-          if (tune_point_make(ir, m, text, a, &np, NULL) != 0) continue;
-          TuneCost c;
-          tune_model_cost(&shape, &np, &sig, F, &c);
-          plan_row(p, graphs[gi], op, F, "named", 0, c.time_us, text);
+          plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
         }
         GopScheduleChoice ch;
         int chose = gop_choose_schedule(op, gg, F, NULL, &ch);
