@@ -19,8 +19,7 @@
 # ignores here) on every carried graph, times gop's rows (gop_bench run,
 # GOP_BENCH_BUDGET_S, default 150 s), and writes OUT/report/report.md with
 # bench/report.py.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/../tools/gpu-common.sh"
 
 case ${1:-} in
 prepare)
@@ -30,15 +29,8 @@ prepare)
     ca-HepPh musae-facebook deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902)
   out=.carry/sddmm
   llvm=${GOP_BUILD_LLVM:-build-sddmm}
-  nollvm=${GOP_BUILD_NOLLVM:-build-nollvm}
   set -e
-  rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake --build "$llvm" --target gop_bench >/dev/null
-  cmake -S . -B "$nollvm" -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$nollvm" --target gop_bench >/dev/null
-  strip -o "$out/gop_bench" "$nollvm/bench/gop_bench"
-  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  gpu_bench_carry "$out" "$llvm" "${graphs[@]}"
   GOP_CUDA_LIBRARY=/nonexistent/libcuda.so "$llvm/bench/gop_bench" plan "$out/all" \
     "$out/datasets" --graphs "${graphs[*]}" --ops "u_dot_v u_add_v" --top 1 | tail -1
   # keep the rows named above, and their packs

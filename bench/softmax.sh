@@ -14,8 +14,7 @@
 # .carry/softmax. run times PyG's softmax (bench/peers/pyg_bench.py at one
 # width: softmax has none), then gop's rows (gop_bench run, both timed by
 # CUDA-graph replay), and writes OUT/report/report.md with bench/report.py.
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/../tools/gpu-common.sh"
 
 case ${1:-} in
 prepare)
@@ -25,15 +24,8 @@ prepare)
     ca-HepPh musae-facebook deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902)
   out=.carry/softmax
   llvm=${GOP_BUILD_LLVM:-build-dev}
-  nollvm=${GOP_BUILD_NOLLVM:-build-nollvm}
   set -e
-  rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake --build "$llvm" --target gop_bench >/dev/null
-  cmake -S . -B "$nollvm" -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
-        -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$nollvm" --target gop_bench >/dev/null
-  strip -o "$out/gop_bench" "$nollvm/bench/gop_bench"
-  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  gpu_bench_carry "$out" "$llvm" "${graphs[@]}"
   GOP_CUDA_LIBRARY=/nonexistent/libcuda.so "$llvm/bench/gop_bench" plan "$out/bench" \
     "$out/datasets" --graphs "${graphs[*]}" --ops edge_softmax --F 16 \
     --top "${GOP_BENCH_TOP:-3}" | tail -1
@@ -44,9 +36,9 @@ run)
   carry=$2 out=$3
   mkdir -p "$out/peers" "$out/gop" "$out/report"
   csv=$out/peers/peers.csv
-  graphs=$(cd "$carry/datasets" && ls -- *.mtx.gz | sed 's/\.mtx\.gz$//' | tr '\n' ' ')
+  names=$(cd "$carry/datasets" && ls -- *.mtx.gz | sed 's/\.mtx\.gz$//' | tr '\n' ' ')
   # shellcheck disable=SC2086 # the graph names, one word each
-  python3 bench/peers/pyg_bench.py --datasets "$carry/datasets" --graphs $graphs --F 16 \
+  python3 bench/peers/pyg_bench.py --datasets "$carry/datasets" --graphs $names --F 16 \
     --header >"$csv" 2>"$out/peers/peers.log" || { tail "$out/peers/peers.log"; exit 1; }
   "$carry/gop_bench" run "$carry/bench" "$carry/datasets" --csv "$out/gop/gop_bench.csv" \
     --reps 10 --budget-s "${GOP_BENCH_BUDGET_S:-240}" >"$out/gop/gop_bench.log" 2>&1

@@ -14,6 +14,7 @@
 #   gpu_python "$1"         # the carried Python package (below)
 #   gpu_name                # "NVIDIA H100 80GB HBM3, 550.54.15", or "no GPU"
 #   ... | gpu_ms            # the median time `gopc run` printed, in ms
+#   gpu_bench_carry OUT BUILD GRAPH...  # here: a gop_bench benchmark's carry
 #
 # Paths given relative stay relative (to the repository, where the
 # scripts run), so that what the scripts print is what they printed before.
@@ -80,4 +81,22 @@ gpu_name() {
 # when it printed none: a failed or interpreted run).
 gpu_ms() {
   sed -n 's/^  time \([0-9.]*\) ms.*/\1/p' | head -1
+}
+
+# gpu_bench_carry OUT LLVM_BUILD GRAPH...: here, where there is LLVM, the
+# carry of a benchmark that gop_bench plans (bench/sddmm.sh,
+# bench/softmax.sh): OUT made afresh with gop_bench built without LLVM (in
+# $GOP_BUILD_NOLLVM, default build-nollvm: what runs on the GPU machine)
+# and the graphs GRAPH... from ../shared/datasets, and gop_bench built in
+# LLVM_BUILD, which plans (its packs compile here).
+gpu_bench_carry() {
+  local out=$1 llvm=$2 nollvm=${GOP_BUILD_NOLLVM:-build-nollvm} g
+  shift 2
+  rm -rf "$out" && mkdir -p "$out/datasets" || return 1
+  cmake --build "$llvm" --target gop_bench >/dev/null || return 1
+  cmake -S . -B "$nollvm" -G Ninja -DGOP_WITH_LLVM=OFF -DGOP_STATIC=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null || return 1
+  cmake --build "$nollvm" --target gop_bench >/dev/null || return 1
+  strip -o "$out/gop_bench" "$nollvm/bench/gop_bench" || return 1
+  for g in "$@"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/" || return 1; done
 }
