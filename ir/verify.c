@@ -29,6 +29,9 @@ typedef struct Verifier {
   const IrVar *group_var; /* the variable of the enclosing groups loop */
   bool in_shared;         /* ... and it is @shared */
   int team;               /* the enclosing @warp loop's @team, 0: none */
+  bool tiles_only;        /* every loop around the statement is an unbound
+                             range loop holding only it (a feature-tile
+                             loop around a groups loop) */
   Loc at;         /* the statement being checked, for missing operands */
 } Verifier;
 
@@ -284,7 +287,9 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   if (k == IR_LOOP_GROUPS) {
     if (s->loop.group < 1)
       fail(v, s->loc, "groups loop has group size %d", s->loop.group);
-    if (!top) fail(v, s->loc, "groups loop %s is not a stage's outermost loop",
+    if (!top && !v->tiles_only)
+      fail(v, s->loc, "groups loop %s is neither a stage's outermost loop nor "
+           "inside unbound range loops alone",
                    s->loop.var ? s->loop.var->name : "?");
     if (s->loop.shared && s->loop.bind != IR_BIND_WARP)
       fail(v, s->loc, "@shared groups loop %s is not bound to warp: the "
@@ -379,7 +384,11 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   if (k == IR_LOOP_GROUPS) v->in_shared = s->loop.shared;
   int saved_team = v->team;
   if (s->loop.team) v->team = s->loop.team;
+  bool saved_tiles = v->tiles_only;
+  v->tiles_only = (top || v->tiles_only) && k == IR_LOOP_RANGE &&
+                  s->loop.bind == IR_BIND_NONE && s->loop.body && !s->loop.body->next;
   check_stmts(v, s->loop.body, false);
+  v->tiles_only = saved_tiles;
   v->team = saved_team;
   v->group_var = saved_group;
   v->in_shared = saved_shared;

@@ -306,9 +306,29 @@ static int segment_stage(IrOp *op, IrNode *st, Arena *a, Diag *d) {
   return 1;
 }
 
+/* The groups loop inside `st` when `st` is a nest of unbound range loops
+ * around it alone (feature tiles taken outside the groups: spmm_tiles),
+ * else NULL. */
+static const IrNode *tiled_groups(const IrNode *st) {
+  const IrNode *l = st;
+  while (l && l->kind == IR_LOOP && l->loop.kind == IR_LOOP_RANGE &&
+         l->loop.bind == IR_BIND_NONE && l->loop.body && !l->loop.body->next)
+    l = l->loop.body;
+  return l != st && l->kind == IR_LOOP && l->loop.kind == IR_LOOP_GROUPS ? l : NULL;
+}
+
 int pass_segment(IrOp *op, Arena *a, Diag *d) {
   if (!op->deterministic) return 0;
   for (IrNode *st = op->body; st; st = st->next) {
+    const IrNode *g = tiled_groups(st);
+    if (g) {
+      /* the second stage would have to run between two tiles */
+      ir_error(d, st->loc, "deterministic: neighbour groups loop '%s' is inside "
+               "feature-tile loop '%s'; the segmented reduction needs the groups "
+               "loop outermost (spmm_teams takes the same groups without tiles)",
+               g->loop.var->name, st->loop.var->name);
+      return -1;
+    }
     if (st->kind != IR_LOOP || st->loop.kind != IR_LOOP_GROUPS ||
         st->loop.bind == IR_BIND_NONE || st->loop.shared)
       continue;

@@ -117,10 +117,11 @@ static int prepare(const char *dir, bool all) {
           if (k > 0) break;
           snprintf(sched, sizeof sched, "default");
         } else {
-          /* spmm_teams(G, T), spmm_teams8: teams of 4, 8 and 16 lanes (T
+          /* spmm_teams(G, T), spmm_teams8, spmm_tiles: teams of 4, 8 and 16 lanes (T
            * must be a power of two), G not dividing the degrees */
           static const char *teams[] = {"5, 4", "7, 8", "3, 16", NULL};
-          const char *args = strncmp(name, "spmm_teams", 10) == 0 ? teams[k < 3 ? k : 3]
+          bool team = strncmp(name, "spmm_teams", 10) == 0 || strcmp(name, "spmm_tiles") == 0;
+          const char *args = team ? teams[k < 3 ? k : 3]
                              : !groups ? settings_for(m->scheds[s]->nparams, k)
                              : variant <= 2 ? gnnadvisor_settings(m->scheds[s]->nparams, k % 3)
                                             : NULL;

@@ -483,6 +483,51 @@ START_TEST(test_teams) {
 }
 END_TEST
 
+/* Feature tiles outside the groups (spmm_tiles(G, T)): the tile loop is
+ * an unbound range loop around the groups loop, run inside the kernel
+ * (a grid-stride groups loop, launched to fill the GPU), so that every
+ * warp finishes a tile before any starts the next. The interpreter runs
+ * the scheduled IR on a skewed and a balanced graph with F = 6 (tiles of
+ * 4 features: a tail tile; of 8: one tile with a tail); deterministic()
+ * refuses the nest with the reason. */
+START_TEST(test_tiles) {
+  static const char *ops[] = {"copy_u_sum", "u_mul_e_sum", "copy_u_mean", "copy_u_max"};
+  static const char *graphs[] = {"wiki-Vote.mtx.gz", "proteins.mtx.gz"};
+  static const char *scheds[] = {"spmm_tiles(5, 1)", "spmm_tiles(8, 2)"};
+  static const int teams[] = {1, 2};
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  for (int oi = 0; oi < 4; oi++)
+    for (int si = 0; si < 2; si++) {
+      IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
+      ck_assert_int_eq(pass_schedule_text(op, lib, scheds[si], a, &d), 0);
+      ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+      const IrNode *tiles = op->body->next, *groups = tiles->loop.body;
+      ck_assert(tiles->loop.kind == IR_LOOP_RANGE && tiles->loop.bind == IR_BIND_NONE);
+      ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.bind == IR_BIND_WARP);
+      ck_assert_int_eq(groups->loop.team, teams[si]);
+      CgProgram p = {0};
+      ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+      ck_assert_int_eq(p.kernels[1].launch.kind, CG_LAUNCH_FILL);
+      ck_assert_int_eq(p.kernels[1].group, si ? 8 : 5);
+      cg_program_free(&p);
+    }
+  check_schedules(lib, graphs, 2, ops, 4, scheds, 2, 6, a);
+  IrOp *op = pass_op_copy(ir_module_find_op(lib, "copy_u_sum"), a);
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  int rc = pass_schedule_text(op, lib, "deterministic(); spmm_tiles(5, 1)", a, &quiet);
+  if (rc == 0) rc = pass_lower(op, a, &quiet, NULL, NULL);
+  ck_assert_int_ne(rc, 0);
+  ck_assert_ptr_nonnull(strstr(quiet.buf, "is inside feature-tile loop 'fo'"));
+  ir_diag_free(&quiet);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_semantics) {
   static const char *graphs[] = {"blogcatalog.mtx.gz", "delaunay_n16.mtx.gz"};
   static const char *ops[] = {"u_mul_e_sum", "copy_u_max"};
@@ -698,6 +743,7 @@ tcase_add_test(tc, test_table_order);
   tcase_add_test(tc, test_fill_unowned_rows);
   tcase_add_test(tc, test_wide_twin);
   tcase_add_test(tc, test_teams);
+  tcase_add_test(tc, test_tiles);
   tcase_add_test(tc, test_semantics);
   tcase_add_test(tc, test_semantics_classes);
   suite_add_tcase(s, tc);
