@@ -289,8 +289,7 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
       fail(v, s->loc, "groups loop has group size %d", s->loop.group);
     if (!top && !v->tiles_only)
       fail(v, s->loc, "groups loop %s is neither a stage's outermost loop nor "
-           "inside unbound range loops alone",
-                   s->loop.var ? s->loop.var->name : "?");
+           "inside unbound range loops alone", s->loop.var ? s->loop.var->name : "?");
     if (s->loop.shared && s->loop.bind != IR_BIND_WARP)
       fail(v, s->loc, "@shared groups loop %s is not bound to warp: the "
            "accumulator rows are per warp", s->loop.var ? s->loop.var->name : "?");
@@ -477,10 +476,14 @@ static void check_stmt(Verifier *v, const IrNode *s, bool top) {
     check_typed(v, s->set.value, IR_TY_FLOAT, "assigned value");
     break;
   }
-  case IR_IF:
+  case IR_IF: {
     check_typed(v, s->ifs.cond, IR_TY_BOOL, "condition");
+    bool saved_tiles = v->tiles_only; /* a guard is not a tile loop */
+    v->tiles_only = false;
     check_stmts(v, s->ifs.then, false);
+    v->tiles_only = saved_tiles;
     break;
+  }
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
   case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE:

@@ -779,6 +779,46 @@ START_TEST(verify_reports_every_error) {
 }
 END_TEST
 
+/* A groups loop is a stage's outermost loop or sits inside unbound range
+ * loops that hold it alone (feature tiles outside the groups: spmm_tiles);
+ * a guard, a bound loop or another statement beside it in between is
+ * refused. */
+START_TEST(verify_groups_in_tile_loops) {
+  static const char *const head =
+      "op tiles(X: f32[src, F]) -> Y: f32[dst, F] {\n";
+  static const char *const groups =
+      "for eo in groups(3) @warp {\n"
+      "  for ei in group_edges(eo) {\n"
+      "    Y[dst(ei), fo] += X[src(ei), fo]\n"
+      "  }\n"
+      "}\n";
+  static const struct {
+    const char *before, *after, *want; /* want NULL: verifies */
+  } cases[] = {
+      {"for fo in 0..F {\n", "}\n", NULL},
+      {"for ft in 0..2 {\nfor fo in 0..F {\n", "}\n}\n", NULL},
+      {"for fo in 0..F {\nif (fo < F) {\n", "}\n}\n", "is neither a stage's outermost loop"},
+      {"for fo in 0..F @thread {\n", "}\n", "is neither a stage's outermost loop"},
+      {"for fo in 0..F {\nvar z = 0.0\n", "}\n", "is neither a stage's outermost loop"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s%s%s}\n", head, cases[k].before, groups, cases[k].after);
+    Diag d;
+    ir_diag_init(&d, NULL);
+    IrModule *m = lang_parse_ir(A, &d, "tiles.ir", text);
+    ck_assert_msg(m != NULL, "case %zu does not parse:\n%s\n%s", k, text, d.buf ? d.buf : "");
+    bool ok = ir_verify_op(m->ops[0], &d, "check");
+    if (!cases[k].want)
+      ck_assert_msg(ok, "case %zu: %s", k, d.buf ? d.buf : "");
+    else
+      ck_assert_msg(!ok && strstr(d.buf, cases[k].want), "case %zu: %s", k,
+                    d.buf ? d.buf : "accepted");
+    ir_diag_free(&d);
+  }
+}
+END_TEST
+
 /* ---- dtype.c: 16-bit conversions ---- */
 
 static float next_up(float x) { return nextafterf(x, INFINITY); }
@@ -881,6 +921,7 @@ static Suite *suite(void) {
   tcase_add_test(v, verify_bad_kinds);
   tcase_add_test(v, verify_call_arity);
   tcase_add_test(v, verify_reports_every_error);
+  tcase_add_test(v, verify_groups_in_tile_loops);
   suite_add_tcase(s, v);
   return s;
 }
