@@ -332,6 +332,13 @@ static int plan(int argc, char **argv) {
                      (long long)T);
             plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
           }
+        /* Feature tiles outside the neighbour groups (spmm_tiles, issue
+         * 37: locality where X overflows L2), where there are two tiles
+         * or more: the points measured best on cnr-2000 and R-MAT 22/16
+         * (H200, 2026-11-29). */
+        for (int k = 0; F >= 64 && k < 2; k++)
+          plan_named(p, graphs[gi], op, ir, &shape, &sig, F,
+                     k ? "spmm_tiles(32, 16)" : "spmm_tiles(64, 8)");
         /* Row-based SDDMM (issue 37): a team of T = F / 4 lanes (at most
          * 32) per destination row, the row in registers where the op
          * allows it, and per neighbour group of 8 or 32 edges. */
