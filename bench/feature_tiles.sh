@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/feature_tiles.sh CARRY OUT: spmm_tiles(G, T) (feature tiles
 # outside the neighbour groups, docs/scheduling.md) against the untuned
-# choice and the group schedules, f32 copy_u_sum, on the GPU machine.
+# choice, the group schedules and spmm_teams with the same (G, T), f32
+# copy_u_sum, on the GPU machine.
 #
 # CARRY is bench/tc_probe.sh's (prepare: the static gopc and the graphs).
 # Per graph (GOP_TILES_GRAPHS, default cnr-2000, ogbn-arxiv, molhiv,
@@ -23,8 +24,11 @@ rmat=$(mktemp -d)/rmat22.gopg
 case " $graphs " in
 *" rmat22 "*) "$gopc" graph rmat:22:16 -o "$rmat" >/dev/null || echo "could not write rmat:22:16" ;;
 esac
-scheds=(model 'spmm_groups(32, 4)' 'spmm_groups(64, 4)' 'spmm_teams8(64, 32)' 'spmm_tiles(32, 8)'
-  'spmm_tiles(64, 8)' 'spmm_tiles(32, 16)' 'spmm_tiles(64, 4)')
+# each spmm_tiles(G, T) beside spmm_teams(G, T), the same kernel with the
+# groups loop outermost: the tile order's own share of the difference
+scheds=(model 'spmm_groups(32, 4)' 'spmm_groups(64, 4)' 'spmm_teams8(64, 32)'
+  'spmm_teams(64, 8)' 'spmm_tiles(64, 8)' 'spmm_teams(32, 16)' 'spmm_tiles(32, 16)'
+  'spmm_tiles(32, 8)' 'spmm_tiles(64, 4)')
 for g in $graphs; do
   case $g in rmat22) path=$rmat ;; *) path=$carry/datasets/$g.mtx.gz ;; esac
   [ -f "$path" ] || { echo "no $path"; continue; }
