@@ -691,17 +691,17 @@ class _InPlaceGraph(Graph):
 class _SelfLoops(_InPlaceGraph):
     """A BatchGraph's with_self_loops(): the same vertices, its edges less
     their self-loops (turned into pad edges) plus one self-loop a vertex
-    (self_loop_edges), rebuilt with the BatchGraph's index at every load."""
+    (self_loop_edges), rebuilt with the BatchGraph's index at every load.
+    It keeps no reference to the BatchGraph, which holds it (_refill is
+    given it): no reference cycle keeps either's GPU arrays alive."""
 
     def __init__(self, parent):
         nv = parent.num_nodes
-        self._parent = parent
         edges = self_loop_edges(parent._edges, parent._pad, nv)
         self._adopt_buffer(edges, nv, f"{parent.name or 'batch'} with self-loops")
 
-    def _refill(self):
-        p = self._parent
-        self_loop_edges(p._edges, p._pad, self.num_nodes, out=self._edges)
+    def _refill(self, parent):
+        self_loop_edges(parent._edges, parent._pad, self.num_nodes, out=self._edges)
         self._index_arrays()
 
     def with_self_loops(self):
@@ -814,7 +814,7 @@ class BatchGraph(_InPlaceGraph):
         super()._index_arrays()
         gcn_norm_into(self._edges[0], self._edges[1], *self._gcn)
         if self._loops is not None:
-            self._loops._refill()
+            self._loops._refill(self)
 
     def node_rows(self, t, out=None, fill=0):
         """t (a node tensor of the loaded batch: batch_nodes rows) padded to

@@ -206,6 +206,50 @@ class Padded(unittest.TestCase):
         self.assertTrue(torch.allclose(gop.stdlib.copy_u_sum(mine, x)[:50],
                                        gop.stdlib.copy_u_sum(own, x[:50]), rtol=1e-5, atol=1e-6))
 
+    def test_self_loops_graph_keeps_no_parent(self):
+        # BatchGraph.with_self_loops' graph (_SelfLoops) with its GPU
+        # arrays left out (adopting them needs the driver): it holds no
+        # reference to the BatchGraph that holds it (no cycle), and each
+        # refill rewrites its edges in place from the parent's current batch
+        import gc
+        import weakref
+        from gop.graph import _SelfLoops, padded_edges, self_loop_edges
+
+        class HostLoops(_SelfLoops):
+            num_nodes = property(lambda self: self._nv)
+
+            def _adopt_buffer(self, edges, nv, name):
+                self._edges, self._nv = edges, nv
+
+            def _index_arrays(self):  # the device index: not on the CPU
+                pass
+
+        class Parent:
+            name = "batch"
+
+        def parent(seed):
+            p = Parent()
+            p._pad = padded_edges(torch.zeros((2, 0), dtype=torch.int64), 64, 400)
+            p._edges = padded_edges(self.batch(50, 300, seed), 64, 400)
+            p.num_nodes = 64 + gop.graph.batch_pad_rows(400)
+            return p
+
+        gc.disable()
+        try:
+            first = parent(10)
+            loops = HostLoops(first)
+            ref = weakref.ref(first)
+            del first
+            self.assertIsNone(ref())  # nothing but `first` held it
+        finally:
+            gc.enable()
+        buf = loops._edges
+        second = parent(11)
+        loops._refill(second)
+        self.assertIs(loops._edges, buf)  # in place: a captured step reads it
+        want = self_loop_edges(second._edges, second._pad, second.num_nodes)
+        self.assertTrue(torch.equal(buf, want))
+
     def test_checks(self):
         from gop.graph import check_batch
         ei = self.batch(30, 100, 6)
