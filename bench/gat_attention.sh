@@ -12,8 +12,7 @@
 # copies the graphs (default: the shared ones but cnr-2000, so that the
 # carry stays under the device tool's 64 MiB). GOP_GAT_ARGS passes more
 # options to the script (--H, --C, --schedules).
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/../tools/gpu-common.sh"
 
 case ${1:-} in
 prepare)
@@ -23,11 +22,7 @@ prepare)
     musae-facebook deezer-HU blogcatalog proteins delaunay_n16 soc-Slashdot0902)
   out=.carry/gat
   set -e
-  rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gopc >/dev/null
-  strip -o "$out/gopc" build-static/gopc && xz -6 -T0 "$out/gopc"
-  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  gpu_gopc_carry "$out" "${graphs[@]}"
   du -sh "$out"
   ;;
 run)

@@ -26,11 +26,7 @@ prepare)
     blogcatalog musae-facebook pubmed)
   out=.carry/tc
   set -e
-  rm -rf "$out" && mkdir -p "$out/datasets"
-  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-static --target gopc >/dev/null
-  strip -o "$out/gopc" build-static/gopc && xz -6 -T0 "$out/gopc"
-  for g in "${graphs[@]}"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/"; done
+  gpu_gopc_carry "$out" "${graphs[@]}"
   for g in ca-HepPh musae-facebook ogbn-arxiv blogcatalog; do
     [ -f "$out/datasets/$g.mtx.gz" ] || continue
     build-static/gopc graph "$out/datasets/$g.mtx.gz" --reorder community \

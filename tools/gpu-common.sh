@@ -15,6 +15,7 @@
 #   gpu_name                # "NVIDIA H100 80GB HBM3, 550.54.15", or "no GPU"
 #   ... | gpu_ms            # the median time `gopc run` printed, in ms
 #   gpu_bench_carry OUT BUILD GRAPH...  # here: a gop_bench benchmark's carry
+#   gpu_gopc_carry OUT GRAPH...         # here: the static gopc and graphs
 #
 # Paths given relative stay relative (to the repository, where the
 # scripts run), so that what the scripts print is what they printed before.
@@ -89,6 +90,20 @@ gpu_ms() {
 # $GOP_BUILD_NOLLVM, default build-nollvm: what runs on the GPU machine)
 # and the graphs GRAPH... from ../shared/datasets, and gop_bench built in
 # LLVM_BUILD, which plans (its packs compile here).
+# gpu_gopc_carry OUT GRAPH...: here, a carry of the static gopc (LLVM's
+# NVPTX backend linked in, build-static; stripped and xz'd, gpu_carry
+# unpacks it) and the named shared graphs, OUT made afresh.
+gpu_gopc_carry() {
+  local out=$1 g
+  shift
+  rm -rf "$out" && mkdir -p "$out/datasets" || return 1
+  cmake -S . -B build-static -G Ninja -DGOP_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null ||
+    return 1
+  cmake --build build-static --target gopc >/dev/null || return 1
+  strip -o "$out/gopc" build-static/gopc && xz -6 -T0 "$out/gopc" || return 1
+  for g in "$@"; do cp "../shared/datasets/$g.mtx.gz" "$out/datasets/" || return 1; done
+}
+
 gpu_bench_carry() {
   local out=$1 llvm=$2 nollvm=${GOP_BUILD_NOLLVM:-build-nollvm} g
   shift 2
