@@ -119,11 +119,8 @@ static void build_tiles(const Graph &g, Tiles &t) {
       }
     bool split = nb > CHUNK;
     if (split) t.split_windows.push_back(w);
-    for (int b = 0; b < nb || (b == 0 && nb == 0); b += CHUNK) {
-      if (nb == 0) { // an empty window still writes its zero rows
-        t.iwin.push_back(w), t.ib0.push_back(b0), t.ib1.push_back(b0), t.isplit.push_back(0);
-        break;
-      }
+    // one item per CHUNK blocks; an empty window still writes its zero rows
+    for (int b = 0; b == 0 || b < nb; b += CHUNK) {
       t.iwin.push_back(w);
       t.ib0.push_back(b0 + b);
       t.ib1.push_back(b0 + std::min(nb, b + CHUNK));

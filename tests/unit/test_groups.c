@@ -313,9 +313,8 @@ START_TEST(test_fill_unowned_rows) {
   float *x, *w;
   inputs(g, F, &x, &w);
   for (int oi = 0; oi < 4; oi++) {
-    IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
-    ck_assert_int_eq(pass_schedule_text(op, lib, "spmm_groups(8, 2)", a, &d), 0);
-    ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+    IrOp *op = tu_lowered(lib, ir_module_find_op(lib, ops[oi]), "spmm_groups(8, 2)", a, &d);
+    ck_assert_msg(op != NULL, "%s: %s", "spmm_groups(8, 2)", d.buf);
     const IrTensor *y = ir_op_find_tensor(op, "Y");
     ck_assert_msg(y->filled && y->owner_group == 8, "%s", ops[oi]);
     /* the fill first: a team per destination no group owns (the list of
@@ -464,9 +463,8 @@ START_TEST(test_teams) {
   IrModule *lib = lang_stdlib(a, &d);
   for (int oi = 0; oi < 4; oi++)
     for (int si = 0; si < 2; si++) {
-      IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
-      ck_assert_int_eq(pass_schedule_text(op, lib, scheds[si], a, &d), 0);
-      ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+      IrOp *op = tu_lowered(lib, ir_module_find_op(lib, ops[oi]), scheds[si], a, &d);
+      ck_assert_msg(op != NULL, "%s: %s", scheds[si], d.buf);
       const IrNode *fill = op->body, *groups = fill->next;
       ck_assert_int_eq(fill->loop.team, 8);
       ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.bind == IR_BIND_WARP);
@@ -501,9 +499,8 @@ START_TEST(test_tiles) {
   IrModule *lib = lang_stdlib(a, &d);
   for (int oi = 0; oi < 4; oi++)
     for (int si = 0; si < 2; si++) {
-      IrOp *op = pass_op_copy(ir_module_find_op(lib, ops[oi]), a);
-      ck_assert_int_eq(pass_schedule_text(op, lib, scheds[si], a, &d), 0);
-      ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+      IrOp *op = tu_lowered(lib, ir_module_find_op(lib, ops[oi]), scheds[si], a, &d);
+      ck_assert_msg(op != NULL, "%s: %s", scheds[si], d.buf);
       const IrNode *tiles = op->body->next, *groups = tiles->loop.body;
       ck_assert(tiles->loop.kind == IR_LOOP_RANGE && tiles->loop.bind == IR_BIND_NONE);
       ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.bind == IR_BIND_WARP);
@@ -515,12 +512,10 @@ START_TEST(test_tiles) {
       cg_program_free(&p);
     }
   check_schedules(lib, graphs, 2, ops, 4, scheds, 2, 6, a);
-  IrOp *op = pass_op_copy(ir_module_find_op(lib, "copy_u_sum"), a);
   Diag quiet;
   ir_diag_init(&quiet, NULL);
-  int rc = pass_schedule_text(op, lib, "deterministic(); spmm_tiles(5, 1)", a, &quiet);
-  if (rc == 0) rc = pass_lower(op, a, &quiet, NULL, NULL);
-  ck_assert_int_ne(rc, 0);
+  ck_assert_ptr_null(tu_lowered(lib, ir_module_find_op(lib, "copy_u_sum"),
+                                "deterministic(); spmm_tiles(5, 1)", a, &quiet));
   ck_assert_ptr_nonnull(strstr(quiet.buf, "is inside feature-tile loop 'fo'"));
   ir_diag_free(&quiet);
   ir_diag_free(&d);
