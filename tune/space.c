@@ -474,8 +474,9 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
       if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0) n++;
     }
     /* neighbour groups of 64 edges, beyond the grid: the measured best
-     * group size at F >= 128 on the skewed graphs (bench/NOTES.md, session
-     * 16), kept only where the first parameter is the group size */
+     * group size at F >= 128 on the skewed graphs (bench/NOTES.md, the
+     * groups-of-64 run of 2026-11-27), kept only where the first
+     * parameter is the group size */
     if (sd->nparams == 2)
       for (int u = 0; u < 6; u++) {
         if (!room(&pts, &cap, n, op, d)) return -1;
