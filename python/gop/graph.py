@@ -733,7 +733,9 @@ class BatchGraph(_InPlaceGraph):
     edge_index; check=False clamps them instead). On its first call the
     build is captured into a CUDA graph (capture=True), so that later
     loads launch it as one. GCN's normalisation (gcn_weights) and the
-    self-loop graph GATConv runs on (with_self_loops) are rebuilt with it.
+    self-loop graph GATConv runs on (with_self_loops) are rebuilt with it
+    once they have been asked for (a model that uses neither pays for
+    neither).
     Refused: the host's gcn_norm (made once from one batch) and schedules
     that need neighbour-group tables (a table's size depends on the
     degrees).
@@ -765,10 +767,11 @@ class BatchGraph(_InPlaceGraph):
         self._pad = padded_edges(empty, max_nodes, max_edges)
         # rows 0 and 1 of the edge buffer are the graph's src and dst arrays
         self._adopt_buffer(self._pad.clone(), nv, name)
-        # GCN's normalisation of the loaded batch (gcn_weights), rebuilt with the index
-        self._gcn = (torch.zeros(max_edges, dtype=torch.float32, device=dev),
-                     torch.ones(nv, dtype=torch.float32, device=dev))
-        self._loops = None  # with_self_loops(), made on first use
+        # GCN's normalisation of the loaded batch (gcn_weights) and the
+        # self-loop graph (with_self_loops): made on first use, then rebuilt
+        # with the index at every load
+        self._gcn = None
+        self._loops = None
         self._cuda_graph, self._capture = None, bool(capture)
         self.batch_nodes = self.batch_edges = 0
 
@@ -812,7 +815,8 @@ class BatchGraph(_InPlaceGraph):
 
     def _index_arrays(self):
         super()._index_arrays()
-        gcn_norm_into(self._edges[0], self._edges[1], *self._gcn)
+        if self._gcn is not None:
+            gcn_norm_into(self._edges[0], self._edges[1], *self._gcn)
         if self._loops is not None:
             self._loops._refill(self)
 
@@ -838,7 +842,17 @@ class BatchGraph(_InPlaceGraph):
         """GCN's normalisation of the loaded batch, as Graph.gcn_norm's (W,
         S) but as float32 tensors on the graph's device, rewritten in place
         by each load (so a captured step reads the batch's): W [num_edges]
-        (0 on self-loops, pad edges included), S [num_nodes]."""
+        (0 on self-loops, pad edges included), S [num_nodes]. Made from
+        the loaded batch on the first call; from then on every load
+        rebuilds them with the index (its captured build taken again)."""
+        if self._gcn is None:
+            import torch
+            dev = self._edges.device
+            self._gcn = (torch.zeros(self.num_edges, dtype=torch.float32, device=dev),
+                         torch.ones(self.num_nodes, dtype=torch.float32, device=dev))
+            with torch.no_grad():
+                gcn_norm_into(self._edges[0], self._edges[1], *self._gcn)
+            self._cuda_graph = None  # the next load captures the build with it
         return self._gcn
 
     def gcn_norm(self):

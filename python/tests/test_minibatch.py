@@ -250,6 +250,39 @@ class Padded(unittest.TestCase):
         want = self_loop_edges(second._edges, second._pad, second.num_nodes)
         self.assertTrue(torch.equal(buf, want))
 
+    def test_gcn_weights_made_on_first_use(self):
+        # BatchGraph's GCN normalisation on the CPU, its device arrays made
+        # with torch and not adopted (adopting them needs the driver): a
+        # load builds none until gcn_weights() is asked for; that call makes
+        # them from the loaded batch and drops the captured build (so the
+        # next load captures it with them); later loads rewrite them in place
+        from gop.graph import build_arrays, gcn_norm_into, padded_edges
+
+        nv = 64 + gop.graph.batch_pad_rows(400)
+        g = object.__new__(gop.BatchGraph)
+        g._edges = padded_edges(self.batch(50, 300, 12), 64, 400).int()
+        g._arrays, _ = build_arrays(g._edges, nv)
+        g._bounds = torch.arange(nv + 1, dtype=torch.int32)
+        g.num_nodes, g.num_edges = nv, 400
+        g._gcn, g._loops, g._cuda_graph = None, None, "captured"
+
+        def norm():
+            w, s = torch.empty(400), torch.empty(nv)
+            gcn_norm_into(g._edges[0], g._edges[1], w, s)
+            return w, s
+
+        g._index_arrays()  # a load's build
+        self.assertIsNone(g._gcn)
+        w, s = g.gcn_weights()
+        self.assertIsNone(g._cuda_graph)
+        want = norm()
+        self.assertTrue(torch.equal(w, want[0]) and torch.equal(s, want[1]))
+        g._edges.copy_(padded_edges(self.batch(40, 350, 13), 64, 400))
+        g._index_arrays()  # the next load
+        self.assertIs(g.gcn_weights()[0], w)  # in place: a captured step reads them
+        want = norm()
+        self.assertTrue(torch.equal(w, want[0]) and torch.equal(s, want[1]))
+
     def test_checks(self):
         from gop.graph import check_batch
         ei = self.batch(30, 100, 6)
