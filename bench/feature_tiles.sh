@@ -29,6 +29,9 @@ esac
 scheds=(model 'spmm_groups(32, 4)' 'spmm_groups(64, 4)' 'spmm_teams8(64, 32)'
   'spmm_teams(64, 8)' 'spmm_tiles(64, 8)' 'spmm_teams(32, 16)' 'spmm_tiles(32, 16)'
   'spmm_tiles(32, 8)' 'spmm_tiles(64, 4)')
+# GOP_TILES_SCHEDS: another list, separated by semicolons ("model" is the
+# untuned choice)
+[ -n "${GOP_TILES_SCHEDS:-}" ] && IFS=';' read -r -a scheds <<<"$GOP_TILES_SCHEDS"
 for g in $graphs; do
   case $g in rmat22) path=$rmat ;; *) path=$carry/datasets/$g.mtx.gz ;; esac
   [ -f "$path" ] || { echo "no $path"; continue; }
