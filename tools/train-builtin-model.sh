@@ -25,6 +25,10 @@ runs=(
   "2026-11-28-H200-choice-builtin-predictor/call1/gop_bench.csv.xz|NVIDIA H200|90"
   # power-law and community graphs, a small mesh, a small dense R-MAT
   "2026-11-28-H200-choice-builtin-predictor/call3/gop_bench.csv.xz|NVIDIA H200|90"
+  # graphs of 12-65M edges whose feature rows do not fit in L2 (R-MAT,
+  # power-law, community, a mesh), at F = 64 and 128
+  "2026-11-29-H200-choice-large-graphs/call1/gop_bench.csv.xz|NVIDIA H200|90"
+  "2026-11-29-H200-choice-large-graphs/call2/gop_bench.csv.xz|NVIDIA H200|90"
 )
 i=0
 for r in "${runs[@]}"; do
