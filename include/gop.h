@@ -310,12 +310,17 @@ typedef struct GopRunStats {
   char note[256];        /* e.g. why the interpreter ran */
   char target[16];       /* sm_90 ... */
   char schedule[256];    /* the schedule as given, or "default" */
-  double median_ms, min_ms; /* GPU: the op, initialisation included */
+  double median_ms, min_ms; /* GPU: the op, initialisation included, a call
+                            (replays of a captured CUDA graph of many calls,
+                            or events where a capture failed: timed_calls) */
   uint64_t fewest_bytes; /* inputs once, outputs once, CSR once */
   double gbps;           /* fewest_bytes / median time */
   double copy_gbps;      /* measured device-to-device copy bandwidth */
   double bound_fraction; /* gbps / copy_gbps */
   GopCompileTimes compile;
+  int timed_calls;       /* GPU: calls per replay of the captured CUDA graph
+                            the times come from (0: timed with events, a run
+                            a repetition) */
 } GopRunStats;
 
 /* What the last gop_run_exec did. */

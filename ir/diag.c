@@ -77,6 +77,12 @@ static void emit(Diag *d, const char *text, size_t n) {
   d->buf[d->len] = 0;
 }
 
+void ir_diag_append(Diag *to, const Diag *from) {
+  if (from->len) emit(to, from->buf, from->len);
+  to->nerrors += from->nerrors;
+  to->nwarnings += from->nwarnings;
+}
+
 static void emitf(Diag *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void emitf(Diag *d, const char *fmt, ...) {

@@ -78,6 +78,10 @@ void ir_diag_free(Diag *d);
  * "" when d holds nothing); returns its length up to the end of that line
  * (printf's "%.*s"). */
 int ir_diag_reason(const Diag *d, const char **text);
+/* Reports everything `from` holds in `to` as it was said there (its text,
+ * echoed where `to` echoes, and its counts): what a step reported into a
+ * scratch Diag while its caller decided whether it was an error. */
+void ir_diag_append(Diag *to, const Diag *from);
 /* Registers the text of `file` so errors in it can quote the source line.
  * The diagnostics keep copies (the strings may go before the Diag does);
  * the same name and text registered again only move to the front. */

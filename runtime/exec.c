@@ -688,11 +688,28 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
        * RT_GRAPH_MAX_RUNS runs of the op in all */
       int most = RT_GRAPH_MAX_RUNS / nsets > 0 ? RT_GRAPH_MAX_RUNS / nsets : 1;
       int calls = opt->graph_calls > most ? most : opt->graph_calls;
-      s = rt_time_graph(run_sets_in, &w, calls, most, opt->warmup, opt->reps, &res->timing, d);
-      if (s != RT_OK) {
-        res->graph_failed = !rt_cuda_lost(NULL);
-        goto done;
+      /* with a fallback, the capture's failure is a note, not an error */
+      Diag gd;
+      ir_diag_init(&gd, NULL);
+      s = rt_time_graph(run_sets_in, &w, calls, most, opt->warmup, opt->reps, &res->timing,
+                        opt->events_fallback ? &gd : d);
+      res->graph_failed = s != RT_OK && !rt_cuda_lost(NULL);
+      if (s != RT_OK && opt->events_fallback) {
+        const char *why = "";
+        ir_diag_reason(&gd, &why);
+        if (res->graph_failed) {
+          snprintf(res->graph_note, sizeof res->graph_note, "%s", why);
+          for (char *c = res->graph_note; *c; c++)
+            if (*c == '\n') *c = ' ';
+          for (size_t n = strlen(res->graph_note); n > 0 && res->graph_note[n - 1] == ' ';)
+            res->graph_note[--n] = 0;
+          s = rt_time_work(run_sets, &w, opt->warmup, opt->reps, &res->timing, d);
+        } else {
+          ir_diag_append(d, &gd); /* the context is lost: that is the error */
+        }
       }
+      ir_diag_free(&gd);
+      if (s != RT_OK) goto done;
     } else if ((s = rt_time_work(run_sets, &w, slow ? 0 : opt->warmup, slow ? 1 : opt->reps,
                                  &res->timing, d)) != RT_OK) {
       goto done;

@@ -495,6 +495,10 @@ typedef struct RtExecOptions {
   int graph_calls;  /* RT_TIME_GRAPH: repetitions (rounds over the sets)
                        captured per graph; 0: enough for a replay of about
                        RT_GRAPH_TARGET_MS, at most RT_GRAPH_MAX_RUNS runs */
+  bool events_fallback; /* RT_TIME_GRAPH: where the capture or a replay
+                       fails and the context is fine, time with events
+                       instead (graph_failed set, the reason in graph_note)
+                       rather than fail */
   int sets;         /* > 1: the timed runs rotate among this many copies of
                        the op's tensors (inputs, outputs, temporaries), all
                        run back to back in each timed repetition, whose time
@@ -516,8 +520,11 @@ typedef struct RtExecResult {
                                (per run, over the rotated sets) */
   int sets;                 /* the copies the timed runs rotated among */
   bool graph_failed;        /* RT_TIME_GRAPH: the capture or a replay failed
-                               (reported), the context is fine, the outputs
-                               came back: timing with events may be tried */
+                               and the context is fine, the outputs came
+                               back: reported as the error, or, with
+                               events_fallback, timed with events and
+                               said in graph_note */
+  char graph_note[400];     /* events_fallback: why the graph was not used */
   uint64_t fewest_bytes;    /* inputs read once, outputs written once, and a
                                CSR's (|V|+1) offsets and |E| indices once */
   double gbps;              /* fewest_bytes / median time */

@@ -46,7 +46,7 @@ class RunStats(ctypes.Structure):
                 ("median_ms", c_double), ("min_ms", c_double),
                 ("fewest_bytes", c_uint64), ("gbps", c_double),
                 ("copy_gbps", c_double), ("bound_fraction", c_double),
-                ("compile", CompileTimes)]
+                ("compile", CompileTimes), ("timed_calls", c_int)]
 
 
 class GraphInfo(ctypes.Structure):

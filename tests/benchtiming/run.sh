@@ -61,7 +61,7 @@ n=$(last2 "$work/events.csv" | grep -c '^events,0$')
 [ "$n" -eq "$rows" ] && golden_ok || golden_bad "events: $n of $rows rows timed with events"
 
 run_csv refused GOP_CUDA_FAIL=cuStreamBeginCapture_v2:900 --
-grep -q '^# note: ring copy_u_sum F=8 .*graph capture failed (error: CUDA error in cuStreamBeginCapture_v2: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.*); timed with events' \
+grep -q '^# note: ring copy_u_sum F=8 .*graph capture failed (CUDA error in cuStreamBeginCapture_v2: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.*); timed with events' \
   "$work/refused.log" && golden_ok || golden_bad "refused: no note naming the call: $(grep '#' "$work/refused.log" | head -3)"
 grep -q '^# note: ring copy_u_sum F=8 .*graph capture failed; timed with events' "$work/refused.csv" &&
   golden_ok || golden_bad "refused: the CSV has no note"

@@ -214,6 +214,62 @@ START_TEST(no_stream) {
 }
 END_TEST
 
+/* With events_fallback (gopc run, gopc tune, gop_bench), a failed capture
+ * is not the run's failure: the runs are timed with events, the result
+ * says why in graph_note, and no error is reported. A lost context is
+ * still the error. */
+static RtStatus exec_fallback(RtExecResult *res) {
+  int64_t syms[1] = {F};
+  RtExecOptions opt = {.warmup = 2, .reps = 3, .timing = RT_TIME_GRAPH, .graph_calls = 3,
+                       .events_fallback = true};
+  ir_diag_free(&d);
+  ir_diag_init(&d, NULL);
+  fake_reset();
+  return rt_exec_program(&prog, g, syms, host, &opt, res, &d);
+}
+
+static void fallback(const char *fail, const char *call) {
+  setenv("GOP_CUDA_FAIL", fail, 1);
+  RtExecResult res;
+  ck_assert_msg(exec_fallback(&res) == RT_OK, "%s: %s", fail, d.buf ? d.buf : "");
+  ck_assert_int_eq(d.nerrors, 0);
+  ck_assert(res.graph_failed);
+  ck_assert_msg(strstr(res.graph_note, call) != NULL, "note: %s", res.graph_note);
+  ck_assert_ptr_null(strchr(res.graph_note, '\n'));
+  ck_assert_int_eq(res.timing.calls, 0); /* events */
+  ck_assert_int_eq(res.timing.reps, 3);
+  nothing_left();
+  unsetenv("GOP_CUDA_FAIL");
+  ck_assert_msg(exec_fallback(&res) == RT_OK, "%s", d.buf ? d.buf : "");
+  ck_assert(!res.graph_failed);
+  ck_assert_int_eq(res.timing.calls, 3);
+}
+
+START_TEST(events_where_begin_capture_fails) {
+  fallback("cuStreamBeginCapture_v2:900", "cuStreamBeginCapture_v2");
+}
+END_TEST
+
+START_TEST(events_where_end_capture_fails) {
+  fallback("cuStreamEndCapture:901", "cuStreamEndCapture");
+}
+END_TEST
+
+START_TEST(events_where_instantiate_fails) {
+  fallback("cuGraphInstantiateWithFlags:2", "cuGraphInstantiateWithFlags");
+}
+END_TEST
+
+START_TEST(no_fallback_once_the_context_is_lost) {
+  setenv("GOP_CUDA_FAIL", "cuGraphLaunch:700", 1); /* an illegal address: sticky */
+  RtExecResult res;
+  ck_assert_int_ne(exec_fallback(&res), RT_OK);
+  HAS("CUDA error in cuGraphLaunch: CUDA_ERROR_ILLEGAL_ADDRESS");
+  ck_assert(!res.graph_failed);
+  ck_assert_int_eq(res.timing.reps, 0);
+}
+END_TEST
+
 /* A call that cannot be captured (a synchronous fill) fails inside the
  * capture with the driver's error, the note says where, the capture is
  * ended and dropped, and the stream is given back. */
@@ -264,6 +320,10 @@ int main(void) {
   tcase_add_test(t, instantiate_refused);
   tcase_add_test(t, replay_refused);
   tcase_add_test(t, no_stream);
+  tcase_add_test(t, events_where_begin_capture_fails);
+  tcase_add_test(t, events_where_end_capture_fails);
+  tcase_add_test(t, events_where_instantiate_fails);
+  tcase_add_test(t, no_fallback_once_the_context_is_lost);
   tcase_add_test(t, uncapturable_call);
   tcase_add_test(t, argument_checks);
   suite_add_tcase(s, t);

@@ -316,11 +316,15 @@ static void print_run_summary(GopRun *r, const char *graph, const char *op_name,
   printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 "): %s, %s, schedule %s\n", op_name, graph,
          info.num_vertices, info.num_edges, st->device, st->target, st->schedule);
   if (chosen) print_choice(chosen);
-  if (st->median_ms > 0)
+  if (st->median_ms > 0) {
     printf("  time %.4f ms (median, min %.4f), %.1f GB/s over %.1f MB, %.1f%% of the "
            "fewest-bytes bound (copy %.0f GB/s)\n",
            st->median_ms, st->min_ms, st->gbps, (double)st->fewest_bytes / 1e6,
            100 * st->bound_fraction, st->copy_gbps);
+    if (st->timed_calls > 0)
+      printf("  timed by replaying a CUDA graph of %d calls\n", st->timed_calls);
+  }
+  if (st->note[0]) printf("  note: %s\n", st->note);
   if (st->compile.llvm_build_ms > 0)
     printf("  compiled in %.1f ms (schedule %.2f, lower %.2f, LLVM IR %.2f, O3 %.2f, PTX %.2f)\n",
            st->compile.schedule_ms + st->compile.lower_ms + st->compile.llvm_build_ms +
