@@ -150,6 +150,125 @@ int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const cha
   return rc;
 }
 
+/* Whether there is a GPU (quietly: no GPU only means that no measurement
+ * can match). */
+static bool gpu_found(void) {
+  Diag quiet;
+  ir_diag_init(&quiet, NULL);
+  bool gpu = rt_cuda_open(&quiet) == RT_OK;
+  ir_diag_free(&quiet);
+  return gpu;
+}
+
+/* The database key of `op` on a graph of signature `sig` at width F, on
+ * the GPU found (or "none"). */
+static void op_key(const GopOp *op, const TuneOpShape *shape, const TuneGraphSig *sig,
+                   int64_t F, bool gpu, TuneKey *key) {
+  *key = (TuneKey){.op_hash = tune_op_hash(op->ir),
+                   .F = shape->feature_loop ? F : 0,
+                   .dtype = ir_op_dtype_key(op->ir),
+                   .graph = *sig,
+                   .gpu = gpu ? rt_cuda_device_name() : "none",
+                   .cc = gpu ? rt_cuda_cc() : 0,
+                   .compiler = GOP_VERSION};
+}
+
+/* NULL if `order` may be stored as a measured vertex order ("none", or a
+ * method gop_graph_reorder takes other than "auto", which picks one), else
+ * what is wrong with it. */
+static const char *order_problem(const char *order) {
+  if (!order || !*order) return "no order named";
+  if (strcmp(order, "auto") == 0)
+    return "auto is not an order but a rule that picks one; name the orders to measure";
+  return strcmp(order, "none") == 0 ? NULL : gop_reorder_method_problem(order);
+}
+
+int gop_tune_store_order(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                         const char *order, const char *schedule, double time_ms) {
+  API_LOCK(op ? op->module->ctx : NULL);
+  if (!op || !g || !db_path || !schedule) {
+    if (op) ir_error(&op->module->ctx->diag, api_loc, "gop_tune_store_order: %s is NULL",
+                     !g ? "the graph" : !db_path ? "the database path" : "the schedule");
+    return -1;
+  }
+  GopContext *ctx = op->module->ctx;
+  const char *why = order_problem(order);
+  if (why) {
+    ir_error(&ctx->diag, api_loc, "vertex order '%s': %s", order ? order : "", why);
+    return -1;
+  }
+  if (!(time_ms > 0) || !isfinite(time_ms)) {
+    ir_error(&ctx->diag, api_loc, "vertex order %s: a time of %g ms is not a measurement",
+             order, time_ms);
+    return -1;
+  }
+  if (!gpu_found()) {
+    ir_error(&ctx->diag, api_loc, "cannot store a measured vertex order without the GPU "
+             "that measured it");
+    return -1;
+  }
+  TuneGraphSig sig;
+  tune_graph_sig(g->rt, &sig);
+  TuneOpShape shape;
+  tune_op_shape(op->ir, &shape);
+  TuneKey key;
+  op_key(op, &shape, &sig, F, true, &key);
+  TuneOrder o = {.time_ms = time_ms};
+  snprintf(o.order, sizeof o.order, "%s", order);
+  snprintf(o.schedule, sizeof o.schedule, "%s", schedule);
+  TuneDb *db = tune_db_open(db_path, &ctx->diag);
+  int rc = db ? tune_db_put_order(db, &key, &o, &ctx->diag) : -1;
+  tune_db_close(db);
+  return rc;
+}
+
+int gop_choose_order(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                     GopOrderChoice *out) {
+  API_LOCK(op ? op->module->ctx : NULL);
+  if (out) memset(out, 0, sizeof *out);
+  if (!op || !g || !db_path || !out) {
+    if (op) ir_error(&op->module->ctx->diag, api_loc, "gop_choose_order: %s is NULL",
+                     !g ? "the graph" : !db_path ? "the database path" : "out");
+    return -1;
+  }
+  GopContext *ctx = op->module->ctx;
+  TuneDb *db = tune_db_open(db_path, &ctx->diag);
+  if (!db) return -1;
+  if (!gpu_found()) { /* no GPU: no measurement can match */
+    tune_db_close(db);
+    return 0;
+  }
+  TuneGraphSig sig;
+  tune_graph_sig(g->rt, &sig);
+  TuneOpShape shape;
+  tune_op_shape(op->ir, &shape);
+  TuneKey key;
+  op_key(op, &shape, &sig, F, true, &key);
+  enum { MAX_ORDERS = 64 };
+  TuneOrder orders[MAX_ORDERS];
+  int n = tune_db_orders(db, &key, orders, MAX_ORDERS, &ctx->diag);
+  tune_db_close(db);
+  if (n <= 0) return n;
+  int kept = n < MAX_ORDERS ? n : MAX_ORDERS;
+  for (int i = 0; i < kept; i++) { /* the file is the user's: check what it says */
+    const char *why = order_problem(orders[i].order);
+    if (!why && !(orders[i].time_ms > 0 && isfinite(orders[i].time_ms)))
+      why = "its time is not a positive number of milliseconds";
+    if (why) {
+      ir_error(&ctx->diag, (Loc){db_path, 0, 0},
+               "tuning database: the vertex order '%s' stored for %s on this graph is not "
+               "one gop takes: %s", orders[i].order, gop_op_name(op), why);
+      return -1;
+    }
+    if (strcmp(orders[i].order, "none") == 0) out->own_ms = orders[i].time_ms;
+  }
+  snprintf(out->order, sizeof out->order, "%s", orders[0].order);
+  snprintf(out->schedule, sizeof out->schedule, "%s", orders[0].schedule);
+  out->time_ms = orders[0].time_ms;
+  out->orders = n;
+  return 1;
+}
+
 static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
                            GopScheduleChoice *out, Arena *scratch) {
   GopContext *ctx = op->module->ctx;
@@ -212,17 +331,8 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
 
   TuneDb *db = tune_db_open(db_path, &ctx->diag);
   if (!db) return -1;
-  Diag quiet; /* no GPU only means no measurement can match */
-  ir_diag_init(&quiet, NULL);
-  bool gpu = rt_cuda_open(&quiet) == RT_OK;
-  ir_diag_free(&quiet);
-  TuneKey key = {.op_hash = tune_op_hash(op->ir),
-                 .F = shape.feature_loop ? F : 0,
-                 .dtype = ir_op_dtype_key(op->ir),
-                 .graph = sig,
-                 .gpu = gpu ? rt_cuda_device_name() : "none",
-                 .cc = gpu ? rt_cuda_cc() : 0,
-                 .compiler = GOP_VERSION};
+  TuneKey key;
+  op_key(op, &shape, &sig, F, gpu_found(), &key);
   TuneRecord best;
   int found = tune_db_get_best(db, &key, &best, &ctx->diag);
   tune_db_close(db);

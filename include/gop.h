@@ -669,6 +669,36 @@ const char *gop_schedule_source_name(GopScheduleSource s);
 int gop_choose_schedule(const GopOp *op, const GopGraph *g, int64_t F,
                         const char *db_path, GopScheduleChoice *out);
 
+/* Vertex orders chosen by measurement (`gopc tune --orders`, `gopc run
+ * --reorder auto`; docs/reordering.md): the tuner renumbers the graph by
+ * each order asked, tunes the operator on each, and stores each order's
+ * best under the key of the graph in its own order. */
+typedef struct GopOrderChoice {
+  char order[32];      /* the fastest order measured: "none" (the graph's
+                          own), or a method gop_graph_reorder takes */
+  char schedule[128];  /* its best schedule, on the graph so renumbered */
+  double time_ms;      /* and its time */
+  double own_ms;       /* the graph's own order's best ("none"; 0: that
+                          order was not measured) */
+  int orders;          /* orders measured */
+} GopOrderChoice;
+/* The order the tuning database `db_path` measured fastest for `op` on `g`
+ * (in its own order) at width F (as gop_choose_schedule's key) on the GPU
+ * found: 1 with *out filled; 0 when the database holds no order for that
+ * key, or there is no GPU (nothing reported); -1 after reporting (a file
+ * that cannot be opened or is refused, or a stored order gop would not
+ * take: a name gop_graph_reorder refuses, "auto", or a time that is not
+ * positive). */
+int gop_choose_order(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                     GopOrderChoice *out);
+/* Stores that `op`'s best schedule `schedule` ran in `time_ms` on `g`
+ * renumbered by `order` ("none": as it is; else a method of
+ * gop_graph_reorder other than "auto"), under g's key at width F on the
+ * GPU found. 0, or -1 after reporting (a bad argument, no GPU, a database
+ * that cannot be written). */
+int gop_tune_store_order(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
+                         const char *order, const char *schedule, double time_ms);
+
 /* The tuner (docs/autotuning.md): ranks the legal points of the
  * operator's space by the cost model, compiles the best ahead on a thread,
  * measures each on the GPU (warm-up, median of repeats), checks its output

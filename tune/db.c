@@ -64,6 +64,20 @@ static const char *const migrations[] = {
     "ALTER TABLE tuning ADD COLUMN atomic_scalars INTEGER NOT NULL DEFAULT -1;"
     "ALTER TABLE tuning ADD COLUMN kernels INTEGER NOT NULL DEFAULT -1;"
     "ALTER TABLE tuning ADD COLUMN mapping INTEGER NOT NULL DEFAULT -1", /* 1 warp, 2 vertex */
+    /* 3 -> 4: the vertex orders `gopc tune --orders` measured: under the
+     * key of the graph in its own order, each order's best schedule and
+     * time (the schedules themselves are in `tuning`, under the key of the
+     * renumbered graph) */
+    "CREATE TABLE orders ("
+    "  id INTEGER PRIMARY KEY,"
+    "  op_hash TEXT NOT NULL, F INTEGER NOT NULL, dtype TEXT NOT NULL,"
+    "  nv INTEGER NOT NULL, ne INTEGER NOT NULL,"
+    "  deg_mean REAL NOT NULL, deg_std REAL NOT NULL, deg_max INTEGER NOT NULL,"
+    "  aes REAL NOT NULL,"
+    "  gpu TEXT NOT NULL, cc INTEGER NOT NULL, compiler TEXT NOT NULL,"
+    "  vertex_order TEXT NOT NULL, schedule TEXT NOT NULL, time_ms REAL NOT NULL,"
+    "  measured_at INTEGER NOT NULL);"
+    "CREATE INDEX orders_key ON orders (op_hash, F, dtype, nv, ne, gpu, cc, compiler)",
 };
 enum { SCHEMA_VERSION = sizeof migrations / sizeof *migrations };
 
@@ -333,6 +347,60 @@ int tune_db_get_best(TuneDb *t, const TuneKey *k, TuneRecord *out, Diag *d) {
   }
   sqlite3_finalize(st);
   return found;
+}
+
+int tune_db_put_order(TuneDb *t, const TuneKey *k, const TuneOrder *o, Diag *d) {
+  const char *sql =
+      "INSERT INTO orders (op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, "
+      "compiler, vertex_order, schedule, time_ms, measured_at) VALUES "
+      "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot store the vertex order", t->db);
+    return -1;
+  }
+  bind_key(st, k);
+  sqlite3_bind_text(st, 13, o->order, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 14, o->schedule, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st, 15, o->time_ms);
+  sqlite3_bind_int64(st, 16, (int64_t)time(NULL));
+  int rc = sqlite3_step(st); /* one statement: its own transaction */
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot store the vertex order", t->db);
+    return -1;
+  }
+  return 0;
+}
+
+int tune_db_orders(TuneDb *t, const TuneKey *k, TuneOrder *out, int max, Diag *d) {
+  char sql[1024];
+  /* each order's fastest row, fastest order first */
+  snprintf(sql, sizeof sql,
+           "SELECT vertex_order, schedule, MIN(time_ms) AS best FROM orders WHERE %s "
+           "GROUP BY vertex_order ORDER BY best, vertex_order",
+           key_where);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, "cannot look up the vertex orders", t->db);
+    return -1;
+  }
+  bind_key(st, k);
+  int n = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (n++ >= max) continue; /* counted, not kept */
+    const unsigned char *order = sqlite3_column_text(st, 0), *sched = sqlite3_column_text(st, 1);
+    TuneOrder *o = &out[n - 1];
+    snprintf(o->order, sizeof o->order, "%s", order ? (const char *)order : "");
+    snprintf(o->schedule, sizeof o->schedule, "%s", sched ? (const char *)sched : "");
+    o->time_ms = sqlite3_column_double(st, 2);
+  }
+  if (rc != SQLITE_DONE) {
+    db_error(d, t->path, "cannot look up the vertex orders", t->db);
+    n = -1;
+  }
+  sqlite3_finalize(st);
+  return n;
 }
 
 int tune_db_list(TuneDb *t, TuneListFn fn, void *ctx, Diag *d) {

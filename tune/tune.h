@@ -236,6 +236,21 @@ int tune_db_put(TuneDb *db, const TuneKey *k, const TuneRecord *r, Diag *d);
 /* The fastest record stored under exactly `k`: 1 found, 0 none, -1 after
  * reporting. */
 int tune_db_get_best(TuneDb *db, const TuneKey *k, TuneRecord *out, Diag *d);
+/* A vertex order measured by `gopc tune --orders` (stored under the key of
+ * the graph in its own order): the order's name as gop_graph_reorder takes
+ * it ("none" for the graph's own), its best schedule and time. */
+typedef struct TuneOrder {
+  char order[32];
+  char schedule[128];
+  double time_ms;
+} TuneOrder;
+/* Stores one order's measurement under `k`. 0 or -1 after reporting. */
+int tune_db_put_order(TuneDb *db, const TuneKey *k, const TuneOrder *o, Diag *d);
+/* Each order measured under exactly `k`, its fastest row, fastest first,
+ * up to `max` of them in `out`: returns how many orders there are (0:
+ * none), or -1 after reporting. What the file says is not checked here
+ * (the caller checks the names and times before it uses them). */
+int tune_db_orders(TuneDb *db, const TuneKey *k, TuneOrder *out, int max, Diag *d);
 /* Calls `fn` for every record, in insertion order; returns the count or
  * -1 after reporting. */
 typedef void (*TuneListFn)(void *ctx, const TuneKey *k, const TuneRecord *r);

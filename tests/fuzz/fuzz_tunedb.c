@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_tunedb.c: the tuning database's open and read path: a
  * file of arbitrary bytes where a SQLite tuning database is expected is
- * opened (inspected, migrated), listed and looked up. */
+ * opened (inspected, migrated), listed and looked up, its measured vertex
+ * orders too. */
 #include "fuzz.h"
 #include "tune/tune.h"
 
@@ -27,6 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     TuneKey k = {.dtype = "f32", .gpu = "NVIDIA H100 80GB HBM3", .compiler = "0.1.0"};
     TuneRecord rec;
     tune_db_get_best(db, &k, &rec, &d);
+    TuneOrder orders[2];
+    tune_db_orders(db, &k, orders, 2, &d);
     tune_db_close(db);
   }
   ir_diag_free(&d);

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gop.h"
 #include "lang/lang.h"
 #include "graph/graph.h"
+#include "runtime/runtime.h"
 #include "tune/tune.h"
 #include "testutil.h"
 
@@ -386,6 +388,92 @@ static void store_measured(const char *db, const char *sched) {
   ir_arena_free(a);
 }
 
+/* --reorder auto with a tuning database that measured vertex orders
+ * (gopc tune --orders stores them through gop_tune_store_order), on the
+ * stand-in driver (a GPU for the key; its launches are not run): the
+ * fastest order is taken and said; with none stored for this width, the
+ * AES rule as before; a stored order gop would not take is an error that
+ * names the file. The API's refusals too. */
+START_TEST(run_reorder_auto_takes_the_measured_order) {
+  const char *fake = getenv("GOP_FAKE_CUDA");
+  ck_assert_ptr_nonnull(fake);
+  setenv("GOP_CUDA_LIBRARY", fake, 1);
+  unsetenv("GOP_TUNE_DB");
+  char db[512], env[1024], args[2048];
+  snprintf(db, sizeof db, "%s/orders.db", tu_tmpdir());
+  unlink(db);
+  GopContext *ctx = gop_context_new();
+  GopOp *op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  GopGraph *g = gop_graph_open(ctx, tiny());
+  ck_assert(op && g);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "none", "gar()", 3.0), 0);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "rcm", "gar()", 2.0), 0);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "degree", "gar()", 2.5), 0);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "rcm", "thread_edge(1, 1)", 2.2), 0);
+  GopOrderChoice oc;
+  ck_assert_int_eq(gop_choose_order(op, g, 2, db, &oc), 1);
+  ck_assert_str_eq(oc.order, "rcm");
+  ck_assert_str_eq(oc.schedule, "gar()");
+  ck_assert(oc.time_ms == 2.0 && oc.own_ms == 3.0);
+  ck_assert_int_eq(oc.orders, 3);
+  ck_assert_int_eq(gop_choose_order(op, g, 4, db, &oc), 0); /* another width */
+  /* what the API refuses, each with a message */
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "auto", "gar()", 1.0), -1);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "rcm", "gar()", 0), -1);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, db, "spiral", "gar()", 1.0), -1);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 2, NULL, "rcm", "gar()", 1.0), -1);
+  const char *msg = gop_diagnostics(ctx);
+  ck_assert_msg(msg && strstr(msg, "auto is not an order") && strstr(msg, "not a measurement") &&
+                    strstr(msg, "spiral") && strstr(msg, "the database path is NULL"),
+                "%s", msg ? msg : "");
+  gop_context_free(ctx);
+
+  snprintf(env, sizeof env, "GOP_CUDA_LIBRARY='%s'", fake);
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --reorder auto --db '%s' --reps 1", tiny(),
+           db);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ASSERT_OUTPUT_HAS("vertex order: rcm, the fastest of 3 measured in the tuning database "
+                    "(2.0000 ms; its own order 3.0000 ms)\n");
+  ASSERT_OUTPUT_HAS("reordered by rcm in ");
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 4 --reorder auto --db '%s' --reps 1", tiny(),
+           db);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ck_assert_ptr_null(strstr(output, "vertex order:"));
+  ASSERT_OUTPUT_HAS("reordered by auto=");
+
+  /* a file that says something gop would not do */
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  Graph *hg = graph_read(tiny(), &d);
+  ck_assert(lib && hg);
+  ck_assert_int_eq(rt_cuda_open(&d), RT_OK);
+  TuneKey k = {.op_hash = tune_op_hash(ir_module_find_op(lib, "copy_u_sum")), .F = 2,
+               .dtype = "f32", .gpu = rt_cuda_device_name(), .cc = rt_cuda_cc(),
+               .compiler = GOP_VERSION};
+  tune_graph_sig(hg, &k.graph);
+  TuneOrder bad = {.order = "rcm; rm -rf", .schedule = "gar()", .time_ms = 0.5};
+  TuneDb *t = tune_db_open(db, &d);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_int_eq(tune_db_put_order(t, &k, &bad, &d), 0);
+  tune_db_close(t);
+  graph_free(hg);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 2 --reorder auto --db '%s' --reps 1", tiny(),
+           db);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 1);
+  ASSERT_OUTPUT_HAS("tuning database: the vertex order 'rcm; rm -rf' stored for copy_u_sum on "
+                    "this graph is not one gop takes");
+  ASSERT_OUTPUT_HAS(db);
+  unsetenv("GOP_CUDA_LIBRARY");
+}
+END_TEST
+
 START_TEST(run_schedule_source) {
   write_npy("x.npy", 2, shape_v2, X);
   const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
@@ -484,6 +572,7 @@ int main(void) {
   tcase_add_test(tc, output_file_survives_a_failed_run);
   tcase_add_test(tc, check_emit_ops_graph);
   tcase_add_test(tc, run_schedule_source);
+  tcase_add_test(tc, run_reorder_auto_takes_the_measured_order);
   tcase_add_test(tc, usage_and_help);
   suite_add_tcase(s, tc);
   return tu_run(s);

@@ -107,6 +107,42 @@ START_TEST(round_trip_and_reopen) {
 }
 END_TEST
 
+/* The vertex orders gopc tune --orders measured: each order's fastest
+ * row, fastest order first, under exactly its key; `max` bounds what is
+ * filled, not what is counted; kept across a reopen. */
+START_TEST(orders_round_trip) {
+  const char *path = tmp_path("orders.db");
+  TuneDb *db = tune_db_open(path, &diag);
+  ck_assert_ptr_nonnull(db);
+  TuneKey k = key(64);
+  TuneOrder rows[] = {{"none", "gar()", 2.0}, {"rcm", "warp_edge(4, 2)", 1.5},
+                      {"community", "gar()", 1.8}, {"rcm", "gas()", 1.2}};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+    ck_assert_int_eq(tune_db_put_order(db, &k, &rows[i], &diag), 0);
+  tune_db_close(db);
+  db = tune_db_open(path, &diag);
+  TuneOrder got[4];
+  ck_assert_int_eq(tune_db_orders(db, &k, got, 4, &diag), 3);
+  ck_assert_str_eq(got[0].order, "rcm");
+  ck_assert_str_eq(got[0].schedule, "gas()");
+  ck_assert(got[0].time_ms == 1.2);
+  ck_assert_str_eq(got[1].order, "community");
+  ck_assert_str_eq(got[2].order, "none");
+  ck_assert(got[2].time_ms == 2.0);
+  memset(got, 0, sizeof got);
+  ck_assert_int_eq(tune_db_orders(db, &k, got, 1, &diag), 3);
+  ck_assert_str_eq(got[0].order, "rcm");
+  ck_assert_str_eq(got[1].order, "");
+  TuneKey other = key(128);
+  ck_assert_int_eq(tune_db_orders(db, &other, got, 4, &diag), 0);
+  /* the measurements' table is another one */
+  TuneRecord best;
+  ck_assert_int_eq(tune_db_get_best(db, &k, &best, &diag), 0);
+  tune_db_close(db);
+  ck_assert_int_eq(diag.nerrors, 0);
+}
+END_TEST
+
 /* Asserts that opening `path` fails with `msg` and leaves it as it was. */
 static void refused_unchanged(const char *path, const char *msg) {
   size_t before_len, after_len;
@@ -237,6 +273,9 @@ START_TEST(older_schema_migrated) {
   ck_assert_int_eq(tune_db_put(db, &k, &r, &diag), 0);
   ck_assert_int_eq(tune_db_list(db, count_facts, &seen, &diag), 2);
   ck_assert_int_eq(seen, 1);
+  /* and the vertex orders' table, empty */
+  TuneOrder o;
+  ck_assert_int_eq(tune_db_orders(db, &k, &o, 1, &diag), 0);
   tune_db_close(db);
   sqlite3 *s;
   sqlite3_open(path, &s);
@@ -341,6 +380,7 @@ int main(void) {
   tcase_add_test(tc, newer_schema_refused);
   tcase_add_test(tc, negative_schema_refused);
   tcase_add_test(tc, older_schema_migrated);
+  tcase_add_test(tc, orders_round_trip);
   tcase_add_test(tc, killed_writer_leaves_whole_rows);
   suite_add_tcase(s, tc);
   return tu_run(s);

@@ -113,6 +113,11 @@ typedef struct GopcAssigns {
 enum { GOPC_GO_ON = -1 };
 
 int gopc_parse(const GopcArgs *a, int argc, char **argv);
+/* The width of a row: the product of the extents given (H x C for GAT's
+ * attention), as the Python package asks (operator.py); 0 with none. The
+ * key under which gopc run looks up, and gopc tune --orders stores, a
+ * measured vertex order. */
+int64_t gopc_row_width(const GopcAssigns *dims);
 /* Prints `PREFIX MESSAGE`, a blank line and the usage on stderr; returns
  * GOPC_EXIT_USAGE. */
 int gopc_usage_error(const GopcArgs *a, const char *fmt, ...)

@@ -126,3 +126,13 @@ int gopc_parse(const GopcArgs *a, int argc, char **argv) {
   }
   return GOPC_GO_ON;
 }
+
+int64_t gopc_row_width(const GopcAssigns *dims) {
+  int64_t F = 0;
+  for (int i = 0; i < dims->n; i++) {
+    int64_t n = 0;
+    if (gopc_parse_i64(dims->item[i].value, &n) && n > 0 && n <= INT32_MAX)
+      F = !F ? n : F > INT32_MAX / n ? INT32_MAX : F * n;
+  }
+  return F;
+}

@@ -60,7 +60,10 @@ static const char *usage_run =
     "                   (default 3 and 20; the median is reported)\n"
     "  --reorder M      renumber the graph's vertices first (none, degree, rcm,\n"
     "                   metis[:PARTS], community, auto; docs/reordering.md):\n"
-    "                   inputs and outputs stay in the graph's own order\n"
+    "                   inputs and outputs stay in the graph's own order; auto\n"
+    "                   takes the order the tuning database measured fastest\n"
+    "                   for the operator (gopc tune --orders), else GNNAdvisor's\n"
+    "                   AES rule\n"
     "With a GPU, prints the median time, the achieved GB/s over the fewest\n"
     "bytes the operator must move, and that as a fraction of the measured\n"
     "device-to-device copy bandwidth; without one, runs on the interpreter.\n";
@@ -228,12 +231,34 @@ static const GopcAssign *find_assign(GopcAssigns *list, const char *name) {
   return NULL;
 }
 
+/* The tuning database: --db, else $GOP_TUNE_DB, else none. */
+static const char *run_db(const RunOpts *o) {
+  const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
+  return db && *db ? db : NULL;
+}
+
 /* The graph of --graph, reordered by --reorder (with a line that says
- * how); NULL after the diagnostics. */
-static GopGraph *open_graph(GopContext *ctx, const RunOpts *o) {
+ * how); NULL after the diagnostics. With --reorder auto and `op` (not a
+ * pack's), the order the tuning database measured fastest for it (gopc
+ * tune --orders) comes first, GNNAdvisor's AES rule where it has none. */
+static GopGraph *open_graph(GopContext *ctx, const RunOpts *o, const GopOp *op) {
   GopGraph *g = gop_graph_open(ctx, o->graph);
   if (!g || !o->reorder) return g;
-  GopGraph *r = gop_graph_reorder(ctx, g, o->reorder);
+  const char *method = o->reorder;
+  if (op && strcmp(method, "auto") == 0 && run_db(o)) {
+    GopOrderChoice oc;
+    int found = gop_choose_order(op, g, gopc_row_width(&o->dims), run_db(o), &oc);
+    if (found < 0) return NULL;
+    if (found) {
+      printf("vertex order: %s, the fastest of %d measured in the tuning database (%.4f ms",
+             strcmp(oc.order, "none") ? oc.order : "the graph's own", oc.orders, oc.time_ms);
+      if (oc.own_ms > 0 && strcmp(oc.order, "none")) printf("; its own order %.4f ms", oc.own_ms);
+      printf(")\n");
+      if (strcmp(oc.order, "none") == 0) return g;
+      method = oc.order;
+    }
+  }
+  GopGraph *r = gop_graph_reorder(ctx, g, method);
   if (!r) return NULL;
   GopGraphInfo a, b;
   gop_graph_info(g, &a);
@@ -248,7 +273,7 @@ static GopGraph *open_graph(GopContext *ctx, const RunOpts *o) {
 static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
   *status = GOPC_EXIT_INPUT;
   if (o->pack) {
-    GopGraph *g = open_graph(ctx, o);
+    GopGraph *g = open_graph(ctx, o, NULL);
     GopRun *r = g ? gop_run_from_pack(ctx, o->pack, g) : NULL;
     if (r) gop_run_set_device(r, GOP_DEVICE_GPU);
     return r;
@@ -276,7 +301,7 @@ static GopRun *make_run(GopContext *ctx, RunOpts *o, int *status) {
     *status = GOPC_EXIT_USAGE;
     return NULL;
   }
-  GopGraph *g = open_graph(ctx, o);
+  GopGraph *g = open_graph(ctx, o, op);
   if (!g) return NULL;
   GopRun *r = gop_run_new(ctx, op, g);
   if (!r) return NULL;
@@ -356,17 +381,8 @@ static int run_operator(GopContext *ctx, RunOpts *o) {
    * cost model's. */
   GopScheduleChoice choice, *chosen = NULL;
   if (!o->pack && !o->compile.schedule) {
-    const char *db = o->db ? o->db : getenv("GOP_TUNE_DB");
-    /* the width of a row: the product of the operator's extents (H x C
-     * for GAT's attention), as the Python package asks (operator.py) */
-    int64_t F = 0;
-    for (int i = 0; i < o->dims.n; i++) {
-      int64_t n = 0;
-      if (gopc_parse_i64(o->dims.item[i].value, &n) && n > 0 && n <= INT32_MAX)
-        F = !F ? n : F > INT32_MAX / n ? INT32_MAX : F * n;
-    }
-    int rc = gop_choose_schedule(gop_run_op(r), gop_run_graph(r), F, db && *db ? db : NULL,
-                                 &choice);
+    int rc = gop_choose_schedule(gop_run_op(r), gop_run_graph(r), gopc_row_width(&o->dims),
+                                 run_db(o), &choice);
     if (rc < 0) return GOPC_EXIT_INPUT;
     chosen = &choice;
     if (rc == 0) { /* GOP_NO_SCHEDULE: no candidate, the default mapping */

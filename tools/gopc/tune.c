@@ -3,6 +3,7 @@
  *
  *   gopc tune FILE|stdlib:OP [--op NAME] --graph G --F 64 [--budget-s 30]
  *             [--top 5] [--max N] [--db FILE] [--warmup N] [--reps N]
+ *             [--orders none,rcm,...]
  *   gopc tune --train [--db FILE]
  *   gopc tune --evaluate [--db FILE]
  *   gopc tune --import-csv CSV... --gpu NAME --cc 90 [--datasets DIR] [--db FILE]
@@ -23,12 +24,13 @@
 
 #include "gopc.h"
 
-enum { EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16 };
+enum { EXIT_INTERRUPTED = 130, MAX_DIMS = 32, MAX_CSV = 16, MAX_ORDERS = 8 };
 
 static const char *usage_tune =
     "usage: gopc tune FILE [--op NAME] --graph G --F N [--dim NAME=N]... [--budget-s S]\n"
     "                 [--top K] [--max N] [--db FILE] [--warmup N] [--reps N]\n"
     "                 [--target sm_XX] [--check-edges N] [--grad X[,W]] [--dtype T]\n"
+    "                 [--orders O,O,...]\n"
     "       gopc tune --train [--db FILE]\n"
     "       gopc tune --evaluate [--db FILE]\n"
     "       gopc tune --import-csv CSV... --gpu NAME --cc N [--datasets DIR] [--db FILE]\n"
@@ -42,6 +44,10 @@ static const char *usage_tune =
     "                   instead (gopc grad); X,W: the joint one (gopc grad --joint)\n"
     "  --dtype T        tune the operator instantiated in T (f16, bf16, f32, f64;\n"
     "                   gopc run --dtype); the database keys it by T\n"
+    "  --orders O,...   tune on the graph renumbered by each vertex order (none,\n"
+    "                   degree, rcm, metis[:PARTS], community; up to 8), the budget\n"
+    "                   shared; each order's best is stored with --db, where\n"
+    "                   gopc run --reorder auto finds the fastest\n"
     "  --budget-s S     stop measuring after S seconds (default 30)\n"
     "  --top K          schedules printed (default 5)\n"
     "  --max N          measure at most N candidates (default: every legal point)\n"
@@ -63,6 +69,9 @@ static const char *usage_tune =
 
 typedef struct TuneArgs {
   const char *file, *op, *graph, *db, *target, *gpu, *datasets, *grad, *dtype;
+  char orders[MAX_ORDERS][32]; /* --orders, split */
+  int norders;
+  const char *orders_arg;
   GopcAssigns dims; /* --dim NAME=N and --NAME N */
   const char *csv[MAX_CSV];
   int ncsv;
@@ -92,6 +101,37 @@ static int tune_extent(const GopcArgs *args, const char *flag, char *value) {
   return 0;
 }
 
+/* --orders O,O,...: each a vertex order gop_graph_reorder takes, or none
+ * (the graph's own); auto is refused (it picks an order, it is not one),
+ * and so is an order named twice. */
+static int split_orders(const GopcArgs *args, TuneArgs *a) {
+  const char *s = a->orders_arg;
+  for (;;) {
+    size_t n = strcspn(s, ",");
+    if (n == 0) return gopc_usage_error(args, "--orders %s: an empty order", a->orders_arg);
+    if (a->norders == MAX_ORDERS)
+      return gopc_usage_error(args, "--orders %s: at most %d orders", a->orders_arg, MAX_ORDERS);
+    if (n >= sizeof a->orders[0])
+      return gopc_usage_error(args, "--orders: '%.*s' is not an order", (int)n, s);
+    char *o = a->orders[a->norders];
+    memcpy(o, s, n);
+    o[n] = 0;
+    const char *why = !strcmp(o, "none") ? NULL
+                      : !strcmp(o, "auto") ? "auto picks an order by a rule; name the orders "
+                                             "to measure (none, degree, rcm, metis, community)"
+                                           : gop_reorder_method_problem(o);
+    if (why && strstr(why, "unknown method"))
+      why = "unknown order: choose none, degree, rcm, metis[:PARTS] or community";
+    if (why) return gopc_usage_error(args, "--orders: %s: %s", o, why);
+    for (int i = 0; i < a->norders; i++)
+      if (!strcmp(a->orders[i], o))
+        return gopc_usage_error(args, "--orders %s: %s named twice", a->orders_arg, o);
+    a->norders++;
+    if (!s[n]) return GOPC_GO_ON;
+    s += n + 1;
+  }
+}
+
 /* GOPC_GO_ON, or the exit status (0 after --help). */
 static int parse(int argc, char **argv, TuneArgs *a) {
   a->budget_s = 30;
@@ -106,6 +146,7 @@ static int parse(int argc, char **argv, TuneArgs *a) {
       {"--op", GOPC_STRING, .dest = &a->op},
       {"--grad", GOPC_STRING, .dest = &a->grad},
       {"--dtype", GOPC_STRING, .dest = &a->dtype},
+      {"--orders", GOPC_STRING, .dest = &a->orders_arg},
       {"--graph", GOPC_STRING, .dest = &a->graph},
       {"--db", GOPC_STRING, .dest = &a->db},
       {"--target", GOPC_STRING, .dest = &a->target},
@@ -136,9 +177,9 @@ static int parse(int argc, char **argv, TuneArgs *a) {
     if (env && *env) a->db = env;
   }
   if (modes == 1) {
-    if (a->file || a->graph || a->dims.n || a->op || a->grad)
+    if (a->file || a->graph || a->dims.n || a->op || a->grad || a->orders_arg)
       return gopc_usage_error(&args, "--train, --evaluate and --import-csv take no FILE, "
-                                     "--op, --graph or extents");
+                                     "--op, --graph, --orders or extents");
     if (!a->db)
       return gopc_usage_error(&args, "this needs the database: --db FILE (or $GOP_TUNE_DB)");
     if (a->import && (!a->gpu || !*a->gpu || a->cc <= 0))
@@ -152,7 +193,7 @@ static int parse(int argc, char **argv, TuneArgs *a) {
     return gopc_usage_error(&args, "--gpu, --cc and --datasets go with --import-csv");
   if (!a->file) return gopc_usage_error(&args, "tune needs a file (or stdlib:NAME)");
   if (!a->graph) return gopc_usage_error(&args, "tune needs --graph G");
-  return GOPC_GO_ON;
+  return a->orders_arg ? split_orders(&args, a) : GOPC_GO_ON;
 }
 
 /* ---- Ctrl-C ---- */
@@ -226,6 +267,73 @@ static int import(const TuneArgs *a) {
   return status;
 }
 
+/* One tune of `op` on `g` (the budget divided by `shares`): prints its
+ * table, sets *best_ms and best (0 and "" when nothing was verified) and
+ * *stopped after Ctrl-C. 0, or the exit status. */
+static int tune_one(GopContext *ctx, const TuneArgs *a, GopOp *op, GopGraph *g, int shares,
+                    bool *stopped, double *best_ms, char best[128]) {
+  GopRun *r = gop_run_new(ctx, op, g);
+  if (!r) return GOPC_EXIT_INPUT;
+  for (int i = 0; i < a->dims.n; i++) {
+    int64_t v = 0;
+    gopc_parse_i64(a->dims.item[i].value, &v); /* checked by the caller */
+    if (gop_run_set_extent(r, a->dims.item[i].name, v) != 0) return GOPC_EXIT_USAGE;
+  }
+  GopTuneOptions o = {.budget_s = a->budget_s / shares,
+                      .max_candidates = (int)a->max,
+                      .warmup = (int)a->warmup,
+                      .reps = (int)a->reps,
+                      .db_path = a->db,
+                      .target = a->target,
+                      .check_edges = a->have_check_edges ? (a->check_edges ? a->check_edges : -1)
+                                                         : 0,
+                      .stop = &interrupted,
+                      .progress = gop_tune_progress_print,
+                      .progress_ctx = stderr};
+  GopTuneReport rep;
+  int rc = gop_tune(r, &o, &rep);
+  if (rc != 0 && rep.gpu_status) return rep.gpu_status; /* 3 or 4: said already */
+  if (rep.tried > 0 || rc == 0) {
+    GopGraphInfo gi;
+    gop_graph_info(g, &gi);
+    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 ")%s%s\n", gop_op_name(op), a->graph,
+           gi.num_vertices, gi.num_edges, a->db ? ", database " : "", a->db ? a->db : "");
+    gop_tune_print(&rep, (int)a->top, stdout);
+  }
+  *stopped = rep.interrupted;
+  if (rep.nentries > 0 && rep.entries[0].status == GOP_TUNE_OK) {
+    *best_ms = rep.entries[0].median_ms;
+    snprintf(best, 128, "%s", rep.entries[0].schedule);
+  }
+  return rc != 0 ? GOPC_EXIT_INPUT : 0;
+}
+
+/* --orders: each order's best, fastest first, against the graph's own. */
+static void print_orders(const TuneArgs *a, const double *best_ms, char best[][128]) {
+  int idx[MAX_ORDERS], n = 0;
+  double own = 0;
+  for (int k = 0; k < a->norders; k++) {
+    if (!strcmp(a->orders[k], "none")) own = best_ms[k];
+    if (best_ms[k] <= 0) continue;
+    int j = n++;
+    while (j > 0 && best_ms[idx[j - 1]] > best_ms[k]) idx[j] = idx[j - 1], j--;
+    idx[j] = k;
+  }
+  printf("vertex orders, fastest first:\n");
+  for (int j = 0; j < n; j++) {
+    int k = idx[j];
+    printf("  %-14s %.4f ms  %s", a->orders[k], best_ms[k], best[k]);
+    if (own > 0 && strcmp(a->orders[k], "none")) printf("  (%.2fx the graph's own order)",
+                                                        own / best_ms[k]);
+    printf("\n");
+  }
+  for (int k = 0; k < a->norders; k++)
+    if (best_ms[k] <= 0) printf("  %-14s nothing verified\n", a->orders[k]);
+  if (n && a->db)
+    printf("stored in %s: gopc run --reorder auto --db %s takes %s\n", a->db, a->db,
+           a->orders[idx[0]]);
+}
+
 static int tune(const TuneArgs *a) {
   GopContext *ctx = gop_context_new();
   gop_set_diagnostic_stream(ctx, stderr);
@@ -265,50 +373,46 @@ static int tune(const TuneArgs *a) {
   }
   GopGraph *g = gop_graph_open(ctx, a->graph);
   if (!g) goto done;
-  GopRun *r = gop_run_new(ctx, op, g);
-  if (!r) goto done;
-  for (int i = 0; i < a->dims.n; i++) {
-    const GopcAssign *d = &a->dims.item[i];
+  for (int i = 0; i < a->dims.n; i++) { /* checked once, before any order */
     int64_t v;
-    if (!gopc_parse_i64(d->value, &v)) {
-      fprintf(stderr, "gopc: error: --%s %s: not an integer\n", d->name, d->value);
-      status = GOPC_EXIT_USAGE;
-      goto done;
-    }
-    if (gop_run_set_extent(r, d->name, v) != 0) {
+    if (!gopc_parse_i64(a->dims.item[i].value, &v)) {
+      fprintf(stderr, "gopc: error: --%s %s: not an integer\n", a->dims.item[i].name,
+              a->dims.item[i].value);
       status = GOPC_EXIT_USAGE;
       goto done;
     }
   }
+  /* Without --orders, one tune on the graph as it is; with it, one per
+   * order on the graph so renumbered, the budget shared. */
+  int norders = a->norders ? a->norders : 1;
+  double best_ms[MAX_ORDERS] = {0};
+  char best[MAX_ORDERS][128] = {{0}};
   struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND}, old;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
-  GopTuneOptions o = {.budget_s = a->budget_s,
-                      .max_candidates = (int)a->max,
-                      .warmup = (int)a->warmup,
-                      .reps = (int)a->reps,
-                      .db_path = a->db,
-                      .target = a->target,
-                      .check_edges = a->have_check_edges ? (a->check_edges ? a->check_edges : -1)
-                                                         : 0,
-                      .stop = &interrupted,
-                      .progress = gop_tune_progress_print,
-                      .progress_ctx = stderr};
-  GopTuneReport rep;
-  int rc = gop_tune(r, &o, &rep);
+  bool stopped = false;
+  status = 0;
+  for (int k = 0; k < norders && !stopped && status == 0; k++) {
+    const char *order = a->norders ? a->orders[k] : NULL;
+    GopGraph *gk = g;
+    if (order && strcmp(order, "none") != 0) {
+      if (!(gk = gop_graph_reorder(ctx, g, order))) {
+        status = GOPC_EXIT_INPUT;
+        break;
+      }
+      printf("order %s: renumbered in %.3f s\n", order, gop_graph_reorder_seconds(gk));
+    } else if (order) {
+      printf("order none: the graph's own\n");
+    }
+    status = tune_one(ctx, a, op, gk, norders, &stopped, &best_ms[k], best[k]);
+    if (status == 0 && order && best_ms[k] > 0 && a->db &&
+        gop_tune_store_order(op, g, gopc_row_width(&a->dims), a->db, order, best[k],
+                             best_ms[k]) != 0)
+      status = GOPC_EXIT_INPUT;
+  }
   sigaction(SIGINT, &old, NULL);
-  if (rc != 0 && rep.gpu_status) {
-    status = rep.gpu_status; /* 3 or 4: the message is out already */
-    goto done;
-  }
-  if (rep.tried > 0 || rc == 0) {
-    GopGraphInfo gi;
-    gop_graph_info(g, &gi);
-    printf("%s on %s (|V| %" PRId64 ", |E| %" PRId64 ")%s%s\n", gop_op_name(op), a->graph,
-           gi.num_vertices, gi.num_edges, a->db ? ", database " : "", a->db ? a->db : "");
-    gop_tune_print(&rep, (int)a->top, stdout);
-  }
-  status = rc != 0 ? GOPC_EXIT_INPUT : rep.interrupted ? EXIT_INTERRUPTED : 0;
+  if (a->norders && status == 0) print_orders(a, best_ms, best);
+  if (status == 0 && stopped) status = EXIT_INTERRUPTED;
 done:
   gop_context_free(ctx);
   return status;
