@@ -134,6 +134,11 @@ static int inspect(const char *path, Diag *d) {
     read = pragma_int(db, "PRAGMA application_id", &app) == 0 &&
            pragma_int(db, "PRAGMA user_version", &version) == 0 &&
            pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) == 0;
+    /* a damaged file is not a busy one: say so now, not after two
+     * seconds of retries (what held tests/fuzz/fuzz_tunedb to about one
+     * input a second) */
+    int code = read ? SQLITE_OK : sqlite3_errcode(db) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) break;
   }
   int rc = -1;
   if (!read) {
