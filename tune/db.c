@@ -123,6 +123,7 @@ static int inspect(const char *path, Diag *d) {
   sqlite3 *db = NULL;
   int64_t app = 0, version = 0, tables = 0;
   bool read = false;
+  int damaged = 0;
   for (int attempt = 0; attempt < 40 && !read; attempt++) {
     if (db) {
       sqlite3_close(db);
@@ -134,11 +135,11 @@ static int inspect(const char *path, Diag *d) {
     read = pragma_int(db, "PRAGMA application_id", &app) == 0 &&
            pragma_int(db, "PRAGMA user_version", &version) == 0 &&
            pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) == 0;
-    /* a damaged file is not a busy one: say so now, not after two
-     * seconds of retries (what held tests/fuzz/fuzz_tunedb to about one
-     * input a second) */
+    /* a damaged file is not a busy one: after three looks (in case a
+     * writer was caught mid-page) say so, not after two seconds of retries
+     * (what held tests/fuzz/fuzz_tunedb to about one input a second) */
     int code = read ? SQLITE_OK : sqlite3_errcode(db) & 0xff;
-    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) break;
+    if ((code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && ++damaged == 3) break;
   }
   int rc = -1;
   if (!read) {
