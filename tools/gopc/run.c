@@ -245,8 +245,8 @@ static GopGraph *open_graph(GopContext *ctx, const RunOpts *o, const GopOp *op) 
   GopGraph *g = gop_graph_open(ctx, o->graph);
   if (!g || !o->reorder) return g;
   const char *method = o->reorder;
+  GopOrderChoice oc; /* method may point into it */
   if (op && strcmp(method, "auto") == 0 && run_db(o)) {
-    GopOrderChoice oc;
     int found = gop_choose_order(op, g, gopc_row_width(&o->dims), run_db(o), &oc);
     if (found < 0) return NULL;
     if (found) {
