@@ -470,6 +470,27 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
   ASSERT_OUTPUT_HAS("tuning database: the vertex order 'rcm; rm -rf' stored for copy_u_sum on "
                     "this graph is not one gop takes");
   ASSERT_OUTPUT_HAS(db);
+
+  /* gopc tune --orders on the stand-in driver: a tune per order, each on
+   * its renumbering; its launches compute nothing, so no candidate is
+   * verified, each order says so and none is stored */
+  char db2[512];
+  snprintf(db2, sizeof db2, "%s/orders2.db", tu_tmpdir());
+  unlink(db2);
+  snprintf(args, sizeof args,
+           "tune stdlib:copy_u_sum --graph %s --F 2 --orders none,rcm,degree --max 2 "
+           "--budget-s 3 --reps 1 --db '%s'", tiny(), db2);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ASSERT_OUTPUT_HAS("order none: the graph's own\n");
+  ASSERT_OUTPUT_HAS("order rcm: renumbered in ");
+  ASSERT_OUTPUT_HAS("order degree: renumbered in ");
+  ASSERT_OUTPUT_HAS("vertex orders, fastest first:\n");
+  ASSERT_OUTPUT_HAS("  rcm            nothing verified\n");
+  ctx = gop_context_new();
+  op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  g = gop_graph_open(ctx, tiny());
+  ck_assert_int_eq(gop_choose_order(op, g, 2, db2, &oc), 0);
+  gop_context_free(ctx);
   unsetenv("GOP_CUDA_LIBRARY");
 }
 END_TEST
