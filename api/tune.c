@@ -173,14 +173,27 @@ static void op_key(const GopOp *op, const TuneOpShape *shape, const TuneGraphSig
                    .compiler = GOP_VERSION};
 }
 
-/* NULL if `order` may be stored as a measured vertex order ("none", or a
- * method gop_graph_reorder takes other than "auto", which picks one), else
- * what is wrong with it. */
-static const char *order_problem(const char *order) {
-  if (!order || !*order) return "no order named";
+/* The key of `op` on `g` at width F on the GPU found (there is one). */
+static void order_key(const GopOp *op, const GopGraph *g, int64_t F, TuneKey *key) {
+  TuneGraphSig sig;
+  tune_graph_sig(g->rt, &sig);
+  TuneOpShape shape;
+  tune_op_shape(op->ir, &shape);
+  op_key(op, &shape, &sig, F, true, key);
+}
+
+static bool measured_ms(double ms) { return ms > 0 && isfinite(ms); }
+
+const char *gop_vertex_order_problem(const char *order) {
+  if (!order || !*order) return "an empty order";
+  if (strcmp(order, "none") == 0) return NULL;
   if (strcmp(order, "auto") == 0)
-    return "auto is not an order but a rule that picks one; name the orders to measure";
-  return strcmp(order, "none") == 0 ? NULL : gop_reorder_method_problem(order);
+    return "auto picks an order by a rule; name the orders to measure (none, degree, rcm, "
+           "metis, community)";
+  const char *why = gop_reorder_method_problem(order);
+  return why && strstr(why, "unknown method")
+             ? "unknown order: choose none, degree, rcm, metis[:PARTS] or community"
+             : why;
 }
 
 int gop_tune_store_order(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
@@ -192,12 +205,12 @@ int gop_tune_store_order(const GopOp *op, const GopGraph *g, int64_t F, const ch
     return -1;
   }
   GopContext *ctx = op->module->ctx;
-  const char *why = order_problem(order);
+  const char *why = gop_vertex_order_problem(order);
   if (why) {
     ir_error(&ctx->diag, api_loc, "vertex order '%s': %s", order ? order : "", why);
     return -1;
   }
-  if (!(time_ms > 0) || !isfinite(time_ms)) {
+  if (!measured_ms(time_ms)) {
     ir_error(&ctx->diag, api_loc, "vertex order %s: a time of %g ms is not a measurement",
              order, time_ms);
     return -1;
@@ -207,12 +220,8 @@ int gop_tune_store_order(const GopOp *op, const GopGraph *g, int64_t F, const ch
              "that measured it");
     return -1;
   }
-  TuneGraphSig sig;
-  tune_graph_sig(g->rt, &sig);
-  TuneOpShape shape;
-  tune_op_shape(op->ir, &shape);
   TuneKey key;
-  op_key(op, &shape, &sig, F, true, &key);
+  order_key(op, g, F, &key);
   TuneOrder o = {.time_ms = time_ms};
   snprintf(o.order, sizeof o.order, "%s", order);
   snprintf(o.schedule, sizeof o.schedule, "%s", schedule);
@@ -238,12 +247,8 @@ int gop_choose_order(const GopOp *op, const GopGraph *g, int64_t F, const char *
     tune_db_close(db);
     return 0;
   }
-  TuneGraphSig sig;
-  tune_graph_sig(g->rt, &sig);
-  TuneOpShape shape;
-  tune_op_shape(op->ir, &shape);
   TuneKey key;
-  op_key(op, &shape, &sig, F, true, &key);
+  order_key(op, g, F, &key);
   enum { MAX_ORDERS = 64 };
   TuneOrder orders[MAX_ORDERS];
   int n = tune_db_orders(db, &key, orders, MAX_ORDERS, &ctx->diag);
@@ -251,8 +256,8 @@ int gop_choose_order(const GopOp *op, const GopGraph *g, int64_t F, const char *
   if (n <= 0) return n;
   int kept = n < MAX_ORDERS ? n : MAX_ORDERS;
   for (int i = 0; i < kept; i++) { /* the file is the user's: check what it says */
-    const char *why = order_problem(orders[i].order);
-    if (!why && !(orders[i].time_ms > 0 && isfinite(orders[i].time_ms)))
+    const char *why = gop_vertex_order_problem(orders[i].order);
+    if (!why && !measured_ms(orders[i].time_ms))
       why = "its time is not a positive number of milliseconds";
     if (why) {
       ir_error(&ctx->diag, (Loc){db_path, 0, 0},

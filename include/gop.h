@@ -682,6 +682,11 @@ typedef struct GopOrderChoice {
                           order was not measured) */
   int orders;          /* orders measured */
 } GopOrderChoice;
+/* NULL if `order` may be measured and stored (gopc tune --orders,
+ * gop_tune_store_order): "none" (the graph's own) or a method
+ * gop_graph_reorder takes other than "auto" (a rule that picks an order),
+ * else what is wrong with it (a constant string). */
+const char *gop_vertex_order_problem(const char *order);
 /* The order the tuning database `db_path` measured fastest for `op` on `g`
  * (in its own order) at width F (as gop_choose_schedule's key) on the GPU
  * found: 1 with *out filled; 0 when the database holds no order for that

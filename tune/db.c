@@ -256,6 +256,19 @@ static void bind_key(sqlite3_stmt *st, const TuneKey *k) {
   sqlite3_bind_text(st, 12, k->compiler ? k->compiler : "", -1, SQLITE_TRANSIENT);
 }
 
+/* `sql` prepared with `k` bound to ?1..?12 (key_where's or an insert's
+ * first columns); NULL after reporting "cannot WHAT". */
+static sqlite3_stmt *prepare_keyed(TuneDb *t, const char *sql, const TuneKey *k,
+                                   const char *what, Diag *d) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_error(d, t->path, what, t->db);
+    return NULL;
+  }
+  bind_key(st, k);
+  return st;
+}
+
 /* Records the operator's shape under its hash (the same hash, the same
  * IR, the same shape: a repeat replaces the row with itself). Inside the
  * caller's transaction. */
@@ -290,18 +303,16 @@ int tune_db_put(TuneDb *t, const TuneKey *k, const TuneRecord *r, Diag *d) {
       "atomic_scalars, kernels, mapping) VALUES "
       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
       "?20, ?21)";
-  sqlite3_stmt *st = NULL;
   if (exec(t, "BEGIN IMMEDIATE", d) != 0) return -1;
   if (k->shape && put_op(t, k, d) != 0) {
     exec(t, "ROLLBACK", d);
     return -1;
   }
-  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
-    db_error(d, t->path, "cannot store", t->db);
+  sqlite3_stmt *st = prepare_keyed(t, sql, k, "cannot store", d);
+  if (!st) {
     exec(t, "ROLLBACK", d);
     return -1;
   }
-  bind_key(st, k);
   sqlite3_bind_text(st, 13, r->schedule, -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(st, 14, r->time_ms);
   sqlite3_bind_double(st, 15, r->gbps);
@@ -337,12 +348,8 @@ int tune_db_get_best(TuneDb *t, const TuneKey *k, TuneRecord *out, Diag *d) {
            "SELECT schedule, time_ms, gbps, bound_fraction, measured_at FROM tuning "
            "WHERE %s ORDER BY time_ms, id LIMIT 1",
            key_where);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
-    db_error(d, t->path, "cannot look up", t->db);
-    return -1;
-  }
-  bind_key(st, k);
+  sqlite3_stmt *st = prepare_keyed(t, sql, k, "cannot look up", d);
+  if (!st) return -1;
   int rc = sqlite3_step(st), found = 0;
   if (rc == SQLITE_ROW) {
     read_record(st, 0, out);
@@ -360,12 +367,8 @@ int tune_db_put_order(TuneDb *t, const TuneKey *k, const TuneOrder *o, Diag *d) 
       "INSERT INTO orders (op_hash, F, dtype, nv, ne, deg_mean, deg_std, deg_max, aes, gpu, cc, "
       "compiler, vertex_order, schedule, time_ms, measured_at) VALUES "
       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
-    db_error(d, t->path, "cannot store the vertex order", t->db);
-    return -1;
-  }
-  bind_key(st, k);
+  sqlite3_stmt *st = prepare_keyed(t, sql, k, "cannot store the vertex order", d);
+  if (!st) return -1;
   sqlite3_bind_text(st, 13, o->order, -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 14, o->schedule, -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(st, 15, o->time_ms);
@@ -386,12 +389,8 @@ int tune_db_orders(TuneDb *t, const TuneKey *k, TuneOrder *out, int max, Diag *d
            "SELECT vertex_order, schedule, MIN(time_ms) AS best FROM orders WHERE %s "
            "GROUP BY vertex_order ORDER BY best, vertex_order",
            key_where);
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK) {
-    db_error(d, t->path, "cannot look up the vertex orders", t->db);
-    return -1;
-  }
-  bind_key(st, k);
+  sqlite3_stmt *st = prepare_keyed(t, sql, k, "cannot look up the vertex orders", d);
+  if (!st) return -1;
   int n = 0, rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     if (n++ >= max) continue; /* counted, not kept */

@@ -101,9 +101,8 @@ static int tune_extent(const GopcArgs *args, const char *flag, char *value) {
   return 0;
 }
 
-/* --orders O,O,...: each a vertex order gop_graph_reorder takes, or none
- * (the graph's own); auto is refused (it picks an order, it is not one),
- * and so is an order named twice. */
+/* --orders O,O,...: each one gop_vertex_order_problem accepts (none, or a
+ * vertex order gop_graph_reorder takes other than auto), none twice. */
 static int split_orders(const GopcArgs *args, TuneArgs *a) {
   const char *s = a->orders_arg;
   for (;;) {
@@ -116,12 +115,7 @@ static int split_orders(const GopcArgs *args, TuneArgs *a) {
     char *o = a->orders[a->norders];
     memcpy(o, s, n);
     o[n] = 0;
-    const char *why = !strcmp(o, "none") ? NULL
-                      : !strcmp(o, "auto") ? "auto picks an order by a rule; name the orders "
-                                             "to measure (none, degree, rcm, metis, community)"
-                                           : gop_reorder_method_problem(o);
-    if (why && strstr(why, "unknown method"))
-      why = "unknown order: choose none, degree, rcm, metis[:PARTS] or community";
+    const char *why = gop_vertex_order_problem(o);
     if (why) return gopc_usage_error(args, "--orders: %s: %s", o, why);
     for (int i = 0; i < a->norders; i++)
       if (!strcmp(a->orders[i], o))
@@ -267,18 +261,16 @@ static int import(const TuneArgs *a) {
   return status;
 }
 
-/* One tune of `op` on `g` (the budget divided by `shares`): prints its
- * table, sets *best_ms and best (0 and "" when nothing was verified) and
- * *stopped after Ctrl-C. 0, or the exit status. */
-static int tune_one(GopContext *ctx, const TuneArgs *a, GopOp *op, GopGraph *g, int shares,
-                    bool *stopped, double *best_ms, char best[128]) {
+/* One tune of `op` on `g` with the extents a->dims names at `values` (the
+ * budget divided by `shares`): prints its table, sets *best_ms and best (0
+ * and "" when nothing was verified) and *stopped after Ctrl-C. 0, or the
+ * exit status. */
+static int tune_one(GopContext *ctx, const TuneArgs *a, const int64_t *values, GopOp *op,
+                    GopGraph *g, int shares, bool *stopped, double *best_ms, char best[128]) {
   GopRun *r = gop_run_new(ctx, op, g);
   if (!r) return GOPC_EXIT_INPUT;
-  for (int i = 0; i < a->dims.n; i++) {
-    int64_t v = 0;
-    gopc_parse_i64(a->dims.item[i].value, &v); /* checked by the caller */
-    if (gop_run_set_extent(r, a->dims.item[i].name, v) != 0) return GOPC_EXIT_USAGE;
-  }
+  for (int i = 0; i < a->dims.n; i++)
+    if (gop_run_set_extent(r, a->dims.item[i].name, values[i]) != 0) return GOPC_EXIT_USAGE;
   GopTuneOptions o = {.budget_s = a->budget_s / shares,
                       .max_candidates = (int)a->max,
                       .warmup = (int)a->warmup,
@@ -373,9 +365,9 @@ static int tune(const TuneArgs *a) {
   }
   GopGraph *g = gop_graph_open(ctx, a->graph);
   if (!g) goto done;
-  for (int i = 0; i < a->dims.n; i++) { /* checked once, before any order */
-    int64_t v;
-    if (!gopc_parse_i64(a->dims.item[i].value, &v)) {
+  int64_t values[MAX_DIMS]; /* read once, before any order */
+  for (int i = 0; i < a->dims.n; i++) {
+    if (!gopc_parse_i64(a->dims.item[i].value, &values[i])) {
       fprintf(stderr, "gopc: error: --%s %s: not an integer\n", a->dims.item[i].name,
               a->dims.item[i].value);
       status = GOPC_EXIT_USAGE;
@@ -404,7 +396,7 @@ static int tune(const TuneArgs *a) {
     } else if (order) {
       printf("order none: the graph's own\n");
     }
-    status = tune_one(ctx, a, op, gk, norders, &stopped, &best_ms[k], best[k]);
+    status = tune_one(ctx, a, values, op, gk, norders, &stopped, &best_ms[k], best[k]);
     if (status == 0 && order && best_ms[k] > 0 && a->db &&
         gop_tune_store_order(op, g, gopc_row_width(&a->dims), a->db, order, best[k],
                              best_ms[k]) != 0)
