@@ -14,7 +14,9 @@
  *    interpreter's output on the same graph and inputs;
  *  - on larger graphs, where the interpreter takes minutes, each candidate
  *    is first run on a proxy graph (R-MAT, 2^12 vertices, 32K edges,
- *    skewed) and checked against the interpreter there, then its output
+ *    skewed; its edges numbered in CSR order when the graph's are, since
+ *    the candidates are compiled for the graph's edge order) and checked
+ *    against the interpreter there, then its output
  *    on the real graph is compared with the anchor's: the first candidate
  *    that passed both. The anchor itself is checked on the proxy graph
  *    only, so a bug that shows only at scale and hits every candidate the
@@ -273,6 +275,17 @@ static int by_outcome_then_time(const void *a, const void *b) {
 
 static bool stop_requested(const TuneJob *job) { return job->stop && *job->stop; }
 
+/* The proxy graph a large graph's candidates are first checked on: R-MAT
+ * 12/8, its edges renumbered in CSR order when g's are (a kernel compiled
+ * for g's CSR edge ids refuses a graph numbered otherwise). */
+static Graph *proxy_graph(const Graph *g, Diag *d) {
+  Graph *p = graph_open("rmat:12:8:7", d);
+  if (!p || !rt_csr_edges(g) || p->csr_edges) return p;
+  Graph *q = graph_reorder(p, "none", d);
+  graph_free(p);
+  return q;
+}
+
 RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   memset(rep, 0, sizeof *rep);
   double t_start = rt_wall_seconds();
@@ -366,7 +379,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     ref = reference(op, job->g, &job->ext, job->inputs, &ref_allow, d);
     if (!ref) status = RT_ERR;
   } else {
-    proxy = graph_open("rmat:12:8:7", d);
+    proxy = proxy_graph(job->g, d);
     proxy_in = proxy ? calloc((size_t)op->ntensors + 1, sizeof *proxy_in) : NULL;
     uint64_t state = 12345;
     for (int i = 0; proxy_in && i < op->ntensors; i++) {

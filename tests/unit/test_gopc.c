@@ -488,6 +488,15 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
   ASSERT_OUTPUT_HAS("order degree: renumbered in ");
   ASSERT_OUTPUT_HAS("vertex orders, fastest first:\n");
   ASSERT_OUTPUT_HAS("  rcm            nothing verified\n");
+  /* a graph past --check-edges is checked on the proxy graph first; a
+   * renumbered graph's edge ids are in CSR order and its candidates are
+   * compiled so: the proxy graph must be numbered alike, not refused */
+  snprintf(args, sizeof args,
+           "tune stdlib:copy_u_sum --graph %s --F 2 --orders rcm --max 2 --check-edges 1 "
+           "--budget-s 3 --reps 1 --db '%s'", tiny(), db2);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ASSERT_OUTPUT_HAS("on a proxy graph");
+  ck_assert_msg(!strstr(output, "compiled for edge ids in CSR order"), "%s", output);
   ctx = gop_context_new();
   op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
   g = gop_graph_open(ctx, tiny());
