@@ -453,6 +453,21 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
   ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
   ck_assert_ptr_null(strstr(output, "vertex order:"));
   ASSERT_OUTPUT_HAS("reordered by auto=");
+  /* none measured fastest: the graph's own vertex order with its edges
+   * numbered in CSR order, as gopc tune --orders measured it */
+  ctx = gop_context_new();
+  op = gop_module_find_op(gop_stdlib(ctx), "copy_u_sum");
+  g = gop_graph_open(ctx, tiny());
+  ck_assert_int_eq(gop_tune_store_order(op, g, 8, db, "none", "gar()", 1.0), 0);
+  ck_assert_int_eq(gop_tune_store_order(op, g, 8, db, "rcm", "gar()", 2.0), 0);
+  gop_context_free(ctx);
+  snprintf(args, sizeof args,
+           "run stdlib:copy_u_sum --graph %s --F 8 --reorder auto --db '%s' --reps 1", tiny(),
+           db);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ASSERT_OUTPUT_HAS("vertex order: the graph's own, the fastest of 2 measured in the tuning "
+                    "database (1.0000 ms)\n");
+  ASSERT_OUTPUT_HAS("reordered by none in ");
 
   /* a file that says something gop would not do */
   Diag d;
@@ -483,7 +498,7 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
            "tune stdlib:copy_u_sum --graph %s --F 2 --orders none,rcm,degree --max 2 "
            "--budget-s 3 --reps 1 --db '%s'", tiny(), db2);
   ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
-  ASSERT_OUTPUT_HAS("order none: the graph's own\n");
+  ASSERT_OUTPUT_HAS("order none: the graph's own, its edges numbered in CSR order in ");
   ASSERT_OUTPUT_HAS("order rcm: renumbered in ");
   ASSERT_OUTPUT_HAS("order degree: renumbered in ");
   ASSERT_OUTPUT_HAS("vertex orders, fastest first:\n");

@@ -254,8 +254,7 @@ static GopGraph *open_graph(GopContext *ctx, const RunOpts *o, const GopOp *op) 
              strcmp(oc.order, "none") ? oc.order : "the graph's own", oc.orders, oc.time_ms);
       if (oc.own_ms > 0 && strcmp(oc.order, "none")) printf("; its own order %.4f ms", oc.own_ms);
       printf(")\n");
-      if (strcmp(oc.order, "none") == 0) return g;
-      method = oc.order;
+      method = oc.order; /* none too: edge ids in CSR order, as it was measured */
     }
   }
   GopGraph *r = gop_graph_reorder(ctx, g, method);
