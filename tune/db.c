@@ -137,9 +137,14 @@ static int inspect(const char *path, Diag *d) {
            pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables) == 0;
     /* a damaged file is not a busy one: after three looks (in case a
      * writer was caught mid-page) say so, not after two seconds of retries
-     * (what held tests/fuzz/fuzz_tunedb to about one input a second) */
+     * (what held tests/fuzz/fuzz_tunedb to about one input a second).
+     * Damaged: not a database, corrupt, or a header SQLite refuses
+     * ("unsupported file format", SQLITE_ERROR); a creator's locks and
+     * missing shared-memory file give BUSY, LOCKED or CANTOPEN instead */
     int code = read ? SQLITE_OK : sqlite3_errcode(db) & 0xff;
-    if ((code == SQLITE_NOTADB || code == SQLITE_CORRUPT) && ++damaged == 3) break;
+    if ((code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_ERROR) &&
+        ++damaged == 3)
+      break;
   }
   int rc = -1;
   if (!read) {
@@ -170,6 +175,21 @@ static int exec(TuneDb *t, const char *sql, Diag *d) {
   if (sqlite3_exec(t->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
   ir_error(d, (Loc){t->path, 0, 0}, "tuning database: %s", msg ? msg : sqlite3_errmsg(t->db));
   sqlite3_free(msg);
+  return -1;
+}
+
+/* Puts the file in WAL mode. Switching needs the file to itself, and
+ * SQLite answers SQLITE_BUSY at once, without its busy handler, when
+ * another process opening the same new file holds a read lock (a
+ * deadlock to SQLite): tried again for up to the busy timeout, 5 s. */
+static int set_wal(TuneDb *t, Diag *d) {
+  int rc = SQLITE_BUSY;
+  for (int attempt = 0; attempt < 250 && (rc == SQLITE_BUSY || rc == SQLITE_LOCKED); attempt++) {
+    if (attempt) usleep(20000);
+    rc = sqlite3_exec(t->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL) & 0xff;
+  }
+  if (rc == SQLITE_OK) return 0;
+  db_error(d, t->path, "cannot switch to WAL mode", t->db);
   return -1;
 }
 
@@ -220,7 +240,7 @@ TuneDb *tune_db_open(const char *path, Diag *d) {
     return NULL;
   }
   sqlite3_busy_timeout(t->db, 5000);
-  if (exec(t, "PRAGMA journal_mode = WAL", d) != 0 || migrate(t, d) != 0) {
+  if (set_wal(t, d) != 0 || migrate(t, d) != 0) {
     tune_db_close(t);
     return NULL;
   }
