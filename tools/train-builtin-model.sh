@@ -29,6 +29,9 @@ runs=(
   # power-law, community, a mesh), at F = 64 and 128
   "2026-11-29-H200-choice-large-graphs/call1/gop_bench.csv.xz|NVIDIA H200|90"
   "2026-11-29-H200-choice-large-graphs/call2/gop_bench.csv.xz|NVIDIA H200|90"
+  # three more of those families (R-MAT 21/24, power-law, community), first
+  # measured held out: bench/results/2026-11-29-H200-choice-held-out-large
+  "2026-11-29-H200-choice-held-out-large/call1/gop_bench.csv.xz|NVIDIA H200|90"
 )
 i=0
 for r in "${runs[@]}"; do
