@@ -657,6 +657,34 @@ START_TEST(occupancy_by_degree) {
 }
 END_TEST
 
+START_TEST(feature_tiles_read_by_the_lane_model) {
+  /* spmm_tiles(G, T) (the feature tiles loop outside the warps) is read
+   * like spmm_teams(G, T), whose tile loop is inside them: the same groups,
+   * team and features a pass, so the same lane-model cost (the L2 reuse
+   * the order buys is not modelled), not the general model's estimate of
+   * a schedule the lane model cannot read */
+  const IrOp *op = stdlib_op("copy_u_sum");
+  TuneOpShape shape;
+  tune_op_shape(op, &shape);
+  TunePoint teams, tiles;
+  ck_assert_int_eq(tune_point_make(op, lib, "spmm_teams(32, 8)", arena, &teams, NULL), 0);
+  ck_assert_int_eq(tune_point_make(op, lib, "spmm_tiles(32, 8)", arena, &tiles, NULL), 0);
+  ck_assert(teams.lanes && tiles.lanes);
+  ck_assert_int_eq(tiles.egroup, 32);
+  ck_assert_int_eq(tiles.team, 8);
+  ck_assert_int_eq(tiles.fpp, 32);
+  ck_assert_int_eq(tiles.fpp, teams.fpp);
+  ck_assert_int_eq(tiles.vec, teams.vec);
+  TuneGraphSig g = {.nv = 1 << 21, .ne = 32 << 20, .deg_mean = 16, .deg_std = 60,
+                    .deg_max = 20000, .aes = 1e5};
+  TuneCost a, b;
+  tune_model_cost(&shape, &teams, &g, 64, &a);
+  tune_model_cost(&shape, &tiles, &g, 64, &b);
+  ck_assert_msg(fabs(a.time_us - b.time_us) <= 1e-9 * a.time_us, "teams %.1f us, tiles %.1f",
+                a.time_us, b.time_us);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_model");
   TCase *tc = tcase_create("tune_model");
@@ -666,6 +694,7 @@ int main(void) {
   tcase_add_test(tc, point_refusals);
   tcase_add_test(tc, named_schedules);
   tcase_add_test(tc, occupancy_by_degree);
+  tcase_add_test(tc, feature_tiles_read_by_the_lane_model);
   tcase_add_test(tc, buildable_drops_16bit_atomics);
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, every_point_computes_the_same);
