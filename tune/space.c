@@ -189,9 +189,11 @@ static int outer_bound_kind(const IrNode *n) {
  *         for fv @vec(w) ...    vec = w
  *           for e in in_edges(..) / group_edges(g) @unroll(U)
  *
- * with no atomic store unless the warp holds a neighbour group (the
- * partial sums of heavy rows), and at most a second stage that passes over
- * the rows once (a warp per vertex, no edges: mean's division). */
+ * or that warp loop alone inside `for fo in 0..(F + K - 1) / K` (feature
+ * tiles outside the warps, spmm_tiles: fpp = K), with no atomic store
+ * unless the warp holds a neighbour group (the partial sums of heavy
+ * rows), and at most a second stage that passes over the rows once (a
+ * warp per vertex, no edges: mean's division). */
 
 /* K of `(A + (K - 1)) / K` when `A` satisfies `is_a`, else 0. */
 static int ceil_div_by(const IrNode *n, bool (*is_a)(const IrNode *)) {
