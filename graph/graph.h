@@ -89,6 +89,10 @@ typedef struct Graph {
    * for such a graph take an in-edge's id from its position and read no
    * in_eid (CgLayout.csr_edges, docs/gpu-ir.md). */
   bool csr_edges;
+  /* Run with kernels of 64-bit indices although 32 bits would do: set on a
+   * small graph that stands in for one past 2^31 edges (the tuner's proxy
+   * graph, tune/tune.c), whose candidates are compiled 64-bit. */
+  bool index64;
   /* A graph read from a binary .gopg file (gopg.c) keeps its arrays in the
    * file's memory map: graph_free unmaps it instead of freeing them. */
   void *map;

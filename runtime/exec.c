@@ -80,7 +80,7 @@ static RtDevGraph *device_graph(const Graph *g) {
 
 int rt_index_bits(const Graph *g) {
   const char *force = getenv("GOP_INDEX64");
-  if (force && strcmp(force, "1") == 0) return 64;
+  if ((force && strcmp(force, "1") == 0) || g->index64) return 64;
   return cg_index_bits_needed(g->nv, g->ne);
 }
 
@@ -105,6 +105,9 @@ RtStatus rt_check_layout(const CgProgram *p, const Graph *g, Diag *d) {
              "(more than %lld): it needs kernels of 64-bit indices (gopc pack --index64, "
              "or compile with GOP_INDEX64=1; docs/index64.md)", p->op, name,
              (long long)g->ne, (long long)CG_INDEX32_MAX_EDGES);
+  else if (want == 64 && g->index64)
+    ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but %s stands in for a "
+             "graph past 2^31 edges and runs with 64-bit ones (docs/index64.md)", p->op, name);
   else if (want == 64)
     ir_error(d, (Loc){0}, "%s was compiled for 32-bit indices, but GOP_INDEX64=1 asks "
              "for kernels of 64-bit indices (pack it with gopc pack --index64; "

@@ -276,14 +276,18 @@ static int by_outcome_then_time(const void *a, const void *b) {
 static bool stop_requested(const TuneJob *job) { return job->stop && *job->stop; }
 
 /* The proxy graph a large graph's candidates are first checked on: R-MAT
- * 12/8, its edges renumbered in CSR order when g's are (a kernel compiled
- * for g's CSR edge ids refuses a graph numbered otherwise). */
-static Graph *proxy_graph(const Graph *g, Diag *d) {
+ * 12/8 laid out as g is, since the candidates are compiled for g's layout
+ * and a kernel refuses a graph of another: its edges renumbered in CSR
+ * order when g's are, and run with 64-bit indices when g's need them. */
+Graph *tune_proxy_graph(const Graph *g, Diag *d) {
   Graph *p = graph_open("rmat:12:8:7", d);
-  if (!p || !rt_csr_edges(g) || p->csr_edges) return p;
-  Graph *q = graph_reorder(p, "none", d);
-  graph_free(p);
-  return q;
+  if (p && rt_csr_edges(g) && !p->csr_edges) {
+    Graph *q = graph_reorder(p, "none", d);
+    graph_free(p);
+    p = q;
+  }
+  if (p) p->index64 = rt_index_bits(g) == 64;
+  return p;
 }
 
 RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
@@ -379,7 +383,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     ref = reference(op, job->g, &job->ext, job->inputs, &ref_allow, d);
     if (!ref) status = RT_ERR;
   } else {
-    proxy = proxy_graph(job->g, d);
+    proxy = tune_proxy_graph(job->g, d);
     proxy_in = proxy ? calloc((size_t)op->ntensors + 1, sizeof *proxy_in) : NULL;
     uint64_t state = 12345;
     for (int i = 0; proxy_in && i < op->ntensors; i++) {

@@ -332,6 +332,11 @@ typedef struct TuneReport {
 RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d);
 void tune_report_free(TuneReport *rep);
 
+/* The small graph on which tune_run first checks the candidates for a
+ * graph past TuneJob.check_edges, laid out as `g` is (edge ids in CSR
+ * order, index width) so that kernels compiled for `g` run on it. */
+Graph *tune_proxy_graph(const Graph *g, Diag *d);
+
 /* ---------------------------------------------------------------------------
  * xgb.c, predict.c, trees.c: the learned predictor (trained with XGBoost, optional;
  * evaluated by trees.c without it).

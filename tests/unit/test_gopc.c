@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gop.h"
+#include "codegen/codegen.h"
 #include "lang/lang.h"
 #include "graph/graph.h"
 #include "runtime/runtime.h"
@@ -521,6 +522,45 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
 }
 END_TEST
 
+/* The proxy graph is laid out as the tuned graph, whose candidates it
+ * runs: CSR edge ids when its are, 64-bit indices when its need them (a
+ * graph past 2^31 edges: here a small one flagged so), and a kernel of
+ * the other width is refused with the reason. */
+START_TEST(proxy_graph_takes_the_layout) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  Graph *g = graph_open(tiny(), &d);
+  ck_assert_ptr_nonnull(g);
+  Graph *p = tune_proxy_graph(g, &d);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(rt_index_bits(p), 32);
+  ck_assert_int_eq(rt_csr_edges(p), rt_csr_edges(g));
+  graph_free(p);
+  g->index64 = true;
+  ck_assert_int_eq(rt_index_bits(g), 64);
+  p = tune_proxy_graph(g, &d);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(rt_index_bits(p), 64);
+  char opname[] = "copy_u_sum";
+  CgProgram prog = {.op = opname, .index_bits = 64};
+  ck_assert_int_eq(rt_check_layout(&prog, p, &d), RT_OK);
+  prog.index_bits = 32;
+  char *msg = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&msg, &len);
+  Diag d2;
+  ir_diag_init(&d2, f);
+  ck_assert_int_eq(rt_check_layout(&prog, p, &d2), RT_ERR);
+  fclose(f);
+  ck_assert_msg(strstr(msg, "stands in for a graph past 2^31 edges"), "%s", msg);
+  free(msg);
+  ir_diag_free(&d2);
+  graph_free(p);
+  graph_free(g);
+  ir_diag_free(&d);
+}
+END_TEST
+
 START_TEST(run_schedule_source) {
   write_npy("x.npy", 2, shape_v2, X);
   const float want[8] = {5, 6, 1, 2, 11, 14, 0, 0};
@@ -620,6 +660,7 @@ int main(void) {
   tcase_add_test(tc, check_emit_ops_graph);
   tcase_add_test(tc, run_schedule_source);
   tcase_add_test(tc, run_reorder_auto_takes_the_measured_order);
+  tcase_add_test(tc, proxy_graph_takes_the_layout);
   tcase_add_test(tc, usage_and_help);
   suite_add_tcase(s, tc);
   return tu_run(s);
