@@ -524,6 +524,31 @@ class Graph:
             self._memo.setdefault("gcn_norm", (w, (1.0 / deg).astype(np.float32)))
         return self._memo["gcn_norm"]
 
+    def gcn_graph(self):
+        """GCNConv's propagation as one weighted sum: (G, W), G this graph's
+        edges that are not self-loops and one self-loop per vertex (PyG's
+        add_remaining_self_loops), its arcs sorted by destination so that
+        its edge ids are CSR positions (kernels read W in order, with no
+        edge-id load), and W [G.num_edges] float32 (NumPy) gcn_norm's
+        weights in G's edge order: 1/sqrt(deg(src) deg(dst)) on the edges,
+        1/deg(v) on v's self-loop. The self-loop term is then a term of the
+        sum, not a pass of its own. Made once."""
+        if "gcn_graph" not in self._memo:
+            import numpy as np
+            ei = self.edge_index
+            w, s = self.gcn_norm()
+            keep = ei[0] != ei[1]
+            v = np.arange(self.num_nodes, dtype=np.int64)
+            src = np.concatenate([ei[0][keep], v])
+            dst = np.concatenate([ei[1][keep], v])
+            wt = np.concatenate([w[keep], s])
+            order = np.argsort(dst, kind="stable")
+            g = Graph.from_arcs(src[order], dst[order], self.num_nodes,
+                                f"{self.name or 'graph'} for GCN")
+            # setdefault: threads that made it at once all get the first
+            self._memo.setdefault("gcn_graph", (g, np.ascontiguousarray(wt[order])))
+        return self._memo["gcn_graph"]
+
     def with_self_loops(self):
         """This graph without its self-loops and with one added per vertex
         (PyG's remove_self_loops + add_self_loops, as GATConv does). Made once."""

@@ -97,6 +97,26 @@ def _gcn_norm(graph, device):
     return graph._memo[key]
 
 
+def gcn_loop_weights(graph, device):
+    """Graph.gcn_graph's weights W as a float32 tensor on `device`, made
+    once and kept in the graph's memo; while torch.compile traces, made
+    eagerly and read from there (an input of the compiled graph, as
+    gcn_norm's)."""
+    if _compiling():
+        from . import torch_ops
+        torch_ops.eager(_gcn_loop_weights, graph, str(device))
+        return graph._memo[("gcn_graph_w", str(device))]
+    return _gcn_loop_weights(graph, device)
+
+
+def _gcn_loop_weights(graph, device):
+    key = ("gcn_graph_w", str(device))
+    if key not in graph._memo:
+        # setdefault: threads that made it at once all get the first
+        graph._memo.setdefault(key, torch.from_numpy(graph.gcn_graph()[1]).to(device))
+    return graph._memo[key]
+
+
 def _glorot(t):
     a = math.sqrt(6.0 / (t.size(-2) + t.size(-1)))
     with torch.no_grad():
@@ -143,6 +163,9 @@ class GCNConv(nn.Module):
     with layers.gcn_propagate (aggregation and self-loop term in one
     operator, under its default schedule: 0.79x PyG on ogbn-arxiv on an
     H100, against 5.99x unfused; bench/results/2026-11-25-H100-python).
+    Unfused on a Graph, the aggregation is one u_mul_e_sum over
+    Graph.gcn_graph (the graph with its self-loops, edges in CSR order):
+    no pass of its own for the self-loop term, W read in order.
     Unfused, a widening layer (out_channels > in_channels) aggregates x
     before the linear map, as SAGEConv does: half the gather of 128 -> 256,
     and no aggregation in the backward when x needs no gradient."""
@@ -162,6 +185,18 @@ class GCNConv(nn.Module):
 
     def forward(self, x, graph):
         g = as_graph(graph, x.size(0))
+        if not self.fused and not hasattr(g, "gcn_weights"):
+            # one weighted sum over the graph with its self-loops (a
+            # BatchGraph, whose edges change with each load, keeps the
+            # self-loop term apart)
+            c = _plan(plan.gcn, g, self.in_channels, self.out_channels, False,
+                      self.schedule, x.requires_grad, self.training, True)
+            w = gcn_loop_weights(g, x.device)
+            if c.linear_first:
+                y = _run(c, self.lin(x).contiguous(), w)
+            else:
+                y = self.lin(_run(c, x.contiguous(), w))
+            return y + self.bias if self.bias is not None else y
         c = _plan(plan.gcn, g, self.in_channels, self.out_channels, self.fused,
                   self.schedule, x.requires_grad, self.training)
         w, s = gcn_norm(g, x.device)

@@ -81,14 +81,17 @@ def _needs(train, input_grad):
 
 
 def gcn(graph, in_channels, out_channels, fused=False, schedule=None, input_grad=False,
-        train=True):
+        train=True, loops=False):
     """GCNConv: the normalised aggregation commutes with the linear map,
     so the narrower side is aggregated, as for SAGEConv: lin(x) when
     out_channels < in_channels (its input requires a gradient when the
     weights or x do), else x itself (a gradient only when x needs one: a
     first layer's aggregation then has no backward at all). fused: lin(x)
-    through layers.gcn_propagate."""
+    through layers.gcn_propagate. loops: on graph.gcn_graph() (the graph
+    with its self-loops, whose weights carry the self-loop term)."""
     need = _needs(train, input_grad)
+    if loops:
+        graph = graph.gcn_graph()[0]
     if fused:
         return [Call(core.layers.gcn_propagate, graph, {"F": out_channels},
                      ("H", "Hd") if need else (), schedule, linear_first=True)]

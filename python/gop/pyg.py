@@ -12,11 +12,11 @@ back. It sets, on each torch_geometric MessagePassing instance in the
 model, instance attributes that take the place of the class's methods:
 
 * GCNConv.forward and GATConv.forward: PyG's computation with its graph
-  work in one gop operator. GCN: the linear map, then u_mul_e_sum over the
-  graph's edges with the normalised weights and the self-loop term in torch
-  (gop.nn.GCNConv's form; the weights computed once per graph where there
-  is no edge_weight, in torch on each call where there is one, so
-  edge_weight gets its gradient). GAT: layers.gat_attention (scores, edge
+  work in one gop operator. GCN: the linear map, then u_mul_e_sum with the
+  normalised weights: where there is no edge_weight over the graph with its
+  self-loops (Graph.gcn_graph, weights made once per graph: gop.nn.GCNConv's
+  form), else over the graph's edges with weights in torch on each call (so
+  edge_weight gets its gradient) and the self-loop term in torch. GAT: layers.gat_attention (scores, edge
   softmax and aggregation in one operator) on the graph with one self-loop
   per vertex.
 * SAGEConv.forward where out_channels < in_channels (sum or mean): the
@@ -314,12 +314,12 @@ def _gcn_forward(self, x, edge_index, edge_weight=None):
     elif edge_weight is None and self.add_self_loops:
         # PyG's add_remaining_self_loops gives every self-loop weight 1
         # when there is no edge_weight (improved's 2 only fills weights
-        # given): gop.Graph.gcn_norm's, made once per graph
+        # given): one weighted sum over the graph with its self-loops and
+        # gcn_norm's weights (gop.Graph.gcn_graph), made once per graph
         from . import nn as gnn
-        w, s = gnn.gcn_norm(g, h.device)
-        y = _run(op, g, h, w.to(h.dtype), schedule=st.schedule)
-        y = torch.addcmul(y, s.to(h.dtype).view(-1, 1), h)
-        st.route = "gop: u_mul_e_sum + self-loop term"
+        w = gnn.gcn_loop_weights(g, h.device)
+        y = _run(op, g.gcn_graph()[0], h, w.to(h.dtype), schedule=st.schedule)
+        st.route = "gop: u_mul_e_sum with self-loops"
     else:
         w, s = _gcn_weights(self, edge_index, edge_weight, x.size(0), h.dtype)
         y = _run(op, g, h, w, schedule=st.schedule)

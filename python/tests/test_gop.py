@@ -292,6 +292,23 @@ class LayerMath(unittest.TestCase):
         dinv = a.sum(1) ** -0.5
         np.testing.assert_allclose(y, (dinv[:, None] * a * dinv[None, :]) @ x, rtol=1e-5)
 
+    def test_gcn_graph(self):
+        # GCNConv's one weighted sum: the graph with its self-loops, edges in
+        # CSR order, gcn_norm's weights on them; equal to gcn_propagate's
+        # sum plus the self-loop term
+        g, w = self.g.gcn_graph()
+        self.assertIs(g, self.g.gcn_graph()[0])  # made once
+        self.assertEqual(g.num_edges, 5 + 4)  # the file's loop replaced
+        self.assertEqual(g.info["csr_edges"], 1)
+        src, dst = g.edge_index
+        self.assertTrue(np.all(np.diff(dst) >= 0))
+        x = self.rng.random((4, 3), dtype=np.float32)
+        w0, s0 = self.g.gcn_norm()
+        want = gop.layers.gcn_propagate(self.g, x, x, w0, s0)
+        np.testing.assert_allclose(gop.stdlib.u_mul_e_sum(g, x, w), want, rtol=1e-5)
+        loops = src == dst
+        np.testing.assert_array_equal(w[loops], s0[src[loops]])
+
     def test_gat(self):
         gs = self.g.with_self_loops()
         self.assertEqual(gs.num_edges, 5 + 4)  # the file's loop replaced
