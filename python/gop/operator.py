@@ -234,8 +234,14 @@ class Operator:
         return [lib.gop_op_schedule_signature(self._h, i).decode()
                 for i in range(lib.gop_op_num_schedules(self._h))]
 
-    def kernel_key(self, schedule=None, target=None):
+    def kernel_key(self, schedule=None, target=None, graph=None):
+        """The kernel cache's key (a pack's file name is OP-KEY.gopk) of this
+        operator under `schedule` for `target`, compiled for `graph`'s edge
+        order (kernels for edge ids in CSR order have keys of their own;
+        without a graph, the general kernel's)."""
         o = _lib.CompileOptions(_b(_auto.named(schedule)), _b(target), None, None)
+        if graph is not None and os.environ.get("GOP_CSR_EDGES") != "0":
+            o.csr_edges = int(bool(graph.info.get("csr_edges", 0)))
         key = (ctypes.c_char * 17)()
         with _lock:
             _check(lib.gop_kernel_key(self._h, ctypes.byref(o), key) == 0, "kernel_key")

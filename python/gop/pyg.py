@@ -151,7 +151,8 @@ _recording = None
 class Recorded:
     """A gop call made under record(): op, ext (extents), wrt (the inputs
     that needed a gradient), schedule, and on which graph: "graph" (the
-    layer's) or "self_loops" (it with one self-loop per vertex, GAT's)."""
+    layer's), "self_loops" (it with one self-loop per vertex, GAT's) or
+    "gcn" (Graph.gcn_graph's, GCN's): graph_on(graph, on) is that graph."""
 
     def __init__(self, op, ext, wrt, schedule, on):
         self.op, self.ext, self.wrt, self.schedule, self.on = op, ext, wrt, schedule, on
@@ -178,6 +179,15 @@ def record():
         _recording = prev
 
 
+def graph_on(graph, on):
+    """The graph a Recorded call with `on` runs on, for the layer's graph."""
+    if on == "self_loops":
+        return graph.with_self_loops()
+    if on == "gcn":
+        return graph.gcn_graph()[0]
+    return graph
+
+
 def prepare(calls, graph):
     """Compiles (or finds in the kernel cache) the kernels of `calls`
     (record()'s) for `graph`, a gop.Graph: forward and derived backward,
@@ -185,8 +195,7 @@ def prepare(calls, graph):
     GPU this fills the cache folder with packs (GOP_CACHE_DIR), which a
     gop without LLVM loads."""
     for c in calls:
-        g = graph.with_self_loops() if c.on == "self_loops" else graph
-        plan.Call(c.op, g, c.ext, c.wrt, c.schedule).prepare()
+        plan.Call(c.op, graph_on(graph, c.on), c.ext, c.wrt, c.schedule).prepare()
 
 
 def _run(op, graph, *tensors, schedule=None, on="graph"):
@@ -318,7 +327,7 @@ def _gcn_forward(self, x, edge_index, edge_weight=None):
         # gcn_norm's weights (gop.Graph.gcn_graph), made once per graph
         from . import nn as gnn
         w = gnn.gcn_loop_weights(g, h.device)
-        y = _run(op, g.gcn_graph()[0], h, w.to(h.dtype), schedule=st.schedule)
+        y = _run(op, g.gcn_graph()[0], h, w.to(h.dtype), schedule=st.schedule, on="gcn")
         st.route = "gop: u_mul_e_sum with self-loops"
     else:
         w, s = _gcn_weights(self, edge_index, edge_weight, x.size(0), h.dtype)

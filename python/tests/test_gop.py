@@ -308,6 +308,9 @@ class LayerMath(unittest.TestCase):
         np.testing.assert_allclose(gop.stdlib.u_mul_e_sum(g, x, w), want, rtol=1e-5)
         loops = src == dst
         np.testing.assert_array_equal(w[loops], s0[src[loops]])
+        # its kernels are those for edge ids in CSR order, keyed apart
+        op = gop.stdlib.u_mul_e_sum
+        self.assertNotEqual(op.kernel_key("spmm_vec4(2)", graph=g), op.kernel_key("spmm_vec4(2)"))
 
     def test_gat(self):
         gs = self.g.with_self_loops()

@@ -485,6 +485,17 @@ class TestAccelerate(unittest.TestCase):
         self.assertEqual([(c.op.name, c.ext, c.wrt) for c in calls],
                          [("copy_u_max", {"F": 12}, ("X",))])
 
+        # GCN's, on the graph with its self-loops
+        gcn = gpyg.accelerate(GCNConv(12, 5))
+        with gpyg.record() as gcalls:
+            gcn(x, ei).sum().backward()
+        self.assertEqual([(c.op.name, c.ext, c.on) for c in gcalls],
+                         [("u_mul_e_sum", {"F": 5}, "gcn")])
+        g = gop.Graph.from_edge_index(ei, n)
+        self.assertIs(gpyg.graph_on(g, "gcn"), g.gcn_graph()[0])
+        self.assertIs(gpyg.graph_on(g, "self_loops"), g.with_self_loops())
+        self.assertIs(gpyg.graph_on(g, "graph"), g)
+
         def prepared():
             s = gop.cache_stats()
             return s["compiled"] + s["memory_hits"] + s["disk_hits"]

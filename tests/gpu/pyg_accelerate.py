@@ -57,14 +57,15 @@ results, record = recorder(6)
 def calls(model):
     """The gop calls of one training step of `model` under accelerate, as
     gop.pyg.record() lists them: (operator, graph: "graph" or its
-    "self_loops", extents, inputs with a gradient). The first layer's input
+    "self_loops", or "gcn": Graph.gcn_graph's, extents, inputs with a
+    gradient). The first layer's input
     is the data (no gradient); GCN's and GAT's aggregate the linear map's
     output, which has one; SAGE's first layer (it widens) aggregates its
     input, the second (it narrows) the linear map's output."""
     st, ly = gop.stdlib, gop.layers
     return {
-        "gcn": [(st.u_mul_e_sum, "graph", {"F": HIDDEN}, ("X",)),
-                (st.u_mul_e_sum, "graph", {"F": CLASSES}, ("X",))],
+        "gcn": [(st.u_mul_e_sum, "gcn", {"F": HIDDEN}, ("X",)),
+                (st.u_mul_e_sum, "gcn", {"F": CLASSES}, ("X",))],
         "sage": [(st.copy_u_mean, "graph", {"F": FIN}, ()),
                  (st.copy_u_mean, "graph", {"F": CLASSES}, ("X",))],
         "gat": [(ly.gat_attention, "self_loops", {"H": HEADS, "C": 8}, ("Z", "As", "Ad")),
@@ -77,14 +78,16 @@ def twin_calls(model):
     GCNConv aggregates a widening layer's input, at FIN and without a
     gradient, where PyG's (and so accelerate's) maps first."""
     if model == "gcn":
-        return [(gop.stdlib.u_mul_e_sum, "graph", {"F": FIN}, ()),
-                (gop.stdlib.u_mul_e_sum, "graph", {"F": CLASSES}, ("X",))]
+        return [(gop.stdlib.u_mul_e_sum, "gcn", {"F": FIN}, ()),
+                (gop.stdlib.u_mul_e_sum, "gcn", {"F": CLASSES}, ("X",))]
     return calls(model)
 
 
 def plan_calls(model, g, make=None):
     for op, on, ext, wrt in (make or calls)(model):
-        gg = g.with_self_loops() if on == "self_loops" else g
+        # gop.pyg.graph_on's choice (gop.pyg needs torch, --prepare does not)
+        gg = g.with_self_loops() if on == "self_loops" else \
+            g.gcn_graph()[0] if on == "gcn" else g
         for s in SCHEDULES:
             yield plan.Call(op, gg, ext, wrt, s)
 
@@ -110,7 +113,7 @@ def check_packs(model, g):
         for op, s in c.operators():
             ext = {e: c.ext[e] for e in op.extents}
             for k in (op.auto_candidates(c.graph, **ext) if s == "auto" else [s]):
-                f = f"{op.name}-{op.kernel_key(k)}.gopk"
+                f = f"{op.name}-{op.kernel_key(k, graph=c.graph)}.gopk"
                 if f not in have:
                     missing.append(f"{op.name} {ext} {k or 'default'}")
     record("packs", model, not missing, "all carried" if not missing else
@@ -231,7 +234,7 @@ def run_model(torch, name, x, edge_index, y, args, dev):
             gg = gpyg.graph_of(edge_index, x.size(0))
             row["auto_kept"] = {}
             for c in seen:
-                cg = gg.with_self_loops() if c.on == "self_loops" else gg
+                cg = gpyg.graph_on(gg, c.on)
                 ops = plan.Call(c.op, cg, c.ext, c.wrt, "auto").operators()
                 row["auto_kept"][f"{c.op.name} {c.ext}"] = [
                     op.schedule_for(cg, "auto", **{e: c.ext[e] for e in op.extents}) or "default"
