@@ -346,7 +346,15 @@ def run_gop_compiled(torch, row, fresh, g, x, edge_index, y, args, ref_losses):
         record("compile", f"{name} gop.nn reduce-overhead losses", d <= TOL_LOSS,
                f"{args.steps} steps, worst relative difference {d:.2e} (<= {TOL_LOSS:g}); "
                f"{got[2]:.2f} ms/step, compiling and steps {time.time() - t0:.0f} s")
-        runs["gop_compiled_ro"] = (ct, g)
+        # its inference now, before PyG's reduce-overhead model runs: after
+        # PyG's GCN failed under CUDA graphs (its cached normalisation
+        # overwritten by a replay), this one's next capture failed with a
+        # bare AssertionError; run alone it ran (2026-11-29, H200)
+        ct.eval()
+        try:
+            row["infer_gop_compiled_ro_ms"] = infer(torch, ct, x, g)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            row["infer_gop_compiled_ro_ms"] = f"failed: {_first_line(e)}"
     except Exception as e:  # noqa: BLE001 - recorded as a failed check
         import traceback
         traceback.print_exc()
