@@ -360,13 +360,14 @@ RESULTS = os.path.join(HERE, "results")
 # The recorded runs each figure is drawn from (folders of bench/results/):
 # the latest benchmark of each sum, gop and its peers timed in one call.
 FIGURES = {
-    "weighted": "2026-11-27-H100-aggregation-groups64/report-call6/report.csv",
-    "weighted_peers": "2026-11-27-H100-aggregation-groups64/raw-call6/peers/peers.csv",
-    "unweighted": "2026-11-27-H100-aggregation-groups64/report-call5/report.csv",
-    "unweighted_peers": "2026-11-27-H100-aggregation-groups64/raw-call5/peers/peers.csv",
+    "weighted": "2026-11-29-H200-aggregation-cusparse/report/report.csv",
+    "weighted_peers": "2026-11-29-H200-aggregation-cusparse/peers/peers.csv",
+    "unweighted": "2026-11-29-H200-aggregation-cusparse/report/report.csv",
+    "unweighted_peers": "2026-11-29-H200-aggregation-cusparse/peers/peers.csv",
     "train": "2026-11-27-H100-train-captured/train.csv",
 }
-GPU_DATE = "H100, 2026-11-27"
+GPU_DATE = "H200, 2026-11-29"  # the aggregation runs'
+TRAIN_GPU_DATE = "H100, 2026-11-27"  # the training run's
 PYG_PEERS = ("pyg_spmm", "pyg_scatter")  # PyG's ways to aggregate (bench/README.md)
 WIDTHS_COLOURS = ("#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c")
 MODEL_NAMES = {"gcn": "GCN", "gat": "GAT", "sage": "GraphSAGE", "gin": "GIN"}
@@ -550,7 +551,7 @@ def figures(outdir):
             ax.grid(color="#dddddd", linewidth=0.5)
         axes[0][0].set_ylabel("training loss", fontsize=8)
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Training on {gname}: gop and PyG from the same weights ({GPU_DATE})",
+        fig.suptitle(f"Training on {gname}: gop and PyG from the same weights ({TRAIN_GPU_DATE})",
                      fontsize=10)
         _save(fig, os.path.join(outdir, f"loss-{gname}.svg"))
 
