@@ -165,7 +165,9 @@ class GCNConv(nn.Module):
     H100, against 5.99x unfused; bench/results/2026-11-25-H100-python).
     Unfused on a Graph, the aggregation is one u_mul_e_sum over
     Graph.gcn_graph (the graph with its self-loops, edges in CSR order):
-    no pass of its own for the self-loop term, W read in order.
+    no pass of its own for the self-loop term, W read in order (a schedule
+    from the tuning database is looked up for that graph: tune
+    graph.gcn_graph()[0]).
     Unfused, a widening layer (out_channels > in_channels) aggregates x
     before the linear map, as SAGEConv does: half the gather of 128 -> 256,
     and no aggregation in the backward when x needs no gradient."""
