@@ -140,7 +140,15 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   /* a point has rows (rows > 0) or neighbour groups (egroup > 0): the
    * table's rows, a group a row */
   double groups = p->egroup > 0 ? E / p->egroup + LANE_GROUPS_V * V : 0;
-  if (p->rows > 0) {
+  if (p->eflat > 0) {
+    /* G consecutive edges a warp (sddmm_vec4), each edge its own result:
+     * no row to walk, no skew */
+    double G = p->eflat;
+    warps = ceil_div(E, G);
+    steps = warps * G * passes;
+    per = G;
+    longest = G * passes;
+  } else if (p->rows > 0) {
     /* R rows a warp: spmm_rows' group of R, or 32 / T teams (sddmm_rows) */
     int r = p->rows * (p->team > 0 ? 32 / p->team : 1);
     double R = r;
@@ -167,20 +175,28 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
   /* An edge loop with a per-edge shuffle reduction (a dot product) is
    * convergent: LLVM does not unroll it, so one edge is in flight, and
    * each edge pays the butterfly, log2(lanes) dependent shuffles (lanes:
-   * the team's, else the warp's). Not fitted on a GPU yet (issue 37). */
-  double U = p->shuffle ? 1.0 : fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
+   * the team's, else the warp's). Not fitted on a GPU yet (issue 37). A
+   * warp's G consecutive edges (sddmm_vec4) are a loop of constant trip
+   * count, unrolled whole: G edges in flight. */
+  double U = p->shuffle && !p->eflat ? 1.0
+                                     : fmin(p->unroll > 1 ? p->unroll : LANE_U_PLAIN, LANE_UMAX);
   double shfl = p->shuffle ? 1.0 + LANE_SHFL * log2(p->team > 0 ? p->team : 32) : 1.0;
   double inflight = fmax(1.0, fmin(U, fmin(per, LANE_UMAX)));
   double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
   out->occupancy = resident / ((double)SMS * WARPS_PER_SM);
-  double c0 = LANE_C0 + (p->rows > 0 ? 0.0 : LANE_C0_GROUP);
+  double c0 = LANE_C0 + (p->rows > 0 || p->eflat > 0 ? 0.0 : LANE_C0_GROUP);
   out->issue_us = (steps * shfl / inflight + warps * c0) * LANE_L / resident * (2.0 - use);
   out->critical_us = (longest / fmin(U, fmax(1.0, dmax)) + c0) * LANE_L;
   double row = Fe * (p->elem > 0 ? p->elem : 4);
   /* A destination row read inside the edge loop (u_dot_v's Y[v, f]) is
    * read once per row (a warp or team walks the row's edges) or once per
-   * neighbour group, not once per edge as edge-parallel schedules do. */
-  double dst_rows = shape->edge_dst_rows, once = p->rows > 0 ? V : groups;
+   * neighbour group. Edge-parallel warps (sddmm_vec4) read it per edge, but
+   * consecutive edge ids share an endpoint (ids in CSR order their
+   * destination, a file sorted by source its source), whose row then comes
+   * from cache: counted once per vertex too (bench/NOTES.md, 2026-11-28:
+   * charged per edge, the model kept sddmm_vec4 from being chosen at
+   * F >= 128, where it is fastest). */
+  double dst_rows = shape->edge_dst_rows, once = p->rows > 0 || p->eflat > 0 ? V : groups;
   out->bytes = E * ((shape->edge_rows - dst_rows) * row + shape->edge_scalars * 4 + 4) +
                V * (shape->vertex_rows + shape->edge_red_rows) * row + once * dst_rows * row;
   out->bytes_reuse = out->bytes;

@@ -184,7 +184,11 @@ static int outer_bound_kind(const IrNode *n) {
  *
  *   for W @warp [@team(T)]      W: `v in dst` (rows = 1), a range of
  *     ...                          (num_vertices() + R - 1) / R (rows = R),
- *     for fo in 0..(F + K - 1) / K    or `g in groups(G)` (egroup = G)
+ *                                  `g in groups(G)` (egroup = G), or a
+ *                                  range of (num_edges() + G - 1) / G with
+ *                                  `for ei in 0..G` inside (eflat = G: G
+ *                                  consecutive edges a warp, sddmm_vec4)
+ *     for fo in 0..(F + K - 1) / K
  *       for l in 0..n @lane     fpp = K (else n x vec)
  *         for fv @vec(w) ...    vec = w
  *           for e in in_edges(..) / group_edges(g) @unroll(U)
@@ -207,6 +211,7 @@ static int ceil_div_by(const IrNode *n, bool (*is_a)(const IrNode *)) {
 }
 
 static bool is_nv(const IrNode *n) { return n->kind == IR_NV; }
+static bool is_ne(const IrNode *n) { return n->kind == IR_NE; }
 static bool is_sym(const IrNode *n) { return n->kind == IR_SYM; }
 
 static void lane_walk(const IrNode *n, TunePoint *p) {
@@ -305,12 +310,22 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   const IrNode *fin = body->next;
   if (fin && (fin->next || !row_stage(fin))) return;
   const IrNode *w = body;
-  int rows = 0, egroup = 0;
+  int rows = 0, egroup = 0, eflat = 0;
   if (w->loop.kind == IR_LOOP_DST_V) rows = 1;
   else if (w->loop.kind == IR_LOOP_GROUPS && w->loop.group > 0) egroup = w->loop.group;
-  else if (w->loop.kind == IR_LOOP_RANGE) rows = ceil_div_by(w->loop.extent, is_nv);
-  if (!rows && !egroup) return;
-  if (rows && p->atomic_rows + p->atomic_scalars > 0) return;
+  else if (w->loop.kind == IR_LOOP_RANGE) {
+    rows = ceil_div_by(w->loop.extent, is_nv);
+    /* G consecutive edges a warp: a range of ceil(E / G) whose body is
+     * `for ei in 0..G` (its bound's guard inside) */
+    const IrNode *in = w->loop.body;
+    int g = rows ? 0 : ceil_div_by(w->loop.extent, is_ne);
+    if (g && in && !in->next && in->kind == IR_LOOP && in->loop.kind == IR_LOOP_RANGE &&
+        in->loop.bind == IR_BIND_NONE && in->loop.extent && in->loop.extent->kind == IR_ICONST &&
+        in->loop.extent->i == g && !fin && !tile_fpp)
+      eflat = g;
+  }
+  if (!rows && !egroup && !eflat) return;
+  if ((rows || eflat) && p->atomic_rows + p->atomic_scalars > 0) return;
   TunePoint q = *p;
   q.lanes = false;
   q.fpp = tile_fpp;
@@ -322,6 +337,8 @@ static void read_lanes(const IrNode *body, TunePoint *p) {
   if (q.fpp < 1) return;
   q.rows = rows;
   q.egroup = egroup;
+  q.eflat = eflat;
+  if (eflat) q.unroll = eflat; /* a constant trip count: unrolled whole */
   q.team = w->loop.team;
   q.occ = w->loop.occ;
   q.finalise = fin != NULL;

@@ -88,6 +88,8 @@ typedef struct TunePoint {
   bool lanes;
   int rows;   /* destinations per warp (0: a neighbour group per warp) */
   int egroup; /* the neighbour-group size G (0: whole rows) */
+  int eflat;  /* edge-parallel: G consecutive edge ids a warp, in id order
+                 (sddmm_vec4; 0: rows or groups) */
   int team;   /* lanes per group or row set (@team(T)); 0: the whole warp */
   int fpp;    /* features of a row a warp (or team) covers per pass */
   int vec;    /* features per lane per load (1 or the vector width) */

@@ -685,6 +685,47 @@ START_TEST(feature_tiles_read_by_the_lane_model) {
 }
 END_TEST
 
+START_TEST(flat_edges_read_by_the_lane_model) {
+  /* sddmm_vec4(G): G consecutive edges a warp, lanes on 4 features each,
+   * a shuffle per edge; read by the lane model (eflat = G, G edges in
+   * flight: the loop's trip count is constant). On an H200 (2026-11-28,
+   * bench/results/2026-11-28-H200-sddmm-rows) it was the fastest u_dot_v
+   * on ogbn-arxiv at F = 256 (0.184 ms against sddmm_groups(8, 32)'s
+   * 0.239) and sddmm_groups(4, 4) at F = 16 (0.035 against 0.109): the
+   * model orders them so */
+  const IrOp *op = stdlib_op("u_dot_v");
+  TuneOpShape shape;
+  tune_op_shape(op, &shape);
+  TunePoint flat, g4, g8;
+  ck_assert_int_eq(tune_point_make(op, lib, "sddmm_vec4(4)", arena, &flat, NULL), 0);
+  ck_assert_int_eq(tune_point_make(op, lib, "sddmm_groups(4, 4)", arena, &g4, NULL), 0);
+  ck_assert_int_eq(tune_point_make(op, lib, "sddmm_groups(8, 32)", arena, &g8, NULL), 0);
+  ck_assert(flat.lanes && g4.lanes && g8.lanes);
+  ck_assert_int_eq(flat.eflat, 4);
+  ck_assert_int_eq(flat.unroll, 4);
+  ck_assert_int_eq(flat.rows, 0);
+  ck_assert_int_eq(flat.egroup, 0);
+  ck_assert_int_eq(flat.fpp, 128);
+  ck_assert_int_eq(g4.eflat, 0);
+  TuneGraphSig arxiv = {.nv = 169343, .ne = 1166243, .deg_mean = 6.89, .deg_std = 67.6,
+                        .deg_max = 13155, .aes = 56266};
+  TuneCost f, r;
+  tune_model_cost(&shape, &flat, &arxiv, 256, &f);
+  tune_model_cost(&shape, &g8, &arxiv, 256, &r);
+  ck_assert_msg(f.time_us < r.time_us, "F = 256: sddmm_vec4 %.1f us, sddmm_groups(8, 32) %.1f",
+                f.time_us, r.time_us);
+  tune_model_cost(&shape, &flat, &arxiv, 16, &f);
+  tune_model_cost(&shape, &g4, &arxiv, 16, &r);
+  ck_assert_msg(f.time_us > r.time_us, "F = 16: sddmm_vec4 %.1f us, sddmm_groups(4, 4) %.1f",
+                f.time_us, r.time_us);
+  /* an edge-parallel kernel with atomics (copy_u_sum's) is not read so */
+  TunePoint we;
+  ck_assert_int_eq(tune_point_make(stdlib_op("copy_u_sum"), lib, "sddmm_vec4(4)", arena, &we,
+                                   NULL), 0);
+  ck_assert(!we.lanes);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_model");
   TCase *tc = tcase_create("tune_model");
@@ -695,6 +736,7 @@ int main(void) {
   tcase_add_test(tc, named_schedules);
   tcase_add_test(tc, occupancy_by_degree);
   tcase_add_test(tc, feature_tiles_read_by_the_lane_model);
+  tcase_add_test(tc, flat_edges_read_by_the_lane_model);
   tcase_add_test(tc, buildable_drops_16bit_atomics);
   tcase_add_test(tc, shapes);
   tcase_add_test(tc, every_point_computes_the_same);
