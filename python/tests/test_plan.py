@@ -179,7 +179,9 @@ class Layers(unittest.TestCase):
         torch.manual_seed(0)
         x = torch.randn(G.num_nodes, 12)
         for conv, calls in (
-                (gop.nn.GCNConv(12, 6, schedule="auto"), plan.gcn(G, 12, 6, schedule="auto")),
+                # a GCNConv on a Graph sums over its gcn_graph (loops=True)
+                (gop.nn.GCNConv(12, 6, schedule="auto"),
+                 plan.gcn(G, 12, 6, schedule="auto", loops=True)),
                 (gop.nn.SAGEConv(12, 6, schedule="auto"), plan.sage(G, 12, 6, schedule="auto")),
                 (gop.nn.GATConv(12, 3, heads=2, schedule="auto"),
                  plan.gat(G, 12, 3, heads=2, schedule="auto"))):
