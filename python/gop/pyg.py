@@ -16,9 +16,9 @@ model, instance attributes that take the place of the class's methods:
   normalised weights: where there is no edge_weight over the graph with its
   self-loops (Graph.gcn_graph, weights made once per graph: gop.nn.GCNConv's
   form), else over the graph's edges with weights in torch on each call (so
-  edge_weight gets its gradient) and the self-loop term in torch. GAT: layers.gat_attention (scores, edge
-  softmax and aggregation in one operator) on the graph with one self-loop
-  per vertex.
+  edge_weight gets its gradient) and the self-loop term in torch. GAT:
+  layers.gat_attention (scores, edge softmax and aggregation in one
+  operator) on the graph with one self-loop per vertex.
 * SAGEConv.forward where out_channels < in_channels (sum or mean): the
   linear map first, then copy_u_sum / copy_u_mean of the narrower rows
   (equal up to rounding; PyG aggregates first); else PyG's forward with
