@@ -240,6 +240,8 @@ class Operator:
         order (kernels for edge ids in CSR order have keys of their own;
         without a graph, the general kernel's)."""
         o = _lib.CompileOptions(_b(_auto.named(schedule)), _b(target), None, None)
+        if graph is not None and not hasattr(graph, "info"):
+            raise TypeError(f"kernel_key: graph must be a gop.Graph, got {type(graph).__name__}")
         if graph is not None and os.environ.get("GOP_CSR_EDGES") != "0":
             o.csr_edges = int(bool(graph.info.get("csr_edges", 0)))
         key = (ctypes.c_char * 17)()

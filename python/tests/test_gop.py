@@ -311,6 +311,8 @@ class LayerMath(unittest.TestCase):
         # its kernels are those for edge ids in CSR order, keyed apart
         op = gop.stdlib.u_mul_e_sum
         self.assertNotEqual(op.kernel_key("spmm_vec4(2)", graph=g), op.kernel_key("spmm_vec4(2)"))
+        with self.assertRaisesRegex(TypeError, "must be a gop.Graph"):
+            op.kernel_key(graph="cora")
 
     def test_gat(self):
         gs = self.g.with_self_loops()
