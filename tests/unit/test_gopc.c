@@ -504,6 +504,19 @@ START_TEST(run_reorder_auto_takes_the_measured_order) {
   ASSERT_OUTPUT_HAS("order degree: renumbered in ");
   ASSERT_OUTPUT_HAS("vertex orders, fastest first:\n");
   ASSERT_OUTPUT_HAS("  rcm            nothing verified\n");
+  /* a graph whose edges are already in CSR order (arcs sorted by
+   * destination) is tuned as it is under `none`, not copied */
+  char csr[512];
+  snprintf(csr, sizeof csr, "%s/csr.mtx", tu_tmpdir());
+  FILE *cf = fopen(csr, "w");
+  ck_assert_ptr_nonnull(cf);
+  fputs("%%MatrixMarket matrix coordinate pattern general\n3 3 4\n2 1\n3 1\n1 2\n1 3\n", cf);
+  fclose(cf);
+  snprintf(args, sizeof args,
+           "tune stdlib:copy_u_sum --graph %s --F 2 --orders none --max 2 --budget-s 3 "
+           "--reps 1 --db '%s'", csr, db2);
+  ck_assert_int_eq(tu_gopc(env, args, output, sizeof output), 0);
+  ASSERT_OUTPUT_HAS("order none: the graph's own, its edges already in CSR order\n");
   /* a graph past --check-edges is checked on the proxy graph first; a
    * renumbered graph's edge ids are in CSR order and its candidates are
    * compiled so: the proxy graph must be numbered alike, not refused */
