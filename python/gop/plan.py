@@ -80,6 +80,17 @@ def _needs(train, input_grad):
     return train or input_grad
 
 
+def graph_on(graph, on):
+    """The graph a layer's call runs on, for the layer's graph: "graph"
+    (itself), "self_loops" (graph.with_self_loops(), GAT's) or "gcn"
+    (graph.gcn_graph()'s, GCN's); gop.pyg's Recorded calls name it so."""
+    if on == "self_loops":
+        return graph.with_self_loops()
+    if on == "gcn":
+        return graph.gcn_graph()[0]
+    return graph
+
+
 def gcn(graph, in_channels, out_channels, fused=False, schedule=None, input_grad=False,
         train=True, loops=False):
     """GCNConv: the normalised aggregation commutes with the linear map,

@@ -179,13 +179,7 @@ def record():
         _recording = prev
 
 
-def graph_on(graph, on):
-    """The graph a Recorded call with `on` runs on, for the layer's graph."""
-    if on == "self_loops":
-        return graph.with_self_loops()
-    if on == "gcn":
-        return graph.gcn_graph()[0]
-    return graph
+graph_on = plan.graph_on  # the graph a Recorded call with `on` runs on
 
 
 def prepare(calls, graph):

@@ -85,9 +85,7 @@ def twin_calls(model):
 
 def plan_calls(model, g, make=None):
     for op, on, ext, wrt in (make or calls)(model):
-        # gop.pyg.graph_on's choice (gop.pyg needs torch, --prepare does not)
-        gg = g.with_self_loops() if on == "self_loops" else \
-            g.gcn_graph()[0] if on == "gcn" else g
+        gg = plan.graph_on(g, on)
         for s in SCHEDULES:
             yield plan.Call(op, gg, ext, wrt, s)
 
@@ -234,7 +232,7 @@ def run_model(torch, name, x, edge_index, y, args, dev):
             gg = gpyg.graph_of(edge_index, x.size(0))
             row["auto_kept"] = {}
             for c in seen:
-                cg = gpyg.graph_on(gg, c.on)
+                cg = plan.graph_on(gg, c.on)
                 ops = plan.Call(c.op, cg, c.ext, c.wrt, "auto").operators()
                 row["auto_kept"][f"{c.op.name} {c.ext}"] = [
                     op.schedule_for(cg, "auto", **{e: c.ext[e] for e in op.extents}) or "default"

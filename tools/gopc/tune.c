@@ -384,11 +384,11 @@ static int tune(const TuneArgs *a) {
   sigaction(SIGINT, &sa, &old);
   bool stopped = false;
   status = 0;
+  GopGraphInfo gi;
+  gop_graph_info(g, &gi);
   for (int k = 0; k < norders && !stopped && status == 0; k++) {
     const char *order = a->norders ? a->orders[k] : NULL;
     GopGraph *gk = g;
-    GopGraphInfo gi;
-    gop_graph_info(g, &gi);
     if (order && strcmp(order, "none") == 0 && gi.csr_edges) {
       printf("order none: the graph's own, its edges already in CSR order\n");
     } else if (order) { /* none too: its edges numbered in CSR order, as every order's */
