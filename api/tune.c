@@ -103,14 +103,18 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
 static const double FUSED_MARGIN = 0.8;
 
 /* An operator of `stages` stages that fuse into one kernel (fuse_stages:
- * edge softmax) takes softmax_rows(T) at the T the model finds fastest, or
- * the default mapping where a hub's team would take longer than the
- * default's atomics (tune_model_fused_us): the general model ranks this
- * shape's schedules backwards (Spearman -0.41 over the 14 shared graphs on
- * an H200, and its pick was 6.5x the best in geometric mean). Sets
- * out->schedule ("" for the default mapping), model_us and note; false
- * when the stages do not fuse. */
-static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig,
+ * edge softmax) takes softmax_rows(T) at the T the model finds fastest
+ * where that is clearly fastest; else, where a hub's team would serialise
+ * the fused kernel, softmax_groups(G) (hubs split over groups of G
+ * in-edges, a kernel per stage; `groups_ok`: the graph's edge ids are in
+ * CSR order and it has group tables) at the G of least estimated time
+ * when that is below the default mapping's estimate, else the default mapping
+ * (tune_model_fused_us, tune_model_groups_us, tune_model_unfused_us): the
+ * general model ranks this shape's schedules backwards (Spearman -0.41
+ * over the 14 shared graphs on an H200, and its pick was 6.5x the best in
+ * geometric mean). Sets out->schedule ("" for the default mapping),
+ * model_us and note; false when the stages do not fuse. */
+static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig, bool groups_ok,
                          GopScheduleChoice *out, Arena *scratch) {
   const IrModule *lib = api_schedule_library(op->module->ctx, op->module);
   TunePoint p;
@@ -121,18 +125,32 @@ static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig,
     double t = tune_model_fused_us(sig, stages, T);
     if (t < fused) best = T, fused = t;
   }
+  int bestG = 0;
+  double groups = INFINITY;
+  if (groups_ok && tune_point_make(op->ir, lib, "softmax_groups(8)", scratch, &p, NULL) == 0)
+    for (int G = 4; G <= 64; G *= 2) {
+      double t = tune_model_groups_us(sig, stages, G);
+      if (t < groups) bestG = G, groups = t;
+    }
   double unfused = tune_model_unfused_us(sig, stages);
-  if (fused < FUSED_MARGIN * unfused) {
+  if (fused < FUSED_MARGIN * fmin(unfused, groups)) {
     snprintf(out->schedule, sizeof out->schedule, "softmax_rows(%d)", best);
     out->model_us = fused;
     snprintf(out->note, sizeof out->note, "%d stages fused into one kernel (%.1f us against "
              "the default mapping's %.1f)", stages, fused, unfused);
+  } else if (groups < unfused) {
+    snprintf(out->schedule, sizeof out->schedule, "softmax_groups(%d)", bestG);
+    out->model_us = groups;
+    snprintf(out->note, sizeof out->note, "neighbour groups of %d in-edges, a kernel a stage "
+             "(%.1f us against fused %.1f, with the heaviest destination's %lld in-edges, and "
+             "the default mapping's %.1f)", bestG, groups, fused, (long long)sig->deg_max,
+             unfused);
   } else {
     out->schedule[0] = 0;
     out->model_us = unfused;
     snprintf(out->note, sizeof out->note, "the default mapping: fused, with the heaviest "
-             "destination's %lld in-edges, %.1f us, not clearly below its %.1f",
-             (long long)sig->deg_max, fused, unfused);
+             "destination's %lld in-edges, %.1f us, not clearly below its %.1f; neighbour "
+             "groups %.1f", (long long)sig->deg_max, fused, unfused, groups);
   }
   return true;
 }
@@ -311,7 +329,14 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   if (p > 0) out->source = builtin ? GOP_SCHEDULE_FROM_BUILTIN : GOP_SCHEDULE_FROM_PREDICTOR;
   TuneCost cost;
   int stages = pass_stage_count(op->ir);
-  if (p == 0 && fused_choice(op, stages, &sig, out, scratch)) {
+  /* neighbour groups per stage only where the graph has group tables and
+   * its edge ids are in CSR order: in any other order a group's scores are
+   * gathered and its outputs scattered by edge id, a sector per edge, and
+   * on generated graphs of random edge order (R-MAT 18-20, power-law)
+   * softmax_groups measured 1.3-2.6x the default mapping's time
+   * (bench/results/2026-11-29-H200-edge-softmax-groups) */
+  bool groups_ok = !no_groups && rt_csr_edges(g->rt);
+  if (p == 0 && fused_choice(op, stages, &sig, groups_ok, out, scratch)) {
     if (!out->schedule[0]) out->source = GOP_SCHEDULE_NONE;
   } else if (p == 0 && stages > 1) {
     /* The general model is fitted on one-stage aggregations and sees no

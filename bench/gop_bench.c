@@ -249,6 +249,11 @@ static int plan(int argc, char **argv) {
     graph_path(path, sizeof path, datasets, graphs[gi]);
     GopGraph *gg = gop_graph_open(p->ctx, path);
     Graph *rg = graph_open(path, &d);
+    if (gg && by_dst) { /* the untuned choice sees the graph as run will run it */
+      GopGraph *r = gop_graph_reorder(p->ctx, gg, "none");
+      gop_graph_free(p->ctx, gg);
+      gg = r;
+    }
     if (!gg || !rg) {
       fprintf(stderr, "gop_bench: %s%s", path, gop_diagnostics(p->ctx));
       return 1;
@@ -357,6 +362,14 @@ static int plan(int argc, char **argv) {
         for (int T = 1; T <= 32; T *= 2) {
           char text[64];
           snprintf(text, sizeof text, "softmax_rows(%d)", T);
+          plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+        }
+        /* ... and over neighbour groups, a thread per group of G in-edges
+         * and a kernel per stage (softmax_groups(G)), for operators with
+         * no feature loop: hubs split, an atomic per group of theirs. */
+        for (int G = 4; F == 0 && G <= 64; G *= 2) {
+          char text[64];
+          snprintf(text, sizeof text, "softmax_groups(%d)", G);
           plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
         }
         GopScheduleChoice ch;

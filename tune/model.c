@@ -418,3 +418,36 @@ double tune_model_fused_us(const TuneGraphSig *g, int passes, int T) {
 double tune_model_unfused_us(const TuneGraphSig *g, int passes) {
   return LAUNCH_US * (passes + 1) + (passes - 1) * (double)g->ne / R_ATOMIC;
 }
+
+/* ---- the same stages over neighbour groups (softmax_groups(G)) ----
+ *
+ * A thread per group of at most G in-edges of one destination, a kernel
+ * per stage; each reducing stage (all but the last) stores a group's max
+ * or sum once, plainly for a destination of at most G in-edges and by an
+ * atomic for a heavier one, whose ceil(max / G) groups' atomics on one
+ * address are the hub's serial part. A thread walks its group 4 edges at
+ * a time (unroll), so a stage waits for the longest group of a warp:
+ * ceil(d / 4) rounds, d the largest of 32 destinations' degrees (mean +
+ * c(32) x std), at most G and the graph's max. Per stage:
+ *
+ *   E x GROUPS_EDGE_US + rounds x GROUPS_ROUND_US
+ *   + (reducing stages) ceil(max / G) x GROUPS_HUB_US
+ *
+ * plus the default mapping's launches. The three constants are a least
+ * squares fit (weighted by 1 / time) to the 70 measurements of G = 4 ..
+ * 64 on the 14 shared graphs on an H200
+ * (bench/results/2026-11-29-H200-edge-softmax-groups: 14% mean error,
+ * cnr-2000 under-estimated by up to 1.66x). */
+static const double GROUPS_EDGE_US = 7.6e-6;
+static const double GROUPS_ROUND_US = 0.86;
+static const double GROUPS_HUB_US = 0.009;
+
+double tune_model_groups_us(const TuneGraphSig *g, int passes, int G) {
+  double d = fmin(fmin((double)G, (double)g->deg_max),
+                  g->deg_mean + expected_max_normal(32) * g->deg_std);
+  double rounds = ceil(fmax(d, 1.0) / 4);
+  double hub = ceil((double)g->deg_max / G);
+  return LAUNCH_US * (passes + 1) +
+         passes * ((double)g->ne * GROUPS_EDGE_US + rounds * GROUPS_ROUND_US) +
+         (passes - 1) * hub * GROUPS_HUB_US;
+}

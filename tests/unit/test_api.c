@@ -271,7 +271,8 @@ END_TEST
 /* Edge softmax, whose stages fuse: one kernel (softmax_rows) on a graph of
  * small in-degrees; the default mapping, said why, where one destination
  * has so many in-edges that its team would outlast the default's atomics
- * (a star of 3,000 sources). An operator of stages that do not fuse: the
+ * (a star of 3,000 sources); neighbour groups on a large skewed graph
+ * whose edge ids are in CSR order. An operator of stages that do not fuse: the
  * default mapping too (the general model is not calibrated for it). */
 START_TEST(choose_fused_stages) {
   GopContext *ctx = gop_context_new();
@@ -294,6 +295,19 @@ START_TEST(choose_fused_stages) {
   ck_assert_int_gt(c.candidates, 0);
   ck_assert_msg(strstr(c.note, "the default mapping: fused, with the heaviest destination's "
                                "3000 in-edges") != NULL, "%s", c.note);
+  /* a skewed graph of a million edges (R-MAT 16/16, in-degrees up to
+   * ~3,000): in CSR edge order, neighbour groups a kernel a stage
+   * (softmax_groups); in the generator's random edge order, where a
+   * group's scores would be gathered by edge id, the default mapping */
+  GopGraph *rm = gop_graph_open(ctx, "rmat:16:16:3");
+  ck_assert_msg(rm != NULL, "%s", gop_diagnostics(ctx));
+  GopGraph *rmc = gop_graph_reorder(ctx, rm, "none");
+  ck_assert_msg(rmc != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_choose_schedule(op, rmc, 0, NULL, &c), 0);
+  ck_assert_msg(strncmp(c.schedule, "softmax_groups(", 15) == 0, "%s", c.schedule);
+  ck_assert_msg(strstr(c.note, "neighbour groups of") != NULL, "%s", c.note);
+  ck_assert_int_eq(gop_choose_schedule(op, rm, 0, NULL, &c), GOP_NO_SCHEDULE);
+  ck_assert_str_eq(c.schedule, "");
   /* stages that do not fuse (the second runs over sources): the default
    * mapping, said why, not the general model's pick */
   GopModule *m = gop_compile_string(

@@ -796,10 +796,10 @@ START_TEST(test_semantics_preserved) {
       {"warp_edge", true},     {"gas", false},        {"gar", false},
       {"default", false},      {"spmm_vec4", true},   {"sddmm_vec4", true},
       {"spmm_rows", true},     {"spmm_rows_full", true}, {"spmm_rows8_full", true},
-      {"softmax_rows", true}};
+      {"softmax_rows", true},  {"softmax_groups", true}};
   static const int64_t settings[][2] = {{1, 1}, {3, 3}, {5, 2}};
   static const int64_t dot_settings[][2] = {{3, 1}, {5, 1}};
-  sh.items = calloc(NGRAPHS * NOPS * 32, sizeof(Item));
+  sh.items = calloc(NGRAPHS * NOPS * 40, sizeof(Item));
   for (int gi = 0; gi < NGRAPHS; gi++) {
     if (!in_matrix(gi)) continue;
     for (int oi = 0; oi < NOPS; oi++)
@@ -819,6 +819,14 @@ START_TEST(test_semantics_preserved) {
            * degrees), the whole warp */
           for (int T = 1; T <= 32; T *= T == 1 ? 4 : 8)
             add_item(&sh, gi, oi, scheds[si].name, T, 0, true);
+          continue;
+        }
+        if (strcmp(scheds[si].name, "softmax_groups") == 0) {
+          /* edge softmax's stages over neighbour groups: G = 3 splits most
+           * destinations (a plain store for the light, atomics for the
+           * rest), G = 8 few; on the other operators a thread walks a
+           * group's edges and its features */
+          for (int G = 3; G <= 8; G += 5) add_item(&sh, gi, oi, scheds[si].name, G, 0, true);
           continue;
         }
         if (strncmp(scheds[si].name, "spmm_rows", 9) == 0) {

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The three GPU calls of this folder (one H200), in order.
+#
+# 1. input-order/: the 14 shared graphs in the file's edge order, PyG's
+#    softmax in the same call; prepared here with
+#      bash bench/softmax.sh prepare        (.carry/softmax)
+#    run there with
+#      bash bench/softmax.sh run .carry/softmax $OUT/sm
+# 2. input-order-generated/ and 3. csr-order/: prepared here with
+#      build-dev/bench/gop_bench plan .carry/smh/bench .carry/smh/datasets \
+#        --graphs "rmat:18:16:31 rmat:20:8:13 powerlaw:400000:12:21:5 \
+#                  powerlaw:300000:8:25:7 community:500000:10:2000:10:3 \
+#                  grid:700x700 rmat:14:16:9 ring:100000:12" \
+#        --ops edge_softmax --F 16 --top 1
+#    and, for 3., the 14 shared graphs and the same eight with --edges dst
+#    into .carry/smd (the datasets copied from .carry/softmax); each with
+#      strip -o CARRY/gop_bench build-nollvm/bench/gop_bench
+#    run there with
+#      BUDGET_S=400 bash bench/results/2026-11-28-H200-choice-builtin-predictor/run.sh CARRY $OUT
+set -eu
+echo "see the comments: three calls, each prepared here first" >&2
+exit 2
