@@ -107,22 +107,23 @@ static const double FUSED_MARGIN = 0.8;
  * where that is clearly fastest; else, where a hub's team would serialise
  * the fused kernel, softmax_groups(G) (hubs split over groups of G
  * in-edges, a kernel per stage; `groups_ok`: the graph's edge ids are in
- * CSR order and it has group tables) at the G of least estimated time
+ * CSR order (`csr_edges`, which the fused estimate reads too) and it has
+ * group tables) at the G of least estimated time
  * when that is below the default mapping's estimate, else the default mapping
  * (tune_model_fused_us, tune_model_groups_us, tune_model_unfused_us): the
  * general model ranks this shape's schedules backwards (Spearman -0.41
  * over the 14 shared graphs on an H200, and its pick was 6.5x the best in
  * geometric mean). Sets out->schedule ("" for the default mapping),
  * model_us and note; false when the stages do not fuse. */
-static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig, bool groups_ok,
-                         GopScheduleChoice *out, Arena *scratch) {
+static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig, bool csr_edges,
+                         bool groups_ok, GopScheduleChoice *out, Arena *scratch) {
   const IrModule *lib = api_schedule_library(op->module->ctx, op->module);
   TunePoint p;
   if (tune_point_make(op->ir, lib, "softmax_rows(32)", scratch, &p, NULL) != 0) return false;
   int best = 32;
-  double fused = tune_model_fused_us(sig, stages, best);
+  double fused = tune_model_fused_us(sig, stages, best, csr_edges);
   for (int T = 1; T < 32; T *= 2) {
-    double t = tune_model_fused_us(sig, stages, T);
+    double t = tune_model_fused_us(sig, stages, T, csr_edges);
     if (t < fused) best = T, fused = t;
   }
   int bestG = 0;
@@ -335,8 +336,8 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
    * on generated graphs of random edge order (R-MAT 18-20, power-law)
    * softmax_groups measured 1.3-2.6x the default mapping's time
    * (bench/results/2026-11-29-H200-edge-softmax-groups) */
-  bool groups_ok = !no_groups && rt_csr_edges(g->rt);
-  if (p == 0 && fused_choice(op, stages, &sig, groups_ok, out, scratch)) {
+  bool csr_edges = rt_csr_edges(g->rt);
+  if (p == 0 && fused_choice(op, stages, &sig, csr_edges, csr_edges && !no_groups, out, scratch)) {
     if (!out->schedule[0]) out->source = GOP_SCHEDULE_NONE;
   } else if (p == 0 && stages > 1) {
     /* The general model is fitted on one-stage aggregations and sees no

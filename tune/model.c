@@ -398,20 +398,27 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
  * temporaries at R_ATOMIC. FUSED_STEP_US is measured on an H200
  * (bench/results/2026-11-29-H200-edge-softmax-fused: ogbn-arxiv's
  * 13,155-edge destination, softmax_rows(32), 0.214 ms for 3 x 412
- * steps); the rest are the model's constants above. Where the critical
- * path of a hub costs more than the atomics the fusion saves (cnr-2000,
- * ogbn-arxiv, blogcatalog), the default mapping stays. */
+ * steps) for edge ids in a file's order, where a step loads the edge id
+ * and then gathers the score; with edge ids in CSR order a step is one
+ * load in order, FUSED_STEP_CSR_US: the median of (time - launch) /
+ * steps over the 132 softmax_rows measurements on 22 graphs in CSR order
+ * (bench/results/2026-11-29-H200-edge-softmax-groups). The rest are the
+ * model's constants above. Where the critical path of a hub costs more
+ * than the atomics the fusion saves (cnr-2000, ogbn-arxiv, blogcatalog),
+ * the default mapping stays. */
 static const double FUSED_STEP_US = 0.18;
+static const double FUSED_STEP_CSR_US = 0.061;
 
-double tune_model_fused_us(const TuneGraphSig *g, int passes, int T) {
+double tune_model_fused_us(const TuneGraphSig *g, int passes, int T, bool csr_edges) {
+  double step = csr_edges ? FUSED_STEP_CSR_US : FUSED_STEP_US;
   double team_rows = 32.0 / T;
   double d = fmin((double)g->deg_max,
                   g->deg_mean + expected_max_normal((int)team_rows) * g->deg_std);
   double warps = ceil((double)g->nv / team_rows);
   double steps = passes * ceil(d / T) + LANE_C0;
   double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
-  double bulk = warps * steps * FUSED_STEP_US / resident;
-  double critical = (passes * ceil((double)g->deg_max / T) + LANE_C0) * FUSED_STEP_US;
+  double bulk = warps * steps * step / resident;
+  double critical = (passes * ceil((double)g->deg_max / T) + LANE_C0) * step;
   return LAUNCH_US + fmax(bulk, critical);
 }
 
@@ -426,28 +433,31 @@ double tune_model_unfused_us(const TuneGraphSig *g, int passes) {
  * or sum once, plainly for a destination of at most G in-edges and by an
  * atomic for a heavier one, whose ceil(max / G) groups' atomics on one
  * address are the hub's serial part. A thread walks its group 4 edges at
- * a time (unroll), so a stage waits for the longest group of a warp:
- * ceil(d / 4) rounds, d the largest of 32 destinations' degrees (mean +
- * c(32) x std), at most G and the graph's max. Per stage:
+ * a time (unroll), so a warp waits for its longest group: ceil(d / 4)
+ * rounds, d the largest of 32 destinations' degrees (mean + c(32) x std),
+ * at most G and the graph's max; the E / G + |V| groups' warps take
+ * `waves` turns of what the GPU holds. Per stage:
  *
- *   E x GROUPS_EDGE_US + rounds x GROUPS_ROUND_US
+ *   E x GROUPS_EDGE_US + waves x rounds x GROUPS_ROUND_US
  *   + (reducing stages) ceil(max / G) x GROUPS_HUB_US
  *
  * plus the default mapping's launches. The three constants are a least
- * squares fit (weighted by 1 / time) to the 70 measurements of G = 4 ..
- * 64 on the 14 shared graphs on an H200
- * (bench/results/2026-11-29-H200-edge-softmax-groups: 14% mean error,
- * cnr-2000 under-estimated by up to 1.66x). */
-static const double GROUPS_EDGE_US = 7.6e-6;
-static const double GROUPS_ROUND_US = 0.86;
-static const double GROUPS_HUB_US = 0.009;
+ * squares fit (weighted by 1 / time) to the 110 measurements of G = 4 ..
+ * 64 on 22 graphs with edge ids in CSR order on an H200
+ * (bench/results/2026-11-29-H200-edge-softmax-groups, csr-order/): the
+ * only order the choice takes groups in (api/tune.c). */
+static const double GROUPS_EDGE_US = 3.6e-6;
+static const double GROUPS_ROUND_US = 0.60;
+static const double GROUPS_HUB_US = 0.0047;
 
 double tune_model_groups_us(const TuneGraphSig *g, int passes, int G) {
   double d = fmin(fmin((double)G, (double)g->deg_max),
                   g->deg_mean + expected_max_normal(32) * g->deg_std);
   double rounds = ceil(fmax(d, 1.0) / 4);
+  double warps = ((double)g->ne / G + (double)g->nv) / 32;
+  double waves = fmax(1.0, warps / ((double)SMS * WARPS_PER_SM));
   double hub = ceil((double)g->deg_max / G);
   return LAUNCH_US * (passes + 1) +
-         passes * ((double)g->ne * GROUPS_EDGE_US + rounds * GROUPS_ROUND_US) +
+         passes * ((double)g->ne * GROUPS_EDGE_US + waves * rounds * GROUPS_ROUND_US) +
          (passes - 1) * hub * GROUPS_HUB_US;
 }

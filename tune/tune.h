@@ -187,9 +187,10 @@ void tune_model_cost(const TuneOpShape *shape, const TunePoint *p,
                      const TuneGraphSig *g, int64_t F, TuneCost *out);
 /* An operator of `passes` stages over each destination's in-edges that
  * fuse (fuse_stages): the estimated time of all of them in one kernel, a
- * team of T lanes per destination (softmax_rows(T)), and of the default
- * mapping's kernel per stage with atomics (tune/model.c). */
-double tune_model_fused_us(const TuneGraphSig *g, int passes, int T);
+ * team of T lanes per destination (softmax_rows(T); `csr_edges`: the
+ * graph's edge ids are in CSR order, each step one load in order), and of
+ * the default mapping's kernel per stage with atomics (tune/model.c). */
+double tune_model_fused_us(const TuneGraphSig *g, int passes, int T, bool csr_edges);
 double tune_model_unfused_us(const TuneGraphSig *g, int passes);
 /* ... and over neighbour groups of at most G in-edges, a thread a group
  * and a kernel per stage (softmax_groups(G)). */

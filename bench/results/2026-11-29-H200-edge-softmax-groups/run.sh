@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The three GPU calls of this folder (one H200), in order.
+# The four GPU calls of this folder (one H200), in order.
 #
 # 1. input-order/: the 14 shared graphs in the file's edge order, PyG's
 #    softmax in the same call; prepared here with
 #      bash bench/softmax.sh prepare        (.carry/softmax)
 #    run there with
 #      bash bench/softmax.sh run .carry/softmax $OUT/sm
-# 2. input-order-generated/ and 3. csr-order/: prepared here with
+# 2. input-order-generated/, 3. csr-order/ and 4. csr-order-held-out/
+#    (with --edges dst: rmat:19:12:77 rmat:17:32:5 powerlaw:600000:10:23:11
+#    powerlaw:200000:16:22:3 community:300000:20:500:30:9 grid:1000x500
+#    ring:400000:6 rmat:12:16:1 powerlaw:1000000:6:27:2): prepared here with
 #      build-dev/bench/gop_bench plan .carry/smh/bench .carry/smh/datasets \
 #        --graphs "rmat:18:16:31 rmat:20:8:13 powerlaw:400000:12:21:5 \
 #                  powerlaw:300000:8:25:7 community:500000:10:2000:10:3 \
