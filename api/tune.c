@@ -105,16 +105,21 @@ static const double FUSED_MARGIN = 0.8;
 /* An operator of `stages` stages that fuse into one kernel (fuse_stages:
  * edge softmax) takes softmax_rows(T) at the T the model finds fastest
  * where that is clearly fastest; else, where a hub's team would serialise
- * the fused kernel, softmax_groups(G) (hubs split over groups of G
- * in-edges, a kernel per stage; `groups_ok`: the graph's edge ids are in
- * CSR order (`csr_edges`, which the fused estimate reads too) and it has
- * group tables) at the G of least estimated time
- * when that is below the default mapping's estimate, else the default mapping
- * (tune_model_fused_us, tune_model_groups_us, tune_model_unfused_us): the
- * general model ranks this shape's schedules backwards (Spearman -0.41
- * over the 14 shared graphs on an H200, and its pick was 6.5x the best in
- * geometric mean). Sets out->schedule ("" for the default mapping),
- * model_us and note; false when the stages do not fuse. */
+ * the fused kernel, softmax_teams(32, 4) (hubs split over groups of 32
+ * in-edges, each on a team of 4 lanes, a kernel per stage; `groups_ok`:
+ * the graph's edge ids are in CSR order, `csr_edges`, which the fused
+ * estimate reads too, and it has group tables) when its estimate is below
+ * the default mapping's, else the default mapping (tune_model_fused_us,
+ * tune_model_teams_us, tune_model_unfused_us). The group shape is fixed:
+ * on 18 graphs in CSR order on an H200 (32, 4) was within 1.06x of the
+ * best of eight shapes in geometric mean (worst 1.26x), where the model's
+ * pick among them was 1.12x. The general model ranks this shape's
+ * schedules backwards (Spearman -0.41 over the 14 shared graphs on an
+ * H200, and its pick was 6.5x the best in geometric mean). Sets
+ * out->schedule ("" for the default mapping), model_us and note; false
+ * when the stages do not fuse. */
+enum { TEAMS_G = 32, TEAMS_T = 4 };
+
 static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig, bool csr_edges,
                          bool groups_ok, GopScheduleChoice *out, Arena *scratch) {
   const IrModule *lib = api_schedule_library(op->module->ctx, op->module);
@@ -126,32 +131,30 @@ static bool fused_choice(const GopOp *op, int stages, const TuneGraphSig *sig, b
     double t = tune_model_fused_us(sig, stages, T, csr_edges);
     if (t < fused) best = T, fused = t;
   }
-  int bestG = 0;
-  double groups = INFINITY;
-  if (groups_ok && tune_point_make(op->ir, lib, "softmax_groups(8)", scratch, &p, NULL) == 0)
-    for (int G = 4; G <= 64; G *= 2) {
-      double t = tune_model_groups_us(sig, stages, G);
-      if (t < groups) bestG = G, groups = t;
-    }
+  double teams = INFINITY;
+  char text[64];
+  snprintf(text, sizeof text, "softmax_teams(%d, %d)", TEAMS_G, TEAMS_T);
+  if (groups_ok && tune_point_make(op->ir, lib, text, scratch, &p, NULL) == 0)
+    teams = tune_model_teams_us(sig, stages, TEAMS_G, TEAMS_T);
   double unfused = tune_model_unfused_us(sig, stages);
-  if (fused < FUSED_MARGIN * fmin(unfused, groups)) {
+  if (fused < FUSED_MARGIN * fmin(unfused, teams)) {
     snprintf(out->schedule, sizeof out->schedule, "softmax_rows(%d)", best);
     out->model_us = fused;
     snprintf(out->note, sizeof out->note, "%d stages fused into one kernel (%.1f us against "
              "the default mapping's %.1f)", stages, fused, unfused);
-  } else if (groups < unfused) {
-    snprintf(out->schedule, sizeof out->schedule, "softmax_groups(%d)", bestG);
-    out->model_us = groups;
-    snprintf(out->note, sizeof out->note, "neighbour groups of %d in-edges, a kernel a stage "
-             "(%.1f us against fused %.1f, with the heaviest destination's %lld in-edges, and "
-             "the default mapping's %.1f)", bestG, groups, fused, (long long)sig->deg_max,
-             unfused);
+  } else if (teams < unfused) {
+    snprintf(out->schedule, sizeof out->schedule, "%s", text);
+    out->model_us = teams;
+    snprintf(out->note, sizeof out->note, "neighbour groups of %d in-edges on %d lanes each, a "
+             "kernel a stage (%.1f us against fused %.1f, with the heaviest destination's %lld "
+             "in-edges, and the default mapping's %.1f)", TEAMS_G, TEAMS_T, teams, fused,
+             (long long)sig->deg_max, unfused);
   } else {
     out->schedule[0] = 0;
     out->model_us = unfused;
     snprintf(out->note, sizeof out->note, "the default mapping: fused, with the heaviest "
              "destination's %lld in-edges, %.1f us, not clearly below its %.1f; neighbour "
-             "groups %.1f", (long long)sig->deg_max, fused, unfused, groups);
+             "groups %.1f", (long long)sig->deg_max, fused, unfused, teams);
   }
   return true;
 }

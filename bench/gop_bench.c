@@ -372,6 +372,14 @@ static int plan(int argc, char **argv) {
           snprintf(text, sizeof text, "softmax_groups(%d)", G);
           plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
         }
+        /* ... and a group's edges on a team of T lanes (softmax_teams(G,
+         * T)), T = G / 8 and G / 4: two or one unrolled step a lane */
+        for (int G = 16; F == 0 && G <= 128; G *= 2)
+          for (int T = G / 8; T <= G / 4 && T <= 32; T *= 2) {
+            char text[64];
+            snprintf(text, sizeof text, "softmax_teams(%d, %d)", G, T);
+            plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+          }
         GopScheduleChoice ch;
         int chose = gop_choose_schedule(op, gg, F, NULL, &ch);
         if (chose == GOP_NO_SCHEDULE && ch.candidates > 0) /* the model's pick: the default */

@@ -659,7 +659,7 @@ const char *gop_schedule_source_name(GopScheduleSource s);
  * shape and dtype it was trained on (`note` says when it was skipped);
  * else the cost model's best legal point (for an operator whose stages
  * fuse into one kernel, edge softmax: softmax_rows(T); where a heavy
- * destination would serialise the fused kernel, softmax_groups(G) on a
+ * destination would serialise the fused kernel, softmax_teams(32, 4) on a
  * graph whose edge ids are in CSR order, or the default mapping). No
  * libxgboost is needed to choose. 0; GOP_NO_SCHEDULE (1) when the
  * operator has no candidate at all (out->candidates 0, out->source

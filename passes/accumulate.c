@@ -35,9 +35,11 @@ typedef struct Found {
 } Found;
 
 static bool is_edge_loop(const IrNode *s) {
-  return s->kind == IR_LOOP && s->loop.bind == IR_BIND_NONE &&
-         (s->loop.kind == IR_LOOP_IN_EDGES || s->loop.kind == IR_LOOP_OUT_EDGES ||
-          s->loop.kind == IR_LOOP_GROUP_EDGES);
+  return s->kind == IR_LOOP &&
+         ((s->loop.bind == IR_BIND_NONE &&
+           (s->loop.kind == IR_LOOP_IN_EDGES || s->loop.kind == IR_LOOP_OUT_EDGES ||
+            s->loop.kind == IR_LOOP_GROUP_EDGES)) ||
+          (s->loop.bind == IR_BIND_LANE && s->loop.kind == IR_LOOP_GROUP_EDGES));
 }
 
 /* The candidate loops under `list`, outermost first; `top`: a stage's own
@@ -118,7 +120,8 @@ int pass_accumulate(IrOp *op, Arena *a, Diag *d) {
     ((IrNode *)s)->next = (IrNode *)saved;
   }
   for (int i = 0; i < f.n; i++) {
-    if (sink_and_promote(op, f.loops[i]->loop.var, a)) continue;
+    if (f.loops[i]->loop.bind == IR_BIND_NONE && sink_and_promote(op, f.loops[i]->loop.var, a))
+      continue;
     PassSite site;
     if (!pass_find_node(op, f.loops[i], &site)) continue;
     /* A refusal is an answer here, not an error: keep the loop as it is. */

@@ -497,7 +497,13 @@ static IrTensor *widen(IrOp *op, const IrTensor *t, int G, Arena *a) {
 int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) {
   IrNode *l = site->node;
   const char *loop = l->loop.var->name;
-  if (l->loop.bind != IR_BIND_NONE) {
+  /* A neighbour group's edges on the lanes of its warp or team: each lane
+   * reduces its edges into its own register, the lanes' registers are
+   * combined by warp shuffles (conflicts.c makes the set a shuffle: a
+   * @lane loop lies between it and its `var`) and one lane stores the
+   * total. Sums, max and min only (a mean is lowered first). */
+  bool lanes = l->loop.bind == IR_BIND_LANE && l->loop.kind == IR_LOOP_GROUP_EDGES;
+  if (l->loop.bind != IR_BIND_NONE && !lanes) {
     ir_error(d, loc, "promote: loop '%s' is bound to %s; its iterations run on "
              "different workers, which cannot share one register", loop,
              ir_bind_name(l->loop.bind));
@@ -545,6 +551,11 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
       ir_error(d, loc, "promote: tensor '%s' is %s inside loop '%s', so its "
                "partial result cannot wait in a register", t,
                use == 1 ? "read" : "written at another place", loop);
+      return -1;
+    }
+    if (lanes && st->acc.red == IR_RED_MEAN) {
+      ir_error(d, loc, "promote: the mean into '%s' over the lanes of loop '%s' is not "
+               "combined in registers; lower the mean first", t, loop);
       return -1;
     }
     for (int g = 0; g < sc.nguards[k]; g++)
@@ -618,6 +629,11 @@ int pass_promote_register(IrOp *op, PassSite *site, Loc loc, Arena *a, Diag *d) 
                             ir_endpoint(a, at, deg, ir_clone(a, l->loop.of)),
                             ir_fconst(a, at, 0.0));
       flush = ir_if(a, at, cond, flush);
+    }
+    if (lanes) { /* the total is in every lane: the team's first stores it */
+      IrVar *one = pass_new_var(op, a, pass_fresh_name(op, a, "l_one"), IR_VAR_INDEX, at);
+      flush = ir_loop(a, at, one, IR_LOOP_RANGE, ir_iconst(a, at, 1), NULL, flush);
+      flush->loop.bind = IR_BIND_LANE;
     }
     ir_append(&after, flush);
   }

@@ -426,38 +426,40 @@ double tune_model_unfused_us(const TuneGraphSig *g, int passes) {
   return LAUNCH_US * (passes + 1) + (passes - 1) * (double)g->ne / R_ATOMIC;
 }
 
-/* ---- the same stages over neighbour groups (softmax_groups(G)) ----
+/* ---- the same stages over neighbour groups (softmax_teams(G, T)) ----
  *
- * A thread per group of at most G in-edges of one destination, a kernel
- * per stage; each reducing stage (all but the last) stores a group's max
- * or sum once, plainly for a destination of at most G in-edges and by an
- * atomic for a heavier one, whose ceil(max / G) groups' atomics on one
- * address are the hub's serial part. A thread walks its group 4 edges at
- * a time (unroll), so a warp waits for its longest group: ceil(d / 4)
- * rounds, d the largest of 32 destinations' degrees (mean + c(32) x std),
- * at most G and the graph's max; the E / G + |V| groups' warps take
- * `waves` turns of what the GPU holds. Per stage:
+ * A team of T lanes per group of at most G in-edges of one destination
+ * (T = 1: softmax_groups(G), a thread a group), a kernel per stage; each
+ * reducing stage (all but the last) stores a group's max or sum once,
+ * plainly for a destination of at most G in-edges and by an atomic for a
+ * heavier one, whose ceil(max / G) groups' atomics on one address are the
+ * hub's serial part. A lane walks its edges of the group 4 at a time
+ * (unroll), so a warp waits for the longest of its 32 / T groups: ceil(d /
+ * 4T) rounds, d the largest of 32 / T destinations' degrees (mean + c(32 /
+ * T) x std), at most G and the graph's max; the (E / G + |V|) x T / 32
+ * warps take `waves` turns of what the GPU holds. Per stage:
  *
- *   E x GROUPS_EDGE_US + waves x rounds x GROUPS_ROUND_US
- *   + (reducing stages) ceil(max / G) x GROUPS_HUB_US
+ *   E x TEAMS_EDGE_US + waves x rounds x TEAMS_ROUND_US
+ *   + (reducing stages) ceil(max / G) x TEAMS_HUB_US
  *
  * plus the default mapping's launches. The three constants are a least
- * squares fit (weighted by 1 / time) to the 110 measurements of G = 4 ..
- * 64 on 22 graphs with edge ids in CSR order on an H200
- * (bench/results/2026-11-29-H200-edge-softmax-groups, csr-order/): the
- * only order the choice takes groups in (api/tune.c). */
-static const double GROUPS_EDGE_US = 3.6e-6;
-static const double GROUPS_ROUND_US = 0.60;
-static const double GROUPS_HUB_US = 0.0047;
+ * squares fit (weighted by 1 / time) to the 144 measurements of
+ * softmax_teams(G, T), G = 16 .. 128, T = G / 8 and G / 4, on 18 graphs
+ * with edge ids in CSR order on an H200
+ * (bench/results/2026-11-29-H200-edge-softmax-groups, teams/; 15% mean
+ * error): the only order the choice takes groups in (api/tune.c). */
+static const double TEAMS_EDGE_US = 2.6e-6;
+static const double TEAMS_ROUND_US = 0.56;
+static const double TEAMS_HUB_US = 0.0046;
 
-double tune_model_groups_us(const TuneGraphSig *g, int passes, int G) {
+double tune_model_teams_us(const TuneGraphSig *g, int passes, int G, int T) {
   double d = fmin(fmin((double)G, (double)g->deg_max),
-                  g->deg_mean + expected_max_normal(32) * g->deg_std);
-  double rounds = ceil(fmax(d, 1.0) / 4);
-  double warps = ((double)g->ne / G + (double)g->nv) / 32;
+                  g->deg_mean + expected_max_normal(32 / T) * g->deg_std);
+  double rounds = ceil(fmax(d, 1.0) / (4.0 * T));
+  double warps = ((double)g->ne / G + (double)g->nv) * T / 32;
   double waves = fmax(1.0, warps / ((double)SMS * WARPS_PER_SM));
   double hub = ceil((double)g->deg_max / G);
   return LAUNCH_US * (passes + 1) +
-         passes * ((double)g->ne * GROUPS_EDGE_US + waves * rounds * GROUPS_ROUND_US) +
-         (passes - 1) * hub * GROUPS_HUB_US;
+         passes * ((double)g->ne * TEAMS_EDGE_US + waves * rounds * TEAMS_ROUND_US) +
+         (passes - 1) * hub * TEAMS_HUB_US;
 }

@@ -192,9 +192,10 @@ void tune_model_cost(const TuneOpShape *shape, const TunePoint *p,
  * the default mapping's kernel per stage with atomics (tune/model.c). */
 double tune_model_fused_us(const TuneGraphSig *g, int passes, int T, bool csr_edges);
 double tune_model_unfused_us(const TuneGraphSig *g, int passes);
-/* ... and over neighbour groups of at most G in-edges, a thread a group
- * and a kernel per stage (softmax_groups(G)). */
-double tune_model_groups_us(const TuneGraphSig *g, int passes, int G);
+/* ... and over neighbour groups of at most G in-edges, a team of T lanes
+ * a group (T = 1: a thread) and a kernel per stage (softmax_teams(G, T),
+ * softmax_groups(G)). */
+double tune_model_teams_us(const TuneGraphSig *g, int passes, int G, int T);
 /* Sorts `pts` by the model's time, fastest first (stable for ties). */
 void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n,
                      const TuneGraphSig *g, int64_t F);
