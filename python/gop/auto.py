@@ -49,7 +49,15 @@ def _head_lanes(ext):
 
 
 def gat_groups(ext):
-    return "gat_groups(32, %d, %d)" % _head_lanes(ext)
+    """With one head, stages 1 and 2 on the lanes of a team of 4 per group
+    of 32 in-edges (gat_teams) instead of a lane per head (a thread a
+    group): on an H200 1.03x, 1.08x and 1.14x gat_groups on ogbn-arxiv,
+    blogcatalog and pubmed at C = 40; with 8 heads 1.4-1.6x slower
+    (bench/results/2026-11-29-H200-gat-teams)."""
+    t1, t3 = _head_lanes(ext)
+    if int(ext["H"]) == 1:
+        return "gat_teams(32, 4, %d)" % t3
+    return "gat_groups(32, %d, %d)" % (t1, t3)
 
 
 def gat_grad_groups(ext):
