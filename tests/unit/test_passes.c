@@ -662,7 +662,7 @@ typedef struct Shared {
   float *inputs[NGRAPHS][NOPS][8];
   float *ref[NGRAPHS][NOPS][8];
   Item *items;
-  int nitems, next;
+  int nitems, cap, next;
   pthread_mutex_t lock;
 } Shared;
 
@@ -751,6 +751,7 @@ static void *worker(void *arg) {
 
 static void add_item(Shared *sh, int gi, int oi, const char *sched, int64_t g, int64_t t,
                      bool params) {
+  ck_assert_msg(sh->nitems < sh->cap, "the semantics matrix outgrew its %d items", sh->cap);
   Item *it = &sh->items[sh->nitems++];
   it->graph = gi;
   it->op = oi;
@@ -800,7 +801,8 @@ START_TEST(test_semantics_preserved) {
       {"softmax_rows", true},  {"softmax_groups", true}, {"softmax_teams", true}};
   static const int64_t settings[][2] = {{1, 1}, {3, 3}, {5, 2}};
   static const int64_t dot_settings[][2] = {{3, 1}, {5, 1}};
-  sh.items = calloc(NGRAPHS * NOPS * 40, sizeof(Item));
+  sh.cap = NGRAPHS * NOPS * 40;
+  sh.items = calloc((size_t)sh.cap, sizeof(Item));
   for (int gi = 0; gi < NGRAPHS; gi++) {
     if (!in_matrix(gi)) continue;
     for (int oi = 0; oi < NOPS; oi++)
