@@ -551,17 +551,24 @@ class Graph:
 
     def with_self_loops(self):
         """This graph without its self-loops and with one added per vertex
-        (PyG's remove_self_loops + add_self_loops, as GATConv does). Made once."""
+        (PyG's remove_self_loops + add_self_loops, as GATConv does), its
+        arcs sorted by destination so that its edge ids are CSR positions:
+        GAT's attention keeps its per-edge scores to itself, so their order
+        is gop's to choose, and in CSR order a destination's scores are
+        read in order (no edge-id load, no gather by id). Made once."""
         if "self_loops" not in self._memo:
             import numpy as np
             ei = self.edge_index
             keep = ei[0] != ei[1]
             v = np.arange(self.num_nodes, dtype=np.int64)
+            src = np.concatenate([ei[0][keep], v])
+            dst = np.concatenate([ei[1][keep], v])
+            order = np.argsort(dst, kind="stable")
             # setdefault: threads that made it at once all get the first (the
             # others' copies are freed with their last reference)
             self._memo.setdefault("self_loops", Graph.from_arcs(
-                np.concatenate([ei[0][keep], v]), np.concatenate([ei[1][keep], v]),
-                self.num_nodes, f"{self.name or 'graph'} with self-loops"))
+                src[order], dst[order], self.num_nodes,
+                f"{self.name or 'graph'} with self-loops"))
         return self._memo["self_loops"]
 
     def __repr__(self):
