@@ -291,11 +291,13 @@ if [ "${GOP_PREPARE_ONLY:-}" = reliability ]; then
   echo "initcheck: $(wc -l <"$rel/initcheck/list.txt") packs"
   # GAT's fused attention (examples/models/layers.gop), three stages with
   # temporaries between them: the default mapping and gat_groups (teams
-  # of lanes that shuffle within a warp) for the sanitizers; the suite's
-  # runner sets H = 4, C = F / 4
+  # of lanes that shuffle within a warp) and gat_teams (a group's in-edges
+  # on a team's lanes, one lane storing: passes/promote.c) for the
+  # sanitizers; the suite's runner sets H = 4, C = F / 4
   mkdir -p "$rel/gat"
   : >"$rel/gat/list.txt"
-  for s in default 'gat_groups(32, 4, 32)' 'gat_groups(8, 2, 16)' 'gat_groups(32, 1, 8)'; do
+  for s in default 'gat_groups(32, 4, 32)' 'gat_groups(8, 2, 16)' 'gat_groups(32, 1, 8)' \
+           'gat_teams(32, 4, 16)' 'gat_teams(16, 2, 8)'; do
     f=gat_attention__$(printf '%s' "$s" | tr -c 'a-z0-9' '_').pack
     sched=()
     [ "$s" = default ] || sched=(--schedule "$s")
