@@ -383,43 +383,61 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
  * the default mapping does, a kernel per stage with the per-destination
  * values reduced by atomics. The fused kernel's time is
  *
- *   launch + max(bulk, critical)
- *   a step      one edge of each of the team's lanes in one pass: an L2
- *               round trip, FUSED_STEP_US
- *   bulk        warps (|V| x T / 32) x (P passes x ceil(d / T) + c0)
- *               steps / resident warps, d the largest in-degree of a
- *               warp's 32 / T destinations (mean + c(32 / T) x std, at
- *               most the max: as the lane model's rows)
+ *   launch + max(latency, requests, critical)
+ *   a step      one edge of each of the team's lanes in one pass
+ *   latency     the warps' waves x steps x FUSED_LAT: warps (|V| x T / 32)
+ *               of P passes x ceil(d / T) + c0 steps each, d the largest
+ *               in-degree of a warp's 32 / T destinations (mean + c(32 /
+ *               T) x std, at most the max: as the lane model's rows)
+ *   requests    the memory requests of all warp steps at FUSED_R a us: a
+ *               step of a warp reads the teams' T consecutive in-edges of
+ *               its 32 / T destinations, (32 / T) x ceil(4T / 32) 32-byte
+ *               sectors, fewer where rows are short enough that the warp's
+ *               destinations' edges share sectors (4 x mean / T); with
+ *               edge ids in a file's order each active lane also gathers
+ *               its score from a sector of its own (32 x min(1, mean / T))
  *   critical    the heaviest destination's team: P x ceil(max / T) + c0
- *               steps
+ *               steps at FUSED_CRIT
  *
- * and the default mapping's (P + 1) launches (the finalisation of a max
- * is a kernel too) plus the (P - 1) x |E| atomic updates of the reduced
- * temporaries at R_ATOMIC. FUSED_STEP_US is measured on an H200
- * (bench/results/2026-11-29-H200-edge-softmax-fused: ogbn-arxiv's
- * 13,155-edge destination, softmax_rows(32), 0.214 ms for 3 x 412
- * steps) for edge ids in a file's order, where a step loads the edge id
- * and then gathers the score; with edge ids in CSR order a step is one
- * load in order, FUSED_STEP_CSR_US: the median of (time - launch) /
- * steps over the 132 softmax_rows measurements on 22 graphs in CSR order
- * (bench/results/2026-11-29-H200-edge-softmax-groups). The rest are the
- * model's constants above. Where the critical path of a hub costs more
- * than the atomics the fusion saves (cnr-2000, ogbn-arxiv, blogcatalog),
- * the default mapping stays. */
-static const double FUSED_STEP_US = 0.18;
-static const double FUSED_STEP_CSR_US = 0.061;
+ * The latency term alone (the form before the requests) made T = 1 or 2
+ * look best on regular graphs, where a thread per destination reads 32
+ * rows' scores per step and T = 4 was 1.6-3.7x faster (community, ring).
+ * The constants per edge order are fitted by bench/fit_fused_model.py
+ * (least mean |log(model / measured)|) to softmax_rows(T), T = 1 .. 32,
+ * measured on an H200 (bench/results/2026-11-29-H200-edge-softmax-groups):
+ * in CSR order (each step one load in order) to the 25 graphs of
+ * csr-order/ and teams/ (mean error 0.20 in log, was 0.48; on the 15
+ * graphs only its held-out calls have, 0.19, was 0.64, and the T picked
+ * 1.019x the best T, was 1.155x); in a file's order (a step loads the
+ * edge id, then gathers the score) to the 22 graphs of input-order/ and
+ * input-order-generated/ (0.28, was 0.46; the T picked 1.007x the best,
+ * was 1.020x). On nine more generated graphs the whole choice was 1.025x
+ * (CSR order) and 1.022x (file order) the best measured, against 1.28x
+ * and 1.25x before (bench/results/2026-11-29-H200-edge-softmax-fused-model). Where the
+ * critical path of a hub costs more than the atomics the fusion saves
+ * (cnr-2000, ogbn-arxiv, blogcatalog), the default mapping or neighbour
+ * groups stay. */
+typedef struct FusedConsts {
+  double lat_us, requests_per_us, crit_us;
+} FusedConsts;
+static const FusedConsts FUSED_CSR = {0.284, 3.20e5, 0.0585};
+static const FusedConsts FUSED_FILE = {0.359, 6.15e5, 0.138};
 
 double tune_model_fused_us(const TuneGraphSig *g, int passes, int T, bool csr_edges) {
-  double step = csr_edges ? FUSED_STEP_CSR_US : FUSED_STEP_US;
+  const FusedConsts *k = csr_edges ? &FUSED_CSR : &FUSED_FILE;
   double team_rows = 32.0 / T;
   double d = fmin((double)g->deg_max,
                   g->deg_mean + expected_max_normal((int)team_rows) * g->deg_std);
   double warps = ceil((double)g->nv / team_rows);
   double steps = passes * ceil(d / T) + LANE_C0;
   double resident = fmax(1.0, fmin(warps, (double)SMS * WARPS_PER_SM));
-  double bulk = warps * steps * step / resident;
-  double critical = (passes * ceil((double)g->deg_max / T) + LANE_C0) * step;
-  return LAUNCH_US + fmax(bulk, critical);
+  double latency = warps * steps * k->lat_us / resident;
+  double sectors = fmin(team_rows * ceil(4.0 * T / 32.0),
+                        fmax(1.0, 4.0 * fmax(g->deg_mean, (double)T) / T));
+  if (!csr_edges) sectors += 32.0 * fmin(1.0, g->deg_mean / T);
+  double requests = warps * steps * sectors / k->requests_per_us;
+  double critical = (passes * ceil((double)g->deg_max / T) + LANE_C0) * k->crit_us;
+  return LAUNCH_US + fmax(fmax(latency, requests), critical);
 }
 
 double tune_model_unfused_us(const TuneGraphSig *g, int passes) {

@@ -726,6 +726,44 @@ START_TEST(flat_edges_read_by_the_lane_model) {
 }
 END_TEST
 
+/* The fused-stage model's T (softmax_rows(T)) on graphs measured on an
+ * H200 (bench/results/2026-11-29-H200-edge-softmax-groups, CSR order):
+ * the best T where it is clear, and the estimates the model was fitted to
+ * within 2x. A ring of degree 20 ran 66.5 us at T = 1 and 17.8 at T = 4
+ * (a thread per destination reads 32 rows' scores a step); a grid of
+ * degree 4 10.6 at T = 1, 11.3 at T = 2 and 13.8 at T = 4 (its rows share
+ * sectors); a skewed graph's hub wants the widest team. */
+static int fused_best_T(const TuneGraphSig *g, bool csr_edges) {
+  int best = 1;
+  for (int T = 2; T <= 32; T *= 2)
+    if (tune_model_fused_us(g, 3, T, csr_edges) < tune_model_fused_us(g, 3, best, csr_edges))
+      best = T;
+  return best;
+}
+
+START_TEST(fused_model_picks_the_team) {
+  TuneGraphSig ring = {.nv = 200000, .ne = 4000000, .deg_mean = 20, .deg_std = 0, .deg_max = 20};
+  TuneGraphSig grid = {.nv = 360000, .ne = 1437600, .deg_mean = 3.99, .deg_std = 0.08,
+                       .deg_max = 4};
+  TuneGraphSig rmat = {.nv = 262144, .ne = 5799516, .deg_mean = 22.12, .deg_std = 148.03,
+                       .deg_max = 21097};
+  ck_assert_int_eq(fused_best_T(&ring, true), 4);
+  ck_assert_int_le(fused_best_T(&grid, true), 2);
+  ck_assert_int_eq(fused_best_T(&rmat, true), 32);
+  struct { const TuneGraphSig *g; int T; double us; } m[] = {
+      {&ring, 1, 66.5}, {&ring, 4, 17.8}, {&ring, 32, 43.4}, {&grid, 1, 10.6},
+      {&grid, 4, 13.8}, {&rmat, 32, 170.2}, {&rmat, 4, 946.3}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    double t = tune_model_fused_us(m[i].g, 3, m[i].T, true);
+    ck_assert_msg(t > m[i].us / 2 && t < m[i].us * 2, "case %zu (T = %d): %.1f us, measured %.1f",
+                  i, m[i].T, t, m[i].us);
+  }
+  /* in a file's edge order every lane gathers its score: slower, and a
+   * team does not share the gathers */
+  ck_assert(tune_model_fused_us(&ring, 3, 4, false) > tune_model_fused_us(&ring, 3, 4, true));
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_model");
   TCase *tc = tcase_create("tune_model");
@@ -743,6 +781,7 @@ int main(void) {
   tcase_add_test(tc, model_ranks_like_the_h100);
   tcase_add_test(tc, lane_model_picks_like_the_h100);
   tcase_add_test(tc, rank_orders_by_model);
+  tcase_add_test(tc, fused_model_picks_the_team);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
