@@ -300,8 +300,12 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
                            GopScheduleChoice *out, Arena *scratch) {
   GopContext *ctx = op->module->ctx;
   memset(out, 0, sizeof *out);
-  TuneGraphSig sig;
+  /* sig keys the tuning database (the graph's); msig is what the model
+   * and the predictor read (the out-degrees for an operator walking
+   * out-edges: tune_graph_sig_for) */
+  TuneGraphSig sig, msig;
   tune_graph_sig(g->rt, &sig);
+  tune_graph_sig_for(g->rt, op->ir, &msig);
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
@@ -318,13 +322,13 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
     out->source = GOP_SCHEDULE_NONE;
     return GOP_NO_SCHEDULE;
   }
-  tune_model_rank(&shape, pts, n, &sig, F);
+  tune_model_rank(&shape, pts, n, &msig, F);
   out->source = GOP_SCHEDULE_FROM_MODEL;
   out->candidates = n;
   TuneShapeKey skey;
   tune_shape_key(&shape, ir_op_dtype_key(op->ir), &skey);
   bool builtin;
-  int p = predict_choice(ctx, db_path, &skey, &shape, pts, n, &sig, F, &builtin, out->note,
+  int p = predict_choice(ctx, db_path, &skey, &shape, pts, n, &msig, F, &builtin, out->note,
                          sizeof out->note);
   if (p < 0) {
     free(pts);
@@ -340,7 +344,7 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
    * softmax_groups measured 1.3-2.6x the default mapping's time
    * (bench/results/2026-11-29-H200-edge-softmax-groups) */
   bool csr_edges = rt_csr_edges(g->rt);
-  if (p == 0 && fused_choice(op, stages, &sig, csr_edges, csr_edges && !no_groups, out, scratch)) {
+  if (p == 0 && fused_choice(op, stages, &msig, csr_edges, csr_edges && !no_groups, out, scratch)) {
     if (!out->schedule[0]) out->source = GOP_SCHEDULE_NONE;
   } else if (p == 0 && stages > 1) {
     /* The general model is fitted on one-stage aggregations and sees no
@@ -355,7 +359,7 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
     snprintf(out->note, sizeof out->note, "the default mapping: the cost model is not "
              "calibrated for operators of %d stages (name a schedule, or tune)", stages);
   } else {
-    tune_model_cost(&shape, &pts[0], &sig, F, &cost);
+    tune_model_cost(&shape, &pts[0], &msig, F, &cost);
     snprintf(out->schedule, sizeof out->schedule, "%s", pts[0].text);
     out->model_us = cost.time_us;
   }
@@ -380,7 +384,7 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
     TunePoint p;
     if (tune_point_make(op->ir, api_schedule_library(ctx, op->module), best.schedule, scratch,
                         &p, NULL) == 0) {
-      tune_model_cost(&shape, &p, &sig, F, &cost);
+      tune_model_cost(&shape, &p, &msig, F, &cost);
       out->model_us = cost.time_us;
     } else {
       out->model_us = 0; /* a schedule the model does not know */

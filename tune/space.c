@@ -10,6 +10,7 @@
  * unscheduled IR, where edge loops are still recognisable.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,6 +533,37 @@ void tune_graph_sig(const Graph *g, TuneGraphSig *out) {
       .deg_max = g->stats.in_deg_max,
       .aes = g->stats.aes,
   };
+}
+
+/* Counts the loops over in-edges and over out-edges in a statement list. */
+static void count_edge_loops(const IrNode *n, int *in, int *out) {
+  for (; n; n = n->next) {
+    if (n->kind == IR_LOOP) {
+      *in += n->loop.kind == IR_LOOP_IN_EDGES;
+      *out += n->loop.kind == IR_LOOP_OUT_EDGES;
+      count_edge_loops(n->loop.body, in, out);
+    }
+    if (n->kind == IR_IF) count_edge_loops(n->ifs.then, in, out);
+  }
+}
+
+bool tune_op_walks_out_edges(const IrOp *op) {
+  int in = 0, out = 0;
+  count_edge_loops(op->body, &in, &out);
+  return out > 0 && in == 0;
+}
+
+void tune_graph_sig_for(const Graph *g, const IrOp *op, TuneGraphSig *out) {
+  tune_graph_sig(g, out);
+  if (!tune_op_walks_out_edges(op)) return;
+  out->deg_max = g->stats.out_deg_max;
+  if (!g->out_ptr || g->nv == 0) return; /* built on the device: no host CSC */
+  double mean = (double)g->ne / g->nv, ss = 0;
+  for (int32_t v = 0; v < g->nv; v++) {
+    double d = (double)(g->out_ptr[v + 1] - g->out_ptr[v]) - mean;
+    ss += d * d;
+  }
+  out->deg_std = sqrt(ss / g->nv);
 }
 
 uint64_t tune_op_hash(const IrOp *op) {

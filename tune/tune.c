@@ -302,8 +302,10 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   Arena *arena = ir_arena_new();
   TuneOpShape shape;
   tune_op_shape(op, &shape);
-  TuneGraphSig sig;
+  /* sig keys the database; msig is what the model reads (tune.h) */
+  TuneGraphSig sig, msig;
   tune_graph_sig(job->g, &sig);
+  tune_graph_sig_for(job->g, op, &msig);
   TunePoint *pts = NULL;
   int n = tune_space_enumerate(op, job->lib, arena, &pts, d);
   if (n < 0) {
@@ -317,7 +319,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     ir_arena_free(arena);
     return RT_ERR;
   }
-  tune_model_rank(&shape, pts, n, &sig, job->F);
+  tune_model_rank(&shape, pts, n, &msig, job->F);
   /* The other named schedules: the lane model's (tune/model.c), ranked
    * by it, and then the rest, ranked among themselves. The lane model's
    * best eight come first (the default choice is its first: the tuner
@@ -328,7 +330,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
   int nn = tune_space_named(op, job->lib, arena, &named, d);
   if (nn > 0) nn = tune_space_buildable(named, nn);
   if (nn > 0) {
-    tune_model_rank(&shape, named, nn, &sig, job->F);
+    tune_model_rank(&shape, named, nn, &msig, job->F);
     int nl = 0; /* stable partition: lane-model points first */
     for (int i = 0; i < nn; i++)
       if (named[i].lanes && shape.feature_loop) {
@@ -438,7 +440,7 @@ RtStatus tune_run(const TuneJob *job, TuneReport *rep, Diag *d) {
     r->order = i;
     snprintf(r->schedule, sizeof r->schedule, "%s", pts[i].text);
     TuneCost cost;
-    tune_model_cost(&shape, &pts[i], &sig, job->F, &cost);
+    tune_model_cost(&shape, &pts[i], &msig, job->F, &cost);
     r->model_us = cost.time_us;
     if (job->progress) {
       TuneProgress pr = {.done = i, .total = n, .elapsed_s = elapsed, .budget_s = job->budget_s,

@@ -169,6 +169,15 @@ typedef struct TuneGraphSig {
 } TuneGraphSig;
 
 void tune_graph_sig(const Graph *g, TuneGraphSig *out);
+/* The signature the cost model and the predictor read for `op` on `g`:
+ * tune_graph_sig's, but for an operator whose edge loops all walk
+ * out-edges (the derived gradient of an aggregation: dX[v] sums over v's
+ * out-edges) the out-degree's spread and maximum, the rows its warps walk.
+ * (The tuning database keys records by tune_graph_sig's, the graph's.) A
+ * graph built on the device, with no host CSC, gives its out-degree
+ * maximum and the in-degree's spread. */
+void tune_graph_sig_for(const Graph *g, const IrOp *op, TuneGraphSig *out);
+bool tune_op_walks_out_edges(const IrOp *op);
 
 /* The model's estimate for one point, with the terms it is made of (all in
  * microseconds but `bytes`): time = launch + max(memory, issue, critical). */

@@ -20,6 +20,7 @@
 #include "passes/passes.h"
 #include "graph/graph.h"
 #include "interp/interp.h"
+#include "grad/grad.h"
 #include "tune/tune.h"
 #include "testutil.h"
 
@@ -764,6 +765,34 @@ START_TEST(fused_model_picks_the_team) {
 }
 END_TEST
 
+/* The derived gradient of an aggregation walks out-edges: the model and
+ * the predictor read the out-degrees for it (tune_graph_sig_for). A star
+ * of 64 sources into one hub: the forward's rows are the hub's 64 in-edges,
+ * the gradient's a single out-edge per source. */
+START_TEST(gradient_reads_out_degrees) {
+  enum { N = 64 };
+  int64_t src[N], dst[N];
+  for (int i = 0; i < N; i++) src[i] = i + 1, dst[i] = 0;
+  Graph *g = graph_from_coo(N + 1, N, src, dst, "star", &diag, (Loc){0});
+  ck_assert_ptr_nonnull(g);
+  const IrOp *fwd = stdlib_op("u_mul_e_sum");
+  IrOp *grad = grad_derive(arena, fwd, "X", &diag);
+  ck_assert_ptr_nonnull(grad);
+  ck_assert(!tune_op_walks_out_edges(fwd));
+  ck_assert(tune_op_walks_out_edges(grad));
+  TuneGraphSig in, out;
+  tune_graph_sig_for(g, fwd, &in);
+  tune_graph_sig_for(g, grad, &out);
+  ck_assert_int_eq(in.deg_max, N);
+  ck_assert_int_eq(out.deg_max, 1);
+  ck_assert(out.deg_std < in.deg_std);
+  /* out-degrees: 64 of one, the hub's 0: mean 64/65, std about 0.12 */
+  ck_assert_msg(fabs(out.deg_std - 0.1231) < 1e-3, "%g", out.deg_std);
+  ck_assert_int_eq(out.nv, in.nv);
+  graph_free(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_model");
   TCase *tc = tcase_create("tune_model");
@@ -782,6 +811,7 @@ int main(void) {
   tcase_add_test(tc, lane_model_picks_like_the_h100);
   tcase_add_test(tc, rank_orders_by_model);
   tcase_add_test(tc, fused_model_picks_the_team);
+  tcase_add_test(tc, gradient_reads_out_degrees);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
