@@ -385,11 +385,11 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
  *
  *   launch + max(latency, requests, critical)
  *   a step      one edge of each of the team's lanes in one pass
- *   latency     the warps' waves x steps x FUSED_LAT: warps (|V| x T / 32)
+ *   latency     the warps' waves x steps x lat_us: warps (|V| x T / 32)
  *               of P passes x ceil(d / T) + c0 steps each, d the largest
  *               in-degree of a warp's 32 / T destinations (mean + c(32 /
  *               T) x std, at most the max: as the lane model's rows)
- *   requests    the memory requests of all warp steps at FUSED_R a us: a
+ *   requests    the memory requests of all warp steps, requests_per_us: a
  *               step of a warp reads the teams' T consecutive in-edges of
  *               its 32 / T destinations, (32 / T) x ceil(4T / 32) 32-byte
  *               sectors, fewer where rows are short enough that the warp's
@@ -397,7 +397,7 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
  *               edge ids in a file's order each active lane also gathers
  *               its score from a sector of its own (32 x min(1, mean / T))
  *   critical    the heaviest destination's team: P x ceil(max / T) + c0
- *               steps at FUSED_CRIT
+ *               steps of crit_us
  *
  * The latency term alone (the form before the requests) made T = 1 or 2
  * look best on regular graphs, where a thread per destination reads 32
@@ -413,7 +413,8 @@ void tune_model_rank(const TuneOpShape *shape, TunePoint *pts, int n, const Tune
  * input-order-generated/ (0.28, was 0.46; the T picked 1.007x the best,
  * was 1.020x). On nine more generated graphs the whole choice was 1.025x
  * (CSR order) and 1.022x (file order) the best measured, against 1.28x
- * and 1.25x before (bench/results/2026-11-29-H200-edge-softmax-fused-model). Where the
+ * and 1.25x before
+ * (bench/results/2026-11-29-H200-edge-softmax-fused-model). Where the
  * critical path of a hub costs more than the atomics the fusion saves
  * (cnr-2000, ogbn-arxiv, blogcatalog), the default mapping or neighbour
  * groups stay. */
