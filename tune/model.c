@@ -224,8 +224,8 @@ static void lane_cost(const TuneOpShape *shape, const TunePoint *p, const TuneGr
    * tie on memory). Out of that range a team is ranked behind everything. */
   if (p->team > 0 && (fpp < Fe || fpp >= 2 * Fe)) out->time_us *= 10;
   /* Full occupancy (@occupancy(2048): 32 registers a thread, twice the
-   * warps of the default's 40-56 registers) is read off the H100 (session
-   * 9, bench/NOTES.md, run 9): where vertices have few in-edges (mean <= 7:
+   * warps of the default's 40-56 registers) is read off the H100
+   * (bench/NOTES.md, run 9): where vertices have few in-edges (mean <= 7:
    * molhiv 2.2, proteins 3.7, delaunay_n16 6.0) unrolling has little to
    * overlap and the extra warps hide the gathers' latency, 0.79-0.90x the
    * default's time for a weighted sum (53 registers by default), 0.82-0.94x
