@@ -272,7 +272,7 @@ END_TEST
  * small in-degrees; the default mapping, said why, where one destination
  * has so many in-edges that its team would outlast the default's atomics
  * (a star of 3,000 sources); neighbour groups on a large skewed graph
- * whose edge ids are in CSR order. An operator of stages that do not fuse: the
+ * whose edge ids are in CSR order; teams of 4 lanes on a ring. An operator of stages that do not fuse: the
  * default mapping too (the general model is not calibrated for it). */
 START_TEST(choose_fused_stages) {
   GopContext *ctx = gop_context_new();
@@ -308,6 +308,14 @@ START_TEST(choose_fused_stages) {
   ck_assert_msg(strstr(c.note, "neighbour groups of") != NULL, "%s", c.note);
   ck_assert_int_eq(gop_choose_schedule(op, rm, 0, NULL, &c), GOP_NO_SCHEDULE);
   ck_assert_str_eq(c.schedule, "");
+  /* a ring of degree 16 (every destination alike, 3.2M edges): teams of 4
+   * lanes, which read a quarter of the sectors a thread per destination
+   * does (on an H200 18.7 us against 67.3 at T = 1:
+   * bench/results/2026-11-29-H200-edge-softmax-fused-model) */
+  GopGraph *ring = gop_graph_open(ctx, "ring:200000:16");
+  ck_assert_msg(ring != NULL, "%s", gop_diagnostics(ctx));
+  ck_assert_int_eq(gop_choose_schedule(op, ring, 0, NULL, &c), 0);
+  ck_assert_str_eq(c.schedule, "softmax_rows(4)");
   /* stages that do not fuse (the second runs over sources): the default
    * mapping, said why, not the general model's pick */
   GopModule *m = gop_compile_string(
