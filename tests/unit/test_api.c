@@ -272,8 +272,9 @@ END_TEST
  * small in-degrees; the default mapping, said why, where one destination
  * has so many in-edges that its team would outlast the default's atomics
  * (a star of 3,000 sources); neighbour groups on a large skewed graph
- * whose edge ids are in CSR order; teams of 4 lanes on a ring. An operator of stages that do not fuse: the
- * default mapping too (the general model is not calibrated for it). */
+ * whose edge ids are in CSR order; teams of 4 lanes on a ring. An
+ * operator of stages that do not fuse: the default mapping too (the
+ * general model is not calibrated for it). */
 START_TEST(choose_fused_stages) {
   GopContext *ctx = gop_context_new();
   GopOp *op = gop_module_find_op(gop_stdlib(ctx), "edge_softmax");
