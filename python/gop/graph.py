@@ -525,28 +525,22 @@ class Graph:
         return self._memo["gcn_norm"]
 
     def gcn_graph(self):
-        """GCNConv's propagation as one weighted sum: (G, W), G this graph's
-        edges that are not self-loops and one self-loop per vertex (PyG's
-        add_remaining_self_loops), its arcs sorted by destination so that
-        its edge ids are CSR positions (kernels read W in order, with no
-        edge-id load), and W [G.num_edges] float32 (NumPy) gcn_norm's
-        weights in G's edge order: 1/sqrt(deg(src) deg(dst)) on the edges,
-        1/deg(v) on v's self-loop. The self-loop term is then a term of the
-        sum, not a pass of its own. Made once."""
+        """GCNConv's propagation as one weighted sum: (G, W), G
+        with_self_loops()'s graph (this graph's edges that are not
+        self-loops and one self-loop per vertex, as PyG's
+        add_remaining_self_loops, with edge ids in CSR order: kernels read W
+        in order, with no edge-id load), and W [G.num_edges] float32 (NumPy)
+        gcn_norm's weights in G's edge order: 1/sqrt(deg(src) deg(dst)) on
+        the edges, 1/deg(v) on v's self-loop. The self-loop term is then a
+        term of the sum, not a pass of its own. Made once."""
         if "gcn_graph" not in self._memo:
             import numpy as np
-            ei = self.edge_index
             w, s = self.gcn_norm()
-            keep = ei[0] != ei[1]
-            v = np.arange(self.num_nodes, dtype=np.int64)
-            src = np.concatenate([ei[0][keep], v])
-            dst = np.concatenate([ei[1][keep], v])
+            _, _, keep, order = self._self_loop_arcs()
             wt = np.concatenate([w[keep], s])
-            order = np.argsort(dst, kind="stable")
-            g = Graph.from_arcs(src[order], dst[order], self.num_nodes,
-                                f"{self.name or 'graph'} for GCN")
             # setdefault: threads that made it at once all get the first
-            self._memo.setdefault("gcn_graph", (g, np.ascontiguousarray(wt[order])))
+            self._memo.setdefault("gcn_graph", (self.with_self_loops(),
+                                                np.ascontiguousarray(wt[order])))
         return self._memo["gcn_graph"]
 
     def with_self_loops(self):
@@ -555,21 +549,29 @@ class Graph:
         arcs sorted by destination so that its edge ids are CSR positions:
         GAT's attention keeps its per-edge scores to itself, so their order
         is gop's to choose, and in CSR order a destination's scores are
-        read in order (no edge-id load, no gather by id). Made once."""
+        read in order (no edge-id load, no gather by id). GCN's gcn_graph
+        runs on the same graph. Made once."""
         if "self_loops" not in self._memo:
-            import numpy as np
-            ei = self.edge_index
-            keep = ei[0] != ei[1]
-            v = np.arange(self.num_nodes, dtype=np.int64)
-            src = np.concatenate([ei[0][keep], v])
-            dst = np.concatenate([ei[1][keep], v])
-            order = np.argsort(dst, kind="stable")
+            src, dst, _, order = self._self_loop_arcs()
             # setdefault: threads that made it at once all get the first (the
             # others' copies are freed with their last reference)
             self._memo.setdefault("self_loops", Graph.from_arcs(
                 src[order], dst[order], self.num_nodes,
                 f"{self.name or 'graph'} with self-loops"))
         return self._memo["self_loops"]
+
+    def _self_loop_arcs(self):
+        """(src, dst, keep, order): the arcs of with_self_loops() before
+        sorting (this graph's edges where `keep`, its edge mask, is true,
+        then one self-loop per vertex) and the stable order by destination
+        that numbers them in CSR order."""
+        import numpy as np
+        ei = self.edge_index
+        keep = ei[0] != ei[1]
+        v = np.arange(self.num_nodes, dtype=np.int64)
+        src = np.concatenate([ei[0][keep], v])
+        dst = np.concatenate([ei[1][keep], v])
+        return src, dst, keep, np.argsort(dst, kind="stable")
 
     def __repr__(self):
         return f"Graph({self.name or ''} nodes={self.num_nodes}, edges={self.num_edges})"

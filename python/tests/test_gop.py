@@ -300,6 +300,7 @@ class LayerMath(unittest.TestCase):
         # sum plus the self-loop term
         g, w = self.g.gcn_graph()
         self.assertIs(g, self.g.gcn_graph()[0])  # made once
+        self.assertIs(g, self.g.with_self_loops())  # GAT's graph: built once for both
         self.assertEqual(g.num_edges, 5 + 4)  # the file's loop replaced
         self.assertEqual(g.info["csr_edges"], 1)
         src, dst = g.edge_index
