@@ -70,6 +70,8 @@ struct GopGraph {
   Graph *rt;
   RtDevGraph *dev; /* its device copy for device-resident runs, uploaded at
                       the first one and kept until the context goes */
+  RtDevGraph *dev_reversed; /* the same of its reversed graph, for programs
+                               scheduled with transpose() */
   GopGroupBuilder group_builder; /* a graph built on the device: who builds
                                     its group tables there (or NULL) */
   void *group_user;
@@ -166,5 +168,8 @@ GopCompileOptions api_run_options(const GopRun *r);
 /* Frees the kernel cache, the runs' device state and the graphs' device
  * copies (gop_context_free). */
 void api_device_free(GopContext *ctx);
+/* Frees a graph's device copies (its own and its reversed graph's) and
+ * their group tables. */
+void api_graph_free_device(GopGraph *g);
 
 #endif

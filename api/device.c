@@ -42,15 +42,22 @@ typedef struct ApiKernel {
 
 static void key_memo_free(GopContext *ctx);
 
+static void devgraph_drop(RtDevGraph **dev) {
+  if (!*dev) return;
+  rt_devgraph_groups_free(*dev);
+  rt_devgraph_free(*dev);
+  free(*dev);
+  *dev = NULL;
+}
+
+void api_graph_free_device(GopGraph *g) {
+  devgraph_drop(&g->dev);
+  devgraph_drop(&g->dev_reversed);
+}
+
 void api_device_free(GopContext *ctx) {
   for (GopRun *r = ctx->runs; r; r = r->next) rt_devexec_free(&r->dx);
-  for (GopGraph *g = ctx->graphs; g; g = g->next)
-    if (g->dev) {
-      rt_devgraph_groups_free(g->dev);
-      rt_devgraph_free(g->dev);
-      free(g->dev);
-      g->dev = NULL;
-    }
+  for (GopGraph *g = ctx->graphs; g; g = g->next) api_graph_free_device(g);
   for (ApiKernel *k = ctx->kernels, *next; k; k = next) {
     next = k->next;
     cg_program_free(&k->prog);
@@ -434,7 +441,8 @@ static const CgProgram *cached_program(GopRun *r) {
     found = rc == 0 && k->prog.ir && ir && strcmp(k->prog.ir, ir) == 0 &&
             strcmp(k->prog.target, target) == 0 &&
             cg_program_index_bits(&k->prog) == o.index_bits &&
-            k->prog.csr_edges == (o.csr_edges != 0);
+            /* a program on the reversed graph loads its edge ids */
+            k->prog.csr_edges == (o.csr_edges != 0 && !k->prog.transposed);
     if (found) {
       ctx->cache.disk_hits++;
       utimensat(AT_FDCWD, path, NULL, 0); /* recently used: trimmed last */
@@ -543,18 +551,33 @@ static int open_device(GopRun *r) {
   return s == RT_OK ? 0 : -1;
 }
 
-/* Prepares the device launch: the graph on the device, the kernels ready. */
+/* The device copy *dev of host graph `hg`, made on first use. */
+static RtDevGraph *device_copy(GopRun *r, RtDevGraph **dev, const Graph *hg) {
+  if (!*dev) {
+    *dev = calloc(1, sizeof **dev);
+    if (!*dev) {
+      ir_error(&r->ctx->diag, api_loc, "out of memory");
+      return NULL;
+    }
+    rt_devgraph_init(*dev, hg);
+  }
+  return *dev;
+}
+
+/* Prepares the device launch: the graph on the device (the reversed graph
+ * for a program scheduled with transpose()), the kernels ready. */
 static int prepare_device(GopRun *r) {
   GopGraph *g = (GopGraph *)r->graph;
-  if (!g->dev) {
-    g->dev = calloc(1, sizeof *g->dev);
-    if (!g->dev) {
-      ir_error(&r->ctx->diag, api_loc, "out of memory");
-      return -1;
-    }
-    rt_devgraph_init(g->dev, g->rt);
+  const Graph *hg = g->rt;
+  RtDevGraph *dg;
+  if (r->cached->transposed) {
+    if (!(hg = graph_transposed(g->rt, &r->ctx->diag, api_loc))) return -1;
+    dg = device_copy(r, &g->dev_reversed, hg);
+  } else {
+    dg = device_copy(r, &g->dev, hg);
   }
-  if (rt_devexec_prepare(&r->dx, r->cached, g->rt, g->dev, r->ext.value, &r->ctx->diag) != RT_OK)
+  if (!dg ||
+      rt_devexec_prepare(&r->dx, r->cached, hg, dg, r->ext.value, &r->ctx->diag) != RT_OK)
     return -1;
   return 0;
 }

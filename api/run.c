@@ -82,11 +82,7 @@ int gop_graph_free(GopContext *ctx, GopGraph *g) {
     return -1;
   }
   *at = g->next;
-  if (g->dev) { /* its device copy and group tables */
-    rt_devgraph_groups_free(g->dev);
-    rt_devgraph_free(g->dev);
-    free(g->dev);
-  }
+  api_graph_free_device(g); /* its device copies and group tables */
   graph_free(g->rt); /* and a host-copy run's cached copy (Graph.on_free) */
   free(g);
   return 0;

@@ -314,8 +314,8 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
    * CSR to build them from). Kernels of 64-bit indices do: at the 32-bit
    * kernels' occupancy they run within 1.04x of them (docs/index64.md). */
   bool no_groups = g->rt->device_only && !g->group_builder;
-  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups, scratch,
-                            &pts, &ctx->diag);
+  int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups,
+                            g->rt->device_only, scratch, &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */
     free(pts);

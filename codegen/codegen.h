@@ -198,6 +198,9 @@ typedef struct CgProgram {
   CgTimes times;
   int index_bits; /* 32 or 64 (docs/index64.md); 0 reads as 32 */
   bool csr_edges; /* compiled for edge ids in CSR order (CgLayout) */
+  bool transposed; /* runs on the reversed graph (IrOp.transposed,
+                      passes/transpose.c): the runtime launches it on
+                      graph_transposed; never csr_edges */
 } CgProgram;
 
 /* p->index_bits, 0 read as 32. */

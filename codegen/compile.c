@@ -43,7 +43,8 @@ static int build(CgCtx *cg, const IrOp *op, const char *target, CgLayout layout,
   if (!tm) return -1;
   cg_ctx_init(cg, op, target, tm, d);
   cg->wide = index_bits == 64;
-  cg->csr_edges = layout.csr_edges;
+  /* the reversed graph's edge ids are the graph's, not its CSR positions */
+  cg->csr_edges = layout.csr_edges && !op->transposed;
   cg->t_idx = cg->wide ? cg->t_i64 : cg->t_i32;
   int n = 0;
   for (const IrNode *s = op->body; s; s = s->next) n++;
@@ -175,7 +176,8 @@ int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout,
   out->nkernels = nkernels;
   out->times = (CgTimes){t1 - t0, t2 - t1, t3 - t2};
   out->index_bits = layout.index_bits;
-  out->csr_edges = layout.csr_edges;
+  out->csr_edges = layout.csr_edges && !op->transposed;
+  out->transposed = op->transposed;
   describe(op, out);
   return 0;
 }

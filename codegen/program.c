@@ -229,6 +229,8 @@ static void write_pack(FILE *f, const CgProgram *p) {
   if (cg_program_index_bits(p) == 64) fprintf(f, "index 64\n");
   /* absent: edge ids read through in_eid (packs written before CgLayout) */
   if (p->csr_edges) fprintf(f, "edges csr\n");
+  /* absent: the graph as given (packs written before transpose()) */
+  if (p->transposed) fprintf(f, "graph reversed\n");
   fprintf(f, "times %.3f %.3f %.3f\n", p->times.build_ms, p->times.opt_ms,
           p->times.emit_ms);
   for (int i = 0; i < p->nsyms; i++) fprintf(f, "sym %d %s\n", i, p->syms[i]);
@@ -718,6 +720,12 @@ static int parse_pack(PackReader *r, CgProgram *p) {
       if (strcmp(r->words[1], "csr") != 0)
         return fail(r, "unknown edge layout %s (csr)", r->words[1]);
       p->csr_edges = true;
+    } else if (strcmp(w, "graph") == 0) {
+      if (want_words(r, 2, "graph reversed")) return -1;
+      if (p->transposed) return fail(r, "a second `graph` line");
+      if (strcmp(r->words[1], "reversed") != 0)
+        return fail(r, "unknown graph form %s (reversed)", r->words[1]);
+      p->transposed = true;
     } else if (strcmp(w, "times") == 0) {
       if (want_words(r, 4, "times BUILD_MS OPT_MS EMIT_MS") ||
           parse_double(r, r->words[1], &p->times.build_ms) ||

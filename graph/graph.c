@@ -37,6 +37,7 @@ void graph_free(Graph *g) {
   /* what was derived from it outside graph/ (its device copy) must not
    * outlive it */
   if (g->on_free) g->on_free(g);
+  graph_free(g->transposed);
   graph_groups_free(g);
   graph_perm_free(g->perm);
   free(g->name);
@@ -535,6 +536,27 @@ Graph *graph_from_arcs(int64_t nv, int64_t ne, int32_t *src, int32_t *dst,
   Graph *g = graph_alloc(nv, ne, src, dst, name);
   if (!g) return oom(g, nv, ne, d, loc);
   return index_graph(g) ? g : oom(g, nv, ne, d, loc);
+}
+
+const Graph *graph_transposed(const Graph *g, Diag *d, Loc loc) {
+  if (g->transposed) return g->transposed;
+  if (g->device_only) {
+    ir_error(d, loc, "%s was built on the device: an operator scheduled with transpose() "
+             "runs on the reversed graph, which gop builds from the host's arrays; build "
+             "the graph on the host, or schedule the operator without transpose()",
+             g->name ? g->name : "the graph");
+    return NULL;
+  }
+  int32_t *src = alloc_i32(g->ne), *dst = alloc_i32(g->ne);
+  if (src && g->ne > 0) memcpy(src, g->dst, sizeof *src * (size_t)g->ne);
+  if (dst && g->ne > 0) memcpy(dst, g->src, sizeof *dst * (size_t)g->ne);
+  char name[256];
+  snprintf(name, sizeof name, "%s, reversed", g->name ? g->name : "<graph>");
+  Graph *t = graph_from_arcs(g->nv, g->ne, src, dst, name, d, loc);
+  if (!t) return NULL;
+  t->index64 = g->index64;
+  ((Graph *)g)->transposed = t; /* a memo: see graph.h */
+  return t;
 }
 
 void graph_print_stats(FILE *out, const Graph *g) {

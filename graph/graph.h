@@ -103,7 +103,18 @@ typedef struct Graph {
    * is the graph. What reads the host arrays (the interpreter, group
    * tables, reordering, partitions, writers) refuses such a graph. */
   bool device_only;
+  /* The reversed graph, once an operator scheduled with transpose() asked
+   * for it (graph_transposed); a memo like `groups`, freed with the graph. */
+  struct Graph *transposed;
 } Graph;
+
+/* The reversed graph of `g`: every arc u -> v of g as v -> u, with the same
+ * edge id, so g's CSC by source is its CSR by destination. What an
+ * operator scheduled with transpose() runs on (passes/transpose.c). Built
+ * once and kept on g (Graph.transposed, freed with it); NULL after
+ * reporting at `loc` when out of memory, or when g was built on the device
+ * (no host arrays to reverse). */
+const Graph *graph_transposed(const Graph *g, Diag *d, Loc loc);
 
 /* The most edges a graph may hold (vertex ids stay int32); the host-memory
  * limit usually binds long before. */

@@ -780,6 +780,8 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
     fail(&in, op->loc, "no graph to run op %s on", op->name);
     return -1;
   }
+  /* scheduled with transpose(): the same results on the reversed graph */
+  if (op->transposed && !(in.g = graph_transposed(in.g, d, op->loc))) return -1;
   if (op->ntensors > 0 && !args->buffers) {
     fail(&in, op->loc, "no buffers given for op %s", op->name);
     return -1;

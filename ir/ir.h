@@ -347,6 +347,9 @@ typedef struct IrOp {
   int nvars;
   IrNode *body; /* the stages, in order */
   bool deterministic; /* schedule option: no atomics (passes/conflicts.c) */
+  bool transposed; /* schedule option transpose(): sources and destinations
+                      exchanged, to run on the reversed graph
+                      (passes/transpose.c, graph_transposed) */
   IrDType acc; /* the accumulator type: every local, intermediate value and
                   reduction is computed in it, and a value is rounded to a
                   tensor's dtype when stored (f32 or f64; docs/language.md

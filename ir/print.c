@@ -279,6 +279,8 @@ void ir_print_op(FILE *out, const IrOp *op) {
   }
   /* the accumulator type, when it is not the one the tensors imply */
   if (op->acc != ir_op_default_acc(op)) fprintf(out, " acc %s", ir_dtype_name(op->acc));
+  /* transpose() (passes/transpose.c): run on the reversed graph */
+  if (op->transposed) fputs(" graph reversed", out);
   fputs(" {\n", out);
   for (int i = 0; i < op->ntensors; i++) {
     if (op->tensors[i]->role != IR_ROLE_TEMP) continue;

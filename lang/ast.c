@@ -143,8 +143,9 @@ static void dump(FILE *out, const LangNode *n, int depth) {
   switch (n->kind) {
   case LANG_OP:
     fprintf(out, "op %s", n->op.name);
-    if (n->op.acc) /* `acc f64`, as written (the checker checks the words) */
-      fprintf(out, " %s %s", n->op.acc->call.name, n->op.acc->call.args->name);
+    /* `acc f64`, `graph reversed`, as written (the checker checks them) */
+    for (const LangNode *w = n->op.acc; w; w = w->next)
+      fprintf(out, " %s %s", w->call.name, w->call.args->name);
     print_loc(out, n->loc);
     dump_list(out, n->op.params, depth + 1);
     dump_list(out, n->op.results, depth + 1);

@@ -126,13 +126,27 @@ static void declare_temps(Checker *c, const LangNode *list, int depth,
 static void declare_acc(Checker *c, const LangNode *n) {
   IrOp *op = c->op;
   op->acc = ir_op_default_acc(op);
-  if (!n->op.acc) return;
-  const LangNode *ty = n->op.acc->call.args;
-  if (strcmp(n->op.acc->call.name, "acc") != 0) {
-    check_error(c, n->op.acc->loc, "expected `{` or `acc TYPE` after the results of "
-                "op `%s`, found `%s %s`", op->name, n->op.acc->call.name, ty->name);
-    return;
+  const LangNode *acc = NULL;
+  for (const LangNode *w = n->op.acc; w; w = w->next) {
+    const char *key = w->call.name, *val = w->call.args->name;
+    if (strcmp(key, "graph") == 0 && c->ir && !op->transposed &&
+        strcmp(val, "reversed") == 0) {
+      op->transposed = true; /* IR text of transpose() (passes/transpose.c) */
+    } else if (strcmp(key, "acc") == 0 && !acc) {
+      acc = w;
+    } else if (strcmp(key, "graph") == 0 && !c->ir) {
+      check_error(c, w->loc, "`graph %s` after the results of op `%s` is IR text (what a "
+                  "schedule's transpose() prints); in a .gop source, schedule the "
+                  "operator with transpose() instead", val, op->name);
+      return;
+    } else {
+      check_error(c, w->loc, "expected `{`%s after the results of op `%s`, found "
+                  "`%s %s`", acc ? "" : " or `acc TYPE`", op->name, key, val);
+      return;
+    }
   }
+  if (!acc) return;
+  const LangNode *ty = acc->call.args;
   int dt = ir_dtype_lookup(ty->name);
   if (dt != IR_DT_F32 && dt != IR_DT_F64) {
     check_error(c, ty->loc, "accumulator type `%s`: an operator accumulates in f32 "

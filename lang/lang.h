@@ -136,7 +136,9 @@ struct LangNode {
   int height; /* expressions: 1 + that of the deepest operand */
   union {
     struct { const char *name; LangNode *params, *results, *body;
-             LangNode *acc; /* `acc f64`: a CALL, keyword and type NAME */ } op;
+             LangNode *acc; /* words after the results, `acc f64` and (IR
+                            text) `graph reversed`: CALLs, keyword and
+                            value NAME, a list */ } op;
     struct { const char *name; LangNode *params, *body; } sched;
     struct {
       const char *name;

@@ -78,8 +78,8 @@ static LangNode *relabel(LangNode *list, LangKind k);
 %token EQ "==" NE "!=" LE "<=" GE ">=" ANDAND "&&" OROR "||"
 
 %type <list> defs decls decls_opt dims dims_opt stmts annots names names_opt
-%type <list> directives exprs exprs_opt
-%type <node> def op_def sched_def results acc_opt decl type dim block stmt lvalue
+%type <list> directives exprs exprs_opt words_opt
+%type <node> def op_def sched_def results decl type dim block stmt lvalue
 %type <node> for_stmt loop_dom annot directive dir_results expr expr_ primary
 %type <list> sched_body
 
@@ -111,15 +111,15 @@ def:
 | sched_def
 ;
 
-/* op_def = "op" IDENT "(" decls? ")" results ("acc" DTYPE)? block */
+/* op_def = "op" IDENT "(" decls? ")" results (IDENT IDENT)* block */
 op_def:
-  "op" IDENT '(' decls_opt ')' results acc_opt block {
+  "op" IDENT '(' decls_opt ')' results words_opt block {
       $$ = lang_node(ps->arena, LANG_OP, at(ps, @1));
       $$->op.name = $2;
       $$->op.params = $4.head;
       $$->op.results = $6;
       $$->op.body = $8;
-      $$->op.acc = $7;
+      $$->op.acc = $7.head;
     }
 | "op" error block                  { $$ = NULL; }
 ;
@@ -132,14 +132,16 @@ results:
 | "->" '(' decls_opt ')'            { $$ = relabel($3.head, LANG_RESULT); }
 ;
 
-/* acc_opt = (IDENT IDENT)? : `acc f64`, the accumulator type (the checker
- * checks the words); a CALL node holding the keyword and the type's NAME */
-acc_opt:
-  %empty                            { $$ = NULL; }
-| IDENT IDENT {
-      $$ = lang_node(ps->arena, LANG_CALL, at(ps, @1));
-      $$->call.name = $1;
-      $$->call.args = lang_name(ps->arena, at(ps, @2), $2);
+/* words_opt = (IDENT IDENT)* : `acc f64`, the accumulator type, and in IR
+ * text `graph reversed` (transpose()); the checker checks the words. Each
+ * a CALL node holding the keyword and its value's NAME */
+words_opt:
+  %empty                            { $$ = (LangList){0}; }
+| words_opt IDENT IDENT {
+      LangNode *w = lang_node(ps->arena, LANG_CALL, at(ps, @2));
+      w->call.name = $2;
+      w->call.args = lang_name(ps->arena, at(ps, @3), $3);
+      $$ = push($1, w);
     }
 ;
 

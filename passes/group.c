@@ -108,7 +108,8 @@ int pass_group(IrOp *op, const char *loop, int64_t g, const char *outer,
     ir_error(d, loc, "group: loop '%s' runs over the out-edges of vertex '%s'; "
              "neighbour groups are cut from the in-edges of a destination "
              "(CSR by destination); fuse the two loops first to group the "
-             "flat edges", loop,
+             "flat edges, or transpose() the operator first (its out-edges then "
+             "in-edges of the reversed graph)", loop,
              l->loop.of->kind == IR_VAR ? l->loop.of->var->name : "?");
     return -1;
   default:

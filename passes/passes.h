@@ -65,6 +65,13 @@ const char *pass_directive_name(int i);
  * (docs/scheduling.md).
  */
 
+/* transpose.c: requires an operator whose loops are as written; gives it
+ * with sources and destinations exchanged (loops, endpoints, degrees, the
+ * rows of vertex tensors) and IrOp.transposed toggled: the same results
+ * when run on the reversed graph (graph_transposed), with in-edge loops
+ * where it had out-edge loops. */
+int pass_transpose(IrOp *op, Loc loc, Arena *a, Diag *d);
+
 /* split.c: requires an unbound range, vertex or flat edge loop;
  * gives `for o in 0..ceil(N/k) { for i in 0..k { if (o*k+i < N) {...} } }`
  * with the loop variable replaced by o*k+i everywhere. */

@@ -7,7 +7,7 @@
  * copy of the operator that replaces it only when every stage succeeded.
  * Each primitive therefore sees one stage, where loop names are unique.
  *
- * Three directives act on the schedule rather than on loops:
+ * Four directives act on the schedule rather than on loops:
  *
  *   optional(f, ...)   the operator may lack loop f: directives naming it,
  *                      and the loops made from it, are skipped (a fuse with
@@ -17,7 +17,10 @@
  *   deterministic()    no atomics and nothing reordered between runs:
  *                      lowering makes reductions over neighbour groups a
  *                      segmented reduction (segment.c), and the conflict
- *                      analysis refuses a schedule that still needs them.
+ *                      analysis refuses a schedule that still needs them;
+ *   transpose()        the operator with sources and destinations
+ *                      exchanged, run on the reversed graph (transpose.c):
+ *                      first, before any directive changes a loop.
  *
  * This is what lets one named schedule serve operators with and without a
  * feature loop (docs/scheduling.md). A whole schedule is accepted only when
@@ -152,7 +155,7 @@ static const Prim *find_prim(const char *name) {
 
 /* The schedule-level directives (they act on the directives after them). */
 static const char *const sched_directives[] = {"optional", "fallback", "deterministic",
-                                               "stages", "fuse_stages"};
+                                               "stages", "fuse_stages", "transpose"};
 
 const char *pass_directive_name(int i) {
   if (i < 0) return NULL;
@@ -564,6 +567,13 @@ static int run_directive(IrOp *op, const IrDirective *dir, const int64_t *params
     }
     op->deterministic = true;
     return 0;
+  }
+  if (strcmp(dir->prim, "transpose") == 0) {
+    if (dir->nargs != 0) {
+      ir_error(d, dir->loc, "transpose takes no arguments");
+      return -1;
+    }
+    return pass_transpose(op, dir->loc, a, d);
   }
   const Prim *p = find_prim(dir->prim);
   if (!p) return pass_apply_directive(op, dir, params, a, d); /* reports */

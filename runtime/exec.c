@@ -546,6 +546,8 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
                              void *const *host, const RtExecOptions *opt, RtExecResult *res,
                              Diag *d) {
   memset(res, 0, sizeof *res);
+  /* scheduled with transpose(): run on the reversed graph */
+  if (p->transposed && !(g = graph_transposed(g, d, (Loc){0}))) return RT_ERR;
   RtStatus s = rt_cuda_open(d);
   if (s != RT_OK) return s;
 

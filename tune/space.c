@@ -390,9 +390,18 @@ static bool is_group_loop(const IrNode *n, void *ctx) {
 int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
                     TunePoint *out, Diag *why) {
   memset(out, 0, sizeof *out);
-  /* a named point may be asked deterministic (tune_space_choice) */
-  size_t det = strlen(TUNE_DETERMINISTIC);
-  const char *core = strncmp(text, TUNE_DETERMINISTIC, det) == 0 ? text + det : text;
+  /* a named point may be asked deterministic (tune_space_choice), or on
+   * the reversed graph (tune_space_named) */
+  const char *core = text;
+  for (bool more = true; more;) {
+    more = false;
+    static const char *const prefixes[] = {TUNE_DETERMINISTIC, TUNE_TRANSPOSE};
+    for (int i = 0; i < 2; i++)
+      if (strncmp(core, prefixes[i], strlen(prefixes[i])) == 0) {
+        core += strlen(prefixes[i]);
+        more = true;
+      }
+  }
   if ((!parse_point(core, out) && !parse_named(core, lib, out)) ||
       strlen(text) >= sizeof out->text) {
     if (why)
@@ -412,6 +421,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   if (rc == 0) rc = pass_lower(c, a, d, NULL, NULL);
   ir_diag_free(&quiet);
   if (rc != 0) return 1;
+  out->reversed = c->transposed;
   count_atomics(c->body, out);
   out->elem = 0;
   for (int i = 0; i < c->ntensors; i++) {
@@ -479,13 +489,13 @@ static bool room(TunePoint **pts, int *cap, int n, const IrOp *op, Diag *d) {
   return true;
 }
 
-int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
-  int cap = 64, n = 0;
-  TunePoint *pts = calloc((size_t)cap, sizeof *pts);
-  if (!pts) {
-    ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
-    return -1;
-  }
+/* Appends to *pts (n of *cap) every named schedule of `lib` but the
+ * strategies, after `prefix`, on its grid (tune_space_named); false when
+ * out of memory (*pts freed, reported). */
+static bool named_grid(const IrOp *op, const IrModule *lib, const char *prefix, Arena *a,
+                       TunePoint **pts_, int *cap, int *n_, Diag *d) {
+  TunePoint *pts = *pts_;
+  int n = *n_;
   char text[64];
   /* Every other named schedule of `lib` (the operator's file's and the
    * stdlib's, e.g. spmm_vec4(U), gnnadvisor(G, T)), on a small grid of
@@ -501,8 +511,9 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
     int nv = sd->nparams <= 2 ? 6 : sd->nparams == 3 ? 3 : 2, combos = 1;
     for (int k = 0; k < sd->nparams; k++) combos *= nv;
     for (int c = 0; c < combos; c++) {
-      if (!room(&pts, &cap, n, op, d)) return -1;
-      int len = snprintf(text, sizeof text, "%s(", sd->name);
+      if (!room(pts_, cap, n, op, d)) return false;
+      pts = *pts_;
+      int len = snprintf(text, sizeof text, "%s%s(", prefix, sd->name);
       for (int k = 0, rest = c; k < sd->nparams; k++, rest /= nv)
         len += snprintf(text + len, sizeof text - (size_t)len, "%s%d", k ? ", " : "",
                         vals[rest % nv]);
@@ -515,11 +526,29 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
      * parameter is the group size */
     if (sd->nparams == 2)
       for (int u = 0; u < 6; u++) {
-        if (!room(&pts, &cap, n, op, d)) return -1;
-        snprintf(text, sizeof text, "%s(64, %d)", sd->name, wide[u]);
+        if (!room(pts_, cap, n, op, d)) return false;
+        pts = *pts_;
+        snprintf(text, sizeof text, "%s%s(64, %d)", prefix, sd->name, wide[u]);
         if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0 && pts[n].egroup == 64) n++;
       }
   }
+  *n_ = n;
+  return true;
+}
+
+int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **out, Diag *d) {
+  int cap = 64, n = 0;
+  TunePoint *pts = calloc((size_t)cap, sizeof *pts);
+  if (!pts) {
+    ir_error(d, op->loc, "out of memory for the search space of %s", op->name);
+    return -1;
+  }
+  if (!named_grid(op, lib, "", a, &pts, &cap, &n, d)) return -1;
+  /* An operator walking out-edges only (a sum's gradient) takes the
+   * forward's schedules on the reversed graph (passes/transpose.c), where
+   * those edges are in-edges: neighbour groups, teams. */
+  if (tune_op_walks_out_edges(op) && !named_grid(op, lib, TUNE_TRANSPOSE, a, &pts, &cap, &n, d))
+    return -1;
   *out = pts;
   return n;
 }
@@ -584,16 +613,17 @@ int tune_space_buildable(TunePoint *pts, int n) {
   return k;
 }
 
-/* Keeps the points that run over no neighbour groups. */
-static int drop_groups(TunePoint *pts, int n) {
+/* Keeps the points that run over no neighbour groups (`groups`) or not on
+ * the reversed graph (`reversed`). */
+static int drop_points(TunePoint *pts, int n, bool groups, bool reversed) {
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (!pts[i].groups) pts[k++] = pts[i];
+    if (!(groups && pts[i].groups) && !(reversed && pts[i].reversed)) pts[k++] = pts[i];
   return k;
 }
 
-int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena *a,
-                      TunePoint **out, Diag *d) {
+int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, bool no_reversed,
+                      Arena *a, TunePoint **out, Diag *d) {
   TuneOpShape shape;
   tune_op_shape(op, &shape);
   TunePoint *named = NULL;
@@ -635,13 +665,13 @@ int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena
     lanes = tune_space_buildable(named, n2);
   }
   free(orig);
-  if (no_groups) lanes = drop_groups(named, lanes);
+  lanes = drop_points(named, lanes, no_groups, no_reversed);
   if (lanes > 0) {
     *out = named;
     return lanes;
   }
   free(named);
   int n = tune_space_enumerate(op, lib, a, out, d);
-  if (n > 0 && no_groups) n = drop_groups(*out, n);
+  if (n > 0) n = drop_points(*out, n, no_groups, no_reversed);
   return n < 0 ? n : tune_space_buildable(*out, n);
 }

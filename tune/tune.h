@@ -108,6 +108,8 @@ typedef struct TunePoint {
                       of 64-bit indices (docs/index64.md) */
   bool shuffle;    /* a per-edge reduction over lanes (a dot product's
                       butterfly of shuffles, conflicts.c) */
+  bool reversed;   /* transpose(): runs on the reversed graph, which a graph
+                      built on the device does not have */
 } TunePoint;
 
 /* Keeps the points of `pts` that can compile: none with an atomic store
@@ -117,6 +119,10 @@ int tune_space_buildable(TunePoint *pts, int n);
 /* The prefix of a named point asked without atomics (tune_space_choice
  * gives 16-bit outputs their group points back in this form). */
 #define TUNE_DETERMINISTIC "deterministic(); "
+/* The prefix of a named point on the reversed graph (passes/transpose.c;
+ * tune_space_named gives an operator walking out-edges its forward-like
+ * points in this form). */
+#define TUNE_TRANSPOSE "transpose(); "
 /* The operator's shape (from its unscheduled IR). */
 void tune_op_shape(const IrOp *op, TuneOpShape *out);
 /* Makes a point from schedule text `text` ("name(G, T)" of a named
@@ -154,11 +160,11 @@ int tune_space_named(const IrOp *op, const IrModule *lib, Arena *a, TunePoint **
  * any (its absolute estimates are fitted, the strategies' are not, so the
  * two are not mixed), else tune_space_enumerate's points; with
  * `no_groups` (kernels of 64-bit indices, docs/index64.md) none that runs
- * over neighbour groups. Returns the count (*out malloc'ed) or -1 after
+ * over neighbour groups, with `no_reversed` (a graph built on the device)
+ * none on the reversed graph. Returns the count (*out malloc'ed) or -1 after
  * reporting. */
-int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, Arena *a,
-                      TunePoint **out,
-                      Diag *d);
+int tune_space_choice(const IrOp *op, const IrModule *lib, bool no_groups, bool no_reversed,
+                      Arena *a, TunePoint **out, Diag *d);
 
 /* The graph's signature, as the model and the database key see it. */
 typedef struct TuneGraphSig {

@@ -197,7 +197,7 @@ START_TEST(test_tuner_covers) {
     const IrOp *op = ir_module_find_op(lib, want[k].op);
     TunePoint *pts = NULL, *choice = NULL;
     int n = tune_space_named(op, lib, a, &pts, &d);
-    int m = tune_space_choice(op, lib, false, a, &choice, &d);
+    int m = tune_space_choice(op, lib, false, false, a, &choice, &d);
     ck_assert(n > 0 && m > 0);
     for (int j = 0; j < 4 && want[k].named[j]; j++) {
       bool named = false, chosen = false;
@@ -228,7 +228,7 @@ START_TEST(test_tuner_covers) {
   ck_assert(ce.bytes >= E * 2 * row);
   /* the untuned choice for u_dot_v is one of them */
   TunePoint *choice = NULL;
-  int m = tune_space_choice(udv, lib, false, a, &choice, &d);
+  int m = tune_space_choice(udv, lib, false, false, a, &choice, &d);
   tune_model_rank(&shape, choice, m, &sig, 32);
   ck_assert_msg(strncmp(choice[0].text, "sddmm_", 6) == 0, "u_dot_v at F = 32: %s",
                 choice[0].text);

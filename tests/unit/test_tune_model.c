@@ -186,7 +186,7 @@ START_TEST(buildable_drops_16bit_atomics) {
    * takes neighbour groups on a skewed graph (ogbn-arxiv: 10x faster than
    * vertex-parallel bf16 on the H100) but not on a balanced one (molhiv:
    * vertex-parallel is faster). */
-  n = tune_space_choice(op, lib, false, arena, &p, &diag);
+  n = tune_space_choice(op, lib, false, false, arena, &p, &diag);
   int det = 0;
   for (int i = 0; i < n; i++) {
     ck_assert_int_eq(p[i].narrow_atomics, 0);
@@ -232,7 +232,7 @@ START_TEST(buildable_drops_16bit_atomics) {
   free(p);
   /* in f32 the chooser's space has no deterministic points, and groups
    * keep the default occupancy */
-  n = tune_space_choice(stdlib_op("copy_u_sum"), lib, false, arena, &p, &diag);
+  n = tune_space_choice(stdlib_op("copy_u_sum"), lib, false, false, arena, &p, &diag);
   for (int i = 0; i < n; i++) ck_assert_msg(strncmp(p[i].text, TUNE_DETERMINISTIC, strlen(TUNE_DETERMINISTIC)), "%s", p[i].text);
   for (int F = 128; F <= 256; F *= 2) {
     tune_model_rank(&shape, p, n, &arxiv, F);
@@ -560,7 +560,7 @@ static double lane_choice(const char *csv, int min_cases) {
       cases++;
       /* The default choice's candidates, as gop_choose_schedule ranks them. */
       TunePoint *pts;
-      int np = tune_space_choice(op, lib, false, ca, &pts, &diag);
+      int np = tune_space_choice(op, lib, false, false, ca, &pts, &diag);
       ck_assert(np > 0);
       tune_model_rank(&shape, pts, np, &sig, rows[i].F);
       double full_ms = 0;
