@@ -72,6 +72,8 @@ struct GopGraph {
                       the first one and kept until the context goes */
   RtDevGraph *dev_reversed; /* the same of its reversed graph, for programs
                                scheduled with transpose() */
+  GopGraph *reversed; /* a graph built on the device: its reversed graph,
+                         built there too (gop_graph_set_reversed; not owned) */
   GopGroupBuilder group_builder; /* a graph built on the device: who builds
                                     its group tables there (or NULL) */
   void *group_user;

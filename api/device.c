@@ -570,7 +570,10 @@ static int prepare_device(GopRun *r) {
   GopGraph *g = (GopGraph *)r->graph;
   const Graph *hg = g->rt;
   RtDevGraph *dg;
-  if (r->cached->transposed) {
+  if (r->cached->transposed && g->reversed) { /* built on the device */
+    hg = g->reversed->rt;
+    dg = g->reversed->dev;
+  } else if (r->cached->transposed) {
     if (!(hg = graph_transposed(g->rt, &r->ctx->diag, api_loc))) return -1;
     dg = device_copy(r, &g->dev_reversed, hg);
   } else {
@@ -846,6 +849,34 @@ int gop_graph_set_group_builder(GopContext *ctx, GopGraph *g, GopGroupBuilder fn
   g->group_user = user;
   g->dev->groups_build = fn ? build_groups : NULL;
   g->dev->groups_user = fn ? g : NULL;
+  return 0;
+}
+
+int gop_graph_set_reversed(GopContext *ctx, GopGraph *g, GopGraph *reversed) {
+  API_LOCK(ctx);
+  const char *why = NULL;
+  if (!g)
+    why = "no graph";
+  else if (!g->rt->device_only)
+    why = "the graph was built on the host, which reverses itself";
+  else if (reversed && (!reversed->rt->device_only || !reversed->dev))
+    why = "the reversed graph was not built on the device";
+  else if (reversed == g)
+    why = "a graph is not its own reversed graph";
+  else if (reversed && (reversed->rt->nv != g->rt->nv || reversed->rt->ne != g->rt->ne))
+    why = "the reversed graph's vertices or edges are not as many as the graph's";
+  else if (reversed && reversed->dev->index_bits != g->dev->index_bits)
+    why = "the reversed graph's offsets and edge ids are not as wide as the graph's";
+  else if (reversed && g->group_builder && !reversed->group_builder)
+    why = "the graph has a builder of its group tables and the reversed graph none: give "
+          "it one first (gop_graph_set_group_builder)";
+  if (why) {
+    ir_error(&ctx->diag, api_loc, "gop_graph_set_reversed: %s", why);
+    return -1;
+  }
+  /* runs prepared on the old one prepare again (rt_devexec_prepare compares
+   * the device graph) */
+  g->reversed = reversed;
   return 0;
 }
 

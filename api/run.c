@@ -81,6 +81,13 @@ int gop_graph_free(GopContext *ctx, GopGraph *g) {
     ir_error(&ctx->diag, api_loc, "gop_graph_free: the graph is not this context's");
     return -1;
   }
+  for (const GopGraph *o = ctx->graphs; o; o = o->next)
+    if (o->reversed == g) {
+      ir_error(&ctx->diag, api_loc, "gop_graph_free: this graph is the reversed graph of %s: "
+               "free that one first, or take it away (gop_graph_set_reversed(ctx, g, NULL))",
+               o->rt->name ? o->rt->name : "another graph");
+      return -1;
+    }
   *at = g->next;
   api_graph_free_device(g); /* its device copies and group tables */
   graph_free(g->rt); /* and a host-copy run's cached copy (Graph.on_free) */

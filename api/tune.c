@@ -305,7 +305,13 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
    * out-edges: tune_graph_sig_for) */
   TuneGraphSig sig, msig;
   tune_graph_sig(g->rt, &sig);
-  tune_graph_sig_for(g->rt, op->ir, &msig);
+  /* a graph built on the device has no host CSC to take the out-degrees'
+   * spread from: its reversed graph's in-degrees are those
+   * (gop_graph_set_reversed) */
+  if (g->reversed && tune_op_walks_out_edges(op->ir))
+    tune_graph_sig(g->reversed->rt, &msig);
+  else
+    tune_graph_sig_for(g->rt, op->ir, &msig);
   TuneOpShape shape;
   tune_op_shape(op->ir, &shape);
   TunePoint *pts = NULL;
@@ -314,8 +320,10 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
    * CSR to build them from). Kernels of 64-bit indices do: at the 32-bit
    * kernels' occupancy they run within 1.04x of them (docs/index64.md). */
   bool no_groups = g->rt->device_only && !g->group_builder;
+  /* a graph built on the device runs transposed schedules on the reversed
+   * graph it was given (gop_graph_set_reversed), else on none */
   int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups,
-                            g->rt->device_only, scratch, &pts, &ctx->diag);
+                            g->rt->device_only && !g->reversed, scratch, &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */
     free(pts);

@@ -505,6 +505,16 @@ typedef int (*GopGroupBuilder)(void *user, GopGroupTable *t, char *why, size_t w
  * earlier builder are forgotten. 0, or -1 after reporting (a graph built
  * on the host, which builds its own). */
 int gop_graph_set_group_builder(GopContext *ctx, GopGraph *g, GopGroupBuilder fn, void *user);
+/* Gives a graph built on the device its reversed graph, built on the device
+ * too: every arc u -> v of g as v -> u with the same edge id (so its CSR is
+ * g's CSC: gop_graph_from_device on g's arrays with in_ and out_, src and
+ * dst exchanged, no copy), what operators scheduled with transpose() run
+ * on (docs/scheduling.md); a graph built on the host reverses itself. With
+ * it, schedule choice may pick transposed schedules for g. The arrays are
+ * the caller's promise, as gop_graph_from_device's are; the sizes are
+ * checked. `reversed` must outlive g's runs: gop_graph_free refuses it
+ * while a graph names it. NULL takes it away. 0, or -1 after reporting. */
+int gop_graph_set_reversed(GopContext *ctx, GopGraph *g, GopGraph *reversed);
 /* The table of `g` for (G, distance, classes, threshold) as a run's
  * kernels get it: for a graph built on the host, its host arrays (built on
  * first use); for one built on the device, the device arrays (asked of its

@@ -130,6 +130,7 @@ _SIGS = {
     "gop_graph_device_index_bits": (c_int, [c_int64, c_int64]),
     "gop_graph_from_device": (c_void_p, [c_void_p, P(DeviceGraph), c_char_p]),
     "gop_graph_set_group_builder": (c_int, [c_void_p, c_void_p, GroupBuilder, c_void_p]),
+    "gop_graph_set_reversed": (c_int, [c_void_p, c_void_p, c_void_p]),
     "gop_graph_group_table": (c_int, [c_void_p, c_void_p, c_int, c_int, c_int, c_int,
                                       P(GroupTable)]),
     "gop_graph_free": (c_int, [c_void_p, c_void_p]),

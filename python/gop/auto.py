@@ -12,12 +12,15 @@ import os
 _GAT_GRAD = ("GAT's attention gradients: the chooser picks thread_vertex(1, 1), a thread per "
              "destination, serialised on ogbn-arxiv's heaviest vertex (13,155 in-edges): "
              "joint backward 3.37 -> 77.0 ms at H = 8")
+# (copy_u_mean_grad_X was here too, its pick spmm_rows(2, 1) 2.3x slower
+# than the default mapping on ogbn-arxiv; since it is transposed, its pick
+# runs the forward's schedules on the reversed graph: 1.25-2.93x faster
+# than the default mapping on ogbn-arxiv and soc-Slashdot0902 at F = 8-256,
+# H200, bench/results/2026-11-30-H200-gradient-reversed-graph/mean.txt.)
 AUTO_KEEPS_DEFAULT = {
     "gat_attention_grad_Z": _GAT_GRAD,
     "gat_attention_grad_As": _GAT_GRAD,
     "gat_attention_grad_Ad": _GAT_GRAD,
-    "copy_u_mean_grad_X": "spmm_rows(2, 1) over the reverse graph: 0.092 -> 0.214 ms at F = 8 "
-                          "on ogbn-arxiv (1.31x faster on pubmed)",
 }
 
 

@@ -73,17 +73,20 @@ def builds_on_device(edge_index, device_build=None):
                     f"got {device_build!r}")
 
 
-def _release(handle, runs):
-    """Frees a graph's runs, then the graph (weakref.finalize's callback)."""
+def _release(handle, runs, after=()):
+    """Frees a graph's runs, then the graph, then the graphs of `after` (its
+    reversed graph, which libgop keeps while the graph names it)
+    (weakref.finalize's callback)."""
     try:
         with _lock:
             for r in runs:
                 lib.gop_run_free(r)
-            if lib.gop_graph_free(_ctx, handle) != 0:
-                # a run made outside Operator (none is) keeps it with the
-                # context; its refusal is no error of the caller's next call
-                lib.gop_clear_diagnostics(_ctx)
-                _kept[0] += 1
+            for h in (handle, *after):
+                if lib.gop_graph_free(_ctx, h) != 0:
+                    # a run made outside Operator (none is) keeps it with the
+                    # context; its refusal is no error of the caller's next call
+                    lib.gop_clear_diagnostics(_ctx)
+                    _kept[0] += 1
     except Exception:  # interpreter shutdown: the context goes with the process
         pass
 
@@ -145,10 +148,15 @@ def build_arrays(edge_index, num_nodes=None):
         (src - dst).abs().sum(),
         (in_eid == torch.arange(ne, dtype=idx, device=dev)).all().to(torch.int64),
         (in_deg * in_deg).sum(),
-    ] + group_counts(in_deg)).tolist()
+        # the reversed graph's (reversed_arrays): its in-degrees are these
+        (out_eid == torch.arange(ne, dtype=idx, device=dev)).all().to(torch.int64),
+        (out_deg * out_deg).sum(),
+    ] + group_counts(in_deg) + group_counts(out_deg)).tolist()
     # the variance of the in-degree from exact integer sums (the host sums
     # (deg - mean)^2 in doubles: equal to a few units in the last place)
     var = (summary[8] - ne * ne / nv) / nv if nv else 0.0
+    out_var = (summary[10] - ne * ne / nv) / nv if nv else 0.0
+    k = len(GROUP_SIZES)
     if ne and (summary[0] < 0 or summary[1] >= nv):
         bad = summary[0] if summary[0] < 0 else summary[1]
         raise GopError(f"graph: edge_index holds vertex {bad}, outside 0..{nv - 1}")
@@ -162,9 +170,33 @@ def build_arrays(edge_index, num_nodes=None):
              "aes": summary[6] / ne if ne else 0.0,
              "in_degree_std": max(var, 0.0) ** 0.5,
              "csr_edges": bool(summary[7]),
-             "group_counts": {G: (summary[9 + 2 * i], summary[10 + 2 * i])
-                              for i, G in enumerate(GROUP_SIZES)}}
+             "group_counts": {G: (summary[11 + 2 * i], summary[12 + 2 * i])
+                              for i, G in enumerate(GROUP_SIZES)},
+             "reversed": {"in_degree_std": max(out_var, 0.0) ** 0.5,
+                          "csr_edges": bool(summary[9]),
+                          "group_counts": {G: (summary[11 + 2 * k + 2 * i],
+                                               summary[12 + 2 * k + 2 * i])
+                                           for i, G in enumerate(GROUP_SIZES)}}}
     return arrays, stats
+
+
+def reversed_arrays(arrays, stats):
+    """build_arrays' arrays and statistics of the reversed graph (every arc
+    turned round, edge ids kept: what an operator scheduled with transpose()
+    runs on, docs/scheduling.md), with no copy: its CSR by destination is the
+    graph's CSC by source, its COO the graph's with src and dst exchanged.
+    None when `stats` lacks what build_arrays adds for it."""
+    r = stats.get("reversed")
+    if r is None:
+        return None
+    swap = {"src": "dst", "dst": "src", "in_ptr": "out_ptr", "in_eid": "out_eid",
+            "in_src": "out_dst", "out_ptr": "in_ptr", "out_eid": "in_eid",
+            "out_dst": "in_src", "in_deg": "out_deg", "out_deg": "in_deg"}
+    rarrays = {k: arrays[v] for k, v in swap.items()}
+    rstats = dict(stats, in_degree_max=stats["out_degree_max"],
+                  out_degree_max=stats["in_degree_max"], **r)
+    del rstats["reversed"]
+    return rarrays, rstats
 
 
 # The group sizes of the tuner's space (tune/space.c: 1 to 32, and 64)
@@ -353,8 +385,10 @@ class Graph:
         self._h = handle
         # the runs made on it (Operator._run), freed with it when owned
         self._runs = []
+        # graphs freed after it: its reversed graph built on the device
+        self._after = []
         if owned:
-            weakref.finalize(self, _release, handle, self._runs).atexit = False
+            weakref.finalize(self, _release, handle, self._runs, self._after).atexit = False
         info = _lib.GraphInfo()
         lib.gop_graph_info(handle, ctypes.byref(info))
         self.num_nodes, self.num_edges = info.num_vertices, info.num_edges
@@ -429,12 +463,27 @@ class Graph:
         edge_index property returns (copied to the host when asked)."""
         tables = {}
         builder = _lib.GroupBuilder(_group_builder(arrays["in_ptr"], stats, tables))
+        rev = reversed_arrays(arrays, stats)
         with _lock:
             g = cls(_adopt(arrays, stats, name), name, owned=True)
             # its neighbour-group tables are built on the device when a
             # schedule first asks for one (build_groups), and kept here
             if lib.gop_graph_set_group_builder(_ctx, g._h, builder, None) != 0:
                 raise GopError(f"graph: {_diag()}")
+            if rev is not None:
+                # the reversed graph on the same arrays (no copy), for the
+                # operators that walk out-edges (a sum's gradient) under
+                # transpose(); freed after the graph (_release's `after`)
+                rtables = {}
+                rbuilder = _lib.GroupBuilder(_group_builder(rev[0]["in_ptr"], rev[1], rtables))
+                rh = _adopt(rev[0], rev[1], f"{name}, reversed")
+                if not rh:
+                    raise GopError(f"graph: {_diag()}")
+                g._after.append(rh)
+                if (lib.gop_graph_set_group_builder(_ctx, rh, rbuilder, None) != 0 or
+                        lib.gop_graph_set_reversed(_ctx, g._h, rh) != 0):
+                    raise GopError(f"graph: {_diag()}")
+                g._reversed = (rtables, rbuilder)
         g._device = (arrays, edge_index)
         g._tables, g._builder = tables, builder
         g.device_built = True

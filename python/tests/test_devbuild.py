@@ -17,7 +17,7 @@ import numpy as np
 import gop
 from gop import _lib
 from gop._context import _ctx
-from gop.graph import build_arrays, build_groups
+from gop.graph import build_arrays, build_groups, reversed_arrays
 
 try:
     import torch
@@ -86,6 +86,20 @@ class DeviceBuild(unittest.TestCase):
                 self.assertEqual(stats[k], info[k], (name, k))
             self.assertAlmostEqual(stats["in_degree_std"], info["in_degree_std"], places=9)
             self.assertEqual(int(stats["csr_edges"]), info["csr_edges"], name)
+            # the reversed graph (transpose()): the graph's arrays exchanged,
+            # equal to a build of the arcs turned round, statistics too
+            rarrays, rstats = reversed_arrays(arrays, stats)
+            want, wstats = build_arrays(torch.from_numpy(ei[::-1].copy()).to(dtype), n)
+            for k, v in want.items():
+                self.assertTrue(torch.equal(rarrays[k], v), f"{name}: reversed {k}")
+            for k, v in wstats.items():
+                if k == "reversed":
+                    continue
+                if isinstance(v, float):
+                    self.assertAlmostEqual(rstats[k], v, places=9, msg=(name, k))
+                else:
+                    self.assertEqual(rstats[k], v, (name, k))
+            self.assertNotIn("reversed", rstats)
 
     def test_same_arrays_as_the_host_build(self):
         for name, ei, n in self.graphs():

@@ -151,9 +151,8 @@ class Plan(unittest.TestCase):
                                 for k in op.auto_candidates(c.graph, **ext))
         self.assertEqual(packs(), want)
         # copy_u_mean and its grad, gat_attention and its grad, each under
-        # its pick and the default mapping (copy_u_mean_grad_X keeps the
-        # default: one kernel)
-        self.assertEqual(len(want), 7)
+        # its pick and the default mapping
+        self.assertEqual(len(want), 8)
 
     def test_auto_gradient_on_interpreter(self):
         """A Gradient called with schedule="auto" (as autograd's backward

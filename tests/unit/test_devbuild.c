@@ -606,6 +606,86 @@ START_TEST(refusals) {
 }
 END_TEST
 
+/* A graph built on the device with its reversed graph built there too
+ * (gop_graph_set_reversed): a gradient scheduled with transpose() runs on
+ * the reversed graph's arrays and its builder's tables, uploads nothing,
+ * and the choice may pick transposed schedules only with it; without it
+ * the run is refused with the way out; the reversed graph is not freed
+ * while it is named. */
+START_TEST(reversed_on_the_device) {
+  setenv("GOP_GROUP_ORDER", "dst", 1);
+  Graph *big;
+  GopGraph *g = device_rmat(&big);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  const Graph *rev = graph_transposed(big, &d, (Loc){0});
+  ck_assert_msg(rev != NULL, "%s", d.buf ? d.buf : "");
+  ir_diag_free(&d);
+  GopDeviceGraph ra = device_arrays(rev, 32);
+  GopGraph *r = gop_graph_from_device(ctx, &ra, "rmat batch, reversed");
+  ck_assert_ptr_nonnull(r);
+  Builder bg = {.host = big}, br = {.host = rev};
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, g, build_table, &bg), 0);
+  GopModule *gm = gop_grad(gop_module_find_op(gop_stdlib(ctx), "copy_u_sum"), "X");
+  ck_assert_ptr_nonnull(gm);
+  const GopOp *grad = gop_module_op(gm, 0);
+  /* without a reversed graph: no transposed pick, and a transposed run
+   * is refused */
+  for (int F = 1; F <= 256; F *= 4) {
+    GopScheduleChoice c;
+    ck_assert_int_eq(gop_choose_schedule(grad, g, F, NULL, &c), 0);
+    ck_assert_msg(!strstr(c.schedule, "transpose"), "F = %d: %s", F, c.schedule);
+  }
+  GopRun *run = gop_run_new(ctx, grad, g);
+  GopCompileOptions o = {.schedule = "transpose(); spmm_groups(8, 2)"};
+  ck_assert_int_eq(gop_run_set_compile(run, &o), 0);
+  ck_assert_int_eq(gop_run_set_extent(run, "F", 8), 0);
+  GopDevicePtr p[2] = {fake.alloc_on(0, (size_t)big->nv * 32),
+                       fake.alloc_on(0, (size_t)big->nv * 32)};
+  ck_assert_int_eq(gop_run_launch_ptrs(run, p, 2, NULL), -1);
+  HAS(ctx, "rmat batch was built on the device: an operator scheduled with transpose()");
+  gop_clear_diagnostics(ctx);
+  /* refusals of the link */
+  ck_assert_int_eq(gop_graph_set_reversed(ctx, g, r), -1);
+  HAS(ctx, "gop_graph_set_reversed: the graph has a builder of its group tables and the "
+           "reversed graph none");
+  ck_assert_int_eq(gop_graph_set_reversed(ctx, g, g), -1);
+  HAS(ctx, "a graph is not its own reversed graph");
+  GopGraph *h = gop_graph_open(ctx, "rmat:10:8");
+  ck_assert_int_eq(gop_graph_set_reversed(ctx, h, r), -1);
+  HAS(ctx, "the graph was built on the host, which reverses itself");
+  ck_assert_int_eq(gop_graph_set_reversed(ctx, g, h), -1);
+  HAS(ctx, "the reversed graph was not built on the device");
+  ck_assert_int_eq(gop_graph_set_group_builder(ctx, r, build_table, &br), 0);
+  ck_assert_int_eq(gop_graph_set_reversed(ctx, g, r), 0);
+  /* the run reads the reversed graph's arrays and its builder's table */
+  fake.reset();
+  ck_assert_msg(gop_run_launch_ptrs(run, p, 2, NULL) == 0, "%s", gop_diagnostics(ctx));
+  ck_assert_msg(!strchr(fake.trace(), 'h'), "uploaded: %s", fake.trace());
+  ck_assert_int_eq(bg.calls, 0);
+  ck_assert_int_gt(br.calls, 0);
+  ck_assert(passed(br.last.dst) || passed(br.last.vrow));
+  ck_assert(passed(ra.in_src) && !passed(ra.out_dst));
+  /* the choice may now pick a transposed schedule */
+  bool picked = false;
+  for (int F = 1; F <= 256; F *= 4) {
+    GopScheduleChoice c;
+    ck_assert_int_eq(gop_choose_schedule(grad, g, F, NULL, &c), 0);
+    picked |= strstr(c.schedule, "transpose") != NULL;
+  }
+  ck_assert(picked);
+  /* the reversed graph outlives the graph that names it */
+  ck_assert_int_eq(gop_graph_free(ctx, r), -1);
+  HAS(ctx, "gop_graph_free: this graph is the reversed graph of rmat batch");
+  gop_run_free(run);
+  ck_assert_int_eq(gop_graph_free(ctx, g), 0);
+  ck_assert_int_eq(gop_graph_free(ctx, r), 0);
+  ck_assert_int_eq(gop_graph_free(ctx, h), 0);
+  graph_free(big);
+  unsetenv("GOP_GROUP_ORDER");
+}
+END_TEST
+
 /* Without a driver, a device graph cannot be made, and says why. */
 START_TEST(no_driver) {
   GopDeviceGraph a = device_arrays(host, 32);
@@ -630,6 +710,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, tables_built_on_the_device);
   tcase_add_test(tc, builder_failures_and_choice);
   tcase_add_test(tc, refusals);
+  tcase_add_test(tc, reversed_on_the_device);
   tcase_add_test(tc, no_driver);
   suite_add_tcase(s, tc);
   return s;
