@@ -383,6 +383,14 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   int found = tune_db_get_best(db, &key, &best, &ctx->diag);
   tune_db_close(db);
   if (found < 0) return -1;
+  /* a schedule on the reversed graph, tuned where there was one, cannot
+   * run on a graph built on the device without it: the pick above stays */
+  if (found > 0 && g->rt->device_only && !g->reversed &&
+      strstr(best.schedule, "transpose()")) {
+    snprintf(out->note, sizeof out->note, "the database's %.60s runs on the reversed graph, "
+             "which this graph built on the device lacks", best.schedule);
+    found = 0;
+  }
   if (found) {
     snprintf(out->schedule, sizeof out->schedule, "%s", best.schedule);
     out->source = GOP_SCHEDULE_FROM_DATABASE;

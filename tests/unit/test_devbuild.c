@@ -15,10 +15,13 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gop.h"
 #include "graph/graph.h"
+#include "lang/lang.h"
 #include "runtime/runtime.h"
+#include "tune/tune.h"
 #include "testutil.h"
 
 #define HAS(ctx, text)                                                         \
@@ -645,6 +648,36 @@ START_TEST(reversed_on_the_device) {
   ck_assert_int_eq(gop_run_launch_ptrs(run, p, 2, NULL), -1);
   HAS(ctx, "rmat batch was built on the device: an operator scheduled with transpose()");
   gop_clear_diagnostics(ctx);
+  /* a tuning database's transposed record is not taken without it */
+  char db_path[512];
+  snprintf(db_path, sizeof db_path, "%s/reversed.db", tu_tmpdir());
+  unlink(db_path);
+  {
+    Diag dd;
+    ir_diag_init(&dd, NULL);
+    Arena *ar = ir_arena_new();
+    char *text = gop_emit(grad, GOP_STAGE_IR);
+    IrModule *m = lang_parse_ir(ar, &dd, "grad.ir", text);
+    ck_assert_msg(m && m->nops == 1, "%s", dd.buf ? dd.buf : "");
+    TuneGraphSig sig;
+    tune_graph_sig(big, &sig);
+    TuneKey k = {.op_hash = tune_op_hash(m->ops[0]), .F = 8,
+                 .dtype = ir_op_dtype_key(m->ops[0]), .graph = sig,
+                 .gpu = rt_cuda_device_name(), .cc = rt_cuda_cc(), .compiler = GOP_VERSION};
+    TuneRecord rec = {.schedule = "transpose(); spmm_groups(8, 2)", .time_ms = 0.01};
+    TuneDb *db = tune_db_open(db_path, &dd);
+    ck_assert_msg(db && tune_db_put(db, &k, &rec, &dd) == 0, "%s", dd.buf ? dd.buf : "");
+    tune_db_close(db);
+    free(text);
+    ir_arena_free(ar);
+    ir_diag_free(&dd);
+  }
+  GopScheduleChoice fromdb;
+  ck_assert_int_eq(gop_choose_schedule(grad, g, 8, db_path, &fromdb), 0);
+  ck_assert_msg(!strstr(fromdb.schedule, "transpose") &&
+                    fromdb.source != GOP_SCHEDULE_FROM_DATABASE &&
+                    strstr(fromdb.note, "runs on the reversed graph"),
+                "%s (%s)", fromdb.schedule, fromdb.note);
   /* refusals of the link */
   ck_assert_int_eq(gop_graph_set_reversed(ctx, g, r), -1);
   HAS(ctx, "gop_graph_set_reversed: the graph has a builder of its group tables and the "
@@ -674,6 +707,10 @@ START_TEST(reversed_on_the_device) {
     picked |= strstr(c.schedule, "transpose") != NULL;
   }
   ck_assert(picked);
+  /* ... and with it the database's record is taken */
+  ck_assert_int_eq(gop_choose_schedule(grad, g, 8, db_path, &fromdb), 0);
+  ck_assert_str_eq(fromdb.schedule, "transpose(); spmm_groups(8, 2)");
+  ck_assert_int_eq(fromdb.source, GOP_SCHEDULE_FROM_DATABASE);
   /* the reversed graph outlives the graph that names it */
   ck_assert_int_eq(gop_graph_free(ctx, r), -1);
   HAS(ctx, "gop_graph_free: this graph is the reversed graph of rmat batch");
