@@ -460,7 +460,10 @@ class Graph:
     def from_device_arrays(cls, arrays, stats, name="edge_index", edge_index=None):
         """A graph on build_arrays' CUDA arrays, which libgop adopts as they
         are (kept alive by the graph); edge_index, when given, is what the
-        edge_index property returns (copied to the host when asked)."""
+        edge_index property returns (copied to the host when asked). With
+        build_arrays' statistics the graph also gets its reversed graph on
+        the same arrays (reversed_arrays), what the sums' gradients run on
+        under transpose()."""
         tables = {}
         builder = _lib.GroupBuilder(_group_builder(arrays["in_ptr"], stats, tables))
         rev = reversed_arrays(arrays, stats)
