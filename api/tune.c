@@ -296,6 +296,18 @@ int gop_choose_order(const GopOp *op, const GopGraph *g, int64_t F, const char *
   return 1;
 }
 
+/* Whether `schedule` runs `op` on the reversed graph: transpose() written
+ * in it or in a named schedule it calls (false where it does not apply). */
+static bool runs_reversed(const GopOp *op, const char *schedule, Arena *a) {
+  Diag quiet; /* a schedule that does not apply is no error here */
+  ir_diag_init(&quiet, NULL);
+  IrOp *c = pass_op_copy(op->ir, a);
+  bool reversed = pass_schedule_text(c, api_schedule_library(op->module->ctx, op->module),
+                                     schedule, a, &quiet) == 0 && c->transposed;
+  ir_diag_free(&quiet);
+  return reversed;
+}
+
 static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const char *db_path,
                            GopScheduleChoice *out, Arena *scratch) {
   GopContext *ctx = op->module->ctx;
@@ -322,8 +334,9 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   bool no_groups = g->rt->device_only && !g->group_builder;
   /* a graph built on the device runs transposed schedules on the reversed
    * graph it was given (gop_graph_set_reversed), else on none */
+  bool no_reversed = g->rt->device_only && !g->reversed;
   int n = tune_space_choice(op->ir, api_schedule_library(ctx, op->module), no_groups,
-                            g->rt->device_only && !g->reversed, scratch, &pts, &ctx->diag);
+                            no_reversed, scratch, &pts, &ctx->diag);
   if (n < 0) return -1;
   if (n == 0) { /* not an error: the caller runs the default mapping */
     free(pts);
@@ -385,8 +398,7 @@ static int choose_schedule(const GopOp *op, const GopGraph *g, int64_t F, const 
   if (found < 0) return -1;
   /* a schedule on the reversed graph, tuned where there was one, cannot
    * run on a graph built on the device without it: the pick above stays */
-  if (found > 0 && g->rt->device_only && !g->reversed &&
-      strstr(best.schedule, "transpose()")) {
+  if (found > 0 && no_reversed && runs_reversed(op, best.schedule, scratch)) {
     snprintf(out->note, sizeof out->note, "the database's %.60s runs on the reversed graph, "
              "which this graph built on the device lacks", best.schedule);
     found = 0;

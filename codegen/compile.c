@@ -166,6 +166,7 @@ int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout,
   double t2 = now_ms();
   out->ptx = cg_emit_ptx(&cg, &out->ptx_len);
   double t3 = now_ms();
+  bool csr_edges = cg.csr_edges; /* build()'s: never for a transposed op */
   cg_ctx_dispose(&cg);
   if (!out->ptx) {
     free_kernels(kernels, nkernels);
@@ -176,7 +177,7 @@ int cg_compile_layout(const IrOp *op, const char *target, CgLayout layout,
   out->nkernels = nkernels;
   out->times = (CgTimes){t1 - t0, t2 - t1, t3 - t2};
   out->index_bits = layout.index_bits;
-  out->csr_edges = layout.csr_edges && !op->transposed;
+  out->csr_edges = csr_edges;
   out->transposed = op->transposed;
   describe(op, out);
   return 0;

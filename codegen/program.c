@@ -393,6 +393,18 @@ static int want_words(PackReader *r, int n, const char *form) {
   return 0;
 }
 
+/* A line `WORD VALUE` that sets *flag (`usage` is "WORD VALUE", VALUE the
+ * one value known, `what` names it in errors): at most once. 0 or -1. */
+static int flag_line(PackReader *r, const char *usage, const char *what, bool *flag) {
+  const char *value = strchr(usage, ' ') + 1;
+  if (want_words(r, 2, usage)) return -1;
+  if (*flag) return fail(r, "a second `%s` line", r->words[0]);
+  if (strcmp(r->words[1], value) != 0)
+    return fail(r, "unknown %s %s (%s)", what, r->words[1], value);
+  *flag = true;
+  return 0;
+}
+
 static int parse_int(PackReader *r, const char *s, int64_t lo, int64_t hi,
                      const char *what, int64_t *out) {
   char *end;
@@ -715,17 +727,9 @@ static int parse_pack(PackReader *r, CgProgram *p) {
         return fail(r, "bad index width %" PRId64 " (32 or 64)", bits);
       p->index_bits = (int)bits;
     } else if (strcmp(w, "edges") == 0) {
-      if (want_words(r, 2, "edges csr")) return -1;
-      if (p->csr_edges) return fail(r, "a second `edges` line");
-      if (strcmp(r->words[1], "csr") != 0)
-        return fail(r, "unknown edge layout %s (csr)", r->words[1]);
-      p->csr_edges = true;
+      if (flag_line(r, "edges csr", "edge layout", &p->csr_edges)) return -1;
     } else if (strcmp(w, "graph") == 0) {
-      if (want_words(r, 2, "graph reversed")) return -1;
-      if (p->transposed) return fail(r, "a second `graph` line");
-      if (strcmp(r->words[1], "reversed") != 0)
-        return fail(r, "unknown graph form %s (reversed)", r->words[1]);
-      p->transposed = true;
+      if (flag_line(r, "graph reversed", "graph form", &p->transposed)) return -1;
     } else if (strcmp(w, "times") == 0) {
       if (want_words(r, 4, "times BUILD_MS OPT_MS EMIT_MS") ||
           parse_double(r, r->words[1], &p->times.build_ms) ||

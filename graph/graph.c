@@ -552,8 +552,10 @@ const Graph *graph_transposed(const Graph *g, Diag *d, Loc loc) {
   if (dst && g->ne > 0) memcpy(dst, g->src, sizeof *dst * (size_t)g->ne);
   char name[256];
   snprintf(name, sizeof name, "%s, reversed", g->name ? g->name : "<graph>");
-  Graph *t = graph_from_arcs(g->nv, g->ne, src, dst, name, d, loc);
-  if (!t) return NULL;
+  /* g's arcs, already checked: only the index is built */
+  Graph *t = src && dst ? graph_alloc(g->nv, g->ne, src, dst, name) : NULL;
+  if (!src || !dst) free(src), free(dst);
+  if (!t || !index_graph(t)) return oom(t, g->nv, g->ne, d, loc);
   t->index64 = g->index64;
   ((Graph *)g)->transposed = t; /* a memo: see graph.h */
   return t;

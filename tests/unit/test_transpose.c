@@ -320,11 +320,10 @@ START_TEST(search_space) {
   TunePoint *pts = NULL;
   int n = tune_space_named(grad, lib, a, &pts, &d);
   ck_assert_int_gt(n, 0);
-  int reversed = 0, grouped = 0;
+  int grouped = 0;
   for (int i = 0; i < n; i++) {
     bool prefixed = strncmp(pts[i].text, TUNE_TRANSPOSE, strlen(TUNE_TRANSPOSE)) == 0;
     ck_assert_msg(prefixed == pts[i].reversed, "%s", pts[i].text);
-    reversed += pts[i].reversed;
     grouped += pts[i].reversed && pts[i].groups;
   }
   ck_assert_int_gt(grouped, 10);
