@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grad/grad.h"
 #include "lang/lang.h"
 #include "passes/passes.h"
 #include "graph/graph.h"
@@ -112,14 +113,15 @@ END_TEST
 START_TEST(test_pass_table_and_dump) {
   int n;
   const PassInfo *t = pass_table(&n);
-  ck_assert_int_eq(n, 7);
+  ck_assert_int_eq(n, 8);
   ck_assert_str_eq(t[0].name, "accumulate"); /* register accumulators */
   ck_assert_str_eq(t[1].name, "mean");
   ck_assert_str_eq(t[2].name, "fill"); /* rows neighbour groups do not own */
   ck_assert_str_eq(t[3].name, "segment"); /* deterministic() neighbour groups */
   ck_assert_str_eq(t[4].name, "simplify");
-  ck_assert_str_eq(t[5].name, "prefetch"); /* where @prefetch loops may be */
-  ck_assert_str_eq(t[6].name, "conflicts");
+  ck_assert_str_eq(t[5].name, "reciprocal"); /* divisions by per-edge scalars */
+  ck_assert_str_eq(t[6].name, "prefetch"); /* where @prefetch loops may be */
+  ck_assert_str_eq(t[7].name, "conflicts");
   for (int i = 0; i < n; i++) ck_assert(t[i].summary && t[i].summary[0] && t[i].run);
 
   Arena *a = ir_arena_new();
@@ -131,7 +133,7 @@ START_TEST(test_pass_table_and_dump) {
   char *before = ir_op_to_string(op);
   ck_assert_int_eq(pass_lower(op, a, &d, "nosuchpass", stdout), -1);
   ck_assert_msg(has(d.buf, "unknown pass 'nosuchpass' to dump after (passes: accumulate, "
-                           "mean, fill, segment, simplify, prefetch, conflicts)"), "%s", d.buf);
+                           "mean, fill, segment, simplify, reciprocal, prefetch, conflicts)"), "%s", d.buf);
   char *same = ir_op_to_string(op);
   ck_assert_str_eq(before, same);
 
@@ -976,6 +978,87 @@ START_TEST(test_schedule_growth_bounded) {
 }
 END_TEST
 
+/* The reciprocal pass: a division inside an edge loop by what the feature
+ * loop does not change is a product with one reciprocal (the mean's
+ * gradient, a per-edge scale); a divisor that varies with the feature, a
+ * division outside edge loops and integer division stay as written; the
+ * values agree with the exact quotients to within two roundings. */
+START_TEST(test_reciprocal) {
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrModule *lib = lang_stdlib(a, &d);
+  IrModule *m = lang_compile(
+      a, &d, "<test>",
+      "op by_edge(X: f32[src, F], W: f32[edge]) -> Y: f32[dst, F] {\n"
+      "  for v in dst { for e in in_edges(v) { for f in 0..F {\n"
+      "    Y[v, f] += X[src(e), f] / W[e] } } }\n}\n"
+      "op by_elem(X: f32[src, F], W: f32[edge, F]) -> Y: f32[dst, F] {\n"
+      "  for v in dst { for e in in_edges(v) { for f in 0..F {\n"
+      "    Y[v, f] += X[src(e), f] / W[e, f] } } }\n}\n");
+  ck_assert_msg(lib && m, "%s", d.buf ? d.buf : "");
+  IrOp *by_edge = ir_module_find_op(m, "by_edge"), *by_elem = ir_module_find_op(m, "by_elem");
+  static const char *scheds[] = {"thread_vertex(1, 1)", "spmm_rows(2, 8)", "spmm_teams8(32, 4)",
+                                 "spmm_groups(4, 2)"};
+  Graph *g = graph_generate("rmat:8:6", &d);
+  ck_assert_msg(g != NULL, "%s", d.buf ? d.buf : "");
+  const int64_t F = 12;
+  IrExtents ext = tu_extents(by_edge, F);
+  float *in[4] = {0}, *ref[4] = {0};
+  uint64_t seed = 17;
+  for (int i = 0; i < by_edge->ntensors; i++) {
+    if (by_edge->tensors[i]->role != IR_ROLE_IN) continue;
+    int64_t n = graph_tensor_numel(by_edge->tensors[i], g, &ext);
+    in[i] = malloc(sizeof(float) * (size_t)n);
+    for (int64_t k = 0; k < n; k++) in[i][k] = 0.25f + (float)(tu_lcg(&seed) % 1000) / 300.0f;
+  }
+  ck_assert_int_eq(tu_interp(by_edge, g, F, in, ref, &d), 0);
+  const IrTensor *Y = ir_op_find_tensor(by_edge, "Y");
+  for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
+    IrOp *op = tu_lowered(lib, by_edge, scheds[i], a, &d);
+    ck_assert_msg(op, "%s: %s", scheds[i], d.buf ? d.buf : "");
+    char *text = ir_op_to_string(op);
+    ck_assert_msg(has(text, "* (1.0 / W[") && !has(text, "] / W["), "%s", text);
+    free(text);
+    float *out[4] = {0};
+    ck_assert_int_eq(tu_interp(op, g, F, in, out, &d), 0);
+    int64_t n = graph_tensor_numel(Y, g, &ext);
+    for (int64_t k = 0; k < n; k++) {
+      double r = ref[Y->id][k], got = out[Y->id][k];
+      ck_assert_msg(fabs(got - r) <= 1e-6 * (fabs(r) + 1), "%s: Y[%lld] = %.9g, exact %.9g",
+                    scheds[i], (long long)k, got, r);
+    }
+    free(out[Y->id]);
+    IrOp *keep = tu_lowered(lib, by_elem, scheds[i], a, &d);
+    ck_assert(keep);
+    text = ir_op_to_string(keep);
+    ck_assert_msg(has(text, "] / W[e") && !has(text, "1.0 /"), "%s", text);
+    free(text);
+  }
+  /* the mean's gradient on the reversed graph: one reciprocal per edge */
+  IrOp *grad = grad_derive(a, ir_module_find_op(lib, "copy_u_mean"), "X", &d);
+  ck_assert_msg(grad, "%s", d.buf ? d.buf : "");
+  IrOp *low = tu_lowered(lib, grad, "transpose(); spmm_teams8(64, 16)", a, &d);
+  ck_assert_msg(low, "%s", d.buf ? d.buf : "");
+  char *text = ir_op_to_string(low);
+  ck_assert_msg(has(text, "* (1.0 / out_degree(src(") && !has(text, "] / out_degree"), "%s",
+                text);
+  free(text);
+  /* the forward mean's finalisation, once per element, stays a division;
+   * so does integer index arithmetic */
+  low = tu_lowered(lib, ir_module_find_op(lib, "copy_u_mean"), "spmm_rows(2, 8)", a, &d);
+  ck_assert(low);
+  text = ir_op_to_string(low);
+  ck_assert_msg(has(text, "/ max(in_degree(") && !has(text, "1.0 /"), "%s", text);
+  ck_assert_msg(has(text, "(F + 63) / 64"), "%s", text);
+  free(text);
+  for (int i = 0; i < 4; i++) free(in[i]), free(ref[i]);
+  graph_free(g);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 static Suite *passes_suite(void) {
   Suite *s = suite_create("passes");
   TCase *tc = tcase_create("primitives");
@@ -990,6 +1073,7 @@ static Suite *passes_suite(void) {
   tcase_add_test(tc, test_lowering_preconditions);
   tcase_add_test(tc, test_every_stage);
   tcase_add_test(tc, test_schedule_growth_bounded);
+  tcase_add_test(tc, test_reciprocal);
   suite_add_tcase(s, tc);
   TCase *fx = tcase_create("fixtures");
   tcase_add_test(fx, test_refusal_fixtures);
