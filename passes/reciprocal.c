@@ -4,7 +4,8 @@
  * Contract: requires nothing; breaks nothing (an expression rewrite: no
  * loop, store or local is added, so nests stay as scheduling left them).
  *
- * A floating-point `a / b` inside an edge loop, where `a` uses the variable
+ * A floating-point `a / b` inside an edge loop (over a vertex's edges, a
+ * neighbour group's, or flat: a range loop over num_edges()), where `a` uses the variable
  * of an enclosing range loop (a feature loop, its lanes, its @vec copies)
  * and `b` does not, becomes `a * (1.0 / b)`. (A local declared inside a
  * range loop counts as varying with it: a register accumulating one
@@ -29,7 +30,11 @@
  * quotient might have been finite. Zero, infinite and NaN divisors give
  * what the division gives. The interpreter runs an operator as written, so
  * checks compare the two within the type's limit (ir_check_limit).
- * Integer division is never touched.
+ * Only the terms of sums are rewritten (`+=` stores and register sums):
+ * a value that is assigned, compared (a guard) or reduced by max=/min=
+ * may be compared for equality with the same expression elsewhere (a
+ * max's gradient recomputes the forward's quotient to find the argmax),
+ * so it keeps its exact division. Integer division is never touched.
  */
 #include "passes/passes.h"
 
@@ -63,6 +68,12 @@ static bool varies_apart(const Rcp *r, const IrNode *x, const IrNode *y) {
     if (ir_any(x, hit_range, &u) && !ir_any(y, hit_range, &u)) return true;
   }
   return false;
+}
+
+/* A flat edge loop's extent: `for w in 0..num_edges()` (split or not). */
+static bool is_num_edges(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_NE;
 }
 
 static void rcp_expr(Rcp *r, IrNode **slot) {
@@ -99,7 +110,7 @@ static void rcp_list(Rcp *r, IrNode *list) {
       IrLoopKind k = s->loop.kind;
       bool range = k == IR_LOOP_RANGE && r->n < PASS_MAX_DEPTH * 2;
       bool edge = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES || k == IR_LOOP_EDGES ||
-                  k == IR_LOOP_GROUP_EDGES;
+                  k == IR_LOOP_GROUP_EDGES || (range && ir_any(s->loop.extent, is_num_edges, NULL));
       if (range) r->ranges[r->n++] = s->loop.var;
       r->edges += edge;
       rcp_list(r, s->loop.body);
@@ -107,19 +118,16 @@ static void rcp_list(Rcp *r, IrNode *list) {
       if (range) r->n--;
       break;
     }
-    case IR_IF:
-      rcp_expr(r, &s->ifs.cond);
-      rcp_list(r, s->ifs.then);
-      break;
+    case IR_IF: rcp_list(r, s->ifs.then); break;
     case IR_STORE:
-      for (int i = 0; i < s->acc.nidx; i++) rcp_expr(r, &s->acc.idx[i]);
-      rcp_expr(r, &s->acc.value);
+      if (s->acc.red == IR_RED_ADD) rcp_expr(r, &s->acc.value);
       break;
     case IR_LET:
-      rcp_expr(r, &s->let.init);
       if (s->let.var->id >= 0 && s->let.var->id < r->nvars) r->depth[s->let.var->id] = r->n;
       break;
-    case IR_SET: rcp_expr(r, &s->set.value); break;
+    case IR_SET:
+      if (s->set.red == IR_RED_ADD) rcp_expr(r, &s->set.value);
+      break;
     default: break;
     }
   }

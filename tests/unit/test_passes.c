@@ -1044,6 +1044,30 @@ START_TEST(test_reciprocal) {
   ck_assert_msg(has(text, "* (1.0 / out_degree(src(") && !has(text, "] / out_degree"), "%s",
                 text);
   free(text);
+  /* and in a flat edge loop (for w in 0..num_edges(), the default mapping's) */
+  low = tu_lowered(lib, grad, "warp_edge(1, 1)", a, &d);
+  ck_assert(low);
+  text = ir_op_to_string(low);
+  ck_assert_msg(has(text, "for w in 0..num_edges()") &&
+                    has(text, "* (1.0 / in_degree(dst(w)))") && !has(text, "] / in_degree"),
+                "%s", text);
+  free(text);
+  /* a max of quotients keeps them exact (its gradient's guard recomputes
+   * them to find the argmax), and so does that guard */
+  IrOp *mx = ir_module_find_op(lib, "u_div_e_max");
+  low = tu_lowered(lib, mx, "warp_edge(1, 1)", a, &d);
+  ck_assert(low);
+  text = ir_op_to_string(low);
+  ck_assert_msg(has(text, "/ W[") && !has(text, "1.0 /"), "%s", text);
+  free(text);
+  IrOp *mxg = grad_derive(a, mx, "X", &d);
+  ck_assert_msg(mxg, "%s", d.buf ? d.buf : "");
+  low = tu_lowered(lib, mxg, "warp_edge(1, 1)", a, &d);
+  ck_assert(low);
+  text = ir_op_to_string(low);
+  ck_assert_msg(has(text, "if (X[src(w), fs * 32 + fl] / W[w] == ") && has(text, "* (1.0 / W[w])"),
+                "%s", text);
+  free(text);
   /* the forward mean's finalisation, once per element, stays a division;
    * so does integer index arithmetic */
   low = tu_lowered(lib, ir_module_find_op(lib, "copy_u_mean"), "spmm_rows(2, 8)", a, &d);
