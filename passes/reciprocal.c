@@ -4,37 +4,35 @@
  * Contract: requires nothing; breaks nothing (an expression rewrite: no
  * loop, store or local is added, so nests stay as scheduling left them).
  *
- * A floating-point `a / b` inside an edge loop (over a vertex's edges, a
- * neighbour group's, or flat: a range loop over num_edges()), where `a` uses the variable
- * of an enclosing range loop (a feature loop, its lanes, its @vec copies)
- * and `b` does not, becomes `a * (1.0 / b)`. (A local declared inside a
- * range loop counts as varying with it: a register accumulating one
- * feature.) Divisions outside edge loops (the mean's finalisation, once
- * per element of Y) are left exact: they cost a division per output
- * element, not per edge. The code generator emits an expression per @vec
- * copy and per unrolled feature; equal `1.0 / b` of those copies are one
- * value to LLVM, and a sequential feature loop around it is left with a
- * reciprocal LLVM can compute before the loop. The mean's gradient,
+ * Inside an edge loop (a vertex's edges, a neighbour group's, or a flat
+ * range loop over num_edges()), a floating-point term of a sum (the value
+ * of a `+=` store or of a register's `+=`) `a / b`, where `a` uses the
+ * variable of an enclosing range loop (a feature loop, its lanes, its @vec
+ * copies) and `b` does not, becomes `a * (1.0 / b)`. A local declared
+ * inside a range loop counts as varying with it (a register holding one
+ * feature's sum). The code generator emits an expression per @vec copy and
+ * per unrolled feature; equal `1.0 / b` of those copies are one value to
+ * LLVM, and a sequential feature loop around it is left with a reciprocal
+ * LLVM can compute before the loop. The mean's gradient on the reversed
+ * graph,
  *
- *   dX[v, f] += dY[src(e), f] / out_degree(src(e))          (transposed)
+ *   dX[v, f] += dY[src(e), f] / out_degree(src(e))
  *
  * becomes `dY[src(e), f] * (1.0 / out_degree(src(e)))`: one reciprocal per
  * edge for a lane's 4 or 8 features instead of a full-precision division
  * per feature (div.rn.f32 is a dozen instructions; on an H200 the
- * division's form took 1.4-2.1x this one's time, bench/NOTES.md).
+ * gradient got 1.13-1.87x faster, bench/NOTES.md).
  *
  * Precision: the quotient is rounded twice (the reciprocal, then the
- * product), within 1.5 units in the last place of the correctly rounded
- * quotient where `a / b` is within 1 ulp; a divisor so small that its
- * reciprocal overflows (below 2^-126 in f32) gives an infinity where the
- * quotient might have been finite. Zero, infinite and NaN divisors give
- * what the division gives. The interpreter runs an operator as written, so
- * checks compare the two within the type's limit (ir_check_limit).
- * Only the terms of sums are rewritten (`+=` stores and register sums):
- * a value that is assigned, compared (a guard) or reduced by max=/min=
- * may be compared for equality with the same expression elsewhere (a
- * max's gradient recomputes the forward's quotient to find the argmax),
- * so it keeps its exact division. Integer division is never touched.
+ * product): within 1.5 units in the last place of the exact quotient,
+ * where a division is within 0.5; a divisor so small that its reciprocal
+ * overflows (below 2^-126 in f32) gives an infinity where the quotient
+ * might have been finite. Zero, infinite and NaN divisors give what the
+ * division gives. Left exact: a value that is assigned, compared (a
+ * guard) or reduced by max=/min= (it may be compared for equality with
+ * the same expression elsewhere: a max's gradient recomputes the forward's
+ * quotient to find the argmax), divisions outside edge loops (the mean's
+ * finalisation, once per element of Y, not per edge), integer division.
  */
 #include "passes/passes.h"
 
