@@ -3,7 +3,7 @@
 # gradient dX[v] += dY[w] / in_degree(w) divides every feature of every
 # edge (div.rn.f32 per element); the same sum with one reciprocal per edge
 # (dY[w] * (1.0 / in_degree(w))), and without the scale at all (the sum's
-# gradient), under the same transposed schedules. mg.gop holds the three.
+# gradient), under the same transposed schedules. mg.gop (this folder) holds the three.
 # Carry CARRY/gopc.xz, CARRY/mg.gop and the graphs. There:
 #   bash bench/results/2026-11-30-H200-mean-gradient-reciprocal/run-probe.sh CARRY
 c=$1
