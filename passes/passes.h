@@ -228,9 +228,10 @@ int pass_segment(IrOp *op, Arena *a, Diag *d);
  * guards and dead code. Requires nothing; breaks nothing. */
 int pass_simplify(IrOp *op, Arena *a, Diag *d);
 
-/* reciprocal.c: a float `a / b` whose `a` uses an enclosing range loop's
- * variable that `b` does not becomes `a * (1.0 / b)`, so the copies of a
- * feature loop share one reciprocal. Requires nothing; breaks nothing. */
+/* reciprocal.c: inside an edge loop, a float term of a sum `a / b` whose
+ * `a` uses an enclosing range loop's variable that `b` does not becomes
+ * `a * (1.0 / b)`, so the copies of a feature loop share one reciprocal.
+ * Requires nothing; breaks nothing. */
 int pass_reciprocal(IrOp *op, Arena *a, Diag *d);
 
 /* conflicts.c: requires mean= lowered; sets IrNode.acc.how of every
