@@ -228,10 +228,10 @@ int pass_segment(IrOp *op, Arena *a, Diag *d);
  * guards and dead code. Requires nothing; breaks nothing. */
 int pass_simplify(IrOp *op, Arena *a, Diag *d);
 
-/* reciprocal.c: inside an edge loop, a float term of a sum `a / b` whose
- * `a` uses an enclosing range loop's variable that `b` does not becomes
- * `a * (1.0 / b)`, so the copies of a feature loop share one reciprocal.
- * Requires nothing; breaks nothing. */
+/* reciprocal.c: inside an edge loop, a float term of a sum `a / b` that a
+ * loop one thread runs (sequential, @vec, @unroll) changes in `a` and not
+ * in `b` becomes `a * (1.0 / b)`: one reciprocal for the loop's iterations
+ * or copies. Requires nothing; breaks nothing. */
 int pass_reciprocal(IrOp *op, Arena *a, Diag *d);
 
 /* conflicts.c: requires mean= lowered; sets IrNode.acc.how of every

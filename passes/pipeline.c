@@ -24,9 +24,9 @@ static const PassInfo table[] = {
                 "table order", pass_segment},
     {"simplify", "fold index arithmetic, drop unit loops, true guards and "
                  "dead code", pass_simplify},
-    {"reciprocal", "in a sum over edges, a float division by what the "
-                   "feature loops do not change becomes a product with its "
-                   "reciprocal",
+    {"reciprocal", "in a sum over edges, a float division by what a loop "
+                   "does not change becomes a product with a reciprocal "
+                   "computed once for the loop",
      pass_reciprocal},
     {"prefetch", "check each @prefetch edge loop: in a warp, lanes on a loop "
                  "around it, edges the same for every lane",

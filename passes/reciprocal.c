@@ -1,27 +1,32 @@
-/* passes/reciprocal.c: a division by what the feature loop does not change
- * becomes a multiplication by its reciprocal.
+/* passes/reciprocal.c: a division by what a loop does not change becomes
+ * a multiplication by its reciprocal, computed once for the loop.
  *
  * Contract: requires nothing; breaks nothing (an expression rewrite: no
  * loop, store or local is added, so nests stay as scheduling left them).
  *
  * Inside an edge loop (a vertex's edges, a neighbour group's, or a flat
  * range loop over num_edges()), a floating-point term of a sum (the value
- * of a `+=` store or of a register's `+=`) `a / b`, where `a` uses the
- * variable of an enclosing range loop (a feature loop, its lanes, its @vec
- * copies) and `b` does not, becomes `a * (1.0 / b)`. A local declared
- * inside a range loop counts as varying with it (a register holding one
- * feature's sum). The code generator emits an expression per @vec copy and
- * per unrolled feature; equal `1.0 / b` of those copies are one value to
- * LLVM, and a sequential feature loop around it is left with a reciprocal
- * LLVM can compute before the loop. The mean's gradient on the reversed
- * graph,
+ * of a `+=` store or of a register's `+=`) `a / b` becomes `a * (1.0 / b)`
+ * when some loop one thread runs (sequential, @vec or @unroll: not one
+ * bound to threads or lanes, whose workers would each compute it anyway)
+ * changes `a` and not `b`. Changing means using the loop's variable or
+ * something declared inside the loop (an inner loop's variable, a
+ * register), except: the endpoint an edge loop fixes (dst(e) of in_edges
+ * and of a neighbour group's edges, src(e) of out_edges) does not change
+ * along it, and a @vec loop's copies run its inner loops in step (only
+ * its variable and its locals change between copies). Then equal
+ * `1.0 / b` of a @vec loop's copies are one value to LLVM, and a
+ * sequential loop's is computed before the loop (LLVM hoists it). Two
+ * cases this is for:
  *
- *   dX[v, f] += dY[src(e), f] / out_degree(src(e))
- *
- * becomes `dY[src(e), f] * (1.0 / out_degree(src(e)))`: one reciprocal per
- * edge for a lane's 4 or 8 features instead of a full-precision division
- * per feature (div.rn.f32 is a dozen instructions; on an H200 the
- * gradient got 1.13-1.87x faster, bench/NOTES.md).
+ *   the mean's gradient on the reversed graph, a lane's 4 or 8 features:
+ *     dX_acc += dY[src(e), .. fv] / out_degree(src(e))
+ *       -> dY[src(e), .. fv] * (1.0 / out_degree(src(e)))
+ *     one rcp.rn.f32 per edge for the copies, not a div.rn.f32 each;
+ *   GAT's weighted sum over a neighbour group's edges:
+ *     Y_acc += exp(..) / D[dst(ei), h] * Z[src(ei), h, f]
+ *       -> exp(..) * (1.0 / D[dst(ei), h]) * Z[..]
+ *     one reciprocal for the group before its edge loop.
  *
  * Precision: the quotient is rounded twice (the reciprocal, then the
  * product): within 1.5 units in the last place of the exact quotient,
@@ -33,38 +38,74 @@
  * the same expression elsewhere: a max's gradient recomputes the forward's
  * quotient to find the argmax), divisions outside edge loops (the mean's
  * finalisation, once per element of Y, not per edge), integer division.
+ * Whether a reciprocal is shared decides only whether to rewrite: the
+ * rewritten value is the same wherever it is computed.
  */
 #include "passes/passes.h"
 
 typedef struct Rcp {
   Arena *a;
-  const IrVar *ranges[PASS_MAX_DEPTH * 2]; /* enclosing range loops' vars */
+  const IrNode *loops[PASS_MAX_DEPTH * 2]; /* the enclosing loops */
   int n;
-  int *depth; /* by var id: a local's number of enclosing range loops */
+  int *depth; /* by var id: 1 + the index in loops of the innermost loop a
+                 local or loop variable is declared in (0: outside all) */
   int nvars;
   int edges; /* enclosing edge loops */
 } Rcp;
 
-typedef struct Uses {
-  const Rcp *r;
-  int i;
-} Uses;
-
-/* A use of range loop i's variable, or of a local declared inside that
- * loop (a reduction's register holds one feature's value: it varies). */
-static bool hit_range(const IrNode *n, void *ctx) {
-  const Uses *u = ctx;
-  if (n->kind != IR_VAR) return false;
-  int id = n->var->id;
-  return n->var == u->r->ranges[u->i] || (id >= 0 && id < u->r->nvars && u->r->depth[id] > u->i);
+/* The endpoint an edge loop fixes: dst(e) of `in_edges(v)` and of a
+ * neighbour group's edges (all its in-edges share one destination),
+ * src(e) of `out_edges(u)`. */
+static bool fixed_end(const IrNode *loop, IrKind end) {
+  IrLoopKind k = loop->loop.kind;
+  return end == IR_DST ? k == IR_LOOP_IN_EDGES || k == IR_LOOP_GROUP_EDGES
+                       : k == IR_LOOP_OUT_EDGES;
 }
 
-/* Whether some enclosing range loop varies x and not y. */
-static bool varies_apart(const Rcp *r, const IrNode *x, const IrNode *y) {
-  for (int i = 0; i < r->n; i++) {
-    Uses u = {r, i};
-    if (ir_any(x, hit_range, &u) && !ir_any(y, hit_range, &u)) return true;
+/* Whether x may change from one iteration of loop i to the next: it uses
+ * the loop's variable or something declared inside the loop (a register
+ * holding one feature's value, an inner loop's variable), except the
+ * endpoint the loop fixes. */
+static bool varies(const Rcp *r, const IrNode *x, int i) {
+  if (!x) return false;
+  switch (x->kind) {
+  case IR_VAR: {
+    int id = x->var->id;
+    if (x->var == r->loops[i]->loop.var) return true;
+    if (id < 0 || id >= r->nvars || r->depth[id] <= i) return false;
+    /* a @vec loop's copies run its inner loops in step: an inner loop's
+       variable is the same in every copy, a local is each copy's own */
+    return !r->loops[i]->loop.vec || x->var->kind == IR_VAR_LOCAL;
   }
+  case IR_LOAD:
+    for (int k = 0; k < x->acc.nidx; k++)
+      if (varies(r, x->acc.idx[k], i)) return true;
+    return false;
+  case IR_BIN: return varies(r, x->bin.a, i) || varies(r, x->bin.b, i);
+  case IR_UN: return varies(r, x->un.a, i);
+  case IR_CALL:
+    for (int k = 0; k < x->call.nargs; k++)
+      if (varies(r, x->call.args[k], i)) return true;
+    return false;
+  case IR_SRC: case IR_DST: {
+    const IrNode *e = x->endpoint.e;
+    if (e->kind == IR_VAR && e->var == r->loops[i]->loop.var && fixed_end(r->loops[i], x->kind))
+      return false;
+    return varies(r, e, i);
+  }
+  case IR_INDEG: case IR_OUTDEG: return varies(r, x->endpoint.e, i);
+  default: return false;
+  }
+}
+
+/* Whether some enclosing loop that one thread runs (sequential, @vec or
+ * @unroll; not one bound to threads or lanes, whose workers would each
+ * compute the reciprocal anyway) varies x and not y: then the reciprocal
+ * of y is one value for its iterations or copies. */
+static bool varies_apart(const Rcp *r, const IrNode *x, const IrNode *y) {
+  for (int i = 0; i < r->n; i++)
+    if (r->loops[i]->loop.bind == IR_BIND_NONE && varies(r, x, i) && !varies(r, y, i))
+      return true;
   return false;
 }
 
@@ -106,14 +147,19 @@ static void rcp_list(Rcp *r, IrNode *list) {
     switch (s->kind) {
     case IR_LOOP: {
       IrLoopKind k = s->loop.kind;
-      bool range = k == IR_LOOP_RANGE && r->n < PASS_MAX_DEPTH * 2;
       bool edge = k == IR_LOOP_IN_EDGES || k == IR_LOOP_OUT_EDGES || k == IR_LOOP_EDGES ||
-                  k == IR_LOOP_GROUP_EDGES || (range && ir_any(s->loop.extent, is_num_edges, NULL));
-      if (range) r->ranges[r->n++] = s->loop.var;
+                  k == IR_LOOP_GROUP_EDGES ||
+                  (k == IR_LOOP_RANGE && ir_any(s->loop.extent, is_num_edges, NULL));
+      bool kept = r->n < PASS_MAX_DEPTH * 2;
+      int id = s->loop.var->id;
+      if (kept) {
+        r->loops[r->n++] = s;
+        if (id >= 0 && id < r->nvars) r->depth[id] = r->n;
+      }
       r->edges += edge;
       rcp_list(r, s->loop.body);
       r->edges -= edge;
-      if (range) r->n--;
+      if (kept) r->n--;
       break;
     }
     case IR_IF: rcp_list(r, s->ifs.then); break;
