@@ -504,6 +504,11 @@ typedef struct IrExtents {
 /* ir/walk.c: whether any node of `n` (a statement list with everything
  * under it, or an expression) satisfies `hit`, visited parents first. */
 bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx);
+/* Calls `fn` on the slot of each operand of expression `e` (a load's
+ * indices, a binary or unary operator's operands, a call's arguments, an
+ * endpoint's or degree's edge or vertex), in order: what a pass rewriting
+ * an expression bottom-up recurses into, and may replace. */
+void ir_each_operand(IrNode *e, void (*fn)(IrNode **slot, void *ctx), void *ctx);
 /* Whether `n` loads from any tensor; from tensor `t`; whether it uses,
  * sets or declares variable `v`. */
 bool ir_has_load(const IrNode *n);

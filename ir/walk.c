@@ -43,6 +43,24 @@ bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx) {
   return false;
 }
 
+void ir_each_operand(IrNode *e, void (*fn)(IrNode **slot, void *ctx), void *ctx) {
+  switch (e->kind) {
+  case IR_LOAD:
+    for (int i = 0; i < e->acc.nidx; i++) fn(&e->acc.idx[i], ctx);
+    break;
+  case IR_BIN:
+    fn(&e->bin.a, ctx);
+    fn(&e->bin.b, ctx);
+    break;
+  case IR_UN: fn(&e->un.a, ctx); break;
+  case IR_CALL:
+    for (int i = 0; i < e->call.nargs; i++) fn(&e->call.args[i], ctx);
+    break;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: fn(&e->endpoint.e, ctx); break;
+  default: break;
+  }
+}
+
 static bool is_load(const IrNode *n, void *ctx) {
   (void)ctx;
   return n->kind == IR_LOAD;

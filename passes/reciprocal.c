@@ -62,6 +62,19 @@ static bool fixed_end(const IrNode *loop, IrKind end) {
                        : k == IR_LOOP_OUT_EDGES;
 }
 
+typedef struct Vary {
+  const Rcp *r;
+  int i;
+  bool hit;
+} Vary;
+
+static bool varies(const Rcp *r, const IrNode *x, int i);
+
+static void vary_operand(IrNode **slot, void *ctx) {
+  Vary *v = ctx;
+  v->hit = v->hit || varies(v->r, *slot, v->i);
+}
+
 /* Whether x may change from one iteration of loop i to the next: it uses
  * the loop's variable or something declared inside the loop (a register
  * holding one feature's value, an inner loop's variable), except the
@@ -77,25 +90,17 @@ static bool varies(const Rcp *r, const IrNode *x, int i) {
        variable is the same in every copy, a local is each copy's own */
     return !r->loops[i]->loop.vec || x->var->kind == IR_VAR_LOCAL;
   }
-  case IR_LOAD:
-    for (int k = 0; k < x->acc.nidx; k++)
-      if (varies(r, x->acc.idx[k], i)) return true;
-    return false;
-  case IR_BIN: return varies(r, x->bin.a, i) || varies(r, x->bin.b, i);
-  case IR_UN: return varies(r, x->un.a, i);
-  case IR_CALL:
-    for (int k = 0; k < x->call.nargs; k++)
-      if (varies(r, x->call.args[k], i)) return true;
-    return false;
   case IR_SRC: case IR_DST: {
     const IrNode *e = x->endpoint.e;
     if (e->kind == IR_VAR && e->var == r->loops[i]->loop.var && fixed_end(r->loops[i], x->kind))
       return false;
-    return varies(r, e, i);
+    break;
   }
-  case IR_INDEG: case IR_OUTDEG: return varies(r, x->endpoint.e, i);
-  default: return false;
+  default: break;
   }
+  Vary v = {r, i, false};
+  ir_each_operand((IrNode *)x, vary_operand, &v);
+  return v.hit;
 }
 
 /* Whether some enclosing loop that one thread runs (sequential, @vec or
@@ -115,30 +120,15 @@ static bool is_num_edges(const IrNode *n, void *ctx) {
   return n->kind == IR_NE;
 }
 
-static void rcp_expr(Rcp *r, IrNode **slot) {
+static void rcp_expr(IrNode **slot, void *ctx) {
+  Rcp *r = ctx;
   IrNode *e = *slot;
   if (!e) return;
-  switch (e->kind) {
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) rcp_expr(r, &e->acc.idx[i]);
-    return;
-  case IR_BIN:
-    rcp_expr(r, &e->bin.a);
-    rcp_expr(r, &e->bin.b);
-    if (e->bin.op == IR_OP_DIV && e->type == IR_TY_FLOAT && r->edges > 0 &&
-        varies_apart(r, e->bin.a, e->bin.b)) {
-      IrNode *inv = ir_bin(r->a, e->loc, IR_OP_DIV, ir_fconst(r->a, e->loc, 1.0), e->bin.b);
-      *slot = ir_bin(r->a, e->loc, IR_OP_MUL, e->bin.a, inv);
-    }
-    return;
-  case IR_UN: rcp_expr(r, &e->un.a); return;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) rcp_expr(r, &e->call.args[i]);
-    return;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    rcp_expr(r, &e->endpoint.e);
-    return;
-  default: return;
+  ir_each_operand(e, rcp_expr, r);
+  if (e->kind == IR_BIN && e->bin.op == IR_OP_DIV && e->type == IR_TY_FLOAT && r->edges > 0 &&
+      varies_apart(r, e->bin.a, e->bin.b)) {
+    IrNode *inv = ir_bin(r->a, e->loc, IR_OP_DIV, ir_fconst(r->a, e->loc, 1.0), e->bin.b);
+    *slot = ir_bin(r->a, e->loc, IR_OP_MUL, e->bin.a, inv);
   }
 }
 
@@ -164,13 +154,13 @@ static void rcp_list(Rcp *r, IrNode *list) {
     }
     case IR_IF: rcp_list(r, s->ifs.then); break;
     case IR_STORE:
-      if (s->acc.red == IR_RED_ADD) rcp_expr(r, &s->acc.value);
+      if (s->acc.red == IR_RED_ADD) rcp_expr(&s->acc.value, r);
       break;
     case IR_LET:
       if (s->let.var->id >= 0 && s->let.var->id < r->nvars) r->depth[s->let.var->id] = r->n;
       break;
     case IR_SET:
-      if (s->set.red == IR_RED_ADD) rcp_expr(r, &s->set.value);
+      if (s->set.red == IR_RED_ADD) rcp_expr(&s->set.value, r);
       break;
     default: break;
     }
@@ -179,8 +169,8 @@ static void rcp_list(Rcp *r, IrNode *list) {
 
 int pass_reciprocal(IrOp *op, Arena *a, Diag *d) {
   (void)d;
+  /* ir_alloc zeroes: every variable starts outside all loops */
   Rcp r = {.a = a, .nvars = op->nvars, .depth = ir_alloc(a, sizeof(int) * (size_t)(op->nvars + 1))};
-  for (int i = 0; i < op->nvars; i++) r.depth[i] = 0;
   rcp_list(&r, op->body);
   return 0;
 }

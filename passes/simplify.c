@@ -71,25 +71,7 @@ static bool split_form(const Simp *s, const IrNode *x, const IrNode *c,
 
 static void simp_expr(Simp *s, IrNode **slot);
 
-static void simp_children(Simp *s, IrNode *e) {
-  switch (e->kind) {
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) simp_expr(s, &e->acc.idx[i]);
-    break;
-  case IR_BIN:
-    simp_expr(s, &e->bin.a);
-    simp_expr(s, &e->bin.b);
-    break;
-  case IR_UN: simp_expr(s, &e->un.a); break;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) simp_expr(s, &e->call.args[i]);
-    break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    simp_expr(s, &e->endpoint.e);
-    break;
-  default: break;
-  }
-}
+static void simp_operand(IrNode **slot, void *s) { simp_expr(s, slot); }
 
 static void replace(Simp *s, IrNode **slot, IrNode *with) {
   *slot = with;
@@ -99,7 +81,7 @@ static void replace(Simp *s, IrNode **slot, IrNode *with) {
 static void simp_expr(Simp *s, IrNode **slot) {
   IrNode *e = *slot;
   if (!e) return;
-  simp_children(s, e);
+  ir_each_operand(e, simp_operand, s);
   if (e->kind != IR_BIN || e->type != IR_TY_INT) return;
   IrNode *x = e->bin.a, *y = e->bin.b;
   bool cx = x->kind == IR_ICONST, cy = y->kind == IR_ICONST;
