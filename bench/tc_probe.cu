@@ -26,6 +26,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "probe_graph.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,54 +37,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                      \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                     \
-    }                                                                              \
-  } while (0)
-
 enum { WROWS = 16, KCOLS = 8, CHUNK = 32 };
-
-struct Graph {
-  int n = 0;
-  std::vector<int> ptr, src; // CSR by destination, sources ascending
-};
-
-static bool read_graph(const char *path, Graph &g) {
-  std::string cmd = std::string("gzip -dc '") + path + "'";
-  FILE *f = popen(cmd.c_str(), "r");
-  if (!f) return false;
-  char line[256];
-  long n = -1, m = 0, nnz = 0;
-  while (fgets(line, sizeof line, f))
-    if (line[0] != '%') {
-      if (sscanf(line, "%ld %ld %ld", &n, &m, &nnz) != 3) n = -1;
-      break;
-    }
-  if (n <= 0 || n != m) {
-    pclose(f);
-    fprintf(stderr, "%s: not a square Matrix Market coordinate file\n", path);
-    return false;
-  }
-  std::vector<std::pair<int, int>> arcs; // (dst, src)
-  arcs.reserve(nnz);
-  long i, j;
-  while (fscanf(f, "%ld %ld%*[^\n]", &i, &j) == 2) arcs.push_back({(int)(j - 1), (int)(i - 1)});
-  pclose(f);
-  std::sort(arcs.begin(), arcs.end());
-  g.n = (int)n;
-  g.ptr.assign(n + 1, 0);
-  g.src.resize(arcs.size());
-  for (size_t k = 0; k < arcs.size(); ++k) {
-    g.ptr[arcs[k].first + 1]++;
-    g.src[k] = arcs[k].second;
-  }
-  for (long v = 0; v < n; ++v) g.ptr[v + 1] += g.ptr[v];
-  return true;
-}
 
 // The window tables: per block its 8 columns and its mask; per work item
 // (a window, or a chunk of a heavy one) its window and block range.
@@ -234,14 +189,6 @@ __global__ void zero_windows(const int *wins, int nw, float *Y, int n, int F) {
   if (r < n) Y[r * F + i % F] = 0.f;
 }
 
-template <typename T>
-static T *up(const std::vector<T> &v) {
-  T *d = nullptr;
-  CK(cudaMalloc(&d, std::max<size_t>(1, v.size()) * sizeof(T)));
-  if (!v.empty()) CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
 int main(int argc, char **argv) {
   std::vector<int> Fs = {64, 128};
   int reps = 20;
@@ -271,9 +218,7 @@ int main(int argc, char **argv) {
     Tiles t;
     build_tiles(g, t);
     long E = (long)g.src.size(), nblk = (long)t.cols.size() / KCOLS;
-    std::string name = path;
-    name = name.substr(name.find_last_of('/') + 1);
-    name = name.substr(0, name.find('.'));
+    std::string name = graph_name(path);
     int *d_iwin = up(t.iwin), *d_ib0 = up(t.ib0), *d_ib1 = up(t.ib1), *d_cols = up(t.cols);
     int *d_split_w = up(t.split_windows);
     unsigned char *d_isplit = up(t.isplit);

@@ -1,0 +1,74 @@
+// bench/probe_graph.h: what the standalone CUDA experiments in bench/
+// (tc_probe.cu, l2_probe.cu) share: a graph file read into CSR by
+// destination, the CUDA error check and a host-to-device copy. Not part of
+// gop: the experiments decide whether a technique is worth building.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#define CK(x)                                                                      \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                     \
+    }                                                                              \
+  } while (0)
+
+struct Graph {
+  int n = 0;
+  std::vector<int> ptr, src; // CSR by destination, sources ascending
+};
+
+static bool read_graph(const char *path, Graph &g) {
+  std::string cmd = std::string("gzip -dc '") + path + "'";
+  FILE *f = popen(cmd.c_str(), "r");
+  if (!f) return false;
+  char line[256];
+  long n = -1, m = 0, nnz = 0;
+  while (fgets(line, sizeof line, f))
+    if (line[0] != '%') {
+      if (sscanf(line, "%ld %ld %ld", &n, &m, &nnz) != 3) n = -1;
+      break;
+    }
+  if (n <= 0 || n != m) {
+    pclose(f);
+    fprintf(stderr, "%s: not a square Matrix Market coordinate file\n", path);
+    return false;
+  }
+  std::vector<std::pair<int, int>> arcs; // (dst, src)
+  arcs.reserve(nnz);
+  long i, j;
+  while (fscanf(f, "%ld %ld%*[^\n]", &i, &j) == 2) arcs.push_back({(int)(j - 1), (int)(i - 1)});
+  pclose(f);
+  std::sort(arcs.begin(), arcs.end());
+  g.n = (int)n;
+  g.ptr.assign(n + 1, 0);
+  g.src.resize(arcs.size());
+  for (size_t k = 0; k < arcs.size(); ++k) {
+    g.ptr[arcs[k].first + 1]++;
+    g.src[k] = arcs[k].second;
+  }
+  for (long v = 0; v < n; ++v) g.ptr[v + 1] += g.ptr[v];
+  return true;
+}
+
+template <class T> static T *up(const std::vector<T> &v) {
+  T *d;
+  CK(cudaMalloc(&d, std::max<size_t>(1, v.size()) * sizeof(T)));
+  if (!v.empty()) CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// The graph's name: the file's base name up to its first dot.
+static std::string graph_name(const char *path) {
+  std::string name = path;
+  name = name.substr(name.find_last_of('/') + 1);
+  return name.substr(0, name.find('.'));
+}
