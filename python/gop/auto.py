@@ -43,8 +43,13 @@ def _lanes(n, cap):
 # H = 1; joint backward 2.80 -> 1.06 ms at H = 8, 0.64 -> 0.56 at H = 2
 # (pubmed 0.54 -> 0.18). With one head a lane per head leaves the in-edge
 # stages one lane per group (0.35 -> 0.52 ms on ogbn-arxiv, gat2.txt
-# there): only the pass by source (dZ) is scheduled, gat_grad_sources,
-# the rest keeps the default mapping.
+# there): those stages put a group's edges on the lanes of a team of 4
+# instead (gat_grad_teams, the forward's gat_teams shape), the pass by
+# source as gat_grad_sources; on an H200 1.26-1.37x on ogbn-arxiv,
+# 1.11-1.16x on deezer-HU and 2.2-2.4x on cnr-2000 (C = 40, 16) against
+# gat_grad_sources with the default mapping elsewhere, and 1.04-1.8x
+# slower than gat_grad_groups at 2-8 heads
+# (bench/results/2026-11-30-H200-gat-backward-one-head).
 def _head_lanes(ext):
     """The lanes on the heads, and on a head's channels 4 to a lane."""
     H = int(ext["H"])
@@ -67,7 +72,7 @@ def gat_grad_groups(ext):
     lanes = _head_lanes(ext)
     if int(ext["H"]) >= 2:
         return "gat_grad_groups(32, %d, %d)" % lanes
-    return "gat_grad_sources(%d)" % lanes[1]
+    return "gat_grad_teams(32, 4, %d)" % lanes[1]
 
 
 AUTO_RULES = {"gat_attention": gat_groups, "gat_attention_grad_Z_As_Ad": gat_grad_groups}

@@ -133,8 +133,8 @@ class Operators(unittest.TestCase):
         self.assertEqual(GAT.auto_candidates(G, H=4, C=8), ["gat_groups(32, 4, 8)", None])
         joint = GAT.grad(("Z", "As", "Ad")).operators[0]
         self.assertEqual(joint.auto_candidates(G, H=4, C=8), ["gat_grad_groups(32, 4, 8)", None])
-        self.assertEqual(joint.auto_candidates(G, H=1, C=8), ["gat_grad_sources(2)", None])
-        self.assertEqual(joint.auto_candidates(G, H=1, C=40), ["gat_grad_sources(16)", None])
+        self.assertEqual(joint.auto_candidates(G, H=1, C=8), ["gat_grad_teams(32, 4, 2)", None])
+        self.assertEqual(joint.auto_candidates(G, H=1, C=40), ["gat_grad_teams(32, 4, 16)", None])
         soft = gop.stdlib.edge_softmax
         pick = soft.schedule_for(G, "auto")
         if pick is not None:

@@ -93,14 +93,15 @@ class Plan(unittest.TestCase):
         # GAT's attention under "auto": core.AUTO_RULES, lanes sized to the
         # heads (a power of two, at most 8) and to heads x channels (at most
         # 32), with one head its in-edge stages on a team's lanes (gat_teams);
-        # its joint backward by rule, with one head its pass by source alone
+        # its joint backward by rule, with one head its in-edge passes on a
+        # team's lanes and its pass by source (gat_grad_teams)
         c, = plan.gat(G, 64, 8, heads=2, schedule="auto")
         k = c.kernels()
         self.assertEqual(k[0][:2], ("gat_attention", "gat_groups(32, 2, 4)"))
         self.assertEqual(k[1][:2], ("gat_attention_grad_Z_As_Ad", "gat_grad_groups(32, 2, 4)"))
         self.assertEqual(k[1][2], {"H": 2, "C": 8})
         c, = plan.gat(G, 64, 8, heads=1, schedule="auto")
-        self.assertEqual([x[1] for x in c.kernels()], ["gat_teams(32, 4, 2)", "gat_grad_sources(2)"])
+        self.assertEqual([x[1] for x in c.kernels()], ["gat_teams(32, 4, 2)", "gat_grad_teams(32, 4, 2)"])
         c, = plan.gat(G, 64, 8, heads=8, schedule="auto")
         self.assertEqual([x[1] for x in c.kernels()],
                          ["gat_groups(32, 8, 16)", "gat_grad_groups(32, 8, 16)"])

@@ -79,6 +79,7 @@ PTX_CASES=(
   "$layers gat_attention Z,As,Ad gat_grad_groups(32, 8, 16)"
   "$layers gat_attention Z,As,Ad gat_grad_groups(32, 2, 4)"
   "$layers gat_attention Z,As,Ad gat_grad_sources(16)"
+  "$layers gat_attention Z,As,Ad gat_grad_teams(32, 4, 16)"
 )
 nptx=0
 for c in "${PTX_CASES[@]}"; do

@@ -937,7 +937,8 @@ static void check_scheduled(const IrOp *base, const char *const *scheds, int n) 
  * the weighted sum; gat_grad_groups: GY's stage, dAd's register under both
  * signs of the score beside dAs's atomics over the in-edges, inline(dZ)
  * and dZ's register sums over the out-edges with 4 channels a lane; that
- * pass alone, gat_grad_sources, for one head; gat_rows: the three stages
+ * pass alone, gat_grad_sources, and with the in-edge passes on a team's
+ * lanes, gat_grad_teams, for one head; gat_rows: the three stages
  * fused, a lane per head) compute what the unscheduled operators do, with
  * groups small enough that the hubs' rows are split, and C = 3 (not a
  * multiple of the 4 channels a lane). */
@@ -953,8 +954,9 @@ START_TEST(test_scheduled_gat) {
   ck_assert_msg(bw != NULL, "%s", d.buf);
   const char *bws[] = {"gat_grad_groups(32, 2, 2)", "gat_grad_groups(4, 2, 4)",
                        "gat_grad_groups(2, 1, 1)", "gat_grad_sources(1)",
-                       "gat_grad_sources(2)"};
-  check_scheduled(bw, bws, 5);
+                       "gat_grad_sources(2)", "gat_grad_teams(32, 4, 2)",
+                       "gat_grad_teams(2, 4, 1)"};
+  check_scheduled(bw, bws, 7);
   ir_diag_free(&d);
 }
 END_TEST
