@@ -1,4 +1,11 @@
-c=.carry/l2
+#!/usr/bin/env bash
+# Nsight Compute on gat_attention's stages (examples/models/layers.gop, gop.nn's
+# schedules at H x C = 8 x 8 and 1 x 40) and on copy_u_sum at F = 64 and 40
+# under spmm_teams(64, 16), ogbn-arxiv: the instructions, registers and
+# occupancy of GAT's weighted sum against a plain sum of its width.
+# Carry CARRY/gopc.xz, CARRY/layers.gop, CARRY/datasets/ogbn-arxiv.mtx.gz. There:
+#   bash bench/results/2026-11-30-H200-l2-policy-probe/run-ncu-gat.sh CARRY
+c=${1:?usage: run-ncu-gat.sh CARRY}
 xz -dc $c/gopc.xz > /tmp/gopc && chmod +x /tmp/gopc
 ncu=$(command -v ncu)
 g=$c/datasets/ogbn-arxiv.mtx.gz
