@@ -58,14 +58,19 @@ def _head_lanes(ext):
 
 def gat_groups(ext):
     """With one head, stages 1 and 2 on the lanes of a team of 4 per group
-    of 32 in-edges (gat_teams) instead of a lane per head (a thread a
+    of in-edges (gat_teams) instead of a lane per head (a thread a
     group): on an H200 1.03x, 1.08x and 1.14x gat_groups on ogbn-arxiv,
     blogcatalog and pubmed at C = 40; with 8 heads 1.4-1.6x slower
-    (bench/results/2026-11-29-H200-gat-teams)."""
+    (bench/results/2026-11-29-H200-gat-teams). Groups of 64 in-edges, not
+    32: a hub's row is split into half as many partial rows (atomics), and
+    a row of fewer edges is one group either way; on an H200 1.17-1.18x
+    on cnr-2000, 0.99-1.00x on ogbn-arxiv and deezer-HU, both shapes
+    (bench/results/2026-11-30-H200-gat-group-sizes). The backward keeps 32
+    (64 was 1.01-1.09x slower there)."""
     t1, t3 = _head_lanes(ext)
     if int(ext["H"]) == 1:
-        return "gat_teams(32, 4, %d)" % t3
-    return "gat_groups(32, %d, %d)" % (t1, t3)
+        return "gat_teams(64, 4, %d)" % t3
+    return "gat_groups(64, %d, %d)" % (t1, t3)
 
 
 def gat_grad_groups(ext):

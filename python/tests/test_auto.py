@@ -130,7 +130,7 @@ class Operators(unittest.TestCase):
         pick and the default too (every pick is timed by default), its pick
         alone when only multi-stage picks are; a rule that keeps the
         default: nothing to time."""
-        self.assertEqual(GAT.auto_candidates(G, H=4, C=8), ["gat_groups(32, 4, 8)", None])
+        self.assertEqual(GAT.auto_candidates(G, H=4, C=8), ["gat_groups(64, 4, 8)", None])
         joint = GAT.grad(("Z", "As", "Ad")).operators[0]
         self.assertEqual(joint.auto_candidates(G, H=4, C=8), ["gat_grad_groups(32, 4, 8)", None])
         self.assertEqual(joint.auto_candidates(G, H=1, C=8), ["gat_grad_teams(32, 4, 2)", None])
@@ -170,8 +170,8 @@ class Operators(unittest.TestCase):
         self.assertEqual(GAT.schedule_for(g, "auto", H=4, C=4), GAT.schedule_for(
             G, "auto", H=4, C=4))
         self.assertEqual(GAT.settle_auto(g, {"H": 4, "C": 4},
-                                         lambda s: 0.4 if s else 1.0), "gat_groups(32, 4, 4)")
-        self.assertEqual(GAT.schedule_for(g, "auto", H=4, C=4), "gat_groups(32, 4, 4)")
+                                         lambda s: 0.4 if s else 1.0), "gat_groups(64, 4, 4)")
+        self.assertEqual(GAT.schedule_for(g, "auto", H=4, C=4), "gat_groups(64, 4, 4)")
         # the same results under "auto" on the interpreter, settled or not
         rng = np.random.default_rng(0)
         for H in (2, 4):

@@ -97,17 +97,17 @@ class Plan(unittest.TestCase):
         # team's lanes and its pass by source (gat_grad_teams)
         c, = plan.gat(G, 64, 8, heads=2, schedule="auto")
         k = c.kernels()
-        self.assertEqual(k[0][:2], ("gat_attention", "gat_groups(32, 2, 4)"))
+        self.assertEqual(k[0][:2], ("gat_attention", "gat_groups(64, 2, 4)"))
         self.assertEqual(k[1][:2], ("gat_attention_grad_Z_As_Ad", "gat_grad_groups(32, 2, 4)"))
         self.assertEqual(k[1][2], {"H": 2, "C": 8})
         c, = plan.gat(G, 64, 8, heads=1, schedule="auto")
-        self.assertEqual([x[1] for x in c.kernels()], ["gat_teams(32, 4, 2)", "gat_grad_teams(32, 4, 2)"])
+        self.assertEqual([x[1] for x in c.kernels()], ["gat_teams(64, 4, 2)", "gat_grad_teams(32, 4, 2)"])
         c, = plan.gat(G, 64, 8, heads=8, schedule="auto")
         self.assertEqual([x[1] for x in c.kernels()],
-                         ["gat_groups(32, 8, 16)", "gat_grad_groups(32, 8, 16)"])
+                         ["gat_groups(64, 8, 16)", "gat_grad_groups(32, 8, 16)"])
         c, = plan.gat(G, 64, 3, heads=5, schedule="auto")
         self.assertEqual([x[1] for x in c.kernels()],
-                         ["gat_groups(32, 8, 8)", "gat_grad_groups(32, 8, 8)"])
+                         ["gat_groups(64, 8, 8)", "gat_grad_groups(32, 8, 8)"])
         # the other layers' forward operators keep the default
         g, = plan.gin(G, 16, fused=True, train_eps=True, schedule="auto", input_grad=True)
         self.assertEqual(g.kernels()[0][:2], ("gin_aggregate", None))
