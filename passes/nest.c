@@ -203,26 +203,22 @@ IrOp *pass_op_copy(const IrOp *op, Arena *a) {
   return c;
 }
 
-static void retarget_expr(IrNode *e, const IrTensor *from, IrTensor *to) {
+typedef struct {
+  const IrTensor *from;
+  IrTensor *to;
+} Retarget;
+
+static void retarget_slot(IrNode **slot, void *ctx) {
+  IrNode *e = *slot;
   if (!e) return;
-  switch (e->kind) {
-  case IR_LOAD:
-    if (e->acc.tensor == from) e->acc.tensor = to;
-    for (int i = 0; i < e->acc.nidx; i++) retarget_expr(e->acc.idx[i], from, to);
-    break;
-  case IR_BIN:
-    retarget_expr(e->bin.a, from, to);
-    retarget_expr(e->bin.b, from, to);
-    break;
-  case IR_UN: retarget_expr(e->un.a, from, to); break;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) retarget_expr(e->call.args[i], from, to);
-    break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    retarget_expr(e->endpoint.e, from, to);
-    break;
-  default: break;
-  }
+  const Retarget *r = ctx;
+  if (e->kind == IR_LOAD && e->acc.tensor == r->from) e->acc.tensor = r->to;
+  ir_each_operand(e, retarget_slot, ctx);
+}
+
+static void retarget_expr(IrNode *e, const IrTensor *from, IrTensor *to) {
+  Retarget r = {from, to};
+  retarget_slot(&e, &r);
 }
 
 void pass_retarget(IrNode *list, const IrTensor *from, IrTensor *to) {
@@ -264,34 +260,31 @@ IrVar *pass_new_var(IrOp *op, Arena *a, const char *name, IrVarKind kind,
 
 /* ---- substitution and uses ---- */
 
-static void subst_expr(Arena *a, IrNode **slot, const IrVar *v,
-                       const IrNode *with) {
+typedef struct {
+  Arena *a;
+  const IrVar *v;
+  const IrNode *with;
+} Subst;
+
+static void subst_slot(IrNode **slot, void *ctx) {
   IrNode *e = *slot;
   if (!e) return;
-  switch (e->kind) {
-  case IR_VAR:
-    if (e->var == v) {
-      IrNode *c = ir_clone(a, with);
+  const Subst *s = ctx;
+  if (e->kind == IR_VAR) {
+    if (e->var == s->v) {
+      IrNode *c = ir_clone(s->a, s->with);
       c->loc = e->loc;
       *slot = c;
     }
     return;
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) subst_expr(a, &e->acc.idx[i], v, with);
-    return;
-  case IR_BIN:
-    subst_expr(a, &e->bin.a, v, with);
-    subst_expr(a, &e->bin.b, v, with);
-    return;
-  case IR_UN: subst_expr(a, &e->un.a, v, with); return;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) subst_expr(a, &e->call.args[i], v, with);
-    return;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    subst_expr(a, &e->endpoint.e, v, with);
-    return;
-  default: return;
   }
+  ir_each_operand(e, subst_slot, ctx);
+}
+
+static void subst_expr(Arena *a, IrNode **slot, const IrVar *v,
+                       const IrNode *with) {
+  Subst s = {a, v, with};
+  subst_slot(slot, &s);
 }
 
 void pass_subst_stmts(Arena *a, IrNode *list, const IrVar *v,
@@ -318,26 +311,20 @@ void pass_subst_stmts(Arena *a, IrNode *list, const IrVar *v,
   }
 }
 
+typedef struct {
+  bool (*ok)(const IrVar *, void *);
+  void *ctx;
+} VarTest;
+
+static bool var_fails(const IrNode *n, void *ctx) {
+  const VarTest *t = ctx;
+  return n->kind == IR_VAR && !t->ok(n->var, t->ctx);
+}
+
 bool pass_expr_vars_all(const IrNode *e, bool (*ok)(const IrVar *, void *),
                         void *ctx) {
-  if (!e) return true;
-  switch (e->kind) {
-  case IR_VAR: return ok(e->var, ctx);
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++)
-      if (!pass_expr_vars_all(e->acc.idx[i], ok, ctx)) return false;
-    return true;
-  case IR_BIN:
-    return pass_expr_vars_all(e->bin.a, ok, ctx) && pass_expr_vars_all(e->bin.b, ok, ctx);
-  case IR_UN: return pass_expr_vars_all(e->un.a, ok, ctx);
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++)
-      if (!pass_expr_vars_all(e->call.args[i], ok, ctx)) return false;
-    return true;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    return pass_expr_vars_all(e->endpoint.e, ok, ctx);
-  default: return true;
-  }
+  VarTest t = {ok, ctx};
+  return !ir_any(e, var_fails, &t);
 }
 
 bool pass_expr_equal(const IrNode *x, const IrNode *y) {

@@ -74,31 +74,23 @@ static bool outside(const IrVar *v, void *ctx) {
   return true;
 }
 
+typedef struct {
+  const RowScan *rs;
+  const IrVar *found;
+} InnerVar;
+
+static bool is_inner_var(const IrNode *n, void *ctx) {
+  InnerVar *iv = ctx;
+  if (n->kind != IR_VAR || outside(n->var, (void *)iv->rs)) return false;
+  iv->found = n->var;
+  return true;
+}
+
 /* The variable of `idx` that makes it change inside L, for the message. */
 static const IrVar *inner_var(const IrNode *e, const RowScan *rs) {
-  if (!e) return NULL;
-  switch (e->kind) {
-  case IR_VAR: return outside(e->var, (void *)rs) ? NULL : e->var;
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) {
-      const IrVar *v = inner_var(e->acc.idx[i], rs);
-      if (v) return v;
-    }
-    return NULL;
-  case IR_BIN: {
-    const IrVar *v = inner_var(e->bin.a, rs);
-    return v ? v : inner_var(e->bin.b, rs);
-  }
-  case IR_UN: return inner_var(e->un.a, rs);
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) {
-      const IrVar *v = inner_var(e->call.args[i], rs);
-      if (v) return v;
-    }
-    return NULL;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: return inner_var(e->endpoint.e, rs);
-  default: return NULL;
-  }
+  InnerVar iv = {rs, NULL};
+  ir_any(e, is_inner_var, &iv);
+  return iv.found;
 }
 
 /* `dst(ei)` of the group_edges loop L: its group's destination. */
@@ -184,27 +176,24 @@ static void promote_read(RowScan *rs, IrNode **slot, IrNode **before) {
   rs->reads++;
 }
 
-static void scan_expr(RowScan *rs, IrNode **slot, IrNode **before) {
+typedef struct {
+  RowScan *rs;
+  IrNode **before;
+} Scan;
+
+/* A read of the row inside L (after its indices' own reads) is promoted. */
+static void scan_slot(IrNode **slot, void *ctx) {
+  const Scan *sc = ctx;
   IrNode *e = *slot;
-  if (!e || rs->failed) return;
-  switch (e->kind) {
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) scan_expr(rs, &e->acc.idx[i], before);
-    if (e->acc.tensor == rs->t && rs->edge) promote_read(rs, slot, before);
-    return;
-  case IR_BIN:
-    scan_expr(rs, &e->bin.a, before);
-    scan_expr(rs, &e->bin.b, before);
-    return;
-  case IR_UN: scan_expr(rs, &e->un.a, before); return;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) scan_expr(rs, &e->call.args[i], before);
-    return;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    scan_expr(rs, &e->endpoint.e, before);
-    return;
-  default: return;
-  }
+  if (!e || sc->rs->failed) return;
+  ir_each_operand(e, scan_slot, ctx);
+  if (e->kind == IR_LOAD && e->acc.tensor == sc->rs->t && sc->rs->edge)
+    promote_read(sc->rs, slot, sc->before);
+}
+
+static void scan_expr(RowScan *rs, IrNode **slot, IrNode **before) {
+  Scan sc = {rs, before};
+  scan_slot(slot, &sc);
 }
 
 static void scan_stmts(RowScan *rs, IrNode **list, IrNode **before);

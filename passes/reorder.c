@@ -90,24 +90,14 @@ static void note(const void **set, int *n, const void *x) {
   if (*n < 64) set[(*n)++] = x;
 }
 
-static void note_reads(Effects *fx, const IrNode *e) {
-  if (!e) return;
-  switch (e->kind) {
-  case IR_LOAD:
-    note((const void **)fx->read, &fx->nr, e->acc.tensor);
-    for (int i = 0; i < e->acc.nidx; i++) note_reads(fx, e->acc.idx[i]);
-    return;
-  case IR_BIN: note_reads(fx, e->bin.a); note_reads(fx, e->bin.b); return;
-  case IR_UN: note_reads(fx, e->un.a); return;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) note_reads(fx, e->call.args[i]);
-    return;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    note_reads(fx, e->endpoint.e);
-    return;
-  default: return;
-  }
+/* ir_any's question that is never answered: each load noted on the way. */
+static bool note_load(const IrNode *n, void *ctx) {
+  Effects *fx = ctx;
+  if (n->kind == IR_LOAD) note((const void **)fx->read, &fx->nr, n->acc.tensor);
+  return false;
 }
+
+static void note_reads(Effects *fx, const IrNode *e) { ir_any(e, note_load, fx); }
 
 static void effects(Effects *fx, const IrNode *list) {
   for (const IrNode *s = list; s; s = s->next) {

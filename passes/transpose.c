@@ -100,33 +100,24 @@ static void swap_stmts(IrNode *n, IrVar *const *var_of) {
   }
 }
 
-static void swap_expr(IrNode *e, IrVar *const *var_of) {
+static void swap_slot(IrNode **slot, void *var_of) {
+  IrNode *e = *slot;
   if (!e) return;
+  IrVar *const *vars = var_of;
   switch (e->kind) {
   case IR_VAR:
-    if (var_of[e->var->id]) e->var = var_of[e->var->id];
-    break;
-  case IR_LOAD:
-    for (int i = 0; i < e->acc.nidx; i++) swap_expr(e->acc.idx[i], var_of);
-    break;
-  case IR_BIN:
-    swap_expr(e->bin.a, var_of);
-    swap_expr(e->bin.b, var_of);
-    break;
-  case IR_UN: swap_expr(e->un.a, var_of); break;
-  case IR_CALL:
-    for (int i = 0; i < e->call.nargs; i++) swap_expr(e->call.args[i], var_of);
-    break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
-    e->kind = e->kind == IR_SRC     ? IR_DST
-              : e->kind == IR_DST   ? IR_SRC
-              : e->kind == IR_INDEG ? IR_OUTDEG
-                                    : IR_INDEG;
-    swap_expr(e->endpoint.e, var_of);
-    break;
+    if (vars[e->var->id]) e->var = vars[e->var->id];
+    return;
+  case IR_SRC: e->kind = IR_DST; break;
+  case IR_DST: e->kind = IR_SRC; break;
+  case IR_INDEG: e->kind = IR_OUTDEG; break;
+  case IR_OUTDEG: e->kind = IR_INDEG; break;
   default: break;
   }
+  ir_each_operand(e, swap_slot, var_of);
 }
+
+static void swap_expr(IrNode *e, IrVar *const *var_of) { swap_slot(&e, (void *)var_of); }
 
 int pass_transpose(IrOp *op, Loc loc, Arena *a, Diag *d) {
   if (!unscheduled(op->body, loc, d)) return -1;
