@@ -25,12 +25,13 @@ cmake --build build-asan -j "$jobs"
 # Sanitized code runs a few times slower: so may each test. The ptxas
 # matrix (golden_ptxas, about 4,000 assemblies, most of its time in the
 # toolkit's ptxas) ran in the build above; the sanitized emit paths it
-# would add are those test_codegen, test_packs and golden_index64 run here.
+# would add are those test_codegen, test_packs and golden_index64 run here;
+# bench_cuda_builds (nvcc on bench/'s CUDA programs) has nothing sanitized.
 # GOP_TEST_QUICK: the tests that interpret whole real graphs take a subset
 # of them (each names its own; the build above ran them all).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   GOP_TEST_QUICK=1 CK_TIMEOUT_MULTIPLIER=4 ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 3600 \
-  -E '^golden_ptxas$'
+  -E '^(golden_ptxas|bench_cuda_builds)$'
 
 echo "== fuzz: every libFuzzer harness for a short fixed time (docs/fuzzing.md)"
 # A separate clang configure (the project builds with gcc); no LLVM needed:
