@@ -36,7 +36,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 enum { CHUNK = 64 };
 enum { CS = 1, HINT = 2, WIN = 4 };
@@ -142,19 +141,10 @@ static void launch_mode(int mode, int blocks, int nitems, int *a, int *b, int *c
 }
 
 int main(int argc, char **argv) {
-  std::vector<int> Fs = {128, 256};
-  int reps = 20;
-  std::vector<const char *> paths;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--F") && i + 1 < argc) {
-      Fs.clear();
-      for (char *s = strtok(argv[++i], ","); s; s = strtok(nullptr, ",")) Fs.push_back(atoi(s));
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      reps = atoi(argv[++i]);
-    } else {
-      paths.push_back(argv[i]);
-    }
-  }
+  ProbeArgs args = probe_args(argc, argv, {128, 256});
+  const std::vector<int> &Fs = args.Fs;
+  int reps = args.reps;
+  const std::vector<const char *> &paths = args.paths;
   for (int F : Fs)
     if (F != 128 && F != 256) {
       fprintf(stderr, "--F %d: 128 or 256\n", F);
@@ -178,13 +168,7 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&e1));
   std::vector<float> cms;
   for (int i = 0; i < 10; ++i) {
-    CK(cudaEventRecord(e0));
-    CK(cudaMemcpy(big2, big, gib, cudaMemcpyDeviceToDevice));
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    cms.push_back(ms);
+    cms.push_back(time_ms(e0, e1, [&] { CK(cudaMemcpy(big2, big, gib, cudaMemcpyDeviceToDevice)); }));
   }
   std::sort(cms.begin(), cms.end());
   double ceiling = 2.0 * gib / (cms[5] * 1e-3) / 1e9;
@@ -266,24 +250,14 @@ int main(int argc, char **argv) {
         }
         double rel = std::sqrt(num / std::max(den, 1e-300));
         for (int i = 0; i < 3; ++i) launch();
-        CK(cudaEventRecord(e0));
-        for (int i = 0; i < reps; ++i) launch();
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float warm = 0;
-        CK(cudaEventElapsedTime(&warm, e0, e1));
-        warm /= reps;
+        float warm = time_ms(e0, e1, [&] {
+          for (int i = 0; i < reps; ++i) launch();
+        }) / reps;
         std::vector<float> cold;
         for (int i = 0; i < reps; ++i) {
           flush<<<prop.multiProcessorCount * 8, 256>>>(big, (long)(gib / sizeof(float4)), sink);
           CK(cudaCtxResetPersistingL2Cache());
-          CK(cudaEventRecord(e0));
-          launch();
-          CK(cudaEventRecord(e1));
-          CK(cudaEventSynchronize(e1));
-          float ms;
-          CK(cudaEventElapsedTime(&ms, e0, e1));
-          cold.push_back(ms);
+          cold.push_back(time_ms(e0, e1, launch));
         }
         std::sort(cold.begin(), cold.end());
         float cm = cold[cold.size() / 2];

@@ -1,13 +1,15 @@
 // bench/probe_graph.h: what the standalone CUDA experiments in bench/
-// (tc_probe.cu, l2_probe.cu) share: a graph file read into CSR by
-// destination, the CUDA error check and a host-to-device copy. Not part of
-// gop: the experiments decide whether a technique is worth building.
+// (tc_probe.cu, l2_probe.cu) share: their command line, a graph file read
+// into CSR by destination, the CUDA error check, a host-to-device copy and
+// event timing. Not part of gop: the experiments decide whether a
+// technique is worth building.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,4 +73,40 @@ static std::string graph_name(const char *path) {
   std::string name = path;
   name = name.substr(name.find_last_of('/') + 1);
   return name.substr(0, name.find('.'));
+}
+
+// The command line: [--F W,W,...] [--reps N] GRAPH.mtx.gz ...; the widths
+// default to `Fs`.
+struct ProbeArgs {
+  std::vector<int> Fs;
+  int reps = 20;
+  std::vector<const char *> paths;
+};
+
+static ProbeArgs probe_args(int argc, char **argv, std::vector<int> Fs) {
+  ProbeArgs a;
+  a.Fs = std::move(Fs);
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--F") && i + 1 < argc) {
+      a.Fs.clear();
+      for (char *s = strtok(argv[++i], ","); s; s = strtok(nullptr, ",")) a.Fs.push_back(atoi(s));
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      a.reps = atoi(argv[++i]);
+    } else {
+      a.paths.push_back(argv[i]);
+    }
+  }
+  return a;
+}
+
+// Milliseconds between events e0 and e1 recorded around what `body`
+// enqueues on the default stream.
+template <class Body> static float time_ms(cudaEvent_t e0, cudaEvent_t e1, Body body) {
+  CK(cudaEventRecord(e0));
+  body();
+  CK(cudaEventRecord(e1));
+  CK(cudaEventSynchronize(e1));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  return ms;
 }

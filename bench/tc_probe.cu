@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -190,19 +189,10 @@ __global__ void zero_windows(const int *wins, int nw, float *Y, int n, int F) {
 }
 
 int main(int argc, char **argv) {
-  std::vector<int> Fs = {64, 128};
-  int reps = 20;
-  std::vector<const char *> paths;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--F") && i + 1 < argc) {
-      Fs.clear();
-      for (char *s = strtok(argv[++i], ","); s; s = strtok(nullptr, ",")) Fs.push_back(atoi(s));
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      reps = atoi(argv[++i]);
-    } else {
-      paths.push_back(argv[i]);
-    }
-  }
+  ProbeArgs args = probe_args(argc, argv, {64, 128});
+  const std::vector<int> &Fs = args.Fs;
+  int reps = args.reps;
+  const std::vector<const char *> &paths = args.paths;
   for (int F : Fs)
     if (F <= 0 || F % 32) {
       fprintf(stderr, "--F %d: a positive multiple of 32\n", F);
@@ -273,12 +263,9 @@ int main(int argc, char **argv) {
       cudaEvent_t e0, e1;
       CK(cudaEventCreate(&e0));
       CK(cudaEventCreate(&e1));
-      CK(cudaEventRecord(e0));
-      for (int i = 0; i < reps; ++i) launch();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
+      float ms = time_ms(e0, e1, [&] {
+        for (int i = 0; i < reps; ++i) launch();
+      });
       // fewest bytes: X and Y once, the CSR (offsets and sources)
       double bytes = (double)g.n * F * (2 + 4) + 4.0 * (E + g.n + 1);
       printf("%s,%d,%ld,%d,%ld,%.3f,%ld,%.4f,%d,%zu,%.5f,%.0f,%.2e%s\n", name.c_str(), g.n, E, F,
