@@ -288,6 +288,11 @@ typedef struct CgVar {
   LLVMValueRef vslot; /* locals declared in a vector body: <n x f32> alloca */
   bool in_vec;        /* the vector copy is the live one */
   bool group_row;     /* a groups loop's row: dst(g) is its destination */
+  /* a groups loop's row, loaded at the top of its body where the body uses
+   * them (loop.c, group_prologue): its edges' CSR range [gbeg, gend), its
+   * destination in `dst`, and in_ptr at dst and dst + 1 for
+   * in_degree(dst(g)); NULL where not loaded */
+  LLVMValueRef gbeg, gend, deg[2];
 } CgVar;
 
 typedef struct CgCtx {
@@ -431,6 +436,9 @@ LLVMValueRef cg_expr_as(CgCtx *cg, const IrNode *e, IrType want);
 LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract);
 /* Element `idx` (an index, t_idx) of graph array `kind`, read-only, as an
  * index (t_idx). */
+/* The binding of `g` where it is a bound groups loop's variable (an
+ * IR_VAR), else NULL: its row's loaded values, if any. */
+const CgVar *cg_group_row(const CgCtx *cg, const IrNode *g);
 LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
                          const char *name);
 /* The address of element `idx` of `t`, with the linear offset in i64. */

@@ -18,6 +18,8 @@
  * kernel does not write are loaded with !invariant.load (ld.global.nc).
  */
 #define GOP_CODEGEN_INTERNAL
+#include <string.h>
+
 #include "codegen.h"
 
 static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract);
@@ -129,6 +131,12 @@ static CgVar *loop_var(CgCtx *cg, const IrVar *var, Loc loc) {
   return v;
 }
 
+const CgVar *cg_group_row(const CgCtx *cg, const IrNode *g) {
+  if (!g || g->kind != IR_VAR) return NULL;
+  const CgVar *v = &cg->vars[g->var->id];
+  return v->bound && v->group_row ? v : NULL;
+}
+
 static LLVMValueRef emit_var(CgCtx *cg, const IrNode *e) {
   const IrVar *var = e->var;
   if (var->kind == IR_VAR_LOCAL) {
@@ -159,17 +167,40 @@ static LLVMValueRef emit_endpoint(CgCtx *cg, const IrNode *e) {
   }
   if (!is_src && edge->kind == IR_VAR) { /* dst(g): a group row's destination */
     CgVar *v = loop_var(cg, edge->var, edge->loc);
-    if (v && v->group_row) return cg_graph_at(cg, CG_PARAM_GRP_DST, v->value, "dst");
+    if (v && v->group_row)
+      return v->dst ? v->dst : cg_graph_at(cg, CG_PARAM_GRP_DST, v->value, "dst");
   }
   LLVMValueRef id = cg_expr_as(cg, edge, IR_TY_INT);
   return cg_graph_at(cg, is_src ? CG_PARAM_SRC : CG_PARAM_DST, id,
                      is_src ? "src" : "dst");
 }
 
+/* hi - lo where it is written, through inline assembly with side effects,
+ * which LLVM moves nowhere: a group's degree is loaded at the top of its
+ * group (loop.c, group_prologue) and used after its edge loop, and LLVM
+ * would hoist the subtraction out of the feature loops around that use,
+ * to the top again, where the warp would wait for the loads before it
+ * starts on the edges. */
+static LLVMValueRef sub_in_place(CgCtx *cg, LLVMValueRef hi, LLVMValueRef lo) {
+  bool wide = LLVMTypeOf(hi) == cg->t_i64;
+  const char *text = wide ? "sub.s64 $0, $1, $2;" : "sub.s32 $0, $1, $2;";
+  const char *cons = wide ? "=l,l,l" : "=r,r,r";
+  LLVMTypeRef args[2] = {LLVMTypeOf(hi), LLVMTypeOf(lo)};
+  LLVMTypeRef fty = LLVMFunctionType(LLVMTypeOf(hi), args, 2, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons,
+                                       strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef ops[2] = {hi, lo};
+  return LLVMBuildCall2(cg->b, fty, asm_, ops, 2, "deg");
+}
+
 /* in_degree(v) / out_degree(u), as f32. */
 static LLVMValueRef emit_degree(CgCtx *cg, const IrNode *e) {
   CgParamKind pk = e->kind == IR_INDEG ? CG_PARAM_IN_PTR : CG_PARAM_OUT_PTR;
-  LLVMValueRef v = cg_expr_as(cg, e->endpoint.e, IR_TY_INT);
+  const IrNode *at = e->endpoint.e;
+  const CgVar *g = at->kind == IR_DST ? cg_group_row(cg, at->endpoint.e) : NULL;
+  if (e->kind == IR_INDEG && g && g->deg[0]) /* loaded with the group's row */
+    return LLVMBuildSIToFP(cg->b, sub_in_place(cg, g->deg[1], g->deg[0]), cg->t_val, "");
+  LLVMValueRef v = cg_expr_as(cg, at, IR_TY_INT);
   LLVMValueRef v1 = LLVMBuildNSWAdd(cg->b, v, cg_idx(cg, 1), "");
   LLVMValueRef deg = LLVMBuildNSWSub(cg->b, cg_graph_at(cg, pk, v1, ""),
                                      cg_graph_at(cg, pk, v, ""), "deg");

@@ -238,6 +238,58 @@ static LLVMValueRef in_edge_id(CgCtx *cg, LLVMValueRef k, LLVMValueRef eager[3],
   return eager[(*n)++] = cg_graph_at(cg, CG_PARAM_IN_EID, k, name);
 }
 
+/* What the body of groups loop `l` reads of its row: the CSR range of its
+ * edges (a group_edges loop over it), its destination (dst(g), or that
+ * loop's edges' dst), the destination's in-degree (in_degree(dst(g))). */
+typedef struct GroupUses {
+  const IrVar *g;
+  bool range, dst, deg;
+} GroupUses;
+
+static bool is_row(const IrNode *e, const IrVar *g) {
+  return e && e->kind == IR_VAR && e->var == g;
+}
+
+static bool scan_group_uses(const IrNode *n, void *ctx) {
+  GroupUses *u = ctx;
+  if (n->kind == IR_LOOP && n->loop.kind == IR_LOOP_GROUP_EDGES && is_row(n->loop.of, u->g))
+    u->range = u->dst = true;
+  if (n->kind == IR_DST && is_row(n->endpoint.e, u->g)) u->dst = true;
+  if (n->kind == IR_INDEG && n->endpoint.e->kind == IR_DST &&
+      is_row(n->endpoint.e->endpoint.e, u->g))
+    u->deg = true;
+  return false;
+}
+
+/* A group's row read at the top of its groups loop's body, once, rather
+ * than where each value is used: the bounds at its group_edges loop (inside
+ * a feature loop: once per feature tile), the destination and its in-degree
+ * after the edge loop, where a sum's store tests whether the group owns its
+ * row. Loaded at the top, they are in flight while the edges are summed;
+ * loaded at their uses, the destination and then its in-degree were two
+ * more round trips to memory after the sum, on each group's chain of
+ * dependent loads. (expr.c subtracts the degree's two offsets where it is
+ * used, which LLVM would otherwise hoist back to the top, to wait there.)
+ * Measured on an H200 (bench/results/2026-11-30-H200-group-row-loads):
+ * spmm_groups 1.01-1.26x; schedules whose registers it raises past a step
+ * of occupancy (spmm_tiles, gnnadvisor) 0.95x. Every value is read for a
+ * valid row (i < ngroups) and destination. */
+static void group_prologue(CgCtx *cg, const IrNode *l, CgVar *v) {
+  GroupUses u = {l->loop.var, false, false, false};
+  ir_any(l->loop.body, scan_group_uses, &u);
+  LLVMValueRef i = v->value;
+  if (u.range) {
+    v->gbeg = cg_graph_at(cg, CG_PARAM_GRP_FIRST, i, "gbeg");
+    v->gend = cg_graph_at(cg, CG_PARAM_GRP_END, i, "gend");
+  }
+  if (u.dst || u.deg) v->dst = cg_graph_at(cg, CG_PARAM_GRP_DST, i, "gdst");
+  if (u.deg) {
+    LLVMValueRef d1 = LLVMBuildNSWAdd(cg->b, v->dst, cg_idx(cg, 1), "");
+    v->deg[0] = cg_graph_at(cg, CG_PARAM_IN_PTR, v->dst, "dbeg");
+    v->deg[1] = cg_graph_at(cg, CG_PARAM_IN_PTR, d1, "dend");
+  }
+}
+
 /* Binds the loop variable for the body, at the top of the body. An edge's
  * id and endpoints are loaded here, once per iteration, rather than where
  * they are used: a use inside a guard could not be hoisted by LLVM (the
@@ -271,12 +323,16 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
   case IR_LOOP_GROUPS:
     v->value = i;
     v->group_row = true;
+    group_prologue(cg, l, v);
     return 0;
-  case IR_LOOP_GROUP_EDGES: /* `of` is the group's row */
+  case IR_LOOP_GROUP_EDGES: { /* `of` is the group's row */
+    const CgVar *g = cg_group_row(cg, l->loop.of);
     v->value = in_edge_id(cg, i, eager, &n, l->loop.var->name);
     v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_IN_SRC, i, "src");
-    v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
+    if (g && g->dst) v->dst = g->dst;
+    else v->dst = eager[n++] = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
     return n;
+  }
   case IR_LOOP_GROUP_ROWS: /* passes/segment.c: k walks vptr[v] .. vptr[v+1] */
     v->value = cg_graph_at(cg, CG_PARAM_GRP_VROW, i, l->loop.var->name);
     return 0;
@@ -404,13 +460,15 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   if (l->loop.kind == IR_LOOP_OUT_EDGES) {
     v->src = of;
     v->dst = sh_end;
-  } else {
-    v->src = sh_end;
-    v->dst = l->loop.kind == IR_LOOP_IN_EDGES
-                 ? of
-                 : cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
   }
-  LLVMValueRef dst_load = l->loop.kind == IR_LOOP_GROUP_EDGES ? v->dst : NULL;
+  LLVMValueRef dst_load = NULL; /* loaded here, so dropped here if unused */
+  if (l->loop.kind != IR_LOOP_OUT_EDGES) {
+    const CgVar *g = cg_group_row(cg, l->loop.of);
+    v->src = sh_end;
+    if (l->loop.kind == IR_LOOP_IN_EDGES) v->dst = of;
+    else if (g && g->dst) v->dst = g->dst;
+    else v->dst = dst_load = cg_graph_at(cg, CG_PARAM_GRP_DST, of, "dst");
+  }
   int saved_npf = cg->npf;
   LLVMValueRef sh_w[CG_MAX_PREFETCH];
   for (int t = 0; t < nts; t++) {
@@ -691,11 +749,13 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     cg->kernel->group_cls = l->loop.ilv_cls;
     cg->kernel->group_thr = l->loop.ilv_thr;
     break;
-  case IR_LOOP_GROUP_EDGES:
+  case IR_LOOP_GROUP_EDGES: {
+    const CgVar *g = cg_group_row(cg, l->loop.of);
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    base = cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "gbeg");
-    end = cg_graph_at(cg, CG_PARAM_GRP_END, of, "gend");
+    base = g && g->gbeg ? g->gbeg : cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "gbeg");
+    end = g && g->gend ? g->gend : cg_graph_at(cg, CG_PARAM_GRP_END, of, "gend");
     break;
+  }
   case IR_LOOP_GROUP_ROWS: { /* docs/gpu-ir.md: a destination's rows */
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
     LLVMValueRef of1 = LLVMBuildNSWAdd(b, of, cg_idx(cg, 1), "");
