@@ -434,11 +434,11 @@ LLVMValueRef cg_expr_as(CgCtx *cg, const IrNode *e, IrType want);
 /* The f32 value of `e`, fusing `a * b + c` into llvm.fmuladd when
  * `contract` (only sums are contracted, so max=/min= stay exact). */
 LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract);
-/* Element `idx` (an index, t_idx) of graph array `kind`, read-only, as an
- * index (t_idx). */
 /* The binding of `g` where it is a bound groups loop's variable (an
  * IR_VAR), else NULL: its row's loaded values, if any. */
 const CgVar *cg_group_row(const CgCtx *cg, const IrNode *g);
+/* Element `idx` (an index, t_idx) of graph array `kind`, read-only, as an
+ * index (t_idx). */
 LLVMValueRef cg_graph_at(CgCtx *cg, CgParamKind kind, LLVMValueRef idx,
                          const char *name);
 /* The address of element `idx` of `t`, with the linear offset in i64. */
