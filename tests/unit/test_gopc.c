@@ -131,6 +131,31 @@ START_TEST(run_dtypes) {
 }
 END_TEST
 
+/* codegen/loop.c group_prologue: a neighbour group's row (its bounds, its
+ * destination and that destination's two in_ptr offsets) is loaded at the
+ * top of the group, once, before the edge loop; the degree's subtraction
+ * (inline asm, so that LLVM does not hoist it back to the top, where the
+ * warp would wait for it) comes after the edge loop, where the store tests
+ * whether the group owns its row. */
+START_TEST(emit_group_row_at_top) {
+  ck_assert_int_eq(gopc("emit stdlib:copy_u_sum --stage llvm --schedule 'spmm_groups(64, 4)'"),
+                   0);
+  const char *fn = strstr(output, "define void @copy_u_sum_s1(");
+  ck_assert_msg(fn, "no groups kernel in:\n%s", output);
+  const char *edges = strstr(fn, "\nei.preheader:");
+  ck_assert_msg(edges, "no edge loop in:\n%s", fn);
+  static const char *const row[] = {"%gbeg = load", "%gend = load", "%gdst = load",
+                                    "%dbeg = load", "%dend = load"};
+  for (size_t i = 0; i < sizeof row / sizeof *row; i++) {
+    const char *at = strstr(fn, row[i]);
+    ck_assert_msg(at && at < edges, "'%s' not before the edge loop:\n%s", row[i], fn);
+    ck_assert_msg(!strstr(at + 1, row[i]), "'%s' twice:\n%s", row[i], fn);
+  }
+  const char *sub = strstr(fn, "asm sideeffect \"sub.s32 $0, $1, $2;\"");
+  ck_assert_msg(sub && sub > edges, "the degree not subtracted after the edge loop:\n%s", fn);
+}
+END_TEST
+
 START_TEST(run_u_mul_e_sum_from_file) {
   write_npy("x.npy", 2, shape_v2, X);
   write_npy("w.npy", 1, shape_e, W);
@@ -664,6 +689,7 @@ int main(void) {
   tcase_add_test(tc, run_copy_u_sum);
   tcase_add_test(tc, run_dtypes);
   tcase_add_test(tc, run_u_mul_e_sum_from_file);
+  tcase_add_test(tc, emit_group_row_at_top);
   tcase_add_test(tc, run_max_and_mean_empty_neighbourhood);
   tcase_add_test(tc, run_random_inputs_on_generators);
   tcase_add_test(tc, run_errors);
