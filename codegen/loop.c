@@ -430,26 +430,26 @@ typedef struct PfChunk {
   LLVMBasicBlockRef chunk, next_chunk;
 } PfChunk;
 
-/* The edges of a chunk, from block `body` (entered from the chunk's block)
- * to the next chunk: `cnt` (i32) of them, from the lanes of the active mask
- * in order; cnt NULL: 32, from lane j (the warp is whole). */
-static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
-                        LLVMValueRef cnt) {
-  LLVMBuilderRef b = cg->b;
-  LLVMTypeRef i32 = cg->t_i32;
+/* An empty asm statement with side effects, ending each case of the
+ * remainder's switch: the cases end alike (the last copy of the body, at
+ * another position), and LLVM's SimplifyCFG would sink those last copies
+ * into one block after the switch, behind a phi of their positions, so
+ * that the last edge waited for the others again. LLVM sinks no inline
+ * asm, and nothing past one; it emits no instruction. */
+static void keep_apart(CgCtx *cg) {
+  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), NULL, 0, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)"", 0, (char *)"", 0, 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMBuildCall2(cg->b, fty, asm_, NULL, 0, "");
+}
+
+/* One edge of a chunk, the one lane `from` loaded: its id and endpoint
+ * (and prefetched weights) shuffled from that lane, the body emitted. */
+static void chunk_copy(CgCtx *cg, const PfChunk *pc, LLVMValueRef from) {
   const IrNode *l = pc->l;
   LLVMValueRef mask = pc->mask, of = pc->of;
   int nts = pc->nts;
   const IrTensor **ts = pc->ts;
-  LLVMBasicBlockRef chunk = pc->chunk;
-  LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef j = LLVMBuildPhi(b, i32, "j");
-  LLVMValueRef left = NULL, from = j;
-  if (cnt) {
-    left = LLVMBuildPhi(b, i32, "left");
-    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
-    from = cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2);
-  }
   CgVar *v = &cg->vars[l->loop.var->id];
   CgVar saved_var = *v;
   memset(v, 0, sizeof *v);
@@ -457,12 +457,11 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   LLVMValueRef sh_eid = shfl_idx(cg, mask, pc->eid_l, from, false);
   LLVMValueRef sh_end = shfl_idx(cg, mask, pc->end_l, from, false);
   v->value = sh_eid;
+  LLVMValueRef dst_load = NULL; /* loaded here, so dropped here if unused */
   if (l->loop.kind == IR_LOOP_OUT_EDGES) {
     v->src = of;
     v->dst = sh_end;
-  }
-  LLVMValueRef dst_load = NULL; /* loaded here, so dropped here if unused */
-  if (l->loop.kind != IR_LOOP_OUT_EDGES) {
+  } else {
     const CgVar *g = cg_group_row(cg, l->loop.of);
     v->src = sh_end;
     if (l->loop.kind == IR_LOOP_IN_EDGES) v->dst = of;
@@ -483,33 +482,117 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   cg->seq_depth--;
   cg->npf = saved_npf;
   *v = saved_var;
-  LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, 1), "");
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  LLVMValueRef more = LLVMBuildICmp(b, LLVMIntSLT, jn, cnt ? cnt : cg_i32(cg, 32), "");
-  LLVMValueRef br = LLVMBuildCondBr(b, more, body, pc->next_chunk);
-  /* as for other loops: beyond 16 trips of a vector body ptxas spills;
-   * with no @unroll the loop of 32 trips gets a count of 1, since LLVM
-   * would unroll all 32 (and ptxas spill) */
-  int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
-  if (!cnt) unroll_hint(cg, br, unroll > 1 ? unroll : 1);
-  LLVMValueRef jin[2] = {cg_i32(cg, 0), jn};
-  LLVMBasicBlockRef bbs[2] = {chunk, latch};
-  LLVMAddIncoming(j, jin, bbs, 2);
-  if (cnt) {
-    LLVMPositionBuilderBefore(b, br);
-    LLVMValueRef leftn = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
-    LLVMValueRef lin[2] = {mask, leftn};
-    LLVMAddIncoming(left, lin, bbs, 2);
-  }
   /* shuffles the body did not need, down to (not including) what the
-   * chunk loaded: the other chunk loop shuffles it too, and prefetch_loop
-   * drops it when neither needed it */
+   * chunk loaded: the other copies shuffle it too, and prefetch_loop
+   * drops it when none needed it */
   LLVMValueRef keep[CG_MAX_PREFETCH + 4] = {pc->eid_l, pc->end_l, mask, of};
   for (int t = 0; t < nts; t++) keep[4 + t] = pc->w_l[t];
   drop_unused_but(dst_load, keep, 4 + nts);
   for (int t = 0; t < nts; t++) drop_unused_but(sh_w[t], keep, 4 + nts);
   drop_unused_but(sh_end, keep, 4 + nts);
   drop_unused_but(sh_eid, keep, 4 + nts);
+}
+
+/* r edges of a partial chunk, straight-line, from the lanes of `left` in
+ * order (each the lowest set bit, then cleared); returns `left` after. */
+static LLVMValueRef chunk_copies(CgCtx *cg, const PfChunk *pc, LLVMValueRef left, int r) {
+  LLVMBuilderRef b = cg->b;
+  LLVMTypeRef i32 = cg->t_i32;
+  for (int k = 0; k < r; k++) {
+    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
+    chunk_copy(cg, pc, cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2));
+    left = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
+  }
+  return left;
+}
+
+/* A partial chunk of `cnt` edges under @unroll(U), as unrolled_loop does
+ * for an edge loop: U copies at a time while U edges are left, then the
+ * r < U left in one block. Rolled, a chunk of a short group (every chunk
+ * where fewer than 32 lanes are active: F = 32 under 16-byte lanes keeps
+ * 8) waited for each edge's row before shuffling the next edge's index.
+ * Unrolled, on an H200 (bench/results/2026-11-30-H200-prefetch-partial-
+ * chunks): spmm_groupsp 1.15-1.22x, spmm_vec4p 1.20-1.31x faster; both
+ * still slower than spmm_groups, which loads no whole chunk of indices. */
+static void chunk_partial_unrolled(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
+                                   LLVMValueRef cnt, int u) {
+  LLVMBuilderRef b = cg->b;
+  LLVMTypeRef i32 = cg->t_i32;
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMBasicBlockRef main = cg_block(cg, "chunk.main");
+  LLVMBasicBlockRef tail = cg_block(cg, "chunk.tail");
+  LLVMValueRef lim = LLVMBuildSub(b, cnt, cg_i32(cg, u - 1), "lim"); /* cnt <= 32 */
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cg_i32(cg, 0), lim, ""), main, tail);
+
+  LLVMPositionBuilderAtEnd(b, main);
+  LLVMValueRef j = LLVMBuildPhi(b, i32, "j");
+  LLVMValueRef left = LLVMBuildPhi(b, i32, "left");
+  LLVMValueRef leftn = chunk_copies(cg, pc, left, u);
+  LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, u), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, jn, lim, ""), main, tail);
+  unroll_hint(cg, br, 1); /* already unrolled: LLVM must not again */
+  LLVMBasicBlockRef bbs[2] = {body, latch};
+  LLVMValueRef jin[2] = {cg_i32(cg, 0), jn}, lin[2] = {pc->mask, leftn};
+  LLVMAddIncoming(j, jin, bbs, 2);
+  LLVMAddIncoming(left, lin, bbs, 2);
+
+  LLVMPositionBuilderAtEnd(b, tail);
+  LLVMValueRef jt = LLVMBuildPhi(b, i32, "j");
+  LLVMValueRef lt = LLVMBuildPhi(b, i32, "left");
+  LLVMAddIncoming(jt, jin, bbs, 2);
+  LLVMAddIncoming(lt, lin, bbs, 2);
+  LLVMValueRef rem = LLVMBuildSub(b, cnt, jt, "rem"); /* 0 .. U - 1 */
+  LLVMValueRef sw = LLVMBuildSwitch(b, rem, pc->next_chunk, (unsigned)(u - 1));
+  for (int r = u - 1; r >= 1; r--) {
+    LLVMBasicBlockRef rb = cg_block(cg, "chunk.left");
+    LLVMAddCase(sw, cg_i32(cg, r), rb);
+    LLVMPositionBuilderAtEnd(b, rb);
+    chunk_copies(cg, pc, lt, r);
+    keep_apart(cg);
+    LLVMBuildBr(b, pc->next_chunk);
+  }
+}
+
+/* The edges of a chunk, from block `body` (entered from the chunk's block)
+ * to the next chunk: `cnt` (i32) of them, from the lanes of the active mask
+ * in order; cnt NULL: 32, from lane j (the warp is whole). */
+static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
+                        LLVMValueRef cnt) {
+  LLVMBuilderRef b = cg->b;
+  LLVMTypeRef i32 = cg->t_i32;
+  const IrNode *l = pc->l;
+  /* as for other loops: beyond 16 trips of a vector body ptxas spills */
+  int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
+  if (cnt && unroll > 1) {
+    chunk_partial_unrolled(cg, pc, body, cnt, unroll);
+    return;
+  }
+  LLVMPositionBuilderAtEnd(b, body);
+  LLVMValueRef j = LLVMBuildPhi(b, i32, "j");
+  LLVMValueRef left = NULL, from = j;
+  if (cnt) {
+    left = LLVMBuildPhi(b, i32, "left");
+    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
+    from = cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2);
+  }
+  chunk_copy(cg, pc, from);
+  LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMValueRef more = LLVMBuildICmp(b, LLVMIntSLT, jn, cnt ? cnt : cg_i32(cg, 32), "");
+  LLVMValueRef br = LLVMBuildCondBr(b, more, body, pc->next_chunk);
+  /* with no @unroll the loop of 32 trips gets a count of 1, since LLVM
+   * would unroll all 32 (and ptxas spill) */
+  if (!cnt) unroll_hint(cg, br, unroll > 1 ? unroll : 1);
+  LLVMValueRef jin[2] = {cg_i32(cg, 0), jn};
+  LLVMBasicBlockRef bbs[2] = {pc->chunk, latch};
+  LLVMAddIncoming(j, jin, bbs, 2);
+  if (cnt) {
+    LLVMPositionBuilderBefore(b, br);
+    LLVMValueRef leftn = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
+    LLVMValueRef lin[2] = {pc->mask, leftn};
+    LLVMAddIncoming(left, lin, bbs, 2);
+  }
 }
 
 /* One run of loop l's body with its variable at `i`: the variable bound
@@ -548,18 +631,6 @@ static void body_copy(CgCtx *cg, const IrNode *l, LLVMValueRef i, LLVMValueRef o
   for (int j = 0; j < neager; j++) drop_unused(eager[j]);
 }
 
-/* An empty asm statement with side effects, ending each case of the
- * remainder's switch: the cases end alike (the last copy of the body, at
- * another position), and LLVM's SimplifyCFG would sink those last copies
- * into one block after the switch, behind a phi of their positions, so
- * that the last edge waited for the others again. LLVM sinks no inline
- * asm, and nothing past one; it emits no instruction. */
-static void keep_apart(CgCtx *cg) {
-  LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(cg->ctx), NULL, 0, 0);
-  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, (char *)"", 0, (char *)"", 0, 1, 0,
-                                       LLVMInlineAsmDialectATT, 0);
-  LLVMBuildCall2(cg->b, fty, asm_, NULL, 0, "");
-}
 
 /* Largest unroll count whose remainder is emitted as straight-line copies
  * (docs/gpu-ir.md, "Unrolled edge loops"): the switch below holds U(U-1)/2

@@ -245,6 +245,31 @@ START_TEST(test_ptx) {
 }
 END_TEST
 
+/* A chunk with fewer than 32 edges (a short group, or F = 32, where 8
+ * lanes are active) is unrolled as @unroll(U) says, U copies at a time and
+ * the r < U left straight-line (codegen/loop.c chunk_partial_unrolled),
+ * so its rows are in flight together: under spmm_groupsp(32, 4) the
+ * vector body's 16-byte gathers are the whole chunk's 4, the partial
+ * chunk's 4 and its tails' 3 + 2 + 1 (rolled, the partial chunk had one). */
+START_TEST(test_partial_chunk_unrolled) {
+  Arena *a = ir_arena_new();
+  IrModule *lib = lib_of(a);
+  Diag d;
+  ir_diag_init(&d, NULL);
+  IrOp *op = pass_op_copy(ir_module_find_op(lib, "copy_u_sum"), a);
+  ck_assert_int_eq(pass_schedule_text(op, lib, "spmm_groupsp(32, 4)", a, &d), 0);
+  ck_assert_int_eq(pass_lower(op, a, &d, NULL, NULL), 0);
+  CgProgram p = {0};
+  ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+  int gathers = tu_count(p.ptx, "ld.global.nc.v4.f32");
+  ck_assert_msg(gathers >= 4 + 4 + 3 + 2 + 1, "%d 16-byte gathers:\n%s", gathers, p.ptx);
+  free(tu_assemble(p.ptx, "sm_90", "prefetch"));
+  cg_program_free(&p);
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("prefetch");
   TCase *tc = tcase_create("prefetch");
@@ -253,6 +278,7 @@ int main(void) {
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_ir_text);
   tcase_add_test(tc, test_ptx);
+  tcase_add_test(tc, test_partial_chunk_unrolled);
   suite_add_tcase(s, tc);
   return tu_run(s);
 }
