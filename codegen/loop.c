@@ -430,6 +430,12 @@ typedef struct PfChunk {
   LLVMBasicBlockRef chunk, next_chunk;
 } PfChunk;
 
+/* Largest unroll count whose remainder is emitted as straight-line copies
+ * (docs/gpu-ir.md, "Unrolled edge loops"; a prefetched loop's partial
+ * chunk): the remainder's switch holds U(U-1)/2 copies of the body, 28 at
+ * U = 8. */
+#define TAIL_UNROLL_MAX 8
+
 /* An empty asm statement with side effects, ending each case of the
  * remainder's switch: the cases end alike (the last copy of the body, at
  * another position), and LLVM's SimplifyCFG would sink those last copies
@@ -564,7 +570,7 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   const IrNode *l = pc->l;
   /* as for other loops: beyond 16 trips of a vector body ptxas spills */
   int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
-  if (cnt && unroll > 1) {
+  if (cnt && unroll > 1 && unroll <= TAIL_UNROLL_MAX) {
     chunk_partial_unrolled(cg, pc, body, cnt, unroll);
     return;
   }
@@ -632,10 +638,6 @@ static void body_copy(CgCtx *cg, const IrNode *l, LLVMValueRef i, LLVMValueRef o
 }
 
 
-/* Largest unroll count whose remainder is emitted as straight-line copies
- * (docs/gpu-ir.md, "Unrolled edge loops"): the switch below holds U(U-1)/2
- * copies of the body, 28 at U = 8. */
-#define TAIL_UNROLL_MAX 8
 
 /* Whether a sequential @unroll(U) loop is emitted by unrolled_loop: an
  * edge loop (its trip count is a vertex's or a group's edges, often below
