@@ -1,8 +1,9 @@
 #!/bin/bash
 # A group's row (its edges' range, destination and the destination's
 # in-degree) loaded at the top of its groups loop, and the next row's
-# entries loaded one iteration ahead (codegen/loop.c: group_prologue,
-# groups_pipelined), against the kernels before, in one GPU call.
+# entries loaded one iteration ahead (codegen/loop.c: group_prologue; the
+# pipelined groups loop was built for this run and not kept), against the
+# kernels before, in one GPU call.
 # Carry (made here, bench/results/2026-11-30-H200-group-row-loads/prepare.sh):
 # CARRY/gop_bench (no LLVM), CARRY/{before,rows,ahead}/ (one plan each,
 # the same rows, packs compiled by the three code generators),
