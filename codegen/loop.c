@@ -271,7 +271,7 @@ static bool scan_group_uses(const IrNode *n, void *ctx) {
  * dependent loads. (expr.c subtracts the degree's two offsets where it is
  * used, which LLVM would otherwise hoist back to the top, to wait there.)
  * Measured on an H200 (bench/results/2026-11-30-H200-group-row-loads):
- * spmm_groups 1.01-1.26x; schedules whose registers it raises past a step
+ * spmm_groups 1.00-1.17x; schedules whose registers it raises past a step
  * of occupancy (spmm_tiles, gnnadvisor) 0.95x. Every value is read for a
  * valid row (i < ngroups) and destination. */
 static void group_prologue(CgCtx *cg, const IrNode *l, CgVar *v) {
