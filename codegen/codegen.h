@@ -142,6 +142,10 @@ typedef struct CgKernel {
   int stage;    /* index of the stage (top-level statement) it runs */
   int threads;  /* threads per block; the kernel's .maxntid */
   int occ;      /* threads per SM asked for (@occupancy); 0: the default */
+  /* it starts with griddepcontrol.wait (sm_90, every stage after the
+   * first): the runtime may launch it while the stage before it finishes
+   * (programmatic dependent launch) */
+  bool waits;
   int nparams;
   CgParam *params; /* in the order the kernel takes them */
   CgLaunch launch;

@@ -40,6 +40,8 @@
  * lines and one `launch` line (`one`, `fill BIND PER_BLOCK`, or `extent
  * BIND PER_BLOCK TOKENS...` with the extent in postfix: integers, `$N` for
  * symbol N, `nv`, `ne`, `+ - * / %`). Tensor dims are integers or `$N`.
+ * The kernel line may end in `occupancy N` (an @occupancy) and then
+ * `waits` (the kernel starts with griddepcontrol.wait: CgKernel.waits).
  */
 #define _GNU_SOURCE /* open_memstream, strtok_r */
 #include <errno.h>
@@ -265,6 +267,9 @@ static void write_pack(FILE *f, const CgProgram *p) {
     /* an @occupancy(N): the runtime keeps its floor where it spills
      * (runtime/module.c); absent in packs written before */
     if (k->occ > 0) fprintf(f, " occupancy %d", k->occ);
+    /* it starts with griddepcontrol.wait (CgKernel.waits); absent in packs
+     * written before, whose kernels are launched plainly */
+    if (k->waits) fputs(" waits", f);
     fputc('\n', f);
     for (int j = 0; j < k->nparams; j++) {
       fprintf(f, "param %s", cg_param_name(k->params[j].kind));
@@ -531,6 +536,8 @@ static int parse_launch(PackReader *r, CgLaunch *l, int nsyms) {
 
 static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
   int64_t stage, threads, nparams, grp[4] = {0, 0, 0, -1}, cls = 0, occ = 0;
+  k->waits = r->nwords >= 6 && strcmp(r->words[r->nwords - 1], "waits") == 0;
+  if (k->waits) r->nwords--;
   if (r->nwords >= 7 && strcmp(r->words[r->nwords - 2], "occupancy") == 0) {
     if (parse_int(r, r->words[r->nwords - 1], 32, 1 << 16, "occupancy", &occ)) return -1;
     r->nwords -= 2;
@@ -538,7 +545,7 @@ static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
   k->occ = (int)occ;
   if (r->nwords != 9 && r->nwords != 10 &&
       want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS [GROUP DISTANCE "
-                 "THRESHOLD SHARED_TENSOR [CLASSES]] [occupancy N]"))
+                 "THRESHOLD SHARED_TENSOR [CLASSES]] [occupancy N] [waits]"))
     return -1;
   if (r->nwords >= 9 &&
       (parse_int(r, r->words[5], 1, 1 << 20, "group size", &grp[0]) ||

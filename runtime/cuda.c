@@ -242,12 +242,13 @@ static void teardown(void) {
 }
 
 /* Fills the table. Returns false after reporting the first entry point the
- * library lacks, and how many more. */
+ * library lacks, and how many more; the optional ones may be missing. */
 static bool load_symbols(void *lib, const char *libname, Diag *d) {
 #define SYM(name, ret, params, older) {#name, older, &S.api.name},
-  const RtDlSym syms[] = {RT_CUDA_FUNCS(SYM)};
+  const RtDlSym syms[] = {RT_CUDA_FUNCS(SYM)}, optional[] = {RT_CUDA_OPTIONAL_FUNCS(SYM)};
 #undef SYM
   const char *first_missing;
+  rt_dl_bind(lib, optional, (int)(sizeof optional / sizeof optional[0]), &first_missing);
   int missing = rt_dl_bind(lib, syms, (int)(sizeof syms / sizeof syms[0]), &first_missing);
   if (missing == 0) return true;
   char more[48] = "";

@@ -458,6 +458,7 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
       .grid = {(uint32_t)blocks, 1, 1},
       .block = {(uint32_t)k->threads, 1, 1},
       .shared_bytes = 0,
+      .programmatic = k->waits,
   };
   /* staged inputs and a @shared groups stage's accumulator rows; the
    * kernel opts in above 48 KiB (module.c), up to the device's limit */

@@ -583,6 +583,31 @@ RtStatus rt_launch_validate(const RtLaunchConfig *c,
   return d->nerrors > before ? RT_ERR : RT_OK;
 }
 
+/* Queues the launch; `*call` names the entry point used. A kernel that
+ * waits for the one before it (c->programmatic: griddepcontrol.wait, sm_90)
+ * goes through cuLaunchKernelEx with programmatic stream serialization, so
+ * that its blocks are scheduled while that kernel finishes; a driver
+ * without cuLaunchKernelEx launches it plainly (the wait then returns at
+ * once). `inject`: GOP_CUDA_FAIL may fail it (rt_cuda_inject; not on the
+ * per-call path, which reads no environment). */
+static CUresult launch(RtKernel *k, const RtLaunchConfig *c, void **args, void *stream,
+                       bool inject, const char **call) {
+  const RtCudaApi *api = rt_cuda_api();
+  if (c->programmatic && api->cuLaunchKernelEx) {
+    *call = "cuLaunchKernelEx";
+    CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+    at.value.programmatic_serialization_allowed = 1;
+    CUlaunchConfig lc = {c->grid.x,  c->grid.y,  c->grid.z,       c->block.x, c->block.y,
+                         c->block.z, c->shared_bytes, (CUstream)stream, &at, 1};
+    return (inject ? rt_cuda_inject(*call) : 0) ?: api->cuLaunchKernelEx(&lc, (CUfunction)k->fn, args, NULL);
+  }
+  *call = "cuLaunchKernel";
+  return (inject ? rt_cuda_inject(*call) : 0) ?: api->cuLaunchKernel((CUfunction)k->fn, c->grid.x, c->grid.y,
+                                                      c->grid.z, c->block.x, c->block.y,
+                                                      c->block.z, c->shared_bytes,
+                                                      (CUstream)stream, args, NULL);
+}
+
 RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,
                           void *stream, Diag *d) {
   if ((int64_t)c->shared_bytes > k->dyn_shared_max) { /* the rare path */
@@ -593,9 +618,8 @@ RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,
       return s;
     k->dyn_shared_max = (int)c->shared_bytes;
   }
-  CUresult r = rt_cuda_api()->cuLaunchKernel((CUfunction)k->fn, c->grid.x, c->grid.y,
-                                             c->grid.z, c->block.x, c->block.y, c->block.z,
-                                             c->shared_bytes, (CUstream)stream, args, NULL);
+  const char *call;
+  CUresult r = launch(k, c, args, stream, false, &call);
   if (r == CUDA_SUCCESS) return RT_OK;
   /* the message is built only when something went wrong: this is the
    * per-call path */
@@ -603,7 +627,7 @@ RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,
   snprintf(what, sizeof what, "while launching kernel '%s' on grid (%u, %u, %u), block "
            "(%u, %u, %u) in the caller's stream", k->name, c->grid.x, c->grid.y, c->grid.z,
            c->block.x, c->block.y, c->block.z);
-  return rt_cuda_check(r, "cuLaunchKernel", what, d);
+  return rt_cuda_check(r, call, what, d);
 }
 
 RtStatus rt_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
@@ -639,8 +663,7 @@ RtStatus rt_launch(RtKernel *k, const RtLaunchConfig *c, void **args,
            "%u), %u bytes of dynamic shared memory",
            k->name, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
            c->block.z, c->shared_bytes);
-  return RT_CU_WHAT(what, cuLaunchKernel,
-                    ((CUfunction)k->fn, c->grid.x, c->grid.y, c->grid.z,
-                     c->block.x, c->block.y, c->block.z, c->shared_bytes, NULL,
-                     args, NULL));
+  const char *call;
+  CUresult r = launch(k, c, args, NULL, true, &call);
+  return rt_cuda_check(r, call, what, d);
 }

@@ -363,6 +363,9 @@ typedef struct RtDim3 {
 typedef struct RtLaunchConfig {
   RtDim3 grid, block;
   uint32_t shared_bytes; /* dynamic shared memory per block */
+  /* the kernel starts with griddepcontrol.wait (CgKernel.waits): it may be
+   * launched while the kernel before it in the stream still runs */
+  bool programmatic;
 } RtLaunchConfig;
 
 /* 64-bit FNV-1a of `n` bytes: the module cache's key. */

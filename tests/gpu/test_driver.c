@@ -137,7 +137,7 @@ static bool has(const char *needle) { return strstr(msgs(), needle) != NULL; }
 static RtStatus affine(RtKernel *k, RtDevTensor *x, RtDevTensor *y,
                        uint32_t n) {
   void *args[] = {&x->ptr, &y->ptr, &n};
-  RtLaunchConfig c = {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0};
+  RtLaunchConfig c = {.grid = {(n + 255) / 256, 1, 1}, .block = {256, 1, 1}};
   return rt_launch(k, &c, args, &d);
 }
 
@@ -181,7 +181,7 @@ static void test_affine(RtModule *m) {
 
   reset();
   RtTiming t;
-  RtLaunchConfig c = {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0};
+  RtLaunchConfig c = {.grid = {(n + 255) / 256, 1, 1}, .block = {256, 1, 1}};
   void *args[] = {&x.ptr, &y.ptr, (void *)&n};
   s = rt_time_launch(k, &c, args, 5, 21, &t, &d);
   if (check(s == RT_OK && t.reps == 21 && t.median_ms > 0 &&
@@ -193,18 +193,18 @@ static void test_affine(RtModule *m) {
            8.0 * n / (t.median_ms * 1e-3) / 1e9);
 
   reset();
-  RtLaunchConfig big = {{1, 1, 1}, {2048, 1, 1}, 0};
+  RtLaunchConfig big = {.grid = {1, 1, 1}, .block = {2048, 1, 1}, .shared_bytes = 0};
   check(rt_launch(k, &big, args, &d) == RT_ERR &&
             has("launch of kernel 'affine' refused: block (2048, 1, 1)") &&
             has("exceeds the device's limit of 1024"),
         "illegal block refused", "not refused as expected");
   reset();
-  RtLaunchConfig shm = {{1, 1, 1}, {32, 1, 1}, 4u << 20};
+  RtLaunchConfig shm = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .shared_bytes = 4u << 20};
   check(rt_launch(k, &shm, args, &d) == RT_ERR &&
             has("a block asks for 4 MiB of shared memory"),
         "too much shared memory refused", "not refused as expected");
   reset();
-  RtLaunchConfig zero = {{0, 1, 1}, {32, 1, 1}, 0};
+  RtLaunchConfig zero = {.grid = {0, 1, 1}, .block = {32, 1, 1}, .shared_bytes = 0};
   check(rt_launch(k, &zero, args, &d) == RT_ERR &&
             has("has a zero dimension"),
         "empty grid refused", "not refused as expected");
@@ -250,7 +250,7 @@ static void test_graph_replay(RtModule *m) {
   if (!s) s = rt_tensor_fill32(&y, 0x7fc00000u, &d);
   uint32_t nn = n;
   void *args[] = {&x.ptr, &y.ptr, &nn};
-  Affine a = {k, {{(n + 255) / 256, 1, 1}, {256, 1, 1}, 0}, args, false};
+  Affine a = {k, {.grid = {(n + 255) / 256, 1, 1}, .block = {256, 1, 1}}, args, false};
   RtTiming ev = {0}, gr = {0};
   if (!s) s = rt_time_launch(k, &a.c, args, 5, 21, &ev, &d);
   if (!s) s = rt_time_graph(affine_in, &a, 0, 1024, 5, 21, &gr, &d);
@@ -299,7 +299,7 @@ static void test_shared(RtModule *m) {
   RtDevTensor y;
   RtStatus s = rt_tensor_alloc(&y, sizeof(float), "tensor probe", &d);
   void *args[] = {&y.ptr, &bytes, &v};
-  RtLaunchConfig c = {{1, 1, 1}, {32, 1, 1}, bytes};
+  RtLaunchConfig c = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .shared_bytes = bytes};
   if (!s) s = rt_launch(k, &c, args, &d);
   if (!s) s = rt_tensor_download(&y, &out, sizeof out, &d);
   check(s == RT_OK && out == v && k->dyn_shared_max >= (int)bytes,

@@ -18,7 +18,9 @@
  * - Kernels do not run: cuLaunchKernel records the launch (function, grid,
  *   stream, and each parameter's value, counted from the .entry's
  *   parameter list in the PTX) for the test to read through
- *   fake_cuda_launches(); cuMemsetD32Async is recorded likewise.
+ *   fake_cuda_launches(); cuLaunchKernelEx likewise, with whether it asked
+ *   for programmatic stream serialization (any other attribute is
+ *   refused); cuMemsetD32Async is recorded likewise.
  * - Streams are handles the test makes up: 0 (the legacy stream), 0x1000,
  *   0x1010, ... 0x10f0 (sixteen, one per thread of a stress test) and
  *   0x1100 belong to the primary context, 0x2000 to another one; anything
@@ -115,6 +117,7 @@ typedef struct FakeLaunch {
   unsigned grid, block, shared;
   void *stream;
   int nparams;
+  int programmatic; /* cuLaunchKernelEx with programmatic stream serialization */
   uint64_t params[MAX_PARAMS];
 } FakeLaunch;
 static FakeLaunch launches[MAX_LAUNCHES];
@@ -510,10 +513,8 @@ EXPORT CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
   return 0;
 }
 EXPORT CUresult cuFuncSetAttribute(void *fn, int attr, int v) { return 0; }
-EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned shared, void *stream,
-                               void **params, void **extra) {
-  LOCKED;
+static CUresult launch(void *fn, unsigned gx, unsigned bx, unsigned shared, void *stream,
+                       void **params, int programmatic) {
   FakeFunc *f = fn;
   note('k');
   CUresult q = queued(stream);
@@ -524,13 +525,45 @@ EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, 
   if (nlaunches == MAX_LAUNCHES) return 0;
   FakeLaunch *l = &launches[nlaunches++];
   *l = (FakeLaunch){.fn = f->name, .grid = gx, .block = bx, .shared = shared, .stream = stream,
-                    .nparams = f->nparams};
+                    .nparams = f->nparams, .programmatic = programmatic};
   for (int i = 0; i < f->nparams; i++) {
     uint64_t v = 0;
     memcpy(&v, params[i], (size_t)f->size[i]);
     l->params[i] = v;
   }
   return 0;
+}
+EXPORT CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shared, void *stream,
+                               void **params, void **extra) {
+  LOCKED;
+  return launch(fn, gx, bx, shared, stream, params, 0);
+}
+/* CUlaunchConfig and CUlaunchAttribute as cuda.h lays them out; attribute 6
+ * is programmatic stream serialization, the one gop sets. */
+typedef struct {
+  int id;
+  char pad[4];
+  union {
+    char pad[64];
+    int value;
+  } value;
+} FakeAttr;
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, shared;
+  void *stream;
+  FakeAttr *attrs;
+  unsigned nattrs;
+} FakeLaunchConfig;
+EXPORT CUresult cuLaunchKernelEx(const FakeLaunchConfig *c, void *fn, void **params,
+                                 void **extra) {
+  LOCKED;
+  int programmatic = 0;
+  for (unsigned i = 0; i < c->nattrs; i++) {
+    if (c->attrs[i].id != 6) return 1; /* CUDA_ERROR_INVALID_VALUE: not one gop sets */
+    programmatic = c->attrs[i].value.value;
+  }
+  return launch(fn, c->gx, c->bx, c->shared, c->stream, params, programmatic);
 }
 static int event_token;
 EXPORT CUresult cuEventCreate(void **ev, unsigned flags) {

@@ -578,6 +578,62 @@ START_TEST(test_index64_kernels) {
 }
 END_TEST
 
+/* The first of `n` needles in [from, to), or NULL. */
+static const char *first_of(const char *from, const char *to, const char *const *needles,
+                            int n) {
+  const char *best = NULL;
+  for (int i = 0; i < n; i++) {
+    const char *p = strstr(from, needles[i]);
+    if (p && p < to && (!best || p < best)) best = p;
+  }
+  return best;
+}
+
+/* An op's stages on sm_90 (codegen/kernel.c, grid_dependencies): each one
+ * after the first waits for the one before (griddepcontrol.wait) before
+ * any access to memory, each one before the last lets the next be
+ * scheduled (griddepcontrol.launch_dependents); a one-stage op and other
+ * targets get neither. */
+START_TEST(test_grid_dependencies) {
+  CgProgram p;
+  compile_ok(op_softmax(), "sm_90", &p);
+  ck_assert_int_ge(p.nkernels, 3);
+  static const char *const mem[] = {"ld.global", "st.global", "atom.", "red."};
+  for (int k = 0; k < p.nkernels; k++) {
+    char name[160];
+    snprintf(name, sizeof name, ".entry %s(", p.kernels[k].name);
+    const char *at = strstr(p.ptx, name);
+    ptx_check(at != NULL, p.ptx, "a kernel's entry is missing");
+    const char *end = strstr(at + 1, ".entry ");
+    if (!end) end = at + strlen(at);
+    const char *wait = first_of(at, end, (const char *const[]){"griddepcontrol.wait"}, 1);
+    const char *trig =
+        first_of(at, end, (const char *const[]){"griddepcontrol.launch_dependents"}, 1);
+    ck_assert_int_eq(p.kernels[k].waits, k > 0);
+    ptx_check((wait != NULL) == (k > 0), at, "griddepcontrol.wait not on the later stages alone");
+    ptx_check((trig != NULL) == (k < p.nkernels - 1), at,
+              "launch_dependents not on the earlier stages alone");
+    if (wait) {
+      const char *access = first_of(at, end, mem, 4);
+      ptx_check(access && wait < access, at, "memory accessed before the wait");
+      ptx_check(!first_of(wait + 1, end, (const char *const[]){"griddepcontrol.wait"}, 1), at,
+                "more than one wait");
+    }
+  }
+  cg_program_free(&p);
+  ir_arena_free(A);
+  compile_ok(op_softmax(), "sm_80", &p);
+  ptx_check(!strstr(p.ptx, "griddepcontrol"), p.ptx, "griddepcontrol below sm_90");
+  for (int k = 0; k < p.nkernels; k++) ck_assert(!p.kernels[k].waits);
+  cg_program_free(&p);
+  ir_arena_free(A);
+  compile_ok(op_single(), "sm_90", &p);
+  ck_assert_int_eq(p.nkernels, 1);
+  ptx_check(!strstr(p.ptx, "griddepcontrol"), p.ptx, "griddepcontrol in a one-stage op");
+  cg_program_free(&p);
+  ir_arena_free(A);
+}
+END_TEST
 
 static Suite *suite(void) {
   Suite *s = suite_create("codegen");
@@ -592,6 +648,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_emit_llvm);
   tcase_add_test(tc, test_vector_fallback_skip);
   tcase_add_loop_test(tc, test_shuffle_and_vector_ptx, 0, 2);
+  tcase_add_test(tc, test_grid_dependencies);
   suite_add_tcase(s, tc);
   tc = tcase_create("refusals");
   tcase_add_test(tc, test_unknown_target);

@@ -268,7 +268,7 @@ static const RtDeviceLimits h100 = {
 
 static RtLaunchConfig cfg(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
                           uint32_t by, uint32_t bz, uint32_t shared) {
-  return (RtLaunchConfig){{gx, gy, gz}, {bx, by, bz}, shared};
+  return (RtLaunchConfig){.grid = {gx, gy, gz}, .block = {bx, by, bz}, .shared_bytes = shared};
 }
 
 START_TEST(validate_accepts_legal) {

@@ -33,6 +33,7 @@ typedef struct FakeLaunch {
   unsigned grid, block, shared;
   void *stream;
   int nparams;
+  int programmatic;
   uint64_t params[48];
 } FakeLaunch;
 

@@ -263,6 +263,7 @@ typedef struct FakeLaunch {
   unsigned grid, block, shared;
   void *stream;
   int nparams;
+  int programmatic;
   uint64_t params[48];
 } FakeLaunch;
 typedef struct FakeMemset {
@@ -561,7 +562,13 @@ START_TEST(groups_grid_by_table) {
     for (int i = 0; i < nl; i++)
       for (int kk = 0; kk < p.nkernels; kk++) {
         const CgKernel *k = &p.kernels[kk];
-        if (strcmp(k->name, l[i].fn) || k->launch.kind != CG_LAUNCH_FILL) continue;
+        if (strcmp(k->name, l[i].fn)) continue;
+        /* the fill stage first, launched plainly; the groups stage after
+         * it waits for it (griddepcontrol.wait), so it is launched with
+         * programmatic stream serialization (cuLaunchKernelEx) */
+        ck_assert_int_eq(k->waits, kk > 0);
+        ck_assert_int_eq(l[i].programmatic, kk > 0);
+        if (k->launch.kind != CG_LAUNCH_FILL) continue;
         int64_t rows = -1, unowned = -1;
         for (int j = 0; j < k->nparams; j++) {
           if (k->params[j].kind == CG_PARAM_NGROUPS) rows = (int32_t)l[i].params[j];

@@ -50,6 +50,7 @@ static void assert_same_program(const CgProgram *a, const CgProgram *b) {
     ck_assert_str_eq(x->name, y->name);
     ck_assert_int_eq(x->stage, y->stage);
     ck_assert_int_eq(x->threads, y->threads);
+    ck_assert_int_eq(x->waits, y->waits);
     ck_assert_int_eq(x->nparams, y->nparams);
     for (int j = 0; j < x->nparams; j++) {
       ck_assert_int_eq(x->params[j].kind, y->params[j].kind);
@@ -141,6 +142,37 @@ static void expect_pack_err(const char *good, const char *from, const char *to,
   free(msg);
   free(bad);
 }
+
+/* Stages after the first wait for the one before (griddepcontrol.wait,
+ * sm_90 only; codegen/kernel.c), and a pack keeps that as `waits` on the
+ * kernel's line; a pack written before has no such word, and its kernels
+ * are launched plainly. */
+START_TEST(test_pack_waits) {
+  CgProgram p, q;
+  compile_ok(op_softmax(), "sm_90", &p);
+  ck_assert_int_ge(p.nkernels, 2);
+  for (int i = 0; i < p.nkernels; i++) ck_assert_int_eq(p.kernels[i].waits, i > 0);
+  char path[512];
+  snprintf(path, sizeof path, "%s/waits.pack", tu_tmpdir());
+  Diag d;
+  ir_diag_init(&d, NULL);
+  ck_assert_msg(cg_pack_write(&p, path, &d) == 0, "%s", d.buf);
+  ck_assert_msg(cg_pack_read(path, &q, &d) == 0, "%s", d.buf);
+  assert_same_program(&p, &q);
+  cg_program_free(&q);
+  /* the same pack without the words: nothing waits */
+  char *text = drop_sum(tu_read_file(path, NULL)), *w;
+  while ((w = strstr(text, " waits\n"))) memmove(w, w + 6, strlen(w + 6) + 1);
+  const char *old = tu_write("old.pack", text);
+  ck_assert_msg(cg_pack_read(old, &q, &d) == 0, "%s", d.buf);
+  for (int i = 0; i < q.nkernels; i++) ck_assert(!q.kernels[i].waits);
+  free(text);
+  ir_diag_free(&d);
+  cg_program_free(&p);
+  cg_program_free(&q);
+  ir_arena_free(A);
+}
+END_TEST
 
 START_TEST(test_pack_malformed) {
   CgProgram p;
@@ -366,6 +398,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("pack");
   tcase_add_test(tc, test_pack_round_trip);
   tcase_add_test(tc, test_pack_malformed);
+  tcase_add_test(tc, test_pack_waits);
   tcase_add_test(tc, test_pack_write_atomic);
   tcase_add_test(tc, test_expr_eval);
   suite_add_tcase(s, tc);
