@@ -499,65 +499,92 @@ static void chunk_copy(CgCtx *cg, const PfChunk *pc, LLVMValueRef from) {
   drop_unused_but(sh_eid, keep, 4 + nts);
 }
 
-/* r edges of a partial chunk, straight-line, from the lanes of `left` in
- * order (each the lowest set bit, then cleared); returns `left` after. */
-static LLVMValueRef chunk_copies(CgCtx *cg, const PfChunk *pc, LLVMValueRef left, int r) {
-  LLVMBuilderRef b = cg->b;
-  LLVMTypeRef i32 = cg->t_i32;
-  for (int k = 0; k < r; k++) {
-    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
-    chunk_copy(cg, pc, cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2));
-    left = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
-  }
-  return left;
+/* A partial chunk takes its edges from the active lanes in order: the
+ * lowest lane of `left` (a mask of lanes, not 0), then `left` without it. */
+static LLVMValueRef lowest_lane(CgCtx *cg, LLVMValueRef left) {
+  LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
+  return cg_intrinsic(cg, "llvm.cttz", &cg->t_i32, 1, cargs, 2);
+}
+static LLVMValueRef without_lowest(CgCtx *cg, LLVMValueRef left) {
+  return LLVMBuildAnd(cg->b, left, LLVMBuildSub(cg->b, left, cg_i32(cg, 1), ""), "");
 }
 
-/* A partial chunk of `cnt` edges under @unroll(U), as unrolled_loop does
- * for an edge loop: U copies at a time while U edges are left, then the
- * r < U left in one block. Rolled, a chunk of a short group (every chunk
- * where fewer than 32 lanes are active: F = 32 under 16-byte lanes keeps
- * 8) waited for each edge's row before shuffling the next edge's index.
- * Unrolled, on an H200 (bench/results/2026-11-30-H200-prefetch-partial-
- * chunks): spmm_groupsp 1.15-1.22x, spmm_vec4p 1.20-1.31x faster; both
- * still slower than spmm_groups, which loads no whole chunk of indices. */
-static void chunk_partial_unrolled(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
-                                   LLVMValueRef cnt, int u) {
+/* A loop unrolled U times by hand, over trips [start, end):
+ *   while (k + U <= end) { copies(at, U); k += U; }
+ *   switch (end - k) { case r: copies(at, r) }   (0 < r < U)
+ * LLVM's own unrolling would run the n mod U trips left over one at a time,
+ * each waiting for the one before; here they are one block of r copies,
+ * whose loads are all in flight at once. `at` is where the copies start:
+ * the trip counter itself (at0 NULL: an edge loop's CSR position), or a
+ * cursor of its own that each run of copies advances (a partial chunk's
+ * mask of the lanes left). Entered from the builder's block; `body` and
+ * `tail` are new blocks, `exit` is where every path ends. */
+typedef struct Unroll {
+  int u;
+  LLVMTypeRef ty; /* the trip counter's type */
+  bool nsw;       /* CSR positions: no signed wrap; a chunk's count: no unsigned wrap */
+  LLVMValueRef start, end, at0;
+  const char *name; /* the trip counter's */
+  LLVMBasicBlockRef body, tail, exit;
+  /* emits r copies from `at`; returns the cursor after them (at0 NULL:
+   * unused) */
+  LLVMValueRef (*copies)(CgCtx *cg, const void *ctx, LLVMValueRef at, int r);
+  const void *ctx;
+} Unroll;
+
+static void unrolled(CgCtx *cg, const Unroll *un) {
   LLVMBuilderRef b = cg->b;
-  LLVMTypeRef i32 = cg->t_i32;
-  LLVMPositionBuilderAtEnd(b, body);
-  LLVMBasicBlockRef main = cg_block(cg, "chunk.main");
-  LLVMBasicBlockRef tail = cg_block(cg, "chunk.tail");
-  LLVMValueRef lim = LLVMBuildSub(b, cnt, cg_i32(cg, u - 1), "lim"); /* cnt <= 32 */
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, cg_i32(cg, 0), lim, ""), main, tail);
+  int u = un->u;
+  LLVMValueRef one_less = LLVMConstInt(un->ty, (unsigned long long)(u - 1), 1);
+  LLVMValueRef by_u = LLVMConstInt(un->ty, (unsigned long long)u, 1);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+  /* k + U <= end as k < end - (U - 1): far from overflow */
+  LLVMValueRef lim = un->nsw ? LLVMBuildNSWSub(b, un->end, one_less, "lim")
+                             : LLVMBuildSub(b, un->end, one_less, "lim");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, un->start, lim, ""), un->body, un->tail);
 
-  LLVMPositionBuilderAtEnd(b, main);
-  LLVMValueRef j = LLVMBuildPhi(b, i32, "j");
-  LLVMValueRef left = LLVMBuildPhi(b, i32, "left");
-  LLVMValueRef leftn = chunk_copies(cg, pc, left, u);
-  LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, u), "");
+  LLVMPositionBuilderAtEnd(b, un->body);
+  LLVMValueRef k = LLVMBuildPhi(b, un->ty, un->name);
+  LLVMValueRef at = un->at0 ? LLVMBuildPhi(b, LLVMTypeOf(un->at0), "at") : k;
+  LLVMValueRef at_next = un->copies(cg, un->ctx, at, u);
+  LLVMValueRef next = un->nsw ? LLVMBuildNSWAdd(b, k, by_u, "") : LLVMBuildNUWAdd(b, k, by_u, "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, jn, lim, ""), main, tail);
+  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, lim, ""), un->body,
+                                    un->tail);
   unroll_hint(cg, br, 1); /* already unrolled: LLVM must not again */
-  LLVMBasicBlockRef bbs[2] = {body, latch};
-  LLVMValueRef jin[2] = {cg_i32(cg, 0), jn}, lin[2] = {pc->mask, leftn};
-  LLVMAddIncoming(j, jin, bbs, 2);
-  LLVMAddIncoming(left, lin, bbs, 2);
+  LLVMBasicBlockRef bbs[2] = {pre, latch};
+  LLVMValueRef kin[2] = {un->start, next}, atin[2] = {un->at0, at_next};
+  LLVMAddIncoming(k, kin, bbs, 2);
+  if (un->at0) LLVMAddIncoming(at, atin, bbs, 2);
 
-  LLVMPositionBuilderAtEnd(b, tail);
-  LLVMValueRef jt = LLVMBuildPhi(b, i32, "j");
-  LLVMValueRef lt = LLVMBuildPhi(b, i32, "left");
-  LLVMAddIncoming(jt, jin, bbs, 2);
-  LLVMAddIncoming(lt, lin, bbs, 2);
-  LLVMValueRef rem = LLVMBuildSub(b, cnt, jt, "rem"); /* 0 .. U - 1 */
-  LLVMValueRef sw = LLVMBuildSwitch(b, rem, pc->next_chunk, (unsigned)(u - 1));
-  for (int r = u - 1; r >= 1; r--) {
-    LLVMBasicBlockRef rb = cg_block(cg, "chunk.left");
-    LLVMAddCase(sw, cg_i32(cg, r), rb);
-    LLVMPositionBuilderAtEnd(b, rb);
-    chunk_copies(cg, pc, lt, r);
-    keep_apart(cg);
-    LLVMBuildBr(b, pc->next_chunk);
+  LLVMPositionBuilderAtEnd(b, un->tail);
+  LLVMValueRef kt = LLVMBuildPhi(b, un->ty, "k");
+  LLVMAddIncoming(kt, kin, bbs, 2);
+  LLVMValueRef att = kt;
+  if (un->at0) {
+    att = LLVMBuildPhi(b, LLVMTypeOf(un->at0), "at");
+    LLVMAddIncoming(att, atin, bbs, 2);
   }
+  LLVMValueRef left = LLVMBuildSub(b, un->end, kt, "left"); /* 0 .. U - 1, or < 0 */
+  LLVMValueRef sw = LLVMBuildSwitch(b, left, un->exit, (unsigned)(u - 1));
+  for (int r = u - 1; r >= 1; r--) {
+    LLVMBasicBlockRef rb = cg_block(cg, "left");
+    LLVMAddCase(sw, LLVMConstInt(un->ty, (unsigned long long)r, 1), rb);
+    LLVMPositionBuilderAtEnd(b, rb);
+    un->copies(cg, un->ctx, att, r);
+    keep_apart(cg);
+    LLVMBuildBr(b, un->exit);
+  }
+}
+
+/* r edges of a partial chunk, straight-line, from the lanes of `left` in
+ * order; returns the lanes left after them. */
+static LLVMValueRef chunk_copies(CgCtx *cg, const void *ctx, LLVMValueRef left, int r) {
+  for (int k = 0; k < r; k++) {
+    chunk_copy(cg, ctx, lowest_lane(cg, left));
+    left = without_lowest(cg, left);
+  }
+  return left;
 }
 
 /* The edges of a chunk, from block `body` (entered from the chunk's block)
@@ -570,8 +597,21 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   const IrNode *l = pc->l;
   /* as for other loops: beyond 16 trips of a vector body ptxas spills */
   int unroll = cg->vec && l->loop.unroll > 16 ? 16 : l->loop.unroll;
+  /* A partial chunk under @unroll(U): U copies at a time, then the r < U
+   * left in one block. Rolled, a chunk of a short group (every chunk where
+   * fewer than 32 lanes are active: F = 32 under 16-byte lanes keeps 8)
+   * waited for each edge's row before shuffling the next edge's index.
+   * Unrolled, on an H200 (bench/results/2026-11-30-H200-prefetch-partial-
+   * chunks): spmm_groupsp 1.15-1.22x, spmm_vec4p 1.20-1.31x faster; both
+   * still slower than spmm_groups, which loads no whole chunk of indices. */
   if (cnt && unroll > 1 && unroll <= TAIL_UNROLL_MAX) {
-    chunk_partial_unrolled(cg, pc, body, cnt, unroll);
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMBasicBlockRef main = cg_block(cg, "chunk.main"); /* in this order */
+    LLVMBasicBlockRef tail = cg_block(cg, "chunk.tail");
+    Unroll un = {.u = unroll, .ty = i32, .nsw = false, .start = cg_i32(cg, 0), .end = cnt,
+                 .at0 = pc->mask, .name = "j", .body = main, .tail = tail,
+                 .exit = pc->next_chunk, .copies = chunk_copies, .ctx = pc};
+    unrolled(cg, &un);
     return;
   }
   LLVMPositionBuilderAtEnd(b, body);
@@ -579,8 +619,7 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   LLVMValueRef left = NULL, from = j;
   if (cnt) {
     left = LLVMBuildPhi(b, i32, "left");
-    LLVMValueRef cargs[2] = {left, LLVMConstInt(cg->t_i1, 1, 0)};
-    from = cg_intrinsic(cg, "llvm.cttz", &i32, 1, cargs, 2);
+    from = lowest_lane(cg, left);
   }
   chunk_copy(cg, pc, from);
   LLVMValueRef jn = LLVMBuildNUWAdd(b, j, cg_i32(cg, 1), "");
@@ -595,8 +634,7 @@ static void chunk_edges(CgCtx *cg, const PfChunk *pc, LLVMBasicBlockRef body,
   LLVMAddIncoming(j, jin, bbs, 2);
   if (cnt) {
     LLVMPositionBuilderBefore(b, br);
-    LLVMValueRef leftn = LLVMBuildAnd(b, left, LLVMBuildSub(b, left, cg_i32(cg, 1), ""), "");
-    LLVMValueRef lin[2] = {pc->mask, leftn};
+    LLVMValueRef lin[2] = {pc->mask, without_lowest(cg, left)};
     LLVMAddIncoming(left, lin, bbs, 2);
   }
 }
@@ -655,54 +693,35 @@ static bool tail_unrolled(const IrNode *l) {
   return !ir_any(l->loop.body, has_loop, NULL);
 }
 
-/* A sequential edge loop over [start, end) unrolled U times by hand:
- *   while (k + U <= end) { body(k) .. body(k + U - 1); k += U; }
- *   switch (end - k) { case r: body(k) .. body(k + r - 1) }   (r < U)
- * LLVM's own unrolling runs the n mod U edges left over one at a time
- * before the unrolled loop, each waiting for its index and then its row:
- * a group of 7 edges under U = 4 waited four times. Here the leftover
- * edges are one block of r copies, whose loads are all in flight at once,
- * so 7 edges wait twice. The edges are added in the same order. */
+/* r copies of an edge loop's body at CSR positions at .. at + r - 1. */
+typedef struct PosCopies {
+  const IrNode *l;
+  LLVMValueRef of;
+} PosCopies;
+
+static LLVMValueRef position_copies(CgCtx *cg, const void *ctx, LLVMValueRef at, int r) {
+  const PosCopies *pcs = ctx;
+  for (int j = 0; j < r; j++)
+    body_copy(cg, pcs->l, j ? LLVMBuildNSWAdd(cg->b, at, cg_idx(cg, j), "") : at, pcs->of);
+  return NULL;
+}
+
+/* A sequential edge loop over [start, end) unrolled U times by hand
+ * (`unrolled`): LLVM's own unrolling ran the n mod U edges left over one
+ * at a time before the unrolled loop, each waiting for its index and then
+ * its row: a group of 7 edges under U = 4 waited four times; here 7 edges
+ * wait twice. The edges are added in the same order. */
 static void unrolled_loop(CgCtx *cg, const IrNode *l, LLVMValueRef start,
                           LLVMValueRef end, LLVMValueRef of) {
-  LLVMBuilderRef b = cg->b;
-  int u = l->loop.unroll;
-  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-  LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
+  PosCopies pcs = {l, of};
+  LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name); /* in this order */
   LLVMBasicBlockRef tail = cg_block(cg, "tail");
   LLVMBasicBlockRef exit = cg_block(cg, "endfor");
-  /* k + U <= end as k < end - (U - 1): positions are far from overflow */
-  LLVMValueRef lim = LLVMBuildNSWSub(b, end, cg_idx(cg, u - 1), "lim");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, start, lim, ""), body, tail);
-
-  LLVMPositionBuilderAtEnd(b, body);
-  LLVMValueRef i = LLVMBuildPhi(b, cg->t_idx, l->loop.var->name);
-  for (int j = 0; j < u; j++)
-    body_copy(cg, l, j ? LLVMBuildNSWAdd(b, i, cg_idx(cg, j), "") : i, of);
-  LLVMValueRef next = LLVMBuildNSWAdd(b, i, cg_idx(cg, u), "");
-  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, lim, ""), body, tail);
-  unroll_hint(cg, br, 1); /* already unrolled: LLVM must not again */
-  LLVMValueRef in_vals[2] = {start, next};
-  LLVMBasicBlockRef in_bbs[2] = {pre, latch};
-  LLVMAddIncoming(i, in_vals, in_bbs, 2);
-
-  LLVMPositionBuilderAtEnd(b, tail);
-  LLVMValueRef k = LLVMBuildPhi(b, cg->t_idx, "k");
-  LLVMValueRef kin[2] = {start, next};
-  LLVMAddIncoming(k, kin, in_bbs, 2);
-  LLVMValueRef left = LLVMBuildSub(b, end, k, "left"); /* 0 .. U - 1, or < 0 */
-  LLVMValueRef sw = LLVMBuildSwitch(b, left, exit, (unsigned)(u - 1));
-  for (int r = u - 1; r >= 1; r--) {
-    LLVMBasicBlockRef rb = cg_block(cg, "left");
-    LLVMAddCase(sw, cg_idx(cg, r), rb);
-    LLVMPositionBuilderAtEnd(b, rb);
-    for (int j = 0; j < r; j++)
-      body_copy(cg, l, j ? LLVMBuildNSWAdd(b, k, cg_idx(cg, j), "") : k, of);
-    keep_apart(cg);
-    LLVMBuildBr(b, exit);
-  }
-  LLVMPositionBuilderAtEnd(b, exit);
+  Unroll un = {.u = l->loop.unroll, .ty = cg->t_idx, .nsw = true, .start = start, .end = end,
+               .name = l->loop.var->name, .body = body, .tail = tail, .exit = exit,
+               .copies = position_copies, .ctx = &pcs};
+  unrolled(cg, &un);
+  LLVMPositionBuilderAtEnd(cg->b, un.exit);
 }
 
 /* A @prefetch edge loop over CSR positions [base, end): the header above. */

@@ -247,8 +247,8 @@ END_TEST
 
 /* A chunk with fewer than 32 edges (a short group, or F = 32, where 8
  * lanes are active) is unrolled as @unroll(U) says, U copies at a time and
- * the r < U left straight-line (codegen/loop.c chunk_partial_unrolled),
- * so its rows are in flight together: under spmm_groupsp(32, 4) the
+ * the r < U left straight-line (codegen/loop.c chunk_edges, through
+ * `unrolled`), so its rows are in flight together: under spmm_groupsp(32, 4) the
  * vector body's 16-byte gathers are the whole chunk's 4, the partial
  * chunk's 4 and its tails' 3 + 2 + 1 (rolled, the partial chunk had one). */
 START_TEST(test_partial_chunk_unrolled) {
