@@ -796,6 +796,20 @@ static int parse_pack(PackReader *r, CgProgram *p) {
   if (!p->target) return fail(r, "the pack names no `target`");
   if (!p->ptx) return fail(r, "the pack holds no `ptx` block");
   if (p->nkernels == 0) return fail(r, "the pack holds no kernel");
+  /* a kernel marked `waits` is launched while the kernel before it still
+   * runs: its PTX must hold the wait, or it would race with that kernel */
+  for (int i = 0; i < p->nkernels; i++) {
+    const CgKernel *k = &p->kernels[i];
+    if (!k->waits) continue;
+    char entry[160];
+    snprintf(entry, sizeof entry, ".entry %s(", k->name);
+    const char *at = strstr(p->ptx, entry);
+    const char *end = at ? strstr(at + 1, ".entry ") : NULL;
+    const char *wait = at ? strstr(at, "griddepcontrol.wait;") : NULL;
+    if (!wait || (end && wait > end))
+      return fail(r, "kernel %s is marked `waits` but its PTX has no griddepcontrol.wait",
+                  k->name);
+  }
   return 0;
 }
 

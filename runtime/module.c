@@ -593,19 +593,21 @@ RtStatus rt_launch_validate(const RtLaunchConfig *c,
 static CUresult launch(RtKernel *k, const RtLaunchConfig *c, void **args, void *stream,
                        bool inject, const char **call) {
   const RtCudaApi *api = rt_cuda_api();
-  if (c->programmatic && api->cuLaunchKernelEx) {
-    *call = "cuLaunchKernelEx";
-    CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-    at.value.programmatic_serialization_allowed = 1;
-    CUlaunchConfig lc = {c->grid.x,  c->grid.y,  c->grid.z,       c->block.x, c->block.y,
-                         c->block.z, c->shared_bytes, (CUstream)stream, &at, 1};
-    return (inject ? rt_cuda_inject(*call) : 0) ?: api->cuLaunchKernelEx(&lc, (CUfunction)k->fn, args, NULL);
-  }
-  *call = "cuLaunchKernel";
-  return (inject ? rt_cuda_inject(*call) : 0) ?: api->cuLaunchKernel((CUfunction)k->fn, c->grid.x, c->grid.y,
-                                                      c->grid.z, c->block.x, c->block.y,
-                                                      c->block.z, c->shared_bytes,
-                                                      (CUstream)stream, args, NULL);
+  bool ex = c->programmatic && api->cuLaunchKernelEx;
+  *call = ex ? "cuLaunchKernelEx" : "cuLaunchKernel";
+  CUresult r = inject ? rt_cuda_inject(*call) : 0;
+  if (r) return r;
+  if (!ex)
+    return api->cuLaunchKernel((CUfunction)k->fn, c->grid.x, c->grid.y, c->grid.z, c->block.x,
+                               c->block.y, c->block.z, c->shared_bytes, (CUstream)stream, args,
+                               NULL);
+  CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+  at.value.programmatic_serialization_allowed = 1;
+  CUlaunchConfig lc = {.grid_x = c->grid.x,   .grid_y = c->grid.y,   .grid_z = c->grid.z,
+                       .block_x = c->block.x, .block_y = c->block.y, .block_z = c->block.z,
+                       .shared_bytes = c->shared_bytes, .stream = (CUstream)stream,
+                       .attrs = &at, .nattrs = 1};
+  return api->cuLaunchKernelEx(&lc, (CUfunction)k->fn, args, NULL);
 }
 
 RtStatus rt_launch_stream(RtKernel *k, const RtLaunchConfig *c, void **args,

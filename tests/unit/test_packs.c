@@ -166,10 +166,20 @@ START_TEST(test_pack_waits) {
   const char *old = tu_write("old.pack", text);
   ck_assert_msg(cg_pack_read(old, &q, &d) == 0, "%s", d.buf);
   for (int i = 0; i < q.nkernels; i++) ck_assert(!q.kernels[i].waits);
+  cg_program_free(&q);
+  /* `waits` on a kernel whose PTX has no wait (the first stage) is refused:
+   * launched early, it would race with the kernel before it */
+  char first[160], marked[170];
+  snprintf(first, sizeof first, "kernel %s ", p.kernels[0].name);
+  char *line = strstr(text, first), *eol = line ? strchr(line, '\n') : NULL;
+  ck_assert_ptr_nonnull(eol);
+  snprintf(marked, sizeof marked, "%.*s waits", (int)(eol - line), line);
+  char *from = strndup(line, (size_t)(eol - line));
+  expect_pack_err(text, from, marked, "is marked `waits` but its PTX has no griddepcontrol.wait");
+  free(from);
   free(text);
   ir_diag_free(&d);
   cg_program_free(&p);
-  cg_program_free(&q);
   ir_arena_free(A);
 }
 END_TEST
