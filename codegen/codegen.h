@@ -209,6 +209,9 @@ typedef struct CgProgram {
 
 /* p->index_bits, 0 read as 32. */
 int cg_program_index_bits(const CgProgram *p);
+/* Kernel `name`'s part of p->ptx: from its `.entry NAME(` to the next
+ * `.entry` (or the end), its length in *len; NULL when there is none. */
+const char *cg_kernel_ptx(const CgProgram *p, const char *name, size_t *len);
 
 /* Blocks to launch kernel `k`: 1 for ONE, `fill` for FILL, and for EXTENT
  * ceil(extent / per_block) (at least 1), with |V| = nv, |E| = ne and the

@@ -43,7 +43,7 @@
  * The kernel line may end in `occupancy N` (an @occupancy) and then
  * `waits` (the kernel starts with griddepcontrol.wait: CgKernel.waits).
  */
-#define _GNU_SOURCE /* open_memstream, strtok_r */
+#define _GNU_SOURCE /* open_memstream, strtok_r, memmem */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -800,17 +800,24 @@ static int parse_pack(PackReader *r, CgProgram *p) {
    * runs: its PTX must hold the wait, or it would race with that kernel */
   for (int i = 0; i < p->nkernels; i++) {
     const CgKernel *k = &p->kernels[i];
-    if (!k->waits) continue;
-    char entry[160];
-    snprintf(entry, sizeof entry, ".entry %s(", k->name);
-    const char *at = strstr(p->ptx, entry);
-    const char *end = at ? strstr(at + 1, ".entry ") : NULL;
-    const char *wait = at ? strstr(at, "griddepcontrol.wait;") : NULL;
-    if (!wait || (end && wait > end))
+    size_t len = 0;
+    const char *at = k->waits ? cg_kernel_ptx(p, k->name, &len) : NULL;
+    static const char wait[] = "griddepcontrol.wait;";
+    if (k->waits && (!at || !memmem(at, len, wait, sizeof wait - 1)))
       return fail(r, "kernel %s is marked `waits` but its PTX has no griddepcontrol.wait",
                   k->name);
   }
   return 0;
+}
+
+const char *cg_kernel_ptx(const CgProgram *p, const char *name, size_t *len) {
+  char entry[160];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  const char *at = p->ptx ? strstr(p->ptx, entry) : NULL;
+  if (!at) return NULL;
+  const char *end = strstr(at + 1, ".entry ");
+  *len = end ? (size_t)(end - at) : strlen(at);
+  return at;
 }
 
 int cg_pack_read(const char *path, CgProgram *out, Diag *d) {

@@ -578,13 +578,12 @@ START_TEST(test_index64_kernels) {
 }
 END_TEST
 
-/* The first of `n` needles in [from, to), or NULL. */
-static const char *first_of(const char *from, const char *to, const char *const *needles,
-                            int n) {
+/* The first of `n` needles in the `len` bytes at `from`, or NULL. */
+static const char *first_of(const char *from, size_t len, const char *const *needles, int n) {
   const char *best = NULL;
   for (int i = 0; i < n; i++) {
-    const char *p = strstr(from, needles[i]);
-    if (p && p < to && (!best || p < best)) best = p;
+    const char *p = memmem(from, len, needles[i], strlen(needles[i]));
+    if (p && (!best || p < best)) best = p;
   }
   return best;
 }
@@ -600,23 +599,20 @@ START_TEST(test_grid_dependencies) {
   ck_assert_int_ge(p.nkernels, 3);
   static const char *const mem[] = {"ld.global", "st.global", "atom.", "red."};
   for (int k = 0; k < p.nkernels; k++) {
-    char name[160];
-    snprintf(name, sizeof name, ".entry %s(", p.kernels[k].name);
-    const char *at = strstr(p.ptx, name);
+    size_t len = 0;
+    const char *at = cg_kernel_ptx(&p, p.kernels[k].name, &len);
     ptx_check(at != NULL, p.ptx, "a kernel's entry is missing");
-    const char *end = strstr(at + 1, ".entry ");
-    if (!end) end = at + strlen(at);
-    const char *wait = first_of(at, end, (const char *const[]){"griddepcontrol.wait"}, 1);
-    const char *trig =
-        first_of(at, end, (const char *const[]){"griddepcontrol.launch_dependents"}, 1);
+    static const char *const wait_[] = {"griddepcontrol.wait"};
+    static const char *const trig_[] = {"griddepcontrol.launch_dependents"};
+    const char *wait = first_of(at, len, wait_, 1), *trig = first_of(at, len, trig_, 1);
     ck_assert_int_eq(p.kernels[k].waits, k > 0);
     ptx_check((wait != NULL) == (k > 0), at, "griddepcontrol.wait not on the later stages alone");
     ptx_check((trig != NULL) == (k < p.nkernels - 1), at,
               "launch_dependents not on the earlier stages alone");
     if (wait) {
-      const char *access = first_of(at, end, mem, 4);
+      const char *access = first_of(at, len, mem, 4);
       ptx_check(access && wait < access, at, "memory accessed before the wait");
-      ptx_check(!first_of(wait + 1, end, (const char *const[]){"griddepcontrol.wait"}, 1), at,
+      ptx_check(!first_of(wait + 1, len - (size_t)(wait + 1 - at), wait_, 1), at,
                 "more than one wait");
     }
   }
