@@ -384,6 +384,51 @@ static int training_set(const Rows *rs, int ncases, const bool *use, float **x, 
   return m;
 }
 
+/* The schedule families of the rows `use` selects (NULL: all) and the
+ * number of cases each was measured in, added to `p`'s family table. 0, or
+ * -1 when out of memory. */
+static int count_families(const Rows *rs, int ncases, const bool *use, TunePredictor *p) {
+  char(*name)[TUNE_FAMILY_NAME] = NULL;
+  bool *seen = NULL; /* seen[f * ncases + case] */
+  int nf = 0, rc = 0;
+  for (int i = 0; i < rs->n && rc == 0; i++) {
+    if (use && !use[i]) continue;
+    char fam[TUNE_FAMILY_NAME];
+    tune_point_family(rs->r[i].p.text, fam);
+    int f = 0;
+    while (f < nf && strcmp(name[f], fam) != 0) f++;
+    if (f == nf) {
+      char(*more)[TUNE_FAMILY_NAME] = realloc(name, sizeof *name * (size_t)(nf + 1));
+      bool *mseen = more ? realloc(seen, sizeof *seen * (size_t)(nf + 1) * (size_t)ncases) : NULL;
+      if (more) name = more;
+      if (!mseen) {
+        rc = -1;
+        break;
+      }
+      seen = mseen;
+      memcpy(name[nf], fam, sizeof fam);
+      memset(seen + (size_t)nf * (size_t)ncases, 0, sizeof *seen * (size_t)ncases);
+      nf++;
+    }
+    seen[(size_t)f * (size_t)ncases + (size_t)rs->r[i].kase] = true;
+  }
+  for (int f = 0; f < nf && rc == 0; f++) {
+    int cases = 0;
+    for (int c = 0; c < ncases; c++) cases += seen[(size_t)f * (size_t)ncases + (size_t)c];
+    rc = tune_predictor_add_family(p, name[f], cases);
+  }
+  free(name);
+  free(seen);
+  return rc;
+}
+
+/* Whether the chooser ranks a point of this text by the trees (its family
+ * measured in enough cases, or a model listing no families). */
+static bool family_known(const TunePredictor *p, const char *text) {
+  int cases = tune_predictor_family_cases(p, text);
+  return cases < 0 || cases >= TUNE_FAMILY_MIN_CASES;
+}
+
 static void note_skipped(const Rows *rs, const char *db_path, Diag *d) {
   if (rs->skipped_shape + rs->skipped_facts + rs->skipped_text + rs->skipped_time == 0) return;
   ir_note(d, (Loc){db_path, 0, 0},
@@ -407,7 +452,13 @@ int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainI
   info->cases = ncases;
   int rc = -1;
   TunePredictor *p = tune_predictor_train(x, y, m, d);
-  /* the operators it may rank: the shapes and dtypes it was trained on */
+  /* the families it knows, and the operators it may rank: the shapes and
+   * dtypes it was trained on */
+  if (p && count_families(&rs, ncases, NULL, p) != 0) {
+    ir_error(d, (Loc){db_path, 0, 0}, "the predictor: too many schedule families");
+    tune_predictor_free(p);
+    p = NULL;
+  }
   for (int i = 0; p && i < rs.n; i++) {
     TuneShapeKey k;
     tune_shape_key(&rs.r[i].shape, rs.r[i].dtype, &k);
@@ -454,6 +505,18 @@ int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePo
       }
       pts[j] = tp;
       y[j] = ty;
+    }
+    /* then the families the trees hardly saw behind the others, each
+     * side in the trees' order */
+    int known = 0;
+    for (int i = 0; i < n; i++) {
+      if (!family_known(p, pts[i].text)) continue;
+      TunePoint tp = pts[i];
+      float ty = y[i];
+      memmove(pts + known + 1, pts + known, sizeof *pts * (size_t)(i - known));
+      memmove(y + known + 1, y + known, sizeof *y * (size_t)(i - known));
+      pts[known] = tp;
+      y[known++] = ty;
     }
     if (predicted) memcpy(predicted, y, sizeof *y * (size_t)n);
   }
@@ -503,6 +566,11 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
     ir_diag_free(&quiet);
     free(x);
     free(y);
+    if (p && count_families(&rs, ncases, use, p) != 0) {
+      tune_predictor_free(p);
+      p = NULL;
+      ir_error(d, (Loc){db_path, 0, 0}, "the predictor: out of memory");
+    }
     if (m >= 2 && !p) {
       rc = -1;
       break;
@@ -542,9 +610,18 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
       }
       tune_features_relative(fx, k);
       tune_predictor_predict(p, fx, k, fy);
+      /* ... and as tune_predictor_rank orders them: the families the
+       * trees know first */
       int pick = -1;
-      for (int j = 0; j < k; j++)
-        if ((!lanes || rs.r[idx[j]].p.lanes) && (pick < 0 || fy[j] < fy[pick])) pick = j;
+      bool pick_known = false;
+      for (int j = 0; j < k; j++) {
+        if (lanes && !rs.r[idx[j]].p.lanes) continue;
+        bool known = family_known(p, rs.r[idx[j]].p.text);
+        if (pick < 0 || (known && !pick_known) || (known == pick_known && fy[j] < fy[pick])) {
+          pick = j;
+          pick_known = known;
+        }
+      }
       const Row *pr = &rs.r[idx[pick]];
       double ratio = pr->time_ms / best;
       ratios[info->cases++] = ratio;

@@ -19,6 +19,11 @@
  *                                (any number of these lines; the chooser uses
  *                                the model only for operators of these
  *                                shapes: OR counts max=/min= stores)
+ *   family NAME CASES            a schedule family (the text of a point up
+ *                                to its `(`) and the number of cases it was
+ *                                measured in (any number of these lines,
+ *                                optional: a model without them, as trained
+ *                                before they were kept, ranks every family)
  *   trees N
  *   tree M                       then M nodes, numbered 0.. in order:
  *   leaf V                         a leaf
@@ -54,9 +59,12 @@ struct TunePredictor {
   TreeNode *node;
   int nshapes;
   TuneShapeKey *shape;
+  bool families; /* the model lists its families (family lines) */
+  int nfamilies;
+  TuneFamily *family;
 };
 
-enum { MAX_TREES = 100000, MAX_TREE_NODES = 1 << 20, MAX_SHAPES = 4096 };
+enum { MAX_TREES = 100000, MAX_TREE_NODES = 1 << 20, MAX_SHAPES = 4096, MAX_FAMILIES = 4096 };
 
 TunePredictor *tune_predictor_new(void) { return calloc(1, sizeof(TunePredictor)); }
 
@@ -65,6 +73,7 @@ void tune_predictor_free(TunePredictor *p) {
   free(p->root);
   free(p->node);
   free(p->shape);
+  free(p->family);
   free(p);
 }
 
@@ -138,6 +147,39 @@ bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k) {
         strcmp(p->shape[i].dtype, k->dtype) == 0)
       return true;
   return false;
+}
+
+void tune_point_family(const char *text, char out[TUNE_FAMILY_NAME]) {
+  size_t n = strcspn(text, "(");
+  if (n >= TUNE_FAMILY_NAME) n = TUNE_FAMILY_NAME - 1;
+  memcpy(out, text, n);
+  out[n] = 0;
+}
+
+int tune_predictor_add_family(TunePredictor *p, const char *name, int cases) {
+  p->families = true;
+  if (strlen(name) >= TUNE_FAMILY_NAME || cases < 0) return -1;
+  for (int i = 0; i < p->nfamilies; i++)
+    if (strcmp(p->family[i].name, name) == 0) {
+      p->family[i].cases = cases;
+      return 0;
+    }
+  if (p->nfamilies >= MAX_FAMILIES) return -1;
+  TuneFamily *more = realloc(p->family, sizeof *more * (size_t)(p->nfamilies + 1));
+  if (!more) return -1;
+  p->family = more;
+  snprintf(more[p->nfamilies].name, TUNE_FAMILY_NAME, "%s", name);
+  more[p->nfamilies++].cases = cases;
+  return 0;
+}
+
+int tune_predictor_family_cases(const TunePredictor *p, const char *text) {
+  if (!p->families) return -1;
+  char name[TUNE_FAMILY_NAME];
+  tune_point_family(text, name);
+  for (int i = 0; i < p->nfamilies; i++)
+    if (strcmp(p->family[i].name, name) == 0) return p->family[i].cases;
+  return 0;
 }
 
 void tune_shape_key(const TuneOpShape *s, const char *dtype, TuneShapeKey *out) {
@@ -262,6 +304,8 @@ static char *payload(const TunePredictor *p, size_t *len) {
     for (int k = 0; k < TUNE_SHAPE_COUNTS; k++) fprintf(f, " %d", p->shape[i].count[k]);
     fprintf(f, " %s\n", p->shape[i].dtype);
   }
+  for (int i = 0; i < p->nfamilies; i++)
+    fprintf(f, "family %s %d\n", p->family[i].name, p->family[i].cases);
   fprintf(f, "trees %d\n", p->ntrees);
   for (int t = 0; t < p->ntrees; t++) {
     fprintf(f, "tree %d\n", p->root[t + 1] - p->root[t]);
@@ -329,7 +373,7 @@ static TunePredictor *parse_payload(const char *text, size_t len, int first_line
   int lineno = first_line;
   const char *why = NULL;
   int ntrees = -1;
-  /* base, shapes, trees N */
+  /* base, shapes, families, trees N */
   if (!next_line(&s, end, line, sizeof line, &lineno) ||
       sscanf(line, "base %g", &p->base) != 1 || !isfinite(p->base))
     why = "expected 'base VALUE'";
@@ -342,6 +386,17 @@ static TunePredictor *parse_payload(const char *text, size_t len, int first_line
         why = "a shape line is not 'shape N N N N N N N DTYPE'";
       else if (tune_predictor_add_shape(p, &k) != 0)
         why = "too many shape lines";
+      continue;
+    }
+    if (strncmp(line, "family ", 7) == 0) {
+      char name[TUNE_FAMILY_NAME + 1];
+      int cases = -1, used = 0;
+      if (sscanf(line, "family %32s %d%n", name, &cases, &used) != 2 || line[used] != 0 ||
+          cases < 0 || strlen(name) >= TUNE_FAMILY_NAME || strchr(name, '('))
+        why = "a family line is not 'family NAME CASES' (a name of at most 31 characters, "
+              "CASES >= 0)";
+      else if (tune_predictor_add_family(p, name, cases) != 0)
+        why = "too many family lines";
       continue;
     }
     if (sscanf(line, "trees %d", &ntrees) != 1 || ntrees < 0 || ntrees > MAX_TREES)

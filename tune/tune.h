@@ -427,10 +427,32 @@ int tune_predictor_trees(const TunePredictor *p);
 /* 0, or -1 when out of memory or past 4,096 shapes. */
 int tune_predictor_add_shape(TunePredictor *p, const TuneShapeKey *k);
 bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k);
+/* Schedule families: a point's text up to its `(` ("spmm_groups_full"), and
+ * the number of cases (graph, operator, F, GPU) the training measured each
+ * in. The chooser ranks by the trees only the families measured in at
+ * least TUNE_FAMILY_MIN_CASES cases and puts the others after them: the
+ * trees know nothing of a family they were hardly shown but what it shares
+ * with its neighbours' features (tune_predictor_rank). */
+#define TUNE_FAMILY_NAME 32
+#define TUNE_FAMILY_MIN_CASES 20
+typedef struct TuneFamily {
+  char name[TUNE_FAMILY_NAME];
+  int cases;
+} TuneFamily;
+void tune_point_family(const char *text, char out[TUNE_FAMILY_NAME]);
+/* Sets a family's count (added or replaced): 0, or -1 for a name too long,
+ * a negative count or past 4,096 families. Marks the model as listing its
+ * families. */
+int tune_predictor_add_family(TunePredictor *p, const char *name, int cases);
+/* The cases the family of point text `text` was measured in (0 if never);
+ * -1 when the model lists no families (trained before they were kept). */
+int tune_predictor_family_cases(const TunePredictor *p, const char *text);
 /* DB.xgb, malloc'ed. */
 char *tune_predictor_path(const char *db_path);
-/* Sorts `pts` by predicted time, best first; `predicted` (may be NULL)
- * gets the sorted predictions. 0 or -1 (out of memory). */
+/* Sorts `pts` by predicted time, best first, the points of families the
+ * model was hardly trained on (tune_predictor_family_cases below
+ * TUNE_FAMILY_MIN_CASES) after all others; `predicted` (may be NULL) gets
+ * the sorted predictions. 0 or -1 (out of memory). */
 int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
                         const TuneGraphSig *g, int64_t F, float *predicted);
 
