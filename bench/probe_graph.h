@@ -34,8 +34,11 @@ static bool read_graph(const char *path, Graph &g) {
   if (!f) return false;
   char line[256];
   long n = -1, m = 0, nnz = 0;
+  bool symmetric = false; // an entry (i, j) is also (j, i), as gop reads it
   while (fgets(line, sizeof line, f))
-    if (line[0] != '%') {
+    if (line[0] == '%') {
+      if (!strncmp(line, "%%MatrixMarket", 14) && strstr(line, "symmetric")) symmetric = true;
+    } else {
       if (sscanf(line, "%ld %ld %ld", &n, &m, &nnz) != 3) n = -1;
       break;
     }
@@ -47,7 +50,10 @@ static bool read_graph(const char *path, Graph &g) {
   std::vector<std::pair<int, int>> arcs; // (dst, src)
   arcs.reserve(nnz);
   long i, j;
-  while (fscanf(f, "%ld %ld%*[^\n]", &i, &j) == 2) arcs.push_back({(int)(j - 1), (int)(i - 1)});
+  while (fscanf(f, "%ld %ld%*[^\n]", &i, &j) == 2) {
+    arcs.push_back({(int)(j - 1), (int)(i - 1)});
+    if (symmetric && i != j) arcs.push_back({(int)(i - 1), (int)(j - 1)});
+  }
   pclose(f);
   std::sort(arcs.begin(), arcs.end());
   g.n = (int)n;

@@ -1,0 +1,264 @@
+// bench/panel_probe.cu: does a sum gather fewer rows, and run faster, when a
+// warp owns a panel of P consecutive destinations and reads each distinct
+// source of the panel once? An experiment, not part of gop: it decides
+// whether such panels are worth a scheduling primitive (issue 37: the sums
+// against cuSPARSE, and graphs above 1M edges at F >= 128 at 40% of the
+// fewest-bytes bound).
+//
+//   panel_probe [--F 128,256] [--reps 20] GRAPH.mtx.gz ...
+//
+// Y[v, :] = sum over in-edges (u -> v) of X[u, :] (copy_u_sum, f32). The
+// destinations are cut into panels of P consecutive ids; a panel's in-edges
+// become pairs (source, mask): one pair per distinct source, bit d of the
+// mask set when the source has an arc into the panel's d-th destination.
+// A panel's pairs are cut into chunks of at most 64; a warp takes one chunk
+// and one 128-wide slice of the features (a float4 a lane), loads each
+// pair's row once (four rows in flight) and adds it into the accumulators
+// of the destinations its mask names (P float4 registers a lane, the mask
+// the same on every lane, so the tests do not diverge). A panel of one
+// chunk stores its P rows; a panel of several is zeroed first and its
+// chunks add atomically. P = 1 is a plain neighbour-group sum (gop's
+// spmm_groups(64, 4) shape): the baseline, in the same binary.
+//
+// Timing: launches back to back (zeroing included), the median of --reps;
+// where X and Y fit in L2 twice over the runs rotate among copies of them,
+// as gop's benchmark does, so that no run finds its rows left in L2 by the
+// one before. Every variant's Y is checked against a host sum first
+// (relative L2 under 1e-5, else the line says WRONG). One CSV line per
+// graph, F and P: the pairs over the edges (the rows gathered, relative to
+// one per edge), the time, and the fewest bytes (X and Y once, the CSR)
+// over the time as a fraction of the copy rate measured here.
+#include <cuda_runtime.h>
+
+#include "probe_graph.h"
+
+#include <cmath>
+#include <cstdint>
+
+enum { CHUNK = 64, U = 4 };
+
+__device__ __forceinline__ void add4(float4 &a, float4 b) {
+  a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+}
+
+template <int P>
+__global__ void __launch_bounds__(256)
+    panel_sum(int nitems, int slices, const int *__restrict__ ipanel, const int *__restrict__ ib,
+              const int *__restrict__ ie, const unsigned char *__restrict__ isplit,
+              const int *__restrict__ psrc, const unsigned *__restrict__ pmask,
+              const float4 *__restrict__ X, float4 *Y, int n, int F4) {
+  long w = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
+  int lane = threadIdx.x & 31;
+  if (w >= (long)nitems * slices) return;
+  int item = (int)(w / slices), f4 = (int)(w % slices) * 32 + lane;
+  int b = ib[item], e = ie[item];
+  float4 acc[P];
+#pragma unroll
+  for (int d = 0; d < P; ++d) acc[d] = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int k = b; k < e; k += 32) {
+    int cnt = min(32, e - k);
+    int my_s = lane < cnt ? psrc[k + lane] : 0;
+    unsigned my_m = lane < cnt ? pmask[k + lane] : 0u;
+    int j = 0;
+    for (; j + U <= cnt; j += U) {
+      float4 x[U];
+      unsigned m[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        int s = __shfl_sync(0xffffffffu, my_s, j + u);
+        m[u] = __shfl_sync(0xffffffffu, my_m, j + u);
+        x[u] = __ldg(X + (size_t)s * F4 + f4);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int d = 0; d < P; ++d)
+          if (m[u] >> d & 1u) add4(acc[d], x[u]);
+    }
+    for (; j < cnt; ++j) {
+      int s = __shfl_sync(0xffffffffu, my_s, j);
+      unsigned m = __shfl_sync(0xffffffffu, my_m, j);
+      float4 x = __ldg(X + (size_t)s * F4 + f4);
+#pragma unroll
+      for (int d = 0; d < P; ++d)
+        if (m >> d & 1u) add4(acc[d], x);
+    }
+  }
+  int v0 = ipanel[item] * P;
+  bool split = isplit[item];
+#pragma unroll
+  for (int d = 0; d < P; ++d) {
+    if (v0 + d >= n) break;
+    float4 *y = Y + (size_t)(v0 + d) * F4 + f4;
+    if (split)
+      atomicAdd(y, acc[d]);
+    else
+      *y = acc[d];
+  }
+}
+
+__global__ void zero_rows(const int *rows, int nr, float4 *Y, int F4) {
+  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+  if (i < (long)nr * F4) Y[(size_t)rows[i / F4] * F4 + i % F4] = make_float4(0.f, 0.f, 0.f, 0.f);
+}
+
+// A graph's panels of P destinations as chunks of pairs.
+struct Panels {
+  std::vector<int> ipanel, ib, ie, psrc, zero;
+  std::vector<unsigned> pmask;
+  std::vector<unsigned char> isplit;
+};
+
+static Panels make_panels(const Graph &g, int P) {
+  Panels p;
+  std::vector<std::pair<int, int>> arcs; // (source, offset in the panel)
+  for (int v0 = 0; v0 < g.n; v0 += P) {
+    arcs.clear();
+    for (int d = 0; d < P && v0 + d < g.n; ++d)
+      for (int e = g.ptr[v0 + d]; e < g.ptr[v0 + d + 1]; ++e) arcs.push_back({g.src[e], d});
+    std::sort(arcs.begin(), arcs.end());
+    int first = (int)p.psrc.size();
+    for (size_t k = 0; k < arcs.size(); ++k) {
+      // a repeated arc starts a pair of its own (the mask holds a bit once)
+      if (k == 0 || arcs[k].first != arcs[k - 1].first || (p.pmask.back() >> arcs[k].second & 1u)) {
+        p.psrc.push_back(arcs[k].first);
+        p.pmask.push_back(0u);
+      }
+      p.pmask.back() |= 1u << arcs[k].second;
+    }
+    int last = (int)p.psrc.size();
+    bool split = last - first > CHUNK;
+    if (split)
+      for (int d = 0; d < P && v0 + d < g.n; ++d) p.zero.push_back(v0 + d);
+    int k = first;
+    do { // an empty panel is one chunk of no pairs: it stores its zero rows
+      p.ipanel.push_back(v0 / P), p.ib.push_back(k), p.ie.push_back(std::min(last, k + CHUNK));
+      p.isplit.push_back(split);
+      k += CHUNK;
+    } while (k < last);
+  }
+  return p;
+}
+
+template <int P>
+static void launch(const Panels &h, int *a, int *b, int *c, unsigned char *sp, int *src,
+                   unsigned *mask, int *zero, const float4 *X, float4 *Y, int n, int F4) {
+  int nitems = (int)h.ib.size(), slices = F4 / 32;
+  long threads = (long)nitems * slices * 32;
+  if (!h.zero.empty()) {
+    long zt = (long)h.zero.size() * F4;
+    zero_rows<<<(int)((zt + 255) / 256), 256>>>(zero, (int)h.zero.size(), Y, F4);
+  }
+  panel_sum<P><<<(int)((threads + 255) / 256), 256>>>(nitems, slices, a, b, c, sp, src, mask, X,
+                                                      Y, n, F4);
+}
+
+int main(int argc, char **argv) {
+  ProbeArgs args = probe_args(argc, argv, {128, 256});
+  for (int F : args.Fs)
+    if (F % 128 != 0 || F <= 0) {
+      fprintf(stderr, "--F %d: a multiple of 128\n", F);
+      return 2;
+    }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  size_t gib = (size_t)1 << 30;
+  void *big, *big2;
+  CK(cudaMalloc(&big, gib));
+  CK(cudaMalloc(&big2, gib));
+  CK(cudaMemset(big, 0, gib));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> cms;
+  for (int i = 0; i < 10; ++i)
+    cms.push_back(time_ms(e0, e1, [&] { CK(cudaMemcpy(big2, big, gib, cudaMemcpyDeviceToDevice)); }));
+  std::sort(cms.begin(), cms.end());
+  double ceiling = 2.0 * gib / (cms[5] * 1e-3) / 1e9;
+  CK(cudaFree(big));
+  CK(cudaFree(big2));
+  printf("# %s l2_mb=%.1f copy_ceiling_gbps=%.1f\n", prop.name, prop.l2CacheSize / 1048576.0,
+         ceiling);
+  printf("graph,V,E,F,P,pairs_over_E,items,ms,bytes,of_bound,rel_l2\n");
+  const int Ps[] = {1, 2, 4, 8, 16};
+  for (const char *path : args.paths) {
+    Graph g;
+    if (!read_graph(path, g)) return 1;
+    long E = (long)g.src.size();
+    std::string name = graph_name(path);
+    for (int F : args.Fs) {
+      int F4 = F / 4;
+      std::vector<float> hx((size_t)g.n * F);
+      uint64_t s = 12345;
+      for (auto &x : hx) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x = (float)((s >> 40) & 0xFFFF) / 32768.f - 1.f;
+      }
+      std::vector<double> ref((size_t)g.n * F, 0.0);
+      for (int v = 0; v < g.n; ++v)
+        for (int e = g.ptr[v]; e < g.ptr[v + 1]; ++e)
+          for (int f = 0; f < F; ++f) ref[(size_t)v * F + f] += hx[(size_t)g.src[e] * F + f];
+      size_t xbytes = hx.size() * sizeof(float);
+      // copies to rotate among where X and Y fit in L2 twice over
+      int copies = 2 * xbytes <= (size_t)prop.l2CacheSize
+                       ? (int)std::min<size_t>(8, 1 + prop.l2CacheSize / xbytes)
+                       : 1;
+      std::vector<float4 *> X(copies), Y(copies);
+      for (int c = 0; c < copies; ++c) {
+        X[c] = (float4 *)up(hx);
+        CK(cudaMalloc(&Y[c], xbytes));
+      }
+      double bytes = 2.0 * xbytes + 4.0 * (E + g.n + 1);
+      for (int P : Ps) {
+        Panels h = make_panels(g, P);
+        int *a = up(h.ipanel), *b = up(h.ib), *c = up(h.ie), *src = up(h.psrc), *zero = up(h.zero);
+        unsigned *mask = up(h.pmask);
+        unsigned char *sp = up(h.isplit);
+        auto run = [&](int k) {
+          switch (P) {
+#define CASE(Q) \
+  case Q: launch<Q>(h, a, b, c, sp, src, mask, zero, X[k], Y[k], g.n, F4); break;
+            CASE(1) CASE(2) CASE(4) CASE(8) CASE(16)
+#undef CASE
+          }
+        };
+        CK(cudaMemset(Y[0], 0xff, xbytes)); // NaN: a row the kernel forgets shows
+        run(0);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        std::vector<float> hy(hx.size());
+        CK(cudaMemcpy(hy.data(), Y[0], xbytes, cudaMemcpyDeviceToHost));
+        double num = 0, den = 0;
+        for (size_t i = 0; i < hy.size(); ++i) {
+          double dlt = hy[i] - ref[i];
+          num += dlt * dlt, den += ref[i] * ref[i];
+        }
+        double rel = std::sqrt(num / (den > 0 ? den : 1));
+        if (!(rel < 1e-5)) rel = INFINITY;
+        for (int k = 0; k < 3 * copies; ++k) run(k % copies);
+        std::vector<float> ms;
+        for (int r = 0; r < args.reps; ++r)
+          ms.push_back(time_ms(e0, e1, [&] {
+                         for (int k = 0; k < copies; ++k) run(k);
+                       }) /
+                       copies);
+        CK(cudaGetLastError());
+        std::sort(ms.begin(), ms.end());
+        double med = ms[ms.size() / 2];
+        printf("%s,%d,%ld,%d,%d,%.4f,%zu,%.5f,%.0f,%.4f,%s\n", name.c_str(), g.n, E, F, P,
+               (double)h.psrc.size() / (double)E, h.ib.size(), med, bytes,
+               bytes / (med * 1e-3) / 1e9 / ceiling,
+               std::isfinite(rel) ? std::to_string(rel).c_str() : "WRONG");
+        fflush(stdout);
+        for (void *ptr : {(void *)a, (void *)b, (void *)c, (void *)src, (void *)zero, (void *)mask,
+                          (void *)sp})
+          CK(cudaFree(ptr));
+      }
+      for (int c = 0; c < copies; ++c) {
+        CK(cudaFree(X[c]));
+        CK(cudaFree(Y[c]));
+      }
+    }
+  }
+  return 0;
+}
