@@ -43,7 +43,7 @@ static const char *const feature_names[TUNE_NFEATURES] = {
     "G",              "T",               "warp",            "vertex",
     "atomic_rows",    "atomic_scalars",  "kernels",         "model_log_us",
     "model_memory",   "model_issue",     "model_critical",  "occupancy",
-    "model_rel_log",
+    "model_rel_log",  "log2_unroll",     "log2_vec",        "log2_occupancy",
 };
 enum { F_MODEL_LOG = 27, F_MODEL_REL = 32 };
 
@@ -92,6 +92,12 @@ void tune_features(const TuneGraphSig *g, const TuneOpShape *s, int64_t F, const
       lg(c.critical_us),
       (float)c.occupancy,
       0, /* model_rel_log: tune_features_relative */
+      /* a named point's knobs the model reads only through its estimate:
+       * edges in flight, features a lane loads, the threads per SM its
+       * stage asks for (0: the default, 1024) */
+      lg(p->unroll > 1 ? p->unroll : 1),
+      lg(p->vec > 1 ? p->vec : 1),
+      lg(p->occ > 0 ? p->occ : 1024),
   };
   memcpy(out, v, sizeof v);
 }
@@ -384,49 +390,48 @@ static int training_set(const Rows *rs, int ncases, const bool *use, float **x, 
   return m;
 }
 
-/* The schedule families of the rows `use` selects (NULL: all) and the
- * number of cases each was measured in, added to `p`'s family table. 0, or
- * -1 when out of memory. */
-static int count_families(const Rows *rs, int ncases, const bool *use, TunePredictor *p) {
-  char(*name)[TUNE_FAMILY_NAME] = NULL;
-  bool *seen = NULL; /* seen[f * ncases + case] */
-  int nf = 0, rc = 0;
+/* The points of the rows `use` selects (NULL: all) and the number of cases
+ * each was measured in, added to `p`'s table of points. 0, or -1 when out
+ * of memory. */
+static int count_points(const Rows *rs, int ncases, const bool *use, TunePredictor *p) {
+  const char **text = NULL;
+  bool *seen = NULL; /* seen[t * ncases + case] */
+  int nt = 0, rc = 0;
   for (int i = 0; i < rs->n && rc == 0; i++) {
     if (use && !use[i]) continue;
-    char fam[TUNE_FAMILY_NAME];
-    tune_point_family(rs->r[i].p.text, fam);
-    int f = 0;
-    while (f < nf && strcmp(name[f], fam) != 0) f++;
-    if (f == nf) {
-      char(*more)[TUNE_FAMILY_NAME] = realloc(name, sizeof *name * (size_t)(nf + 1));
-      bool *mseen = more ? realloc(seen, sizeof *seen * (size_t)(nf + 1) * (size_t)ncases) : NULL;
-      if (more) name = more;
+    const char *core = tune_point_core(rs->r[i].p.text);
+    int t = 0;
+    while (t < nt && strcmp(text[t], core) != 0) t++;
+    if (t == nt) {
+      const char **more = realloc(text, sizeof *text * (size_t)(nt + 1));
+      bool *mseen = more ? realloc(seen, sizeof *seen * (size_t)(nt + 1) * (size_t)ncases) : NULL;
+      if (more) text = more;
       if (!mseen) {
         rc = -1;
         break;
       }
       seen = mseen;
-      memcpy(name[nf], fam, sizeof fam);
-      memset(seen + (size_t)nf * (size_t)ncases, 0, sizeof *seen * (size_t)ncases);
-      nf++;
+      text[nt] = core;
+      memset(seen + (size_t)nt * (size_t)ncases, 0, sizeof *seen * (size_t)ncases);
+      nt++;
     }
-    seen[(size_t)f * (size_t)ncases + (size_t)rs->r[i].kase] = true;
+    seen[(size_t)t * (size_t)ncases + (size_t)rs->r[i].kase] = true;
   }
-  for (int f = 0; f < nf && rc == 0; f++) {
+  for (int t = 0; t < nt && rc == 0; t++) {
     int cases = 0;
-    for (int c = 0; c < ncases; c++) cases += seen[(size_t)f * (size_t)ncases + (size_t)c];
-    rc = tune_predictor_add_family(p, name[f], cases);
+    for (int c = 0; c < ncases; c++) cases += seen[(size_t)t * (size_t)ncases + (size_t)c];
+    rc = tune_predictor_add_point(p, text[t], cases);
   }
-  free(name);
+  free(text);
   free(seen);
   return rc;
 }
 
-/* Whether the chooser ranks a point of this text by the trees (its family
- * measured in enough cases, or a model listing no families). */
-static bool family_known(const TunePredictor *p, const char *text) {
-  int cases = tune_predictor_family_cases(p, text);
-  return cases < 0 || cases >= TUNE_FAMILY_MIN_CASES;
+/* Whether the chooser ranks a point of this text by the trees (measured in
+ * enough cases, or a model listing no points). */
+static bool point_known(const TunePredictor *p, const char *text) {
+  int cases = tune_predictor_point_cases(p, text);
+  return cases < 0 || cases >= TUNE_POINT_MIN_CASES;
 }
 
 static void note_skipped(const Rows *rs, const char *db_path, Diag *d) {
@@ -452,10 +457,10 @@ int tune_predictor_train_db(const char *db_path, const IrModule *lib, TuneTrainI
   info->cases = ncases;
   int rc = -1;
   TunePredictor *p = tune_predictor_train(x, y, m, d);
-  /* the families it knows, and the operators it may rank: the shapes and
+  /* the points it knows, and the operators it may rank: the shapes and
    * dtypes it was trained on */
-  if (p && count_families(&rs, ncases, NULL, p) != 0) {
-    ir_error(d, (Loc){db_path, 0, 0}, "the predictor: too many schedule families");
+  if (p && count_points(&rs, ncases, NULL, p) != 0) {
+    ir_error(d, (Loc){db_path, 0, 0}, "the predictor: too many schedule points");
     tune_predictor_free(p);
     p = NULL;
   }
@@ -506,11 +511,11 @@ int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePo
       pts[j] = tp;
       y[j] = ty;
     }
-    /* then the families the trees hardly saw behind the others, each
-     * side in the trees' order */
+    /* then the points the trees hardly saw behind the others, each side
+     * in the trees' order */
     int known = 0;
     for (int i = 0; i < n; i++) {
-      if (!family_known(p, pts[i].text)) continue;
+      if (!point_known(p, pts[i].text)) continue;
       TunePoint tp = pts[i];
       float ty = y[i];
       memmove(pts + known + 1, pts + known, sizeof *pts * (size_t)(i - known));
@@ -566,7 +571,7 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
     ir_diag_free(&quiet);
     free(x);
     free(y);
-    if (p && count_families(&rs, ncases, use, p) != 0) {
+    if (p && count_points(&rs, ncases, use, p) != 0) {
       tune_predictor_free(p);
       p = NULL;
       ir_error(d, (Loc){db_path, 0, 0}, "the predictor: out of memory");
@@ -610,13 +615,13 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
       }
       tune_features_relative(fx, k);
       tune_predictor_predict(p, fx, k, fy);
-      /* ... and as tune_predictor_rank orders them: the families the
-       * trees know first */
+      /* ... and as tune_predictor_rank orders them: the points the trees
+       * know first */
       int pick = -1;
       bool pick_known = false;
       for (int j = 0; j < k; j++) {
         if (lanes && !rs.r[idx[j]].p.lanes) continue;
-        bool known = family_known(p, rs.r[idx[j]].p.text);
+        bool known = point_known(p, rs.r[idx[j]].p.text);
         if (pick < 0 || (known && !pick_known) || (known == pick_known && fy[j] < fy[pick])) {
           pick = j;
           pick_known = known;

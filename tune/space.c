@@ -387,11 +387,7 @@ static bool is_group_loop(const IrNode *n, void *ctx) {
           n->loop.kind == IR_LOOP_GROUP_ROWS);
 }
 
-int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
-                    TunePoint *out, Diag *why) {
-  memset(out, 0, sizeof *out);
-  /* a named point may be asked deterministic (tune_space_choice), or on
-   * the reversed graph (tune_space_named) */
+const char *tune_point_core(const char *text) {
   const char *core = text;
   for (bool more = true; more;) {
     more = false;
@@ -402,6 +398,15 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
         more = true;
       }
   }
+  return core;
+}
+
+int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena *a,
+                    TunePoint *out, Diag *why) {
+  memset(out, 0, sizeof *out);
+  /* a named point may be asked deterministic (tune_space_choice), or on
+   * the reversed graph (tune_space_named) */
+  const char *core = tune_point_core(text);
   if ((!parse_point(core, out) && !parse_named(core, lib, out)) ||
       strlen(text) >= sizeof out->text) {
     if (why)

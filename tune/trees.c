@@ -19,11 +19,11 @@
  *                                (any number of these lines; the chooser uses
  *                                the model only for operators of these
  *                                shapes: OR counts max=/min= stores)
- *   family NAME CASES            a schedule family (the text of a point up
- *                                to its `(`) and the number of cases it was
+ *   point CASES TEXT             a schedule point (its text, "spmm_groups(64,
+ *                                4)") and the number of cases it was
  *                                measured in (any number of these lines,
  *                                optional: a model without them, as trained
- *                                before they were kept, ranks every family)
+ *                                before they were kept, ranks every point)
  *   trees N
  *   tree M                       then M nodes, numbered 0.. in order:
  *   leaf V                         a leaf
@@ -59,12 +59,12 @@ struct TunePredictor {
   TreeNode *node;
   int nshapes;
   TuneShapeKey *shape;
-  bool families; /* the model lists its families (family lines) */
-  int nfamilies;
-  TuneFamily *family;
+  bool lists_points; /* the model lists the points it was trained on */
+  int npoints;
+  TuneKnownPoint *point;
 };
 
-enum { MAX_TREES = 100000, MAX_TREE_NODES = 1 << 20, MAX_SHAPES = 4096, MAX_FAMILIES = 4096 };
+enum { MAX_TREES = 100000, MAX_TREE_NODES = 1 << 20, MAX_SHAPES = 4096, MAX_POINTS = 4096 };
 
 TunePredictor *tune_predictor_new(void) { return calloc(1, sizeof(TunePredictor)); }
 
@@ -73,7 +73,7 @@ void tune_predictor_free(TunePredictor *p) {
   free(p->root);
   free(p->node);
   free(p->shape);
-  free(p->family);
+  free(p->point);
   free(p);
 }
 
@@ -149,36 +149,29 @@ bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k) {
   return false;
 }
 
-void tune_point_family(const char *text, char out[TUNE_FAMILY_NAME]) {
-  size_t n = strcspn(text, "(");
-  if (n >= TUNE_FAMILY_NAME) n = TUNE_FAMILY_NAME - 1;
-  memcpy(out, text, n);
-  out[n] = 0;
-}
-
-int tune_predictor_add_family(TunePredictor *p, const char *name, int cases) {
-  p->families = true;
-  if (strlen(name) >= TUNE_FAMILY_NAME || cases < 0) return -1;
-  for (int i = 0; i < p->nfamilies; i++)
-    if (strcmp(p->family[i].name, name) == 0) {
-      p->family[i].cases = cases;
+int tune_predictor_add_point(TunePredictor *p, const char *text, int cases) {
+  p->lists_points = true;
+  text = tune_point_core(text);
+  if (strlen(text) >= sizeof p->point[0].text || cases < 0) return -1;
+  for (int i = 0; i < p->npoints; i++)
+    if (strcmp(p->point[i].text, text) == 0) {
+      p->point[i].cases = cases;
       return 0;
     }
-  if (p->nfamilies >= MAX_FAMILIES) return -1;
-  TuneFamily *more = realloc(p->family, sizeof *more * (size_t)(p->nfamilies + 1));
+  if (p->npoints >= MAX_POINTS) return -1;
+  TuneKnownPoint *more = realloc(p->point, sizeof *more * (size_t)(p->npoints + 1));
   if (!more) return -1;
-  p->family = more;
-  snprintf(more[p->nfamilies].name, TUNE_FAMILY_NAME, "%s", name);
-  more[p->nfamilies++].cases = cases;
+  p->point = more;
+  snprintf(more[p->npoints].text, sizeof more[p->npoints].text, "%s", text);
+  more[p->npoints++].cases = cases;
   return 0;
 }
 
-int tune_predictor_family_cases(const TunePredictor *p, const char *text) {
-  if (!p->families) return -1;
-  char name[TUNE_FAMILY_NAME];
-  tune_point_family(text, name);
-  for (int i = 0; i < p->nfamilies; i++)
-    if (strcmp(p->family[i].name, name) == 0) return p->family[i].cases;
+int tune_predictor_point_cases(const TunePredictor *p, const char *text) {
+  if (!p->lists_points) return -1;
+  text = tune_point_core(text);
+  for (int i = 0; i < p->npoints; i++)
+    if (strcmp(p->point[i].text, text) == 0) return p->point[i].cases;
   return 0;
 }
 
@@ -304,8 +297,8 @@ static char *payload(const TunePredictor *p, size_t *len) {
     for (int k = 0; k < TUNE_SHAPE_COUNTS; k++) fprintf(f, " %d", p->shape[i].count[k]);
     fprintf(f, " %s\n", p->shape[i].dtype);
   }
-  for (int i = 0; i < p->nfamilies; i++)
-    fprintf(f, "family %s %d\n", p->family[i].name, p->family[i].cases);
+  for (int i = 0; i < p->npoints; i++)
+    fprintf(f, "point %d %s\n", p->point[i].cases, p->point[i].text);
   fprintf(f, "trees %d\n", p->ntrees);
   for (int t = 0; t < p->ntrees; t++) {
     fprintf(f, "tree %d\n", p->root[t + 1] - p->root[t]);
@@ -373,7 +366,7 @@ static TunePredictor *parse_payload(const char *text, size_t len, int first_line
   int lineno = first_line;
   const char *why = NULL;
   int ntrees = -1;
-  /* base, shapes, families, trees N */
+  /* base, shapes, points, trees N */
   if (!next_line(&s, end, line, sizeof line, &lineno) ||
       sscanf(line, "base %g", &p->base) != 1 || !isfinite(p->base))
     why = "expected 'base VALUE'";
@@ -388,15 +381,15 @@ static TunePredictor *parse_payload(const char *text, size_t len, int first_line
         why = "too many shape lines";
       continue;
     }
-    if (strncmp(line, "family ", 7) == 0) {
-      char name[TUNE_FAMILY_NAME + 1];
-      int cases = -1, used = 0;
-      if (sscanf(line, "family %32s %d%n", name, &cases, &used) != 2 || line[used] != 0 ||
-          cases < 0 || strlen(name) >= TUNE_FAMILY_NAME || strchr(name, '('))
-        why = "a family line is not 'family NAME CASES' (a name of at most 31 characters, "
-              "CASES >= 0)";
-      else if (tune_predictor_add_family(p, name, cases) != 0)
-        why = "too many family lines";
+    if (strncmp(line, "point ", 6) == 0) {
+      int cases = -1, at = 0;
+      const char *text = NULL;
+      if (sscanf(line, "point %d %n", &cases, &at) == 1 && at > 0) text = line + at;
+      if (!text || cases < 0 || !*text || strlen(text) >= sizeof p->point[0].text)
+        why = "a point line is not 'point CASES TEXT' (CASES >= 0, a text of 1 to 63 "
+              "characters)";
+      else if (tune_predictor_add_point(p, text, cases) != 0)
+        why = "too many point lines";
       continue;
     }
     if (sscanf(line, "trees %d", &ntrees) != 1 || ntrees < 0 || ntrees > MAX_TREES)

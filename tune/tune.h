@@ -123,6 +123,8 @@ int tune_space_buildable(TunePoint *pts, int n);
  * tune_space_named gives an operator walking out-edges its forward-like
  * points in this form). */
 #define TUNE_TRANSPOSE "transpose(); "
+/* `text` past those prefixes: the named schedule and its arguments. */
+const char *tune_point_core(const char *text);
 /* The operator's shape (from its unscheduled IR). */
 void tune_op_shape(const IrOp *op, TuneOpShape *out);
 /* Makes a point from schedule text `text` ("name(G, T)" of a named
@@ -370,7 +372,7 @@ void tune_xgb_version(int *major, int *minor, int *patch);
 /* 0 when `result` is 0; else reports `call` and XGBGetLastError, -1. */
 int tune_xgb_check(Diag *d, const char *call, int result);
 
-#define TUNE_NFEATURES 33
+#define TUNE_NFEATURES 36
 /* The features of one candidate: the graph's signature, the operator's
  * shape, F, the point's knobs and lowered facts, the cost model's terms.
  * The last, the cost model's time over the least it gives a candidate of
@@ -427,31 +429,31 @@ int tune_predictor_trees(const TunePredictor *p);
 /* 0, or -1 when out of memory or past 4,096 shapes. */
 int tune_predictor_add_shape(TunePredictor *p, const TuneShapeKey *k);
 bool tune_predictor_has_shape(const TunePredictor *p, const TuneShapeKey *k);
-/* Schedule families: a point's text up to its `(` ("spmm_groups_full"), and
- * the number of cases (graph, operator, F, GPU) the training measured each
- * in. The chooser ranks by the trees only the families measured in at
- * least TUNE_FAMILY_MIN_CASES cases and puts the others after them: the
- * trees know nothing of a family they were hardly shown but what it shares
- * with its neighbours' features (tune_predictor_rank). */
-#define TUNE_FAMILY_NAME 32
-#define TUNE_FAMILY_MIN_CASES 20
-typedef struct TuneFamily {
-  char name[TUNE_FAMILY_NAME];
+/* The points the training measured (their text, "spmm_groups(64, 4)",
+ * without the deterministic() and transpose() prefixes: a point so asked
+ * is the same schedule, read on the graph it runs on) and the number of
+ * cases (graph, operator, F, GPU) each was measured in. The
+ * chooser ranks by the trees only points measured in at least
+ * TUNE_POINT_MIN_CASES cases and puts the others after them: of a point
+ * the trees were not shown they know only what it shares with its
+ * neighbours' features (tune_predictor_rank). */
+#define TUNE_POINT_MIN_CASES 5
+typedef struct TuneKnownPoint {
+  char text[64];
   int cases;
-} TuneFamily;
-void tune_point_family(const char *text, char out[TUNE_FAMILY_NAME]);
-/* Sets a family's count (added or replaced): 0, or -1 for a name too long,
- * a negative count or past 4,096 families. Marks the model as listing its
- * families. */
-int tune_predictor_add_family(TunePredictor *p, const char *name, int cases);
-/* The cases the family of point text `text` was measured in (0 if never);
- * -1 when the model lists no families (trained before they were kept). */
-int tune_predictor_family_cases(const TunePredictor *p, const char *text);
+} TuneKnownPoint;
+/* Sets a point's count (added or replaced): 0, or -1 for a text of 64
+ * characters or more, a negative count or past 4,096 points. Marks the
+ * model as listing its points. */
+int tune_predictor_add_point(TunePredictor *p, const char *text, int cases);
+/* The cases point `text` was measured in (0 if never); -1 when the model
+ * lists no points (trained before they were kept). */
+int tune_predictor_point_cases(const TunePredictor *p, const char *text);
 /* DB.xgb, malloc'ed. */
 char *tune_predictor_path(const char *db_path);
-/* Sorts `pts` by predicted time, best first, the points of families the
- * model was hardly trained on (tune_predictor_family_cases below
- * TUNE_FAMILY_MIN_CASES) after all others; `predicted` (may be NULL) gets
+/* Sorts `pts` by predicted time, best first, the points the model was
+ * hardly trained on (tune_predictor_point_cases below
+ * TUNE_POINT_MIN_CASES) after all others; `predicted` (may be NULL) gets
  * the sorted predictions. 0 or -1 (out of memory). */
 int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePoint *pts, int n,
                         const TuneGraphSig *g, int64_t F, float *predicted);

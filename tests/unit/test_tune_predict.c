@@ -185,10 +185,10 @@ START_TEST(train_predict_evaluate) {
   }
   TunePredictor *loaded = tune_predictor_load(want, &diag);
   ck_assert_msg(loaded != NULL, "%s", diag.buf);
-  /* with its families: every case measured warp_edge (every fourth point
-   * of a space that lists warp_edge's 25 first), none a named schedule */
-  ck_assert_int_eq(tune_predictor_family_cases(loaded, "warp_edge(1, 1)"), NGRAPHS * 2 * 2);
-  ck_assert_int_eq(tune_predictor_family_cases(loaded, "spmm_groups(32, 4)"), 0);
+  /* with its points: every case measured warp_edge(1, 1) (the first of
+   * every fourth point), none a named schedule */
+  ck_assert_int_eq(tune_predictor_point_cases(loaded, "warp_edge(1, 1)"), NGRAPHS * 2 * 2);
+  ck_assert_int_eq(tune_predictor_point_cases(loaded, "spmm_groups(32, 4)"), 0);
   ck_assert_int_eq(tune_predictor_predict(loaded, x, 3, y1), 0);
   const char *again = tmp("again.xgb");
   ck_assert_int_eq(tune_predictor_save(loaded, again, &diag), 0);
@@ -411,7 +411,7 @@ START_TEST(trees_evaluated) {
   with_payload("base 0\ntrees 1\ntree 2\n0 1 0 1 1\nleaf 1\n", "not a later node", 8);
   with_payload("base 0\ntrees 1\ntree 3\n0 1 2 1 5\nleaf 1\nleaf 2\n", "not a later node",
                8);
-  with_payload("base 0\ntrees 1\ntree 3\n33 1 1 2 1\nleaf 1\nleaf 2\n",
+  with_payload("base 0\ntrees 1\ntree 3\n36 1 1 2 1\nleaf 1\nleaf 2\n",
                "feature is out of range", 8);
   with_payload("base 0\ntrees 1\ntree 3\n3 nan 1 2 1\nleaf 1\nleaf 2\n", "not a number", 8);
   with_payload("base 0\ntrees 1\ntree 2\nleaf inf\nleaf 1\n", "finite value", 8);
@@ -423,16 +423,11 @@ START_TEST(trees_evaluated) {
 }
 END_TEST
 
-/* Families the model was hardly trained on rank after the others: a tree
+/* Points the model was hardly trained on rank after the others: a tree
  * that prefers spmm_groups_full(32, 4) (split on the cost model's time,
- * which prices it 1.15x spmm_groups's) ranks it first without family
+ * which prices it 1.15x spmm_groups's) ranks it first without point
  * lines, and second when the model says it was measured in 3 cases. */
-START_TEST(families_ranked) {
-  char name[TUNE_FAMILY_NAME];
-  tune_point_family("spmm_groups_full(32, 4)", name);
-  ck_assert_str_eq(name, "spmm_groups_full");
-  tune_point_family("gar()", name);
-  ck_assert_str_eq(name, "gar");
+START_TEST(points_ranked) {
   const IrOp *op = ir_module_find_op(lib, "copy_u_sum");
   TuneOpShape s;
   tune_op_shape(op, &s);
@@ -450,29 +445,38 @@ START_TEST(families_ranked) {
   snprintf(trees, sizeof trees, tail, (f[0][27] + f[1][27]) / 2);
   for (int listed = 0; listed < 2; listed++) {
     snprintf(payload, sizeof payload, "base 0\nshape 1 1 0 0 0 1 0 f32\n%s%s",
-             listed ? "family spmm_groups 30\nfamily spmm_groups_full 3\n" : "", trees);
+             listed ? "point 30 spmm_groups(32, 4)\npoint 3 spmm_groups_full(32, 4)\n" : "",
+             trees);
     TunePredictor *p = with_payload(payload, NULL, 0);
-    ck_assert_int_eq(tune_predictor_family_cases(p, "spmm_groups_full(64, 8)"), listed ? 3 : -1);
-    ck_assert_int_eq(tune_predictor_family_cases(p, "warp_edge(1, 1)"), listed ? 0 : -1);
+    ck_assert_int_eq(tune_predictor_point_cases(p, "spmm_groups_full(32, 4)"), listed ? 3 : -1);
+    ck_assert_int_eq(tune_predictor_point_cases(p, "spmm_groups(32, 8)"), listed ? 0 : -1);
+    /* a point asked on the reversed graph, or without atomics, is known
+     * as the schedule it prefixes */
+    ck_assert_int_eq(tune_predictor_point_cases(p, TUNE_TRANSPOSE "spmm_groups(32, 4)"),
+                     listed ? 30 : -1);
+    ck_assert_int_eq(tune_predictor_point_cases(p, TUNE_DETERMINISTIC "spmm_groups(32, 4)"),
+                     listed ? 30 : -1);
     TunePoint r[2] = {pts[0], pts[1]};
     float y[2];
     ck_assert_int_eq(tune_predictor_rank(p, &s, r, 2, &g, 64, y), 0);
     ck_assert_str_eq(r[0].text, listed ? "spmm_groups(32, 4)" : "spmm_groups_full(32, 4)");
     ck_assert_float_eq(y[0], listed ? 1.0f : 0.0f);
-    if (listed) { /* saved and read back, the families stay */
-      const char *path = tmp("families.xgb");
+    if (listed) { /* saved and read back, the points stay */
+      const char *path = tmp("points.xgb");
       ck_assert_int_eq(tune_predictor_save(p, path, &diag), 0);
       TunePredictor *q = tune_predictor_load(path, &diag);
       ck_assert_ptr_nonnull(q);
-      ck_assert_int_eq(tune_predictor_family_cases(q, "spmm_groups(1, 1)"), 30);
+      ck_assert_int_eq(tune_predictor_point_cases(q, "spmm_groups(32, 4)"), 30);
       tune_predictor_free(q);
     }
     tune_predictor_free(p);
   }
-  with_payload("base 0\nfamily spmm_groups\ntrees 0\n", "not 'family NAME CASES'", 6);
-  with_payload("base 0\nfamily spmm_groups -2\ntrees 0\n", "not 'family NAME CASES'", 6);
-  with_payload("base 0\nfamily a_name_of_more_than_thirty_two_chars 1\ntrees 0\n",
-               "not 'family NAME CASES'", 6);
+  with_payload("base 0\npoint spmm_groups(32, 4)\ntrees 0\n", "not 'point CASES TEXT'", 6);
+  with_payload("base 0\npoint -2 gar()\ntrees 0\n", "not 'point CASES TEXT'", 6);
+  with_payload("base 0\npoint 4 \ntrees 0\n", "not 'point CASES TEXT'", 6);
+  with_payload("base 0\npoint 1 a_point_text_of_more_than_sixty_four_characters_which_is_too_long(1)"
+               "\ntrees 0\n",
+               "not 'point CASES TEXT'", 6);
 }
 END_TEST
 
@@ -714,7 +718,7 @@ int main(void) {
   tcase_add_test(tc, bad_models_refused);
   tcase_add_test(tc, missing_library_falls_back);
   tcase_add_test(tc, trees_evaluated);
-  tcase_add_test(tc, families_ranked);
+  tcase_add_test(tc, points_ranked);
   tcase_add_test(tc, builtin_model);
   tcase_add_test(tc, import_csv);
   tcase_add_test(tc, gopc_tune_arguments);
