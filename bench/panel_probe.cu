@@ -188,16 +188,8 @@ int main(int argc, char **argv) {
     std::string name = graph_name(path);
     for (int F : args.Fs) {
       int F4 = F / 4;
-      std::vector<float> hx((size_t)g.n * F);
-      uint64_t s = 12345;
-      for (auto &x : hx) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        x = (float)((s >> 40) & 0xFFFF) / 32768.f - 1.f;
-      }
-      std::vector<double> ref((size_t)g.n * F, 0.0);
-      for (int v = 0; v < g.n; ++v)
-        for (int e = g.ptr[v]; e < g.ptr[v + 1]; ++e)
-          for (int f = 0; f < F; ++f) ref[(size_t)v * F + f] += hx[(size_t)g.src[e] * F + f];
+      std::vector<float> hx = probe_features(g.n, F);
+      std::vector<double> ref = probe_host_sum(g, hx, F);
       size_t xbytes = hx.size() * sizeof(float);
       // copies to rotate among where X and Y fit in L2 twice over
       int copies = 2 * xbytes <= (size_t)prop.l2CacheSize

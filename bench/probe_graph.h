@@ -1,12 +1,14 @@
 // bench/probe_graph.h: what the standalone CUDA experiments in bench/
-// (tc_probe.cu, l2_probe.cu) share: their command line, a graph file read
-// into CSR by destination, the CUDA error check, a host-to-device copy and
-// event timing. Not part of gop: the experiments decide whether a
+// (tc_probe.cu, l2_probe.cu, panel_probe.cu) share: their command line, a
+// graph file read into CSR by destination, the CUDA error check, a
+// host-to-device copy, the features and the host sum they are checked
+// against, and event timing. Not part of gop: the experiments decide whether a
 // technique is worth building.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -103,6 +105,28 @@ static ProbeArgs probe_args(int argc, char **argv, std::vector<int> Fs) {
     }
   }
   return a;
+}
+
+// The experiments' features: n x F values in [-1, 1) from a fixed seed.
+static inline std::vector<float> probe_features(long n, int F) {
+  std::vector<float> hx((size_t)n * F);
+  uint64_t s = 12345;
+  for (auto &x : hx) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = (float)((s >> 40) & 0xFFFF) / 32768.f - 1.f;
+  }
+  return hx;
+}
+
+// Y = the sum over each destination's in-edges of X's source rows, on the
+// host in double: the reference the experiments' outputs are checked with.
+static inline std::vector<double> probe_host_sum(const Graph &g, const std::vector<float> &hx,
+                                                  int F) {
+  std::vector<double> ref((size_t)g.n * F, 0.0);
+  for (int v = 0; v < g.n; ++v)
+    for (int e = g.ptr[v]; e < g.ptr[v + 1]; ++e)
+      for (int f = 0; f < F; ++f) ref[(size_t)v * F + f] += hx[(size_t)g.src[e] * F + f];
+  return ref;
 }
 
 // Milliseconds between events e0 and e1 recorded around what `body`

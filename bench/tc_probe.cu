@@ -215,12 +215,10 @@ int main(int argc, char **argv) {
     uint4 *d_mask = (uint4 *)up(t.mask);
     int nitems = (int)t.iwin.size();
     for (int F : Fs) {
-      std::vector<__nv_bfloat16> hx((size_t)g.n * F);
-      std::vector<float> xf(hx.size());
-      uint64_t s = 12345;
+      std::vector<float> xf = probe_features(g.n, F);
+      std::vector<__nv_bfloat16> hx(xf.size());
       for (size_t k = 0; k < hx.size(); ++k) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        hx[k] = __float2bfloat16((float)((s >> 40) & 0xFFFF) / 32768.f - 1.f);
+        hx[k] = __float2bfloat16(xf[k]);
         xf[k] = __bfloat162float(hx[k]);
       }
       __nv_bfloat16 *d_x = up(hx);
