@@ -434,6 +434,12 @@ static bool point_known(const TunePredictor *p, const char *text) {
   return cases < 0 || cases >= TUNE_POINT_MIN_CASES;
 }
 
+/* The chooser's order: the points the trees know before the others, each
+ * side by predicted time. */
+static bool ranks_before(bool known_a, float ya, bool known_b, float yb) {
+  return known_a != known_b ? known_a : ya < yb;
+}
+
 static void note_skipped(const Rows *rs, const char *db_path, Diag *d) {
   if (rs->skipped_shape + rs->skipped_facts + rs->skipped_text + rs->skipped_time == 0) return;
   ir_note(d, (Loc){db_path, 0, 0},
@@ -492,41 +498,38 @@ int tune_predictor_rank(const TunePredictor *p, const TuneOpShape *shape, TunePo
                         const TuneGraphSig *g, int64_t F, float *predicted) {
   float *x = malloc(sizeof *x * TUNE_NFEATURES * (size_t)(n + 1));
   float *y = malloc(sizeof *y * (size_t)(n + 1));
+  bool *known = malloc(sizeof *known * (size_t)(n + 1));
   int rc = -1;
-  if (x && y) {
-    for (int i = 0; i < n; i++) tune_features(g, shape, F, &pts[i], x + (size_t)i * TUNE_NFEATURES);
+  if (x && y && known) {
+    for (int i = 0; i < n; i++) {
+      tune_features(g, shape, F, &pts[i], x + (size_t)i * TUNE_NFEATURES);
+      known[i] = point_known(p, pts[i].text);
+    }
     tune_features_relative(x, n);
     rc = tune_predictor_predict(p, x, n, y);
   }
   if (rc == 0) {
-    /* Insertion sort by prediction, stable: ties keep the model's order. */
+    /* Insertion sort in the chooser's order, stable: ties keep the model's
+     * order. */
     for (int i = 1; i < n; i++) {
       TunePoint tp = pts[i];
       float ty = y[i];
+      bool tk = known[i];
       int j = i;
-      for (; j > 0 && y[j - 1] > ty; j--) {
+      for (; j > 0 && ranks_before(tk, ty, known[j - 1], y[j - 1]); j--) {
         pts[j] = pts[j - 1];
         y[j] = y[j - 1];
+        known[j] = known[j - 1];
       }
       pts[j] = tp;
       y[j] = ty;
-    }
-    /* then the points the trees hardly saw behind the others, each side
-     * in the trees' order */
-    int known = 0;
-    for (int i = 0; i < n; i++) {
-      if (!point_known(p, pts[i].text)) continue;
-      TunePoint tp = pts[i];
-      float ty = y[i];
-      memmove(pts + known + 1, pts + known, sizeof *pts * (size_t)(i - known));
-      memmove(y + known + 1, y + known, sizeof *y * (size_t)(i - known));
-      pts[known] = tp;
-      y[known++] = ty;
+      known[j] = tk;
     }
     if (predicted) memcpy(predicted, y, sizeof *y * (size_t)n);
   }
   free(x);
   free(y);
+  free(known);
   return rc;
 }
 
@@ -622,7 +625,7 @@ int tune_predictor_evaluate(const char *db_path, const IrModule *lib, FILE *out,
       for (int j = 0; j < k; j++) {
         if (lanes && !rs.r[idx[j]].p.lanes) continue;
         bool known = point_known(p, rs.r[idx[j]].p.text);
-        if (pick < 0 || (known && !pick_known) || (known == pick_known && fy[j] < fy[pick])) {
+        if (pick < 0 || ranks_before(known, fy[j], pick_known, fy[pick])) {
           pick = j;
           pick_known = known;
         }
