@@ -157,22 +157,15 @@ int main(int argc, char **argv) {
   CK(cudaDeviceGetLimit(&setaside, cudaLimitPersistingL2CacheSize));
   // the copy rate and the flush buffer
   size_t gib = (size_t)1 << 30;
-  float4 *big, *big2;
+  float4 *big;
   float *sink;
   CK(cudaMalloc(&big, gib));
-  CK(cudaMalloc(&big2, gib));
   CK(cudaMalloc(&sink, sizeof(float)));
   CK(cudaMemset(big, 0, gib));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  std::vector<float> cms;
-  for (int i = 0; i < 10; ++i) {
-    cms.push_back(time_ms(e0, e1, [&] { CK(cudaMemcpy(big2, big, gib, cudaMemcpyDeviceToDevice)); }));
-  }
-  std::sort(cms.begin(), cms.end());
-  double ceiling = 2.0 * gib / (cms[5] * 1e-3) / 1e9;
-  CK(cudaFree(big2));
+  double ceiling = probe_copy_ceiling_gbps(big, gib, e0, e1);
   printf("# %s l2_mb=%.1f persisting_max_mb=%.1f set_aside_mb=%.1f max_window_mb=%.1f "
          "copy_ceiling_gbps=%.1f\n",
          prop.name, prop.l2CacheSize / 1048576.0, prop.persistingL2CacheMaxSize / 1048576.0,
@@ -233,14 +226,7 @@ int main(int argc, char **argv) {
         launch();
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
-        std::vector<float> hy(hx.size());
-        CK(cudaMemcpy(hy.data(), d_y, xbytes, cudaMemcpyDeviceToHost));
-        double num = 0, den = 0;
-        for (size_t k = 0; k < hy.size(); ++k) {
-          double d = hy[k] - ref[k];
-          num += d * d, den += ref[k] * ref[k];
-        }
-        double rel = std::sqrt(num / std::max(den, 1e-300));
+        double rel = probe_rel_l2(d_y, ref);
         for (int i = 0; i < 3; ++i) launch();
         float warm = time_ms(e0, e1, [&] {
           for (int i = 0; i < reps; ++i) launch();

@@ -163,20 +163,14 @@ int main(int argc, char **argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   size_t gib = (size_t)1 << 30;
-  void *big, *big2;
+  void *big;
   CK(cudaMalloc(&big, gib));
-  CK(cudaMalloc(&big2, gib));
   CK(cudaMemset(big, 0, gib));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  std::vector<float> cms;
-  for (int i = 0; i < 10; ++i)
-    cms.push_back(time_ms(e0, e1, [&] { CK(cudaMemcpy(big2, big, gib, cudaMemcpyDeviceToDevice)); }));
-  std::sort(cms.begin(), cms.end());
-  double ceiling = 2.0 * gib / (cms[5] * 1e-3) / 1e9;
+  double ceiling = probe_copy_ceiling_gbps(big, gib, e0, e1);
   CK(cudaFree(big));
-  CK(cudaFree(big2));
   printf("# %s l2_mb=%.1f copy_ceiling_gbps=%.1f\n", prop.name, prop.l2CacheSize / 1048576.0,
          ceiling);
   printf("graph,V,E,F,P,pairs_over_E,items,ms,bytes,of_bound,rel_l2\n");
@@ -218,14 +212,7 @@ int main(int argc, char **argv) {
         run(0);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
-        std::vector<float> hy(hx.size());
-        CK(cudaMemcpy(hy.data(), Y[0], xbytes, cudaMemcpyDeviceToHost));
-        double num = 0, den = 0;
-        for (size_t i = 0; i < hy.size(); ++i) {
-          double dlt = hy[i] - ref[i];
-          num += dlt * dlt, den += ref[i] * ref[i];
-        }
-        double rel = std::sqrt(num / (den > 0 ? den : 1));
+        double rel = probe_rel_l2(Y[0], ref);
         if (!(rel < 1e-5)) rel = INFINITY;
         for (int k = 0; k < 3 * copies; ++k) run(k % copies);
         std::vector<float> ms;

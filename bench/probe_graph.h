@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -139,4 +140,31 @@ template <class Body> static float time_ms(cudaEvent_t e0, cudaEvent_t e1, Body 
   float ms = 0;
   CK(cudaEventElapsedTime(&ms, e0, e1));
   return ms;
+}
+
+// The device's copy rate in GB/s (read + written): the median of 10
+// cudaMemcpy device to device of `bytes` from `src`.
+static inline double probe_copy_ceiling_gbps(const void *src, size_t bytes, cudaEvent_t e0,
+                                             cudaEvent_t e1) {
+  void *dst;
+  CK(cudaMalloc(&dst, bytes));
+  std::vector<float> ms;
+  for (int i = 0; i < 10; ++i)
+    ms.push_back(time_ms(e0, e1, [&] { CK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice)); }));
+  CK(cudaFree(dst));
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * bytes / (ms[5] * 1e-3) / 1e9;
+}
+
+// The relative L2 difference of the device's `ref.size()` floats at d_y
+// from the host reference.
+static inline double probe_rel_l2(const void *d_y, const std::vector<double> &ref) {
+  std::vector<float> hy(ref.size());
+  CK(cudaMemcpy(hy.data(), d_y, hy.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (size_t k = 0; k < hy.size(); ++k) {
+    double d = hy[k] - ref[k];
+    num += d * d, den += ref[k] * ref[k];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
 }
