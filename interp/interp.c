@@ -80,6 +80,8 @@ typedef struct Interp {
   TensorState *ts; /* by tensor id */
   int64_t *ival;   /* loop variables, by var id */
   const struct GraphGroups **gtab; /* groups loops' variables: their table */
+  const struct GraphPanels **ptab; /* @panel groups loops' and pairs loops'
+                                      variables: their panel table */
   double *fval;    /* locals, by var id */
   /* cross-lane reductions */
   unsigned char *shuffled; /* by var id: 0, or the reduction of its `shuffle`
@@ -214,6 +216,11 @@ static int64_t eval_int(Interp *in, const IrNode *e) {
     const GraphGroups *t = of->kind == IR_VAR ? in->gtab[of->var->id] : NULL;
     if (t && e->kind == IR_DST && x >= 0 && x < t->n) /* a group row's destination */
       return t->dst[x];
+    const GraphPanels *pt = of->kind == IR_VAR ? in->ptab[of->var->id] : NULL;
+    if (pt && of->var->kind == IR_VAR_PAIR && e->kind == IR_SRC && x >= 0 && x < pt->npairs)
+      return pt->src[x]; /* a pair's source */
+    if (pt && of->var->kind != IR_VAR_PAIR && e->kind == IR_DST && x >= 0 && x < pt->n)
+      return pt->dst[x]; /* a panel row's first destination */
     const char *what = e->kind == IR_SRC ? "src()" : "dst()";
     if (check_edge(in, e, x, what) < 0) return 0;
     return e->kind == IR_SRC ? in->g->src[x] : in->g->dst[x];
@@ -223,7 +230,7 @@ static int64_t eval_int(Interp *in, const IrNode *e) {
     if (e->un.op == IR_UN_NEG) return wrap_sub(0, eval_int(in, e->un.a));
     break;
   case IR_FCONST: case IR_LOAD: case IR_CALL: case IR_INDEG: case IR_OUTDEG:
-  case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
+  case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF: case IR_OWNS:
   case IR_NODE_COUNT:
     break;
   }
@@ -297,6 +304,7 @@ static double eval_float(Interp *in, const IrNode *e) {
     return local_value(in, (double)(ptr[v + 1] - ptr[v]));
   }
   case IR_ICONST: case IR_SYM: case IR_SRC: case IR_DST: case IR_NV: case IR_NE:
+  case IR_OWNS:
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
   case IR_NODE_COUNT:
     break;
@@ -353,6 +361,13 @@ static bool eval_bool(Interp *in, const IrNode *e) {
   case IR_UN:
     if (e->un.op == IR_UN_NOT) return !eval_bool(in, e->un.a);
     break;
+  case IR_OWNS: { /* passes/panel.c: the row is its panel's only one */
+    const IrNode *of = e->endpoint.e;
+    const GraphPanels *pt = of->kind == IR_VAR ? in->ptab[of->var->id] : NULL;
+    int64_t r = of->kind == IR_VAR ? in->ival[of->var->id] : -1;
+    if (!pt || r < 0 || r >= pt->n) break;
+    return pt->own[r] != 0;
+  }
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_CALL: case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
   case IR_NV: case IR_NE: case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET:
@@ -405,6 +420,18 @@ static void exec_loop(Interp *in, const IrNode *s) {
     return;
   }
   case IR_LOOP_GROUPS: {
+    if (s->loop.panel) { /* the rows of the panel table (graph/panels.c) */
+      const GraphPanels *pt = graph_panels(g, s->loop.group, s->loop.panel, in->d);
+      if (!pt) {
+        in->failed = true;
+        return;
+      }
+      const GraphPanels *saved = in->ptab[s->loop.var->id];
+      in->ptab[s->loop.var->id] = pt;
+      run_loop(in, s, 0, pt->n, NULL, NULL);
+      in->ptab[s->loop.var->id] = saved;
+      return;
+    }
     /* the rows of the table graph/groups.c builds (and caches) */
     const GraphGroups *t = graph_groups(g, s->loop.group, s->loop.ilv,
                                         s->loop.ilv_cls, s->loop.ilv_thr, in->d);
@@ -444,7 +471,47 @@ static void exec_loop(Interp *in, const IrNode *s) {
     run_loop(in, s, t->vptr[v], t->vptr[v + 1], t->vrow, NULL);
     return;
   }
+  case IR_LOOP_PAIRS: { /* passes/panel.c: the pairs of a panel row */
+    const IrNode *of = s->loop.of;
+    const GraphPanels *pt = of->kind == IR_VAR ? in->ptab[of->var->id] : NULL;
+    if (!pt) break;
+    int64_t r = in->ival[of->var->id];
+    if (r < 0 || r >= pt->n) {
+      fail(in, s->loc, "panel row %lld is out of range: the table has %lld rows",
+           (long long)r, (long long)pt->n);
+      return;
+    }
+    const GraphPanels *saved = in->ptab[s->loop.var->id];
+    in->ptab[s->loop.var->id] = pt;
+    run_loop(in, s, pt->first[r], pt->end[r], NULL, NULL);
+    in->ptab[s->loop.var->id] = saved;
+    return;
+  }
+  case IR_LOOP_PAIR_EDGE: { /* the edge in slot `slot` of the pair, if any */
+    const IrNode *of = s->loop.of;
+    const GraphPanels *pt = of->kind == IR_VAR ? in->ptab[of->var->id] : NULL;
+    if (!pt) break;
+    int64_t q = in->ival[of->var->id];
+    if (q < 0 || q >= pt->npairs || s->loop.slot < 0 || s->loop.slot >= pt->P) {
+      fail(in, s->loc, "pair %lld slot %d is out of range: the table has %lld "
+           "pairs of %d slots", (long long)q, s->loop.slot, (long long)pt->npairs, pt->P);
+      return;
+    }
+    if (!(pt->mask[q] >> s->loop.slot & 1)) return;
+    int64_t k = pt->pos[q * pt->P + s->loop.slot];
+    run_loop(in, s, k, k + 1, g->in_eid, NULL);
+    return;
+  }
   case IR_LOOP_UNOWNED: {
+    if (s->loop.panel) { /* the destinations of panels split over rows */
+      const GraphPanels *pt = graph_panels(g, s->loop.group, s->loop.panel, in->d);
+      if (!pt) {
+        in->failed = true;
+        return;
+      }
+      run_loop(in, s, 0, pt->nunowned, NULL, pt->unowned);
+      return;
+    }
     /* passes/lower_mean.c: the destinations no G-group owns, in order */
     const GraphGroups *t = graph_groups(g, s->loop.group, 0, 0, 0, in->d);
     if (!t) {
@@ -543,7 +610,8 @@ static void exec_stmt(Interp *in, const IrNode *s) {
     return;
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
-  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_NODE_COUNT:
+  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_OWNS:
+  case IR_NODE_COUNT:
     break;
   }
   fail(in, s->loc, "internal error: `%s` is not a statement", ir_kind_name(s->kind));
@@ -647,7 +715,7 @@ static void find_reductions(Interp *in, const IrNode *list) {
     case IR_LET: case IR_SET: case IR_FCONST: case IR_ICONST: case IR_VAR:
     case IR_SYM: case IR_LOAD: case IR_BIN: case IR_UN: case IR_CALL:
     case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_NV:
-    case IR_NE: case IR_NODE_COUNT:
+    case IR_NE: case IR_OWNS: case IR_NODE_COUNT:
       break;
     }
   }
@@ -762,6 +830,7 @@ static void release(Interp *in) {
   free(in->ts);
   free(in->ival);
   free((void *)in->gtab);
+  free((void *)in->ptab);
   free(in->fval);
   free(in->shuffled);
   free(in->decl);
@@ -791,11 +860,12 @@ int interp_run(const IrOp *op, const InterpArgs *args, Diag *d) {
   in.ts = calloc(op->ntensors > 0 ? (size_t)op->ntensors : 1, sizeof *in.ts);
   in.ival = calloc(nvars, sizeof *in.ival);
   in.gtab = calloc(nvars, sizeof *in.gtab);
+  in.ptab = calloc(nvars, sizeof *in.ptab);
   in.fval = calloc(nvars, sizeof *in.fval);
   in.shuffled = calloc(nvars, sizeof *in.shuffled);
   in.decl = calloc(nvars, sizeof *in.decl);
   in.lanes = calloc(nvars * 32, sizeof *in.lanes);
-  if (!in.ts || !in.ival || !in.gtab || !in.fval || !in.shuffled || !in.decl || !in.lanes) {
+  if (!in.ts || !in.ival || !in.gtab || !in.ptab || !in.fval || !in.shuffled || !in.decl || !in.lanes) {
     release(&in);
     fail(&in, op->loc, "out of memory running op %s", op->name);
     return -1;

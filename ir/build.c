@@ -275,7 +275,7 @@ IrNode *ir_clone(Arena *a, const IrNode *n) {
   case IR_CALL:
     for (int i = 0; i < n->call.nargs; i++) c->call.args[i] = ir_clone(a, n->call.args[i]);
     break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
     c->endpoint.e = ir_clone(a, n->endpoint.e);
     break;
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_NV: case IR_NE:

@@ -232,6 +232,9 @@ typedef struct IrTensor {
                       in-edges are written whole by their one neighbour
                       group of size G (a plain store), the other rows by
                       atomics (passes/promote.c); 0: none */
+  int owner_panel; /* lowering only: with owner_group, the rows are owned
+                      by the rows of the panel table of (owner_group,
+                      owner_panel) instead (passes/panel.c) */
   bool wide; /* lowering only: the f32 twin of a 16-bit output for the
                 heavy rows its neighbour groups add atomically (promote.c);
                 the output's finalisation reads it, so it needs none */
@@ -281,6 +284,12 @@ struct IrNode {
        * (2..8 when interleaved, else 0) and, with two classes, the degree
        * threshold between them (0: the runtime's, the mean degree) */
       int group, ilv, ilv_cls, ilv_thr;
+      /* GROUPS and UNOWNED: 0, or P: the rows are the panel table's
+       * (panel(g, P), passes/panel.c; graph/panels.c), P consecutive
+       * destinations a row; PAIR_EDGE: the slot s of the pair (0..P-1) */
+      int panel, slot;
+#define IR_PANEL_MIN 2
+#define IR_PANEL_MAX 8
       bool shared; /* GROUPS: `shared` stores accumulate per warp in shared
                       memory (promote(g, shared), docs/gpu-ir.md) */
       bool prefetch; /* IN_EDGES, OUT_EDGES, GROUP_EDGES inside a @lane loop:

@@ -34,6 +34,7 @@ static int expr_prec(const IrNode *e) {
   case IR_ICONST: return e->i < 0 ? PREC_UNARY : PREC_PRIMARY;
   case IR_VAR: case IR_SYM: case IR_LOAD: case IR_CALL: case IR_SRC:
   case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE:
+  case IR_OWNS:
     return PREC_PRIMARY;
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
   case IR_NODE_COUNT:
@@ -111,7 +112,7 @@ void ir_print_expr(FILE *out, const IrNode *e) {
     }
     fputc(')', out);
     break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
     fprintf(out, "%s(", ir_kind_name(e->kind));
     ir_print_expr(out, e->endpoint.e);
     fputc(')', out);
@@ -164,6 +165,16 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   case IR_LOOP_UNOWNED: /* passes/lower_mean.c */
     fprintf(out, "unowned(%d)", s->loop.group);
     break;
+  case IR_LOOP_PAIRS: /* passes/panel.c */
+    fputs("pairs(", out);
+    ir_print_expr(out, s->loop.of);
+    fputc(')', out);
+    break;
+  case IR_LOOP_PAIR_EDGE:
+    fputs("pair_edge(", out);
+    ir_print_expr(out, s->loop.of);
+    fprintf(out, ", %d)", s->loop.slot);
+    break;
   case IR_LOOP_COUNT:
     fputs("<bad loop>", out);
     break;
@@ -179,6 +190,7 @@ static void print_loop_head(FILE *out, const IrNode *s) {
   if (s->loop.ilv_cls > 2) fprintf(out, " @classes(%d)", s->loop.ilv_cls);
   if (s->loop.ilv_thr > 0) fprintf(out, " @threshold(%d)", s->loop.ilv_thr);
   if (s->loop.shared) fputs(" @shared", out);
+  if (s->loop.panel > 0) fprintf(out, " @panel(%d)", s->loop.panel);
   if (s->loop.threads > 0) fprintf(out, " @threads(%d)", s->loop.threads);
   if (s->loop.occ > 0) fprintf(out, " @occupancy(%d)", s->loop.occ);
 }
@@ -225,7 +237,8 @@ static void print_stmt(FILE *out, const IrNode *s, int indent) {
     break;
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
-  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_NODE_COUNT:
+  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_OWNS:
+  case IR_NODE_COUNT:
     /* Not a statement: print it anyway so a broken IR can be looked at. */
     ir_print_expr(out, s);
     fputc('\n', out);

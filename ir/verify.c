@@ -27,6 +27,9 @@ typedef struct Verifier {
   int *let_lanes; /* by var id: @lane loops around the local's `var` */
   int lanes;      /* @lane loops around the statement being checked */
   const IrVar *group_var; /* the variable of the enclosing groups loop */
+  int group_panel;        /* its @panel(P), 0 without */
+  int pair_panel;         /* inside `for q in pairs(g)`: g's P, else 0 */
+  const IrVar *pair_var;  /* and q */
   bool in_shared;         /* ... and it is @shared */
   int team;               /* the enclosing @warp loop's @team, 0: none */
   bool tiles_only;        /* every loop around the statement is an unbound
@@ -238,6 +241,14 @@ static void check_expr(Verifier *v, const IrNode *e, const char *where) {
     if (e->type != IR_TY_INT)
       fail(v, e->loc, "%s has type %s", ir_kind_name(e->kind), type_name(e->type));
     break;
+  case IR_OWNS: /* passes/panel.c: of the enclosing @panel groups loop's row */
+    if (!e->endpoint.e || e->endpoint.e->kind != IR_VAR || !v->group_var ||
+        e->endpoint.e->var != v->group_var || !v->group_panel)
+      fail(v, e->loc, "owns() is not of the variable of an enclosing @panel "
+           "groups loop");
+    if (e->type != IR_TY_BOOL)
+      fail(v, e->loc, "owns has type %s", type_name(e->type));
+    break;
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
     fail(v, e->loc, "statement `%s` where an expression (%s) is expected",
          ir_kind_name(e->kind), where);
@@ -261,6 +272,8 @@ static bool loop_var_fits(IrLoopKind k, IrVarKind vk) {
   case IR_LOOP_GROUP_EDGES: return vk == IR_VAR_EDGE;
   case IR_LOOP_GROUP_ROWS: return vk == IR_VAR_INDEX;
   case IR_LOOP_UNOWNED: return vk == IR_VAR_DST_V;
+  case IR_LOOP_PAIRS: return vk == IR_VAR_PAIR;
+  case IR_LOOP_PAIR_EDGE: return vk == IR_VAR_EDGE;
   case IR_LOOP_COUNT: break;
   }
   return false;
@@ -283,6 +296,20 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
         s->loop.of->var != v->group_var)
       fail(v, s->loc, "group_edges loop %s is not over the variable of an "
            "enclosing groups loop", s->loop.var ? s->loop.var->name : "?");
+  } else if (k == IR_LOOP_PAIRS) {
+    /* passes/panel.c: the pairs of a row of the panel table */
+    if (!s->loop.of || s->loop.of->kind != IR_VAR || !v->group_var ||
+        s->loop.of->var != v->group_var || !v->group_panel)
+      fail(v, s->loc, "pairs loop %s is not over the variable of an enclosing "
+           "@panel groups loop", s->loop.var ? s->loop.var->name : "?");
+  } else if (k == IR_LOOP_PAIR_EDGE) {
+    if (!s->loop.of || s->loop.of->kind != IR_VAR || !v->pair_var ||
+        s->loop.of->var != v->pair_var)
+      fail(v, s->loc, "pair_edge loop %s is not over the variable of an "
+           "enclosing pairs loop", s->loop.var ? s->loop.var->name : "?");
+    else if (s->loop.slot < 0 || s->loop.slot >= v->pair_panel)
+      fail(v, s->loc, "pair_edge loop %s has slot %d of a panel of %d",
+           s->loop.var ? s->loop.var->name : "?", s->loop.slot, v->pair_panel);
   } else if (s->loop.of) fail(v, s->loc, "%s loop has a vertex (`of`)", kn);
   if (k == IR_LOOP_GROUPS) {
     if (s->loop.group < 1)
@@ -311,6 +338,14 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
              s->loop.shared) {
     fail(v, s->loc, "%s loop has a group size or interleaving", kn);
   }
+  if (s->loop.panel &&
+      (s->loop.panel < IR_PANEL_MIN || s->loop.panel > IR_PANEL_MAX ||
+       (k != IR_LOOP_GROUPS && k != IR_LOOP_UNOWNED) || s->loop.ilv || s->loop.shared))
+    fail(v, s->loc, "%s loop has @panel(%d): panels of %d to %d destinations "
+         "are for groups and unowned loops without interleaving or @shared", kn,
+         s->loop.panel, IR_PANEL_MIN, IR_PANEL_MAX);
+  if (s->loop.slot && k != IR_LOOP_PAIR_EDGE)
+    fail(v, s->loc, "%s loop has a slot", kn);
   /* passes/interleave.c: 2..8 classes when interleaved, none otherwise; a
    * degree threshold splits two classes only */
   if (s->loop.ilv < 0 || s->loop.ilv_thr < 0 || (s->loop.ilv_thr && !s->loop.ilv) ||
@@ -378,8 +413,17 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   }
   v->lanes += s->loop.bind == IR_BIND_LANE;
   const IrVar *saved_group = v->group_var;
+  const IrVar *saved_pair = v->pair_var;
+  int saved_gpanel = v->group_panel, saved_ppanel = v->pair_panel;
   bool saved_shared = v->in_shared;
-  if (k == IR_LOOP_GROUPS && var_good) v->group_var = var;
+  if (k == IR_LOOP_GROUPS && var_good) {
+    v->group_var = var;
+    v->group_panel = s->loop.panel;
+  }
+  if (k == IR_LOOP_PAIRS && var_good) {
+    v->pair_var = var;
+    v->pair_panel = v->group_panel;
+  }
   if (k == IR_LOOP_GROUPS) v->in_shared = s->loop.shared;
   int saved_team = v->team;
   if (s->loop.team) v->team = s->loop.team;
@@ -390,6 +434,9 @@ static void check_loop(Verifier *v, const IrNode *s, bool top) {
   v->tiles_only = saved_tiles;
   v->team = saved_team;
   v->group_var = saved_group;
+  v->group_panel = saved_gpanel;
+  v->pair_var = saved_pair;
+  v->pair_panel = saved_ppanel;
   v->in_shared = saved_shared;
   v->lanes -= s->loop.bind == IR_BIND_LANE;
   if (var_good) v->in_scope[var->id] = false;
@@ -486,7 +533,7 @@ static void check_stmt(Verifier *v, const IrNode *s, bool top) {
   }
   case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
   case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
-  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE:
+  case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_OWNS:
     fail(v, s->loc, "expression `%s` where a statement is expected",
          ir_kind_name(s->kind));
     break;

@@ -34,7 +34,7 @@ bool ir_any(const IrNode *n, bool (*hit)(const IrNode *, void *), void *ctx) {
       for (int i = 0; i < n->call.nargs; i++)
         if (ir_any(n->call.args[i], hit, ctx)) return true;
       break;
-    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+    case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
       if (ir_any(n->endpoint.e, hit, ctx)) return true;
       break;
     default: break;
@@ -56,7 +56,9 @@ void ir_each_operand(IrNode *e, void (*fn)(IrNode **slot, void *ctx), void *ctx)
   case IR_CALL:
     for (int i = 0; i < e->call.nargs; i++) fn(&e->call.args[i], ctx);
     break;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: fn(&e->endpoint.e, ctx); break;
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
+    fn(&e->endpoint.e, ctx);
+    break;
   default: break;
   }
 }

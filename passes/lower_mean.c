@@ -263,6 +263,15 @@ IrNode *pass_row_stage(IrOp *op, IrTensor *t, const IrTensor *from, IrRed red, b
     return row;
   }
   if (rs.lanes) rs.lanes = row->loop.team = 8;
+  /* Panels (passes/panel.c) own every destination but those of panels
+   * split over rows, which their table lists: no degree to test. */
+  if (t->owner_panel > 0 && t->domain == IR_DOM_DST && !from) {
+    row->loop.kind = IR_LOOP_UNOWNED;
+    row->loop.group = t->owner_group;
+    row->loop.panel = t->owner_panel;
+    row->loop.body = row_nest(&rs, kind);
+    return row;
+  }
   /* ... and walks only those: the destinations whose in-degree is 0 or
    * over G, listed once per graph with its group table (graph/groups.c).
    * Scanning every row cost about 10 us a stage on cnr-2000 (325,557

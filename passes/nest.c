@@ -350,7 +350,7 @@ bool pass_expr_equal(const IrNode *x, const IrNode *y) {
     for (int i = 0; i < x->call.nargs; i++)
       if (!pass_expr_equal(x->call.args[i], y->call.args[i])) return false;
     return true;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
     return pass_expr_equal(x->endpoint.e, y->endpoint.e);
   default: return false;
   }

@@ -101,6 +101,10 @@ int pass_tile(IrOp *op, const char *loop, int64_t t, const char *outer,
               const char *inner, Loc loc, Arena *a, Diag *d);
 /* team.c: gives each iteration of a @warp loop T lanes (@team(T)). */
 int pass_team(IrOp *op, const char *loop, int64_t lanes, Loc loc, Arena *a, Diag *d);
+/* panel.c: panel(g, P) on a neighbour-groups loop; and the lowering pass
+ * that sums a panel's destinations in registers (first in pipeline.c). */
+int pass_panel(IrOp *op, const char *loop, int64_t p, Loc loc, Arena *a, Diag *d);
+int pass_panel_lower(IrOp *op, Arena *a, Diag *d);
 /* occupancy.c: marks the stage of a loop @occupancy(N), the threads per SM
  * its kernel asks ptxas to fit (so at most 65536 / N registers a thread). */
 int pass_occupancy(IrOp *op, const char *loop, int64_t threads, Loc loc, Arena *a,

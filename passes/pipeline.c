@@ -12,6 +12,8 @@
 #include "passes/passes.h"
 
 static const PassInfo table[] = {
+    {"panel", "a @panel groups loop sums its panel's destinations in "
+              "registers, each pair's source row read once", pass_panel_lower},
     {"accumulate", "sequential edge loops reduce in registers and store once; "
                    "a vertex's mean/max/min is finished in that store",
      pass_accumulate},

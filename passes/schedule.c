@@ -97,6 +97,10 @@ static int do_team(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_team(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
 
+static int do_panel(IrOp *op, const Args *x, Arena *a, Diag *d) {
+  return pass_panel(op, x->name[0], x->value[1], x->dir->loc, a, d);
+}
+
 static int do_occupancy(IrOp *op, const Args *x, Arena *a, Diag *d) {
   return pass_occupancy(op, x->name[0], x->value[1], x->dir->loc, a, d);
 }
@@ -136,6 +140,7 @@ static const Prim prims[] = {
     {"tile", "tile(LOOP, T) -> (WORKERS, INNER)", "li", 2, 2, 2, do_tile},
     {"unroll", "unroll(LOOP, N)", "li", 2, 2, 0, do_unroll},
     {"team", "team(WARP_LOOP, LANES)", "li", 2, 2, 0, do_team},
+    {"panel", "panel(GROUPS_LOOP, P)", "li", 2, 2, 0, do_panel},
     {"prefetch", "prefetch(EDGE_LOOP)", "l", 1, 1, 0, do_prefetch},
     {"vectorize", "vectorize(LOOP, 2|4|8)", "li", 2, 2, 0, do_vectorize},
     {"promote", "promote(LOOP|TENSOR, register|shared)", "lk", 2, 2, 0, do_promote},
