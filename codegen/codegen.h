@@ -59,6 +59,10 @@ int cg_target_check(const char *target, Diag *d);
   X(NGROUPS, "ngroups") /* int32/64: rows of that table                   */ \
   X(GRP_UNOWNED, "grp_unowned") /* int32 *: destinations no group owns      */ \
   X(NUNOWNED, "nunowned") /* int32: how many (an unowned(G) loop)          */ \
+  X(GRP_OWN, "grp_own") /* int32 *: panel table: 1 for a panel's only row */ \
+  X(PAIR_SRC, "pair_src") /* int32 *: panel table: each pair's source     */ \
+  X(PAIR_MASK, "pair_mask") /* int32 *: its slots with an edge (bits)     */ \
+  X(PAIR_POS, "pair_pos") /* int32/64 *: P CSR positions a pair           */ \
   X(NV,      "nv")      /* int32: |V|                                     */ \
   X(NE,      "ne")      /* int32 (int64 with 64-bit indices): |E|         */ \
   X(SYM,     "sym")     /* int32: the value of extent symbol `id`         */
@@ -153,6 +157,8 @@ typedef struct CgKernel {
    * reads (graph/groups.c: G, interleaving distance, classes,
    * threshold); group 0: none */
   int group, group_ilv, group_cls, group_thr;
+  int group_panel; /* the table is the panel table of (group, group_panel)
+                      (passes/panel.c); 0: the neighbour-group table */
   int shared_tensor; /* a @shared groups stage: the tensor whose rows it
                         accumulates in dynamic shared memory (threads / 32
                         rows of its features); -1: none */
@@ -295,11 +301,16 @@ typedef struct CgVar {
   LLVMValueRef vslot; /* locals declared in a vector body: <n x f32> alloca */
   bool in_vec;        /* the vector copy is the live one */
   bool group_row;     /* a groups loop's row: dst(g) is its destination */
+  /* a pairs loop's pair (passes/panel.c): its source in `src`, its panel's
+   * first destination in `dst`, its slots' bits, the panel's P */
+  LLVMValueRef mask;
+  int panel;
   /* a groups loop's row, loaded at the top of its body where the body uses
    * them (loop.c, group_prologue): its edges' CSR range [gbeg, gend), its
    * destination in `dst`, and in_ptr at dst and dst + 1 for
    * in_degree(dst(g)); NULL where not loaded */
   LLVMValueRef gbeg, gend, deg[2];
+  LLVMValueRef own; /* a panel row's owns(g), loaded with it */
 } CgVar;
 
 typedef struct CgCtx {

@@ -90,7 +90,7 @@ static void find_reductions(const IrNode *list, CgTensorInfo *tensors) {
     case IR_LET: case IR_SET: case IR_FCONST: case IR_ICONST: case IR_VAR:
     case IR_SYM: case IR_LOAD: case IR_BIN: case IR_UN: case IR_CALL:
     case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_NV:
-    case IR_NE:
+    case IR_NE: case IR_OWNS:
       break;
     case IR_NODE_COUNT: unreachable("bad node kind");
     }

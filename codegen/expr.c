@@ -408,6 +408,13 @@ static LLVMValueRef emit(CgCtx *cg, const IrNode *e, bool contract) {
   case IR_INDEG: case IR_OUTDEG: return emit_degree(cg, e);
   case IR_NV: return cg_param_idx(cg, CG_PARAM_NV, 0);
   case IR_NE: return cg_param_idx(cg, CG_PARAM_NE, 0);
+  case IR_OWNS: { /* passes/panel.c: the row is its panel's only one */
+    const CgVar *g = cg_group_row(cg, e->endpoint.e);
+    LLVMValueRef own = g && g->own ? g->own
+                       : cg_graph_at(cg, CG_PARAM_GRP_OWN,
+                                     cg_expr_as(cg, e->endpoint.e, IR_TY_INT), "own");
+    return LLVMBuildICmp(cg->b, LLVMIntNE, own, cg_idx(cg, 0), "owns");
+  }
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
     cg_error(cg, e->loc, "a statement (%s) where an expression belongs",
              ir_kind_name(e->kind));

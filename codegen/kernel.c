@@ -55,6 +55,8 @@ LLVMValueRef cg_param(CgCtx *cg, CgParamKind kind, int id) {
   case CG_PARAM_GRP_END: case CG_PARAM_NGROUPS:
   case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
   case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
+  case CG_PARAM_GRP_OWN: case CG_PARAM_PAIR_SRC: case CG_PARAM_PAIR_MASK:
+  case CG_PARAM_PAIR_POS:
     return cg->graph_arg[kind];
   case CG_PARAM_COUNT: break;
   }
@@ -79,7 +81,7 @@ static void scan(CgCtx *cg, const IrNode *list, bool *bound) {
     case IR_LET: case IR_SET: break;
     case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
     case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
-    case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE:
+    case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_OWNS:
       break; /* an expression as a statement: verify.c refuses it */
     case IR_NODE_COUNT: unreachable("bad node kind");
     }

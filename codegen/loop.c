@@ -84,7 +84,7 @@ bool cg_extent_expr(const IrNode *e, CgExpr *out) {
     break;
   case IR_LOOP: case IR_STORE: case IR_LET: case IR_SET: case IR_IF:
   case IR_FCONST: case IR_VAR: case IR_LOAD: case IR_UN: case IR_CALL:
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
     return false;
   case IR_NODE_COUNT: unreachable("bad node kind");
   }
@@ -208,6 +208,8 @@ static void set_launch(CgCtx *cg, const IrNode *l) {
   case IR_LOOP_GROUP_EDGES:
   case IR_LOOP_GROUP_ROWS:
   case IR_LOOP_UNOWNED: /* the list's length: known at launch */
+  case IR_LOOP_PAIRS:
+  case IR_LOOP_PAIR_EDGE:
     break;
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
@@ -243,7 +245,7 @@ static LLVMValueRef in_edge_id(CgCtx *cg, LLVMValueRef k, LLVMValueRef eager[3],
  * loop's edges' dst), the destination's in-degree (in_degree(dst(g))). */
 typedef struct GroupUses {
   const IrVar *g;
-  bool range, dst, deg;
+  bool range, dst, deg, own;
 } GroupUses;
 
 static bool is_row(const IrNode *e, const IrVar *g) {
@@ -252,8 +254,11 @@ static bool is_row(const IrNode *e, const IrVar *g) {
 
 static bool scan_group_uses(const IrNode *n, void *ctx) {
   GroupUses *u = ctx;
-  if (n->kind == IR_LOOP && n->loop.kind == IR_LOOP_GROUP_EDGES && is_row(n->loop.of, u->g))
+  if (n->kind == IR_LOOP &&
+      (n->loop.kind == IR_LOOP_GROUP_EDGES || n->loop.kind == IR_LOOP_PAIRS) &&
+      is_row(n->loop.of, u->g))
     u->range = u->dst = true;
+  if (n->kind == IR_OWNS && is_row(n->endpoint.e, u->g)) u->own = true;
   if (n->kind == IR_DST && is_row(n->endpoint.e, u->g)) u->dst = true;
   if (n->kind == IR_INDEG && n->endpoint.e->kind == IR_DST &&
       is_row(n->endpoint.e->endpoint.e, u->g))
@@ -275,7 +280,7 @@ static bool scan_group_uses(const IrNode *n, void *ctx) {
  * of occupancy (spmm_tiles, gnnadvisor) 0.95x. Every value is read for a
  * valid row (i < ngroups) and destination. */
 static void group_prologue(CgCtx *cg, const IrNode *l, CgVar *v) {
-  GroupUses u = {l->loop.var, false, false, false};
+  GroupUses u = {l->loop.var, false, false, false, false};
   ir_any(l->loop.body, scan_group_uses, &u);
   LLVMValueRef i = v->value;
   if (u.range) {
@@ -283,6 +288,7 @@ static void group_prologue(CgCtx *cg, const IrNode *l, CgVar *v) {
     v->gend = cg_graph_at(cg, CG_PARAM_GRP_END, i, "gend");
   }
   if (u.dst || u.deg) v->dst = cg_graph_at(cg, CG_PARAM_GRP_DST, i, "gdst");
+  if (u.own) v->own = cg_graph_at(cg, CG_PARAM_GRP_OWN, i, "gown");
   if (u.deg) {
     LLVMValueRef d1 = LLVMBuildNSWAdd(cg->b, v->dst, cg_idx(cg, 1), "");
     v->deg[0] = cg_graph_at(cg, CG_PARAM_IN_PTR, v->dst, "dbeg");
@@ -336,6 +342,25 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
   case IR_LOOP_GROUP_ROWS: /* passes/segment.c: k walks vptr[v] .. vptr[v+1] */
     v->value = cg_graph_at(cg, CG_PARAM_GRP_VROW, i, l->loop.var->name);
     return 0;
+  case IR_LOOP_PAIRS: { /* passes/panel.c: pair i of a panel row */
+    const CgVar *g = cg_group_row(cg, l->loop.of);
+    v->value = i;
+    v->src = eager[n++] = cg_graph_at(cg, CG_PARAM_PAIR_SRC, i, "psrc");
+    v->mask = cg_graph_at(cg, CG_PARAM_PAIR_MASK, i, "pmask");
+    v->dst = g && g->dst ? g->dst : cg_graph_at(cg, CG_PARAM_GRP_DST, of, "pdst");
+    v->panel = cg->kernel->group_panel;
+    return n;
+  }
+  case IR_LOOP_PAIR_EDGE: { /* the edge in slot `slot` of pair `of` */
+    const CgVar *q = &cg->vars[l->loop.of->var->id];
+    LLVMValueRef k = LLVMBuildNSWAdd(cg->b, LLVMBuildNSWMul(cg->b, of, cg_idx(cg, q->panel), ""),
+                                     cg_idx(cg, l->loop.slot), "");
+    LLVMValueRef pos = cg_graph_at(cg, CG_PARAM_PAIR_POS, k, "ppos");
+    v->value = in_edge_id(cg, pos, eager, &n, l->loop.var->name);
+    v->src = q->src;
+    v->dst = LLVMBuildNSWAdd(cg->b, q->dst, cg_idx(cg, l->loop.slot), "dst");
+    return n;
+  }
   case IR_LOOP_UNOWNED: /* the i-th destination no group owns */
     v->value = cg_graph_at(cg, CG_PARAM_GRP_UNOWNED, i, l->loop.var->name);
     return 0;
@@ -799,6 +824,29 @@ static void prefetch_loop(CgCtx *cg, const IrNode *l, LLVMValueRef base,
   LLVMPositionBuilderAtEnd(b, exit);
 }
 
+/* `for e in pair_edge(q, s)`: the body once, with e the edge of slot s of
+ * pair q, when the pair's mask has bit s (passes/panel.c). The mask is the
+ * same for every lane of the warp or team (a pair is theirs together), so
+ * the branch does not diverge. */
+static void pair_edge(CgCtx *cg, const IrNode *l) {
+  LLVMBuilderRef b = cg->b;
+  const CgVar *q = &cg->vars[l->loop.of->var->id];
+  if (!q->bound || !q->mask) {
+    cg_error(cg, l->loc, "pair_edge loop '%s' is not inside the pairs loop of '%s'",
+             l->loop.var->name, l->loop.of->var->name);
+    return;
+  }
+  LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, q->mask, cg_idx(cg, l->loop.slot), ""),
+                                  cg_idx(cg, 1), "");
+  LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
+  LLVMBasicBlockRef exit = cg_block(cg, "endslot");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, bit, cg_idx(cg, 0), ""), body, exit);
+  LLVMPositionBuilderAtEnd(b, body);
+  body_copy(cg, l, NULL, q->value);
+  LLVMBuildBr(b, exit);
+  LLVMPositionBuilderAtEnd(b, exit);
+}
+
 void cg_loop(CgCtx *cg, const IrNode *l) {
   LLVMBuilderRef b = cg->b;
   IrBind bind = l->loop.bind;
@@ -807,6 +855,10 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     return;
   }
   if (!check_binding(cg, l)) return;
+  if (l->loop.kind == IR_LOOP_PAIR_EDGE) {
+    pair_edge(cg, l);
+    return;
+  }
   if (l->loop.vec > 1 && bind == IR_BIND_NONE && !cg->vec && cg->vec_scalar != l &&
       cg_vec_loop(cg, l))
     return;
@@ -837,6 +889,7 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   case IR_LOOP_GROUPS: /* docs/gpu-ir.md: the rows of the group table */
     end = cg_param_idx(cg, CG_PARAM_NGROUPS, 0);
     cg->kernel->group = l->loop.group;
+    cg->kernel->group_panel = l->loop.panel;
     cg->kernel->group_ilv = l->loop.ilv;
     cg->kernel->group_cls = l->loop.ilv_cls;
     cg->kernel->group_thr = l->loop.ilv_thr;
@@ -862,7 +915,16 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
   case IR_LOOP_UNOWNED: /* passes/lower_mean.c: the rows no group owns */
     end = cg_param_idx(cg, CG_PARAM_NUNOWNED, 0);
     cg->kernel->group = l->loop.group;
+    cg->kernel->group_panel = l->loop.panel;
     break;
+  case IR_LOOP_PAIRS: { /* passes/panel.c: a panel row's pairs */
+    const CgVar *g = cg_group_row(cg, l->loop.of);
+    of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
+    base = g && g->gbeg ? g->gbeg : cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "pbeg");
+    end = g && g->gend ? g->gend : cg_graph_at(cg, CG_PARAM_GRP_END, of, "pend");
+    break;
+  }
+  case IR_LOOP_PAIR_EDGE: unreachable("pair_edge loops are emitted by pair_edge()");
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }
   if (l->loop.prefetch && bind == IR_BIND_NONE && cg->in_lane &&

@@ -92,6 +92,8 @@ int cg_param_bytes(CgParamKind k) {
   case CG_PARAM_OUT_PTR: case CG_PARAM_OUT_EID: case CG_PARAM_OUT_DST:
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
   case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW: case CG_PARAM_GRP_UNOWNED:
+  case CG_PARAM_GRP_OWN: case CG_PARAM_PAIR_SRC: case CG_PARAM_PAIR_MASK:
+  case CG_PARAM_PAIR_POS:
     return 8;
   case CG_PARAM_NV: case CG_PARAM_NE: case CG_PARAM_SYM: case CG_PARAM_NGROUPS:
   case CG_PARAM_NUNOWNED:
@@ -105,7 +107,8 @@ bool cg_param_wide(CgParamKind k, int index_bits) {
   return index_bits == 64 && (k == CG_PARAM_IN_PTR || k == CG_PARAM_IN_EID ||
                               k == CG_PARAM_OUT_PTR || k == CG_PARAM_OUT_EID ||
                               k == CG_PARAM_GRP_FIRST || k == CG_PARAM_GRP_END ||
-                              k == CG_PARAM_GRP_VPTR || k == CG_PARAM_GRP_VROW);
+                              k == CG_PARAM_GRP_VPTR || k == CG_PARAM_GRP_VROW ||
+                              k == CG_PARAM_PAIR_POS);
 }
 
 int cg_index_bits_needed(int64_t nv, int64_t ne) {
@@ -264,6 +267,9 @@ static void write_pack(FILE *f, const CgProgram *p) {
       fprintf(f, " %d %d %d %d", k->group, k->group_ilv, k->group_thr,
               k->shared_tensor);
     if (k->group && k->group_cls > 2) fprintf(f, " %d", k->group_cls);
+    /* the table is the panel table of (G, P) (passes/panel.c); absent in
+     * packs written before */
+    if (k->group && k->group_panel) fprintf(f, " panel %d", k->group_panel);
     /* an @occupancy(N): the runtime keeps its floor where it spills
      * (runtime/module.c); absent in packs written before */
     if (k->occ > 0) fprintf(f, " occupancy %d", k->occ);
@@ -543,9 +549,17 @@ static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
     r->nwords -= 2;
   }
   k->occ = (int)occ;
+  int64_t panel = 0;
+  if (r->nwords >= 11 && strcmp(r->words[r->nwords - 2], "panel") == 0) {
+    if (parse_int(r, r->words[r->nwords - 1], IR_PANEL_MIN, IR_PANEL_MAX,
+                  "destinations per panel", &panel))
+      return -1;
+    r->nwords -= 2;
+  }
+  k->group_panel = (int)panel;
   if (r->nwords != 9 && r->nwords != 10 &&
       want_words(r, 5, "kernel NAME STAGE THREADS NPARAMS [GROUP DISTANCE "
-                 "THRESHOLD SHARED_TENSOR [CLASSES]] [occupancy N] [waits]"))
+                 "THRESHOLD SHARED_TENSOR [CLASSES] [panel P]] [occupancy N] [waits]"))
     return -1;
   if (r->nwords >= 9 &&
       (parse_int(r, r->words[5], 1, 1 << 20, "group size", &grp[0]) ||

@@ -179,7 +179,7 @@ static void cg_stmts_one(CgCtx *cg, const IrNode *s) {
     case IR_IF: emit_if(cg, s); break;
     case IR_FCONST: case IR_ICONST: case IR_VAR: case IR_SYM: case IR_LOAD:
     case IR_BIN: case IR_UN: case IR_CALL: case IR_SRC: case IR_DST:
-    case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE:
+    case IR_INDEG: case IR_OUTDEG: case IR_NV: case IR_NE: case IR_OWNS:
       cg_error(cg, s->loc, "an expression (%s) where a statement belongs",
                ir_kind_name(s->kind));
       break;

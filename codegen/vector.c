@@ -93,7 +93,7 @@ static bool expr_ok(Plan *p, const IrNode *e) {
     for (int i = 0; i < e->call.nargs; i++)
       if (!expr_ok(p, e->call.args[i])) return false;
     return true;
-  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG:
+  case IR_SRC: case IR_DST: case IR_INDEG: case IR_OUTDEG: case IR_OWNS:
     return !ir_uses_var(e->endpoint.e, p->fv) && expr_ok(p, e->endpoint.e);
   case IR_VAR: return e->var != p->fv; /* fv outside an index */
   default: return true;

@@ -39,6 +39,7 @@ void graph_free(Graph *g) {
   if (g->on_free) g->on_free(g);
   graph_free(g->transposed);
   graph_groups_free(g);
+  graph_panels_free(g);
   graph_perm_free(g->perm);
   free(g->name);
   if (g->map) { /* the arrays are the file's (gopg.c) */

@@ -79,6 +79,9 @@ typedef struct Graph {
                          (groups.c; `community_tried` when it could not be
                          had); a memo like `groups` */
   bool community_tried;
+  struct GraphPanels *panels; /* panel pair tables built so far
+                                (graph/panels.c), freed with the graph; a
+                                memo like `groups` */
   /* Set by a room above that caches something derived from the graph
    * (runtime/exec.c: its device copy); graph_free calls it first. Like
    * `groups`, set through a const pointer: a memo, not the graph's value. */
@@ -272,6 +275,44 @@ int32_t graph_groups_threshold(const Graph *g, int thr);
 int graph_groups_class(const GraphGroups *t, int64_t deg);
 /* Frees every cached table (graph_free calls it). */
 void graph_groups_free(Graph *g);
+
+/* ---------------------------------------------------------------------------
+ * panels.c: panel pair tables, for panel(g, P) on a neighbour-groups loop.
+ */
+typedef struct GraphPanels {
+  int32_t G, P;    /* at most G pairs per row; P destinations per panel */
+  int64_t n;       /* rows */
+  int64_t npairs;  /* pairs (at most |E|) */
+  int32_t *dst;    /* by row: its panel's first destination (p * P) */
+  int64_t *first, *end; /* by row: pair indices [first, end) */
+  int32_t *own;    /* by row: 1 when it is its panel's only row */
+  int32_t *src;    /* by pair: the source vertex */
+  int32_t *mask;   /* by pair: bit s set when destination dst + s has the edge */
+  /* by pair, P entries: the CSR position of the edge from src to dst + s;
+   * a clear slot repeats the pair's lowest set slot, so every entry is a
+   * valid position */
+  int64_t *pos;
+  /* the destinations of panels with more than one row, in increasing
+   * order: several rows add into them, so they are zero-filled first */
+  int32_t *unowned;
+  int32_t nunowned;
+  int64_t bytes;   /* what the arrays take on the device at 32-bit indices */
+  /* the rows seen as a group table (G, n, dst, first, end, the unowned
+   * list, bytes; the same arrays, not copies), for what sizes a launch or
+   * uploads rows alike for both tables (runtime/devgraph.c, exec.c) */
+  GraphGroups rows;
+  struct GraphPanels *next;
+} GraphPanels;
+
+/* The table of `g` for (G, P), P 2..8 and G 1..1048576: built on first use
+ * and cached in `g`. NULL after reporting (bad sizes, out of memory, a
+ * graph built on the device). */
+const GraphPanels *graph_panels(const Graph *g, int G, int P, Diag *d);
+/* Pairs per edge for panels of P (npairs / |E|, 1.0 without edges),
+ * from the table of G 1048576 (built and cached); -1 after reporting. */
+double graph_panel_ratio(const Graph *g, int P, Diag *d);
+/* Frees every cached panel table (graph_free calls it). */
+void graph_panels_free(Graph *g);
 
 /* ---------------------------------------------------------------------------
  * reorder.c: vertex orders (docs/reordering.md).

@@ -258,6 +258,10 @@ static void devgroups_free(struct RtDevGroups *x) {
   rt_tensor_free(&x->unowned);
   rt_tensor_free(&x->vptr);
   rt_tensor_free(&x->vrow);
+  rt_tensor_free(&x->own_row);
+  rt_tensor_free(&x->pair_src);
+  rt_tensor_free(&x->pair_mask);
+  rt_tensor_free(&x->pair_pos);
   memset(x, 0, sizeof *x);
 }
 
@@ -406,6 +410,49 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
     return NULL;
   }
   x->host = t;
+  dg->ngroups++;
+  return x;
+}
+
+const struct RtDevGroups *rt_devgraph_panels(RtDevGraph *dg, int G, int P, Diag *d) {
+  const Graph *g = dg->host;
+  if (g->device_only) {
+    ir_error(d, no_loc, "panels of %d destinations: %s was built on the device, and "
+             "panel tables are cut from a graph's CSR on the host (graph/panels.c): use "
+             "a schedule without panel(), or build the graph on the host", P,
+             g->name ? g->name : "the graph");
+    return NULL;
+  }
+  const GraphPanels *t = graph_panels(g, G, P, d);
+  if (!t) return NULL;
+  for (int i = 0; i < dg->ngroups; i++)
+    if (dg->groups[i].panels == t) return touch(dg, i);
+  struct RtDevGroups *x = free_slot(dg);
+  int64_t rows = t->n > 0 ? t->n : 1, pairs = t->npairs > 0 ? t->npairs : 1;
+  size_t rbytes = (size_t)rows * sizeof(int32_t), pbytes = (size_t)pairs * sizeof(int32_t);
+  size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);
+  /* pair indices and CSR positions in the graph's index width */
+  Part first = {&x->first, t->first, rows, "graph panel first", true};
+  Part end = {&x->end, t->end, rows, "graph panel end", true};
+  Part pos = {&x->pair_pos, t->pos, pairs * t->P, "graph pair_pos", true};
+  RtStatus s;
+  if ((s = rt_tensor_alloc(&x->dst, rbytes, "graph panel dst", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->dst, t->dst, rbytes, d)) != RT_OK ||
+      (s = upload_part(dg, &first, d)) != RT_OK || (s = upload_part(dg, &end, d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->own_row, rbytes, "graph panel own", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->own_row, t->own, rbytes, d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->unowned, ubytes, "graph panel unowned", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->unowned, t->unowned, ubytes, d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->pair_src, pbytes, "graph pair_src", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->pair_src, t->src, pbytes, d)) != RT_OK ||
+      (s = rt_tensor_alloc(&x->pair_mask, pbytes, "graph pair_mask", d)) != RT_OK ||
+      (s = rt_tensor_upload(&x->pair_mask, t->mask, pbytes, d)) != RT_OK ||
+      (s = upload_part(dg, &pos, d)) != RT_OK) {
+    devgroups_free(x);
+    return NULL;
+  }
+  x->host = &t->rows;
+  x->panels = t;
   dg->ngroups++;
   return x;
 }

@@ -131,6 +131,8 @@ static int param_format(CgParamKind k) {
   case CG_PARAM_NGROUPS: /* the group table: prepare_launch */
   case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
   case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
+  case CG_PARAM_GRP_OWN: case CG_PARAM_PAIR_SRC: case CG_PARAM_PAIR_MASK:
+  case CG_PARAM_PAIR_POS:
   case CG_PARAM_COUNT:
     return -1;
   }
@@ -151,6 +153,8 @@ static const RtDevTensor *graph_array(const RtDevGraph *dg, CgParamKind k) {
   case CG_PARAM_GRP_DST: case CG_PARAM_GRP_FIRST: case CG_PARAM_GRP_END:
   case CG_PARAM_NGROUPS: case CG_PARAM_GRP_VPTR: case CG_PARAM_GRP_VROW:
   case CG_PARAM_GRP_UNOWNED: case CG_PARAM_NUNOWNED:
+  case CG_PARAM_GRP_OWN: case CG_PARAM_PAIR_SRC: case CG_PARAM_PAIR_MASK:
+  case CG_PARAM_PAIR_POS:
   case CG_PARAM_COUNT:
     return NULL;
   }
@@ -425,10 +429,11 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
     rows |= k->params[i].kind == CG_PARAM_GRP_VPTR || k->params[i].kind == CG_PARAM_GRP_VROW;
     unowned |= k->params[i].kind == CG_PARAM_NUNOWNED;
   }
-  if (k->group && !(gt = rows ? rt_devgraph_group_rows(dg, k->group, k->group_ilv,
-                                                       k->group_cls, k->group_thr, d)
-                              : rt_devgraph_groups(dg, k->group, k->group_ilv,
-                                                   k->group_cls, k->group_thr, d)))
+  if (k->group && !(gt = k->group_panel ? rt_devgraph_panels(dg, k->group, k->group_panel, d)
+                         : rows ? rt_devgraph_group_rows(dg, k->group, k->group_ilv,
+                                                         k->group_cls, k->group_thr, d)
+                                : rt_devgraph_groups(dg, k->group, k->group_ilv,
+                                                     k->group_cls, k->group_thr, d)))
     return RT_ERR;
   const RtDeviceInfo *dev = rt_cuda_device();
   int per_sm = dev->max_threads_per_sm / (k->threads > 0 ? k->threads : 256);
@@ -494,6 +499,17 @@ static RtStatus prepare_launch(const CgProgram *p, const CgKernel *k, RtModule *
       else if (prm->kind == CG_PARAM_GRP_VROW) values[i] = gt->vrow.ptr;
       else values[i] = (prm->kind == CG_PARAM_GRP_DST ? gt->dst
                         : prm->kind == CG_PARAM_GRP_FIRST ? gt->first : gt->end).ptr;
+      break;
+    case CG_PARAM_GRP_OWN: case CG_PARAM_PAIR_SRC: case CG_PARAM_PAIR_MASK:
+    case CG_PARAM_PAIR_POS:
+      if (!gt || !gt->panels) {
+        ir_error(d, (Loc){0}, "kernel %s reads a panel table but runs over no "
+                 "panels", k->name);
+        return RT_ERR;
+      }
+      values[i] = (prm->kind == CG_PARAM_GRP_OWN ? gt->own_row
+                   : prm->kind == CG_PARAM_PAIR_SRC ? gt->pair_src
+                   : prm->kind == CG_PARAM_PAIR_MASK ? gt->pair_mask : gt->pair_pos).ptr;
       break;
     default: values[i] = graph_array(dg, prm->kind)->ptr; break;
     }
@@ -624,12 +640,17 @@ static RtStatus exec_program(const CgProgram *p, const Graph *g, const int64_t *
     for (int j = 0; j < k; j++)
       seen |= p->kernels[j].group == kk->group && p->kernels[j].group_ilv == kk->group_ilv &&
               p->kernels[j].group_cls == kk->group_cls &&
-              p->kernels[j].group_thr == kk->group_thr;
-    const GraphGroups *t = kk->group && !seen
+              p->kernels[j].group_thr == kk->group_thr &&
+              p->kernels[j].group_panel == kk->group_panel;
+    const GraphPanels *pt = kk->group && kk->group_panel && !seen
+                                ? graph_panels(g, kk->group, kk->group_panel, d)
+                                : NULL;
+    const GraphGroups *t = kk->group && !kk->group_panel && !seen
                             ? graph_groups(g, kk->group, kk->group_ilv, kk->group_cls,
                                               kk->group_thr, d)
                             : NULL;
     if (t) res->group_bytes += (uint64_t)t->bytes;
+    if (pt) res->group_bytes += (uint64_t)pt->bytes;
   }
   /* ... and the rows by destination of those a group_rows loop reads */
   for (int k = 0; k < p->nkernels; k++) {

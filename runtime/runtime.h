@@ -260,6 +260,10 @@ typedef struct RtDevGraph {
     GraphGroups *own; /* a table built on the device (groups_build): its
                          sizes and classes, no host arrays; the tensors
                          are the builder's memory, never freed here */
+    /* a panel table (rt_devgraph_panels): `host` is its rows seen as a
+     * group table (GraphPanels.rows), and the pairs' arrays */
+    const struct GraphPanels *panels;
+    RtDevTensor own_row, pair_src, pair_mask, pair_pos;
   } groups[4];
   int ngroups;
   int groups_gen; /* counts tables dropped: a prepared launch (RtDevExec)
@@ -286,6 +290,10 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
 const struct RtDevGroups *rt_devgraph_group_rows(RtDevGraph *dg, int G,
                                                  int ilv, int ncls, int thr,
                                                  Diag *d);
+/* graph/panels.c: the device copy of `g`'s panel table for (G, P)
+ * (passes/panel.c), kept with the group tables; NULL after reporting (a
+ * graph built on the device has no host CSR to cut panels from). */
+const struct RtDevGroups *rt_devgraph_panels(RtDevGraph *dg, int G, int P, Diag *d);
 /* Frees the group tables of `dg` (exec.c, with rt_devgraph_free). */
 void rt_devgraph_groups_free(RtDevGraph *dg);
 
