@@ -344,6 +344,21 @@ static int plan(int argc, char **argv) {
         for (int k = 0; F >= 64 && k < 2; k++)
           plan_named(p, graphs[gi], op, ir, &shape, &sig, F,
                      k ? "spmm_tiles(32, 16)" : "spmm_tiles(64, 8)");
+        /* Panels of P destinations reading each shared source row once
+         * (spmm_panels, passes/panel.c): P = 2, 4, 8 with rows of 32 or
+         * 64 pairs a warp, and where a warp covers F twice or more, a
+         * team of F / 4 lanes a row. */
+        for (int P = 2; F > 0 && P <= 8; P *= 2)
+          for (int G = 32; G <= 64; G *= 2) {
+            char text[64];
+            snprintf(text, sizeof text, "spmm_panels(%d, %d)", G, P);
+            plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+            if (F <= 64) {
+              snprintf(text, sizeof text, "spmm_panel_teams(%d, %d, %lld)", G, P,
+                       (long long)(F / 4 < 1 ? 1 : F / 4));
+              plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+            }
+          }
         /* Row-based SDDMM (issue 37): a team of T = F / 4 lanes (at most
          * 32) per destination row, the row in registers where the op
          * allows it, and per neighbour group of 8 or 32 edges. */

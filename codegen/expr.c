@@ -165,6 +165,15 @@ static LLVMValueRef emit_endpoint(CgCtx *cg, const IrNode *e) {
     if (!v) return LLVMGetUndef(cg->t_idx);
     if (v->src && v->dst) return is_src ? v->src : v->dst;
   }
+  if (edge->kind == IR_VAR && edge->var->kind == IR_VAR_PAIR) { /* src(q) of a pairs loop */
+    CgVar *v = loop_var(cg, edge->var, edge->loc);
+    if (!v || !is_src || !v->src) {
+      cg_error(cg, e->loc, "%s() of pair '%s': a pair has a source only",
+               is_src ? "src" : "dst", edge->var->name);
+      return LLVMGetUndef(cg->t_idx);
+    }
+    return v->src;
+  }
   if (!is_src && edge->kind == IR_VAR) { /* dst(g): a group row's destination */
     CgVar *v = loop_var(cg, edge->var, edge->loc);
     if (v && v->group_row)

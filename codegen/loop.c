@@ -355,7 +355,7 @@ static int bind_var(CgCtx *cg, const IrNode *l, LLVMValueRef i,
     const CgVar *q = &cg->vars[l->loop.of->var->id];
     LLVMValueRef k = LLVMBuildNSWAdd(cg->b, LLVMBuildNSWMul(cg->b, of, cg_idx(cg, q->panel), ""),
                                      cg_idx(cg, l->loop.slot), "");
-    LLVMValueRef pos = cg_graph_at(cg, CG_PARAM_PAIR_POS, k, "ppos");
+    LLVMValueRef pos = eager[n++] = cg_graph_at(cg, CG_PARAM_PAIR_POS, k, "ppos");
     v->value = in_edge_id(cg, pos, eager, &n, l->loop.var->name);
     v->src = q->src;
     v->dst = LLVMBuildNSWAdd(cg->b, q->dst, cg_idx(cg, l->loop.slot), "dst");

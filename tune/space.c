@@ -380,6 +380,11 @@ static bool is_shuffle(const IrNode *n, void *ctx) {
   return n->kind == IR_SET && n->set.how == IR_HOW_SHUFFLE;
 }
 
+static bool is_panel_loop(const IrNode *n, void *ctx) {
+  (void)ctx;
+  return n->kind == IR_LOOP && n->loop.panel > 0;
+}
+
 static bool is_group_loop(const IrNode *n, void *ctx) {
   (void)ctx;
   return n->kind == IR_LOOP &&
@@ -436,6 +441,7 @@ int tune_point_make(const IrOp *op, const IrModule *lib, const char *text, Arena
   }
   if (out->elem == 0) out->elem = 4;
   out->groups = ir_any(c->body, is_group_loop, NULL);
+  out->panels = ir_any(c->body, is_panel_loop, NULL);
   out->shuffle = ir_any(c->body, is_shuffle, NULL);
   for (const IrNode *n = c->body; n; n = n->next) out->kernels++;
   if (out->strategy == TUNE_NAMED) {
@@ -620,10 +626,14 @@ int tune_space_buildable(TunePoint *pts, int n) {
 
 /* Keeps the points that run over no neighbour groups (`groups`) or not on
  * the reversed graph (`reversed`). */
+/* Also drops panel points: neither the cost model nor the predictor has
+ * measured them yet (the pair ratio they depend on is not a feature), so
+ * they are for tuning (gopc tune, gop_bench) until they have been. */
 static int drop_points(TunePoint *pts, int n, bool groups, bool reversed) {
   int k = 0;
   for (int i = 0; i < n; i++)
-    if (!(groups && pts[i].groups) && !(reversed && pts[i].reversed)) pts[k++] = pts[i];
+    if (!(groups && pts[i].groups) && !(reversed && pts[i].reversed) && !pts[i].panels)
+      pts[k++] = pts[i];
   return k;
 }
 

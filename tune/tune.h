@@ -110,6 +110,9 @@ typedef struct TunePoint {
                       butterfly of shuffles, conflicts.c) */
   bool reversed;   /* transpose(): runs on the reversed graph, which a graph
                       built on the device does not have */
+  bool panels;     /* panel(g, P) (passes/panel.c): tuned, not chosen
+                      untuned (tune_space_choice), and only on graphs with
+                      a host CSR to cut the panel table from */
 } TunePoint;
 
 /* Keeps the points of `pts` that can compile: none with an atomic store

@@ -523,6 +523,60 @@ START_TEST(test_tiles) {
 }
 END_TEST
 
+/* Panels (panel(eo, P), spmm_panels): P consecutive destinations a row of
+ * the panel table, each pair's source row read once (passes/panel.c). The
+ * interpreter runs the lowered IR on a skewed graph (wiki-Vote: panels
+ * split over rows, empty destinations) and a balanced one (proteins),
+ * F = 6; the groups kernel reads the panel table and its fill stage walks
+ * the split panels' destinations; what panels cannot take is refused with
+ * the reason. */
+START_TEST(test_panels_lowered) {
+  static const char *ops[] = {"copy_u_sum", "u_mul_e_sum"};
+  static const char *graphs[] = {"wiki-Vote.mtx.gz", "proteins.mtx.gz"};
+  static const char *scheds[] = {"spmm_panels(5, 4)", "spmm_panel_teams(8, 3, 4)"};
+  static const int panel[] = {4, 3};
+  Arena *a = ir_arena_new();
+  Diag d;
+  ir_diag_init(&d, stderr);
+  IrModule *lib = lang_stdlib(a, &d);
+  for (int oi = 0; oi < 2; oi++)
+    for (int si = 0; si < 2; si++) {
+      IrOp *op = tu_lowered(lib, ir_module_find_op(lib, ops[oi]), scheds[si], a, &d);
+      ck_assert_msg(op != NULL, "%s: %s", scheds[si], d.buf);
+      const IrNode *fill = op->body, *groups = fill->next;
+      ck_assert(fill->loop.kind == IR_LOOP_UNOWNED && fill->loop.panel == panel[si]);
+      ck_assert(groups->loop.kind == IR_LOOP_GROUPS && groups->loop.panel == panel[si]);
+      CgProgram p = {0};
+      ck_assert_msg(cg_compile(op, "sm_90", &p, &d) == 0, "%s", d.buf);
+      ck_assert_int_eq(p.kernels[0].group_panel, panel[si]);
+      ck_assert_int_eq(p.kernels[1].group_panel, panel[si]);
+      bool pairs = false;
+      for (int i = 0; i < p.kernels[1].nparams; i++)
+        pairs |= p.kernels[1].params[i].kind == CG_PARAM_PAIR_SRC;
+      ck_assert(pairs);
+      cg_program_free(&p);
+    }
+  check_schedules(lib, graphs, 2, ops, 2, scheds, 2, 6, a);
+  static const struct { const char *op, *sched, *want; } bad[] = {
+      {"copy_u_sum", "optional(f); split(f, 4) -> (fo, fi); panel(fo, 4)",
+       "is a range loop; panels are cut from a neighbour-groups loop"},
+      {"copy_u_sum", "group(e, 8) -> (eo, ei); panel(eo, 9)", "must be an integer from 2 to 8, not 9"},
+      {"copy_u_sum", "group(e, 8) -> (eo, ei); panel(eo, 2); panel(eo, 4)", "already has panels of 2"},
+      {"copy_u_max", "spmm_panels(8, 4)", "holds a reduction other than +="},
+      {"copy_u_sum", "deterministic(); spmm_panels(8, 4)", "deterministic() needs a fixed order"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    Diag quiet;
+    ir_diag_init(&quiet, NULL);
+    ck_assert_ptr_null(tu_lowered(lib, ir_module_find_op(lib, bad[i].op), bad[i].sched, a, &quiet));
+    ck_assert_msg(strstr(quiet.buf, bad[i].want), "%s: %s", bad[i].sched, quiet.buf);
+    ir_diag_free(&quiet);
+  }
+  ir_diag_free(&d);
+  ir_arena_free(a);
+}
+END_TEST
+
 START_TEST(test_semantics) {
   static const char *graphs[] = {"blogcatalog.mtx.gz", "delaunay_n16.mtx.gz"};
   static const char *ops[] = {"u_mul_e_sum", "copy_u_max"};
@@ -738,6 +792,7 @@ tcase_add_test(tc, test_table_order);
   tcase_add_test(tc, test_fill_unowned_rows);
   tcase_add_test(tc, test_wide_twin);
   tcase_add_test(tc, test_teams);
+  tcase_add_test(tc, test_panels_lowered);
   tcase_add_test(tc, test_tiles);
   tcase_add_test(tc, test_semantics);
   tcase_add_test(tc, test_semantics_classes);
