@@ -345,14 +345,18 @@ static int plan(int argc, char **argv) {
           plan_named(p, graphs[gi], op, ir, &shape, &sig, F,
                      k ? "spmm_tiles(32, 16)" : "spmm_tiles(64, 8)");
         /* Panels of P destinations reading each shared source row once
-         * (spmm_panels, passes/panel.c): P = 2, 4, 8 with rows of 32 or
-         * 64 pairs a warp, and where a warp covers F twice or more, a
-         * team of F / 4 lanes a row. */
+         * (spmm_panels, passes/panel.c): P = 2, 4, 8 with rows of 64 to
+         * 256 pairs a warp (on cnr-2000 rows of 32 were 1.3-1.5x slower
+         * than 64, as neighbour groups are), U = 2 or 4 pairs in flight;
+         * and where a warp covers F twice or more, a team of F / 4 lanes
+         * a row. */
         for (int P = 2; F > 0 && P <= 8; P *= 2)
-          for (int G = 32; G <= 64; G *= 2) {
+          for (int G = 64; G <= 256; G *= 2) {
             char text[64];
-            snprintf(text, sizeof text, "spmm_panels(%d, %d)", G, P);
-            plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+            for (int U = 2; U <= 4; U *= 2) {
+              snprintf(text, sizeof text, "spmm_panels(%d, %d, %d)", G, P, U);
+              plan_named(p, graphs[gi], op, ir, &shape, &sig, F, text);
+            }
             if (F <= 64) {
               snprintf(text, sizeof text, "spmm_panel_teams(%d, %d, %lld)", G, P,
                        (long long)(F / 4 < 1 ? 1 : F / 4));

@@ -348,6 +348,10 @@ typedef struct CgCtx {
   int bound_depth;            /* enclosing bound loops */
   bool in_block, in_warp, in_lane, in_thread; /* enclosing bindings */
   int team;                  /* the enclosing @warp loop's @team(T), 0: none */
+  LLVMValueRef slot_bit;     /* inside a pair_edge slot emitted without a
+                                branch (loop.c, pair_edge): its bit (i32 0
+                                or 1), which every `+=` into a local takes
+                                as its predicate (cg_reduce_if) */
   bool wide_vec;             /* the kernel has a @vec(8) loop: 8 values a
                                 vector register (kernel.c gives it more
                                 registers) */
@@ -452,6 +456,10 @@ LLVMValueRef cg_expr_as(CgCtx *cg, const IrNode *e, IrType want);
 /* The f32 value of `e`, fusing `a * b + c` into llvm.fmuladd when
  * `contract` (only sums are contracted, so max=/min= stay exact). */
 LLVMValueRef cg_expr_float(CgCtx *cg, const IrNode *e, bool contract);
+/* old + value (an fma where value is a product) where `bit` (i32) is 1,
+ * old where it is 0, through predicated PTX: a select of each element
+ * would cost as much as the additions (store.c). */
+LLVMValueRef cg_reduce_if(CgCtx *cg, LLVMValueRef bit, LLVMValueRef old, const IrNode *value);
 /* The binding of `g` where it is a bound groups loop's variable (an
  * IR_VAR), else NULL: its row's loaded values, if any. */
 const CgVar *cg_group_row(const CgCtx *cg, const IrNode *g);

@@ -705,15 +705,16 @@ static void body_copy(CgCtx *cg, const IrNode *l, LLVMValueRef i, LLVMValueRef o
 /* Whether a sequential @unroll(U) loop is emitted by unrolled_loop: an
  * edge loop (its trip count is a vertex's or a group's edges, often below
  * U) whose body holds no loop of its own (each copy is one block of
- * straight-line code) and no warp shuffle. */
+ * straight-line code) and no warp shuffle; or a panel row's pairs loop,
+ * whose pair_edge slots are a test each (passes/panel.c). */
 static bool has_loop(const IrNode *n, void *ctx) {
   (void)ctx;
-  return n->kind == IR_LOOP;
+  return n->kind == IR_LOOP && n->loop.kind != IR_LOOP_PAIR_EDGE;
 }
 static bool tail_unrolled(const IrNode *l) {
   if (l->loop.unroll > TAIL_UNROLL_MAX) return false;
   if (l->loop.kind != IR_LOOP_IN_EDGES && l->loop.kind != IR_LOOP_OUT_EDGES &&
-      l->loop.kind != IR_LOOP_GROUP_EDGES)
+      l->loop.kind != IR_LOOP_GROUP_EDGES && l->loop.kind != IR_LOOP_PAIRS)
     return false;
   return !ir_any(l->loop.body, has_loop, NULL);
 }
@@ -838,6 +839,19 @@ static void pair_edge(CgCtx *cg, const IrNode *l) {
   }
   LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, q->mask, cg_idx(cg, l->loop.slot), ""),
                                   cg_idx(cg, 1), "");
+  /* Sums into locals alone (what passes/panel.c makes): no branch, each
+   * `+=` predicated on the bit. The slot's edge is read either way (a clear
+   * slot repeats a set one's position, so the reads are in bounds). */
+  bool sums = true;
+  for (const IrNode *s = l->loop.body; s; s = s->next)
+    sums &= s->kind == IR_SET && s->set.red == IR_RED_ADD && !cg->slot_bit &&
+            (!cg->vec || cg->vars[s->set.var->id].in_vec);
+  if (sums && l->loop.body) {
+    cg->slot_bit = bit;
+    body_copy(cg, l, NULL, q->value);
+    cg->slot_bit = NULL;
+    return;
+  }
   LLVMBasicBlockRef body = cg_block(cg, l->loop.var->name);
   LLVMBasicBlockRef exit = cg_block(cg, "endslot");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, bit, cg_idx(cg, 0), ""), body, exit);

@@ -89,7 +89,10 @@ static void emit_set(CgCtx *cg, const IrNode *s) {
   LLVMValueRef old = s->set.red == IR_RED_ASSIGN
                          ? NULL
                          : LLVMBuildLoad2(cg->b, ty, slot, var->name);
-  LLVMBuildStore(cg->b, cg_reduce(cg, s->set.red, old, s->set.value), slot);
+  LLVMBuildStore(cg->b, cg->slot_bit && s->set.red == IR_RED_ADD
+                           ? cg_reduce_if(cg, cg->slot_bit, old, s->set.value)
+                           : cg_reduce(cg, s->set.red, old, s->set.value),
+                 slot);
 }
 
 static void emit_if(CgCtx *cg, const IrNode *s) {

@@ -26,6 +26,8 @@
  * in sign; they are equal as floats.
  */
 #define GOP_CODEGEN_INTERNAL
+#include <string.h>
+
 #include "codegen.h"
 
 /* The NaN whose bits win every later max (min) comparison: +NaN, the
@@ -34,6 +36,57 @@
 static int64_t is_max_nan(IrRed red, bool f64) {
   if (f64) return red == IR_RED_MAX ? 0x7ff8000000000000LL : (int64_t)0xfff8000000000000ULL;
   return red == IR_RED_MAX ? 0x7fc00000 : (int32_t)0xffc00000;
+}
+
+LLVMValueRef cg_reduce_if(CgCtx *cg, LLVMValueRef bit, LLVMValueRef old, const IrNode *value) {
+  LLVMBuilderRef b = cg->b;
+  bool fma = value->kind == IR_BIN && value->bin.op == IR_OP_MUL && value->type == IR_TY_FLOAT;
+  LLVMValueRef x = cg_expr_float(cg, fma ? value->bin.a : value, true);
+  LLVMValueRef y = fma ? cg_expr_float(cg, value->bin.b, true) : NULL;
+  LLVMTypeRef ty = LLVMTypeOf(old);
+  bool vec = LLVMGetTypeKind(ty) == LLVMVectorTypeKind;
+  LLVMTypeRef et = vec ? LLVMGetElementType(ty) : ty;
+  bool f64 = et == cg->t_f64;
+  int n = vec ? (int)LLVMGetVectorSize(ty) : 1;
+  /* per element: @p add.rn (or fma.rn) $k, $k, x[, y]; the outputs tied
+   * to the old values, so that a clear predicate leaves them */
+  char text[1024], cons[256];
+  int len = snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.u32 p, $%d, 0; ", n);
+  int clen = 0;
+  for (int k = 0; k < n; k++) clen += snprintf(cons + clen, sizeof cons - (size_t)clen, "=%s,", f64 ? "d" : "f");
+  clen += snprintf(cons + clen, sizeof cons - (size_t)clen, "r");
+  for (int k = 0; k < n; k++) clen += snprintf(cons + clen, sizeof cons - (size_t)clen, ",%d", k);
+  for (int k = 0; k < n * (fma ? 2 : 1); k++)
+    clen += snprintf(cons + clen, sizeof cons - (size_t)clen, ",%s", f64 ? "d" : "f");
+  for (int k = 0; k < n; k++) {
+    int xa = 2 * n + 1 + k, ya = 3 * n + 1 + k;
+    len += fma ? snprintf(text + len, sizeof text - (size_t)len, "@p fma.rn.%s $%d, $%d, $%d, $%d; ",
+                          f64 ? "f64" : "f32", k, xa, ya, n + 1 + k)
+               : snprintf(text + len, sizeof text - (size_t)len, "@p add.rn.%s $%d, $%d, $%d; ",
+                          f64 ? "f64" : "f32", k, n + 1 + k, xa);
+  }
+  snprintf(text + len, sizeof text - (size_t)len, "}");
+  LLVMTypeRef outs[8], ins[1 + 3 * 8];
+  LLVMValueRef args[1 + 3 * 8];
+  int na = 0;
+  for (int k = 0; k < n; k++) outs[k] = et;
+  ins[na] = cg->t_i32, args[na++] = LLVMBuildTrunc(b, bit, cg->t_i32, "");
+  for (int k = 0; k < n; k++)
+    ins[na] = et, args[na++] = vec ? LLVMBuildExtractElement(b, old, cg_i32(cg, k), "") : old;
+  for (int k = 0; k < n; k++)
+    ins[na] = et, args[na++] = vec ? LLVMBuildExtractElement(b, x, cg_i32(cg, k), "") : x;
+  for (int k = 0; fma && k < n; k++)
+    ins[na] = et, args[na++] = vec ? LLVMBuildExtractElement(b, y, cg_i32(cg, k), "") : y;
+  LLVMTypeRef rt = n == 1 ? et : LLVMStructTypeInContext(cg->ctx, outs, (unsigned)n, 0);
+  LLVMTypeRef fty = LLVMFunctionType(rt, ins, (unsigned)na, 0);
+  LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 0, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+  LLVMValueRef r = LLVMBuildCall2(b, fty, asm_, args, (unsigned)na, "");
+  if (n == 1) return r;
+  LLVMValueRef v = LLVMGetUndef(ty);
+  for (int k = 0; k < n; k++)
+    v = LLVMBuildInsertElement(b, v, LLVMBuildExtractValue(b, r, (unsigned)k, ""), cg_i32(cg, k), "");
+  return v;
 }
 
 LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,

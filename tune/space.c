@@ -535,6 +535,19 @@ static bool named_grid(const IrOp *op, const IrModule *lib, const char *prefix, 
      * group size at F >= 128 on the skewed graphs (bench/NOTES.md, the
      * groups-of-64 run of 2026-11-27), kept only where the first
      * parameter is the group size */
+    /* panels (passes/panel.c) beyond the grid: rows of 64 and 128 pairs,
+     * P = 2 and 4, 4 pairs in flight (or teams of 4 lanes), where the
+     * point is a panel schedule: on cnr-2000 at F = 128 spmm_panels(128,
+     * 2, 4) was the fastest, rows of 32 pairs 1.3-1.5x slower
+     * (bench/results/2026-11-30-H200-panels) */
+    if (sd->nparams == 3)
+      for (int k = 0; k < 4; k++) {
+        if (!room(pts_, cap, n, op, d)) return false;
+        pts = *pts_;
+        snprintf(text, sizeof text, "%s%s(%d, %d, 4)", prefix, sd->name, k & 1 ? 128 : 64,
+                 k & 2 ? 4 : 2);
+        if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0 && pts[n].panels) n++;
+      }
     if (sd->nparams == 2)
       for (int u = 0; u < 6; u++) {
         if (!room(pts_, cap, n, op, d)) return false;

@@ -22,7 +22,7 @@ mkdir -p "$out"
 ${CC:-gcc} -std=gnu17 -O2 -g -Wall -Wextra -Werror ${CFLAGS:-} \
   -I"$root" -I"$root/include" \
   "$root"/runtime/cuda.c "$root"/runtime/dl.c "$root"/runtime/memory.c "$root"/runtime/devgraph.c \
-  "$root"/runtime/module.c "$root"/graph/graph.c "$root"/graph/par.c "$root"/graph/groups.c "$root"/graph/reorder.c \
+  "$root"/runtime/module.c "$root"/graph/graph.c "$root"/graph/par.c "$root"/graph/groups.c "$root"/graph/panels.c "$root"/graph/reorder.c \
   "$root"/runtime/timing.c "$root"/ir/diag.c "$root"/ir/file.c "$root"/ir/limits.c "$root"/ir/names.c "$root"/tests/gpu/test_driver.c \
   -ldl -lpthread -lm -o "$out/test_driver"
 echo "built $out/test_driver"

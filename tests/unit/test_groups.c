@@ -533,7 +533,7 @@ END_TEST
 START_TEST(test_panels_lowered) {
   static const char *ops[] = {"copy_u_sum", "u_mul_e_sum"};
   static const char *graphs[] = {"wiki-Vote.mtx.gz", "proteins.mtx.gz"};
-  static const char *scheds[] = {"spmm_panels(5, 4)", "spmm_panel_teams(8, 3, 4)"};
+  static const char *scheds[] = {"spmm_panels(5, 4, 3)", "spmm_panel_teams(8, 3, 4)"};
   static const int panel[] = {4, 3};
   Arena *a = ir_arena_new();
   Diag d;
@@ -554,6 +554,11 @@ START_TEST(test_panels_lowered) {
       for (int i = 0; i < p.kernels[1].nparams; i++)
         pairs |= p.kernels[1].params[i].kind == CG_PARAM_PAIR_SRC;
       ck_assert(pairs);
+      /* a slot's sums are predicated on its bit (loop.c, pair_edge), the
+       * weighted one an fma: no branch and no select per slot */
+      ck_assert_msg(strstr(p.ptx, oi ? "@p fma.rn.f32" : "@p add.rn.f32"), "%s %s",
+                    ops[oi], scheds[si]);
+      ck_assert_ptr_null(strstr(p.ptx, "selp.f32"));
       cg_program_free(&p);
     }
   check_schedules(lib, graphs, 2, ops, 2, scheds, 2, 6, a);
@@ -562,8 +567,8 @@ START_TEST(test_panels_lowered) {
        "is a range loop; panels are cut from a neighbour-groups loop"},
       {"copy_u_sum", "group(e, 8) -> (eo, ei); panel(eo, 9)", "must be an integer from 2 to 8, not 9"},
       {"copy_u_sum", "group(e, 8) -> (eo, ei); panel(eo, 2); panel(eo, 4)", "already has panels of 2"},
-      {"copy_u_max", "spmm_panels(8, 4)", "holds a reduction other than +="},
-      {"copy_u_sum", "deterministic(); spmm_panels(8, 4)", "deterministic() needs a fixed order"},
+      {"copy_u_max", "spmm_panels(8, 4, 2)", "holds a reduction other than +="},
+      {"copy_u_sum", "deterministic(); spmm_panels(8, 4, 2)", "deterministic() needs a fixed order"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     Diag quiet;

@@ -113,15 +113,16 @@ END_TEST
 START_TEST(test_pass_table_and_dump) {
   int n;
   const PassInfo *t = pass_table(&n);
-  ck_assert_int_eq(n, 8);
-  ck_assert_str_eq(t[0].name, "accumulate"); /* register accumulators */
-  ck_assert_str_eq(t[1].name, "mean");
-  ck_assert_str_eq(t[2].name, "fill"); /* rows neighbour groups do not own */
-  ck_assert_str_eq(t[3].name, "segment"); /* deterministic() neighbour groups */
-  ck_assert_str_eq(t[4].name, "simplify");
-  ck_assert_str_eq(t[5].name, "reciprocal"); /* divisions by per-edge scalars */
-  ck_assert_str_eq(t[6].name, "prefetch"); /* where @prefetch loops may be */
-  ck_assert_str_eq(t[7].name, "conflicts");
+  ck_assert_int_eq(n, 9);
+  ck_assert_str_eq(t[0].name, "panel"); /* panels' registers, shared rows */
+  ck_assert_str_eq(t[1].name, "accumulate"); /* register accumulators */
+  ck_assert_str_eq(t[2].name, "mean");
+  ck_assert_str_eq(t[3].name, "fill"); /* rows neighbour groups do not own */
+  ck_assert_str_eq(t[4].name, "segment"); /* deterministic() neighbour groups */
+  ck_assert_str_eq(t[5].name, "simplify");
+  ck_assert_str_eq(t[6].name, "reciprocal"); /* divisions by per-edge scalars */
+  ck_assert_str_eq(t[7].name, "prefetch"); /* where @prefetch loops may be */
+  ck_assert_str_eq(t[8].name, "conflicts");
   for (int i = 0; i < n; i++) ck_assert(t[i].summary && t[i].summary[0] && t[i].run);
 
   Arena *a = ir_arena_new();
@@ -132,7 +133,7 @@ START_TEST(test_pass_table_and_dump) {
   ck_assert_int_eq(pass_schedule_text(op, lib, "thread_vertex(1, 1)", a, &d), 0);
   char *before = ir_op_to_string(op);
   ck_assert_int_eq(pass_lower(op, a, &d, "nosuchpass", stdout), -1);
-  ck_assert_msg(has(d.buf, "unknown pass 'nosuchpass' to dump after (passes: accumulate, "
+  ck_assert_msg(has(d.buf, "unknown pass 'nosuchpass' to dump after (passes: panel, accumulate, "
                            "mean, fill, segment, simplify, reciprocal, prefetch, conflicts)"), "%s", d.buf);
   char *same = ir_op_to_string(op);
   ck_assert_str_eq(before, same);

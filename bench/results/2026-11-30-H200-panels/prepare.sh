@@ -8,11 +8,11 @@
 #   bash bench/results/2026-11-30-H200-panels/prepare.sh CARRY LLVM_BUILD
 set -eu
 c=$1 llvm=$2
-G="cnr-2000 delaunay_n16 proteins deezer-HU ogbn-arxiv"
+G="${GRAPHS:-cnr-2000 delaunay_n16 proteins deezer-HU ogbn-arxiv}"
 source tools/gpu-common.sh
 gpu_bench_carry "$c" "$llvm" $G
 GOP_CUDA_LIBRARY=/nonexistent/libcuda.so "$llvm/bench/gop_bench" plan "$c/bench" "$c/datasets" \
-  --graphs "$G" --ops "u_mul_e_sum copy_u_sum" --F "32 128 256" --top 3 --edges dst | tail -1
+  --graphs "$G" --ops "u_mul_e_sum copy_u_sum" --F "${FS:-32 128 256}" --top 3 --edges dst | tail -1
 awk -F'\t' 'BEGIN{OFS="\t"} /^#/{print;next} $4!="named"{print;next}
   {split($7,a,"("); k=$1 FS $2 FS $3 FS a[1]
    if (a[1]~/^(spmm_panels|spmm_panel_teams)$/) {print; next}
