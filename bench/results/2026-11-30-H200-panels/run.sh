@@ -16,5 +16,5 @@ timeout $((${BUDGET:-240} + 60)) "$c/gop_bench" run "$c/bench" "$c/datasets" --c
   --reps 10 --budget-s "${BUDGET:-240}" --edges dst >"$o/gop_bench.log" 2>&1
 echo "gop rc=$? t=$SECONDS; $(tail -1 "$o/gop_bench.log")" | tee -a "$o/run.log"
 timeout "${PEERS_S:-200}" bash bench/peers/run_peers.sh "$c/datasets" "$o/peers" ${GRAPHS:-cnr-2000 \
-  delaunay_n16 proteins deezer-HU ogbn-arxiv} >"$o/peers.log" 2>&1
+  delaunay_n16 proteins deezer-HU ogbn-arxiv} --F "${FS:-32 128 256}" >"$o/peers.log" 2>&1
 echo "peers rc=$? t=$SECONDS" | tee -a "$o/run.log"
