@@ -616,6 +616,21 @@ static int parse_kernel(PackReader *r, CgProgram *p, CgKernel *k) {
       return -1;
     }
   }
+  /* the panel table's arrays are bound for a kernel that names it (`panel
+   * P`), and a panel kernel reads its pairs or its split panels' list:
+   * anything else would run a kernel over the other table's rows */
+  bool pairs = false, list = false;
+  for (int i = 0; i < k->nparams; i++) {
+    CgParamKind pk = k->params[i].kind;
+    pairs |= pk == CG_PARAM_GRP_OWN || pk == CG_PARAM_PAIR_SRC || pk == CG_PARAM_PAIR_MASK ||
+             pk == CG_PARAM_PAIR_POS;
+    list |= pk == CG_PARAM_NUNOWNED;
+  }
+  if (pairs && !k->group_panel)
+    return fail(r, "kernel %s reads a panel table's pairs but names no `panel P`", k->name);
+  if (k->group_panel && !pairs && !list)
+    return fail(r, "kernel %s names `panel %d` but reads neither pairs nor the split "
+                "panels' list", k->name, k->group_panel);
   if (next_line(r)) return -1;
   return parse_launch(r, &k->launch, p->nsyms);
 }

@@ -47,7 +47,6 @@
 #include "passes/passes.h"
 
 int pass_panel(IrOp *op, const char *loop, int64_t p, Loc loc, Arena *a, Diag *d) {
-  (void)a;
   PassSite site;
   if (!pass_find_loop(op, "panel", loop, &site, loc, a, d)) return -1;
   IrNode *l = site.node;
@@ -86,8 +85,6 @@ typedef struct Lower {
   IrNode *g;     /* the @panel groups loop */
   IrNode *edges; /* its group_edges loop */
   IrNode **slot; /* where `edges` hangs */
-  const IrVar *inner[64]; /* variables bound between g and edges */
-  int ninner;
 } Lower;
 
 static bool find_edges(Lower *w, IrNode **slot) {
@@ -101,7 +98,6 @@ static bool find_edges(Lower *w, IrNode **slot) {
     }
     IrNode **in = s->kind == IR_LOOP ? &s->loop.body : s->kind == IR_IF ? &s->ifs.then : NULL;
     if (!in) continue;
-    if (s->kind == IR_LOOP && w->ninner < 64) w->inner[w->ninner++] = s->loop.var;
     if (!find_edges(w, in)) return false;
   }
   return true;

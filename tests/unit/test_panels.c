@@ -10,15 +10,6 @@
 #include "graph/graph.h"
 #include "testutil.h"
 
-static Graph *graph_of(int64_t nv, int64_t ne, const int64_t *src, const int64_t *dst,
-                       const char *name) {
-  Diag d;
-  ir_diag_init(&d, stderr);
-  Graph *g = graph_from_coo(nv, ne, src, dst, name, &d, (Loc){0});
-  ck_assert_msg(g != NULL, "%s", d.buf);
-  ir_diag_free(&d);
-  return g;
-}
 
 /* The destination whose in-edge range holds CSR position k. */
 static int32_t dst_of(const Graph *g, int64_t k) {
@@ -151,7 +142,7 @@ START_TEST(test_hand) {
    *   dst 8: 8 = 0              dst 9: 9 = 2, 10 = 0 */
   static const int64_t src[] = {2, 5, 1, 1, 7, 5, 1, 5, 9, 0, 0};
   static const int64_t dst[] = {9, 0, 0, 1, 2, 3, 2, 3, 3, 8, 9};
-  Graph *g = graph_of(10, 11, src, dst, "hand");
+  Graph *g = tu_graph_coo(10, 11, src, dst, "hand");
   const GraphPanels *t = check_panels(g, 2, 4);
   /* panel 0: 1 in slots 0-2, 5 in 0 and 3 then again in 3, 7 in 2, 9 in 3;
    * panel 2: 0 in slots 0 and 1, 2 in 1 */
@@ -233,7 +224,7 @@ START_TEST(test_multigraph) {
     src[e] = (int64_t)(tu_lcg(&s) % 9);
     dst[e] = (int64_t)(tu_lcg(&s) % (NV - 5)); /* the last panels empty */
   }
-  Graph *g = graph_of(NV, NE, src, dst, "multi");
+  Graph *g = tu_graph_coo(NV, NE, src, dst, "multi");
   for (int P = 2; P <= 8; P++)
     for (int G = 1; G <= 12; G += 5) {
       const GraphPanels *t = check_panels(g, G, P);
@@ -256,7 +247,7 @@ START_TEST(test_multigraph) {
 END_TEST
 
 START_TEST(test_empty) {
-  Graph *g = graph_of(5, 0, NULL, NULL, "no edges");
+  Graph *g = tu_graph_coo(5, 0, NULL, NULL, "no edges");
   const GraphPanels *t = check_panels(g, 4, 2);
   ck_assert_int_eq(t->npairs, 0);
   ck_assert_int_eq(t->n, 3);
@@ -265,7 +256,7 @@ START_TEST(test_empty) {
   ir_diag_init(&d, stderr);
   ck_assert(graph_panel_ratio(g, 3, &d) == 1.0);
   graph_free(g);
-  g = graph_of(0, 0, NULL, NULL, "nothing");
+  g = tu_graph_coo(0, 0, NULL, NULL, "nothing");
   t = check_panels(g, 1, 8);
   ck_assert_int_eq(t->n, 0);
   ck_assert_int_eq(t->npairs, 0);
@@ -290,7 +281,7 @@ static void refused(Graph *g, int G, int P, const char *want) {
 
 START_TEST(test_refused) {
   static const int64_t src[] = {0, 1}, dst[] = {1, 0};
-  Graph *g = graph_of(2, 2, src, dst, "pair");
+  Graph *g = tu_graph_coo(2, 2, src, dst, "pair");
   refused(g, 4, 1, "panels of 1 destinations");
   refused(g, 4, 9, "panels of 9 destinations");
   refused(g, 4, 0, "2 to 8");

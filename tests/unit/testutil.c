@@ -230,3 +230,13 @@ long tu_rss(void) {
   }
   return res * sysconf(_SC_PAGESIZE);
 }
+
+Graph *tu_graph_coo(int64_t nv, int64_t ne, const int64_t *src, const int64_t *dst,
+                    const char *name) {
+  Diag d;
+  ir_diag_init(&d, stderr);
+  Graph *g = graph_from_coo(nv, ne, src, dst, name, &d, (Loc){0});
+  ck_assert_msg(g != NULL, "%s", d.buf);
+  ir_diag_free(&d);
+  return g;
+}

@@ -44,6 +44,10 @@ int tu_count(const char *hay, const char *needle);
 /* A graph of ../shared/datasets (tu_dataset), read; fails the test when it
  * cannot be. Free it with graph_free. */
 Graph *tu_graph(const char *file);
+/* The graph of the arcs src[i] -> dst[i] (graph_from_coo); fails the test
+ * with the reason when it cannot be built. */
+Graph *tu_graph_coo(int64_t nv, int64_t ne, const int64_t *src, const int64_t *dst,
+                    const char *name);
 /* Every extent of `op` set to F. */
 IrExtents tu_extents(const IrOp *op, int64_t F);
 /* A copy of `base` scheduled with `sched` (the named schedules of `lib`)
