@@ -912,7 +912,8 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     cg->kernel->group_cls = l->loop.ilv_cls;
     cg->kernel->group_thr = l->loop.ilv_thr;
     break;
-  case IR_LOOP_GROUP_EDGES: {
+  case IR_LOOP_GROUP_EDGES: /* a group row's edges, or a panel row's pairs */
+  case IR_LOOP_PAIRS: {     /* (passes/panel.c): [first, end) of the row */
     const CgVar *g = cg_group_row(cg, l->loop.of);
     of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
     base = g && g->gbeg ? g->gbeg : cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "gbeg");
@@ -935,13 +936,6 @@ void cg_loop(CgCtx *cg, const IrNode *l) {
     cg->kernel->group = l->loop.group;
     cg->kernel->group_panel = l->loop.panel;
     break;
-  case IR_LOOP_PAIRS: { /* passes/panel.c: a panel row's pairs */
-    const CgVar *g = cg_group_row(cg, l->loop.of);
-    of = cg_expr_as(cg, l->loop.of, IR_TY_INT);
-    base = g && g->gbeg ? g->gbeg : cg_graph_at(cg, CG_PARAM_GRP_FIRST, of, "pbeg");
-    end = g && g->gend ? g->gend : cg_graph_at(cg, CG_PARAM_GRP_END, of, "pend");
-    break;
-  }
   case IR_LOOP_PAIR_EDGE: unreachable("pair_edge loops are emitted by pair_edge()");
   case IR_LOOP_COUNT: unreachable("bad loop kind");
   }

@@ -38,9 +38,14 @@ static int64_t is_max_nan(IrRed red, bool f64) {
   return red == IR_RED_MAX ? 0x7fc00000 : (int32_t)0xffc00000;
 }
 
+/* Whether `old += value` is one fma: value is a float product. */
+static bool is_product(const IrNode *value) {
+  return value->kind == IR_BIN && value->bin.op == IR_OP_MUL && value->type == IR_TY_FLOAT;
+}
+
 LLVMValueRef cg_reduce_if(CgCtx *cg, LLVMValueRef bit, LLVMValueRef old, const IrNode *value) {
   LLVMBuilderRef b = cg->b;
-  bool fma = value->kind == IR_BIN && value->bin.op == IR_OP_MUL && value->type == IR_TY_FLOAT;
+  bool fma = is_product(value);
   LLVMValueRef x = cg_expr_float(cg, fma ? value->bin.a : value, true);
   LLVMValueRef y = fma ? cg_expr_float(cg, value->bin.b, true) : NULL;
   LLVMTypeRef ty = LLVMTypeOf(old);
@@ -94,8 +99,7 @@ LLVMValueRef cg_reduce(CgCtx *cg, IrRed red, LLVMValueRef old,
   switch (red) {
   case IR_RED_ASSIGN: return cg_expr_float(cg, value, false);
   case IR_RED_ADD:
-    if (value->kind == IR_BIN && value->bin.op == IR_OP_MUL &&
-        value->type == IR_TY_FLOAT) {
+    if (is_product(value)) {
       /* old + a * b as one fma */
       LLVMValueRef args[3] = {cg_expr_float(cg, value->bin.a, true),
                               cg_expr_float(cg, value->bin.b, true), old};

@@ -154,7 +154,7 @@ typedef struct Hoist {
   Lower *w;
   const IrVar *e;
   const IrVar *q;
-  IrNode *lets, *last;
+  IrNode *lets;
   IrNode *loads[32];
   IrVar *vars[32];
   int n;
@@ -176,10 +176,7 @@ static void hoist(IrNode **slot, void *ctx) {
                                               ir_sprintf(h->w->a, "%s_q", x->acc.tensor->name)),
                               IR_VAR_LOCAL, x->loc);
       v->dtype = h->w->op->acc;
-      IrNode *let = ir_let(h->w->a, x->loc, v, ir_clone(h->w->a, x));
-      if (h->last) h->last->next = let;
-      else h->lets = let;
-      h->last = let;
+      ir_append(&h->lets, ir_let(h->w->a, x->loc, v, ir_clone(h->w->a, x)));
       h->loads[h->n] = x;
       h->vars[h->n++] = v;
       *slot = ir_var(h->w->a, x->loc, v);
@@ -235,9 +232,9 @@ static int lower_one(Lower *w) {
   IrNode *src_q = ir_endpoint(a, at, IR_SRC, ir_var(a, at, qv));
   Hoist h = {.w = w, .e = l->loop.var, .q = qv};
 
-  IrNode *before = NULL, *blast = NULL; /* the accumulators */
-  IrNode *slots = NULL, *slast = NULL;  /* the pair's slots */
-  IrNode *after = NULL, *alast = NULL;  /* the stores */
+  IrNode *before = NULL; /* the accumulators */
+  IrNode *slots = NULL;  /* the pair's slots */
+  IrNode *after = NULL;  /* the stores */
   IrVar *acc[4][IR_PANEL_MAX];
   int k = 0;
   for (IrNode *st = l->loop.body; st; st = st->next, k++) {
@@ -246,10 +243,7 @@ static int lower_one(Lower *w) {
       acc[k][s] = pass_new_var(op, a, pass_fresh_name(op, a, ir_sprintf(a, "%s_%d", t->name, s)),
                                IR_VAR_LOCAL, at);
       acc[k][s]->dtype = op->acc;
-      IrNode *let = ir_let(a, at, acc[k][s], ir_fconst(a, at, 0.0));
-      if (blast) blast->next = let;
-      else before = let;
-      blast = let;
+      ir_append(&before, ir_let(a, at, acc[k][s], ir_fconst(a, at, 0.0)));
     }
   }
   for (int s = 0; s < P; s++) {
@@ -258,27 +252,22 @@ static int lower_one(Lower *w) {
     IrNode *dst_s = pass_add(a, at, ir_endpoint(a, at, IR_DST, ir_var(a, at, g->loop.var)),
                              ir_iconst(a, at, s));
     Rewrite r = {a, l->loop.var, src_q, dst_s};
-    IrNode *sets = NULL, *last = NULL;
+    IrNode *sets = NULL;
     k = 0;
     for (IrNode *st = l->loop.body; st; st = st->next, k++) {
       IrNode *v = ir_clone(a, st->acc.value);
       rewrite(&v, &r);
       hoist(&v, &h);
-      IrNode *set = ir_set(a, st->loc, acc[k][s], IR_RED_ADD, v);
-      if (last) last->next = set;
-      else sets = set;
-      last = set;
+      ir_append(&sets, ir_set(a, st->loc, acc[k][s], IR_RED_ADD, v));
     }
     pass_subst_stmts(a, sets, l->loop.var, ir_var(a, at, es));
     IrNode *pe = ir_loop(a, at, es, IR_LOOP_PAIR_EDGE, NULL, ir_var(a, at, qv), sets);
     pe->loop.slot = s;
-    if (slast) slast->next = pe;
-    else slots = pe;
-    slast = pe;
+    ir_append(&slots, pe);
     /* the stores of slot s */
     IrNode *own = ir_endpoint(a, at, IR_OWNS, ir_var(a, at, g->loop.var));
     own->type = IR_TY_BOOL;
-    IrNode *stores = NULL, *tail = NULL;
+    IrNode *stores = NULL;
     k = 0;
     for (IrNode *st = l->loop.body; st; st = st->next, k++) {
       IrNode *idx[IR_MAX_IDX];
@@ -292,27 +281,19 @@ static int lower_one(Lower *w) {
       many->acc.how = IR_HOW_ATOMIC;
       IrNode *one = ir_if(a, at, ir_clone(a, own), only);
       one->next = ir_if(a, at, ir_un(a, at, IR_UN_NOT, ir_clone(a, own)), many);
-      if (tail) tail->next = one;
-      else stores = one;
-      tail = one->next;
+      ir_append(&stores, one);
     }
-    IrNode *inside = ir_if(a, at, ir_bin(a, at, IR_OP_LT, ir_clone(a, dst_s),
-                                         ir_graph_size(a, at, IR_NV)), stores);
-    if (alast) alast->next = inside;
-    else after = inside;
-    alast = inside;
+    ir_append(&after, ir_if(a, at, ir_bin(a, at, IR_OP_LT, ir_clone(a, dst_s),
+                                          ir_graph_size(a, at, IR_NV)), stores));
   }
   /* the hoisted loads first in the pair's body, then its slots */
-  IrNode *body = slots;
-  if (h.lets) {
-    h.last->next = slots;
-    body = h.lets;
-  }
-  IrNode *pairs = ir_loop(a, at, qv, IR_LOOP_PAIRS, NULL, ir_var(a, at, g->loop.var), body);
+  ir_append(&h.lets, slots);
+  IrNode *pairs = ir_loop(a, at, qv, IR_LOOP_PAIRS, NULL, ir_var(a, at, g->loop.var), h.lets);
   pairs->loop.unroll = l->loop.unroll;
-  blast->next = pairs;
+  /* the accumulators, the pairs, the stores, then what followed the loop */
+  ir_append(&after, l->next);
   pairs->next = after;
-  alast->next = l->next;
+  ir_append(&before, pairs);
   *w->slot = before;
   for (IrNode *st = l->loop.body; st; st = st->next) {
     IrTensor *t = pass_own_tensor(op, op->tensors[st->acc.tensor->id], a);

@@ -302,6 +302,20 @@ static struct RtDevGroups *free_slot(RtDevGraph *dg) {
   return &dg->groups[dg->ngroups];
 }
 
+/* Uploads the n parts of table entry x; on a failure frees what x holds
+ * and returns the failure's status after reporting. */
+static RtStatus upload_parts(const RtDevGraph *dg, struct RtDevGroups *x, const Part *parts,
+                             size_t n, Diag *d) {
+  for (size_t i = 0; i < n; i++) {
+    RtStatus s = upload_part(dg, &parts[i], d);
+    if (s != RT_OK) {
+      devgroups_free(x);
+      return s;
+    }
+  }
+  return RT_OK;
+}
+
 /* A device tensor on the builder's memory (RtDevGroups.own). */
 static RtStatus adopt_table_part(RtDevTensor *t, RtDevPtr p, size_t bytes, const char *name,
                                  Diag *d) {
@@ -395,20 +409,14 @@ const struct RtDevGroups *rt_devgraph_groups(RtDevGraph *dg, int G, int ilv,
     if (dg->groups[i].host == t) return touch(dg, i);
   struct RtDevGroups *x = free_slot(dg);
   int64_t rows = t->n > 0 ? t->n : 1;
-  size_t bytes = (size_t)rows * sizeof(int32_t);
-  size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);
-  /* CSR positions in the graph's index width, like its offsets */
-  Part first = {&x->first, t->first, rows, "graph grp_first", true};
-  Part end = {&x->end, t->end, rows, "graph grp_end", true};
-  RtStatus s;
-  if ((s = rt_tensor_alloc(&x->dst, bytes, "graph grp_dst", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->dst, t->dst, bytes, d)) != RT_OK ||
-      (s = upload_part(dg, &first, d)) != RT_OK || (s = upload_part(dg, &end, d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->unowned, ubytes, "graph grp_unowned", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->unowned, t->unowned, ubytes, d)) != RT_OK) {
-    devgroups_free(x);
-    return NULL;
-  }
+  /* CSR positions (wide) in the graph's index width, like its offsets */
+  const Part parts[] = {
+      {&x->dst, t->dst, rows, "graph grp_dst", false},
+      {&x->first, t->first, rows, "graph grp_first", true},
+      {&x->end, t->end, rows, "graph grp_end", true},
+      {&x->unowned, t->unowned, t->nunowned > 0 ? t->nunowned : 1, "graph grp_unowned", false},
+  };
+  if (upload_parts(dg, x, parts, sizeof parts / sizeof parts[0], d) != RT_OK) return NULL;
   x->host = t;
   dg->ngroups++;
   return x;
@@ -429,28 +437,19 @@ const struct RtDevGroups *rt_devgraph_panels(RtDevGraph *dg, int G, int P, Diag 
     if (dg->groups[i].panels == t) return touch(dg, i);
   struct RtDevGroups *x = free_slot(dg);
   int64_t rows = t->n > 0 ? t->n : 1, pairs = t->npairs > 0 ? t->npairs : 1;
-  size_t rbytes = (size_t)rows * sizeof(int32_t), pbytes = (size_t)pairs * sizeof(int32_t);
-  size_t ubytes = (size_t)(t->nunowned > 0 ? t->nunowned : 1) * sizeof(int32_t);
-  /* pair indices and CSR positions in the graph's index width */
-  Part first = {&x->first, t->first, rows, "graph panel first", true};
-  Part end = {&x->end, t->end, rows, "graph panel end", true};
-  Part pos = {&x->pair_pos, t->pos, pairs * t->P, "graph pair_pos", true};
-  RtStatus s;
-  if ((s = rt_tensor_alloc(&x->dst, rbytes, "graph panel dst", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->dst, t->dst, rbytes, d)) != RT_OK ||
-      (s = upload_part(dg, &first, d)) != RT_OK || (s = upload_part(dg, &end, d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->own_row, rbytes, "graph panel own", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->own_row, t->own, rbytes, d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->unowned, ubytes, "graph panel unowned", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->unowned, t->unowned, ubytes, d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->pair_src, pbytes, "graph pair_src", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->pair_src, t->src, pbytes, d)) != RT_OK ||
-      (s = rt_tensor_alloc(&x->pair_mask, pbytes, "graph pair_mask", d)) != RT_OK ||
-      (s = rt_tensor_upload(&x->pair_mask, t->mask, pbytes, d)) != RT_OK ||
-      (s = upload_part(dg, &pos, d)) != RT_OK) {
-    devgroups_free(x);
-    return NULL;
-  }
+  /* int32 by row, by pair and the list; pair indices and CSR positions
+   * (wide) in the graph's index width */
+  const Part parts[] = {
+      {&x->dst, t->dst, rows, "graph panel dst", false},
+      {&x->first, t->first, rows, "graph panel first", true},
+      {&x->end, t->end, rows, "graph panel end", true},
+      {&x->own_row, t->own, rows, "graph panel own", false},
+      {&x->unowned, t->unowned, t->nunowned > 0 ? t->nunowned : 1, "graph panel unowned", false},
+      {&x->pair_src, t->src, pairs, "graph pair_src", false},
+      {&x->pair_mask, t->mask, pairs, "graph pair_mask", false},
+      {&x->pair_pos, t->pos, pairs * t->P, "graph pair_pos", true},
+  };
+  if (upload_parts(dg, x, parts, sizeof parts / sizeof parts[0], d) != RT_OK) return NULL;
   x->host = &t->rows;
   x->panels = t;
   dg->ngroups++;

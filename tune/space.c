@@ -531,10 +531,6 @@ static bool named_grid(const IrOp *op, const IrModule *lib, const char *prefix, 
       snprintf(text + len, sizeof text - (size_t)len, ")");
       if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0) n++;
     }
-    /* neighbour groups of 64 edges, beyond the grid: the measured best
-     * group size at F >= 128 on the skewed graphs (bench/NOTES.md, the
-     * groups-of-64 run of 2026-11-27), kept only where the first
-     * parameter is the group size */
     /* panels (passes/panel.c) beyond the grid: rows of 64 and 128 pairs,
      * P = 2 and 4, 4 pairs in flight (or teams of 4 lanes), where the
      * point is a panel schedule: on cnr-2000 at F = 128 spmm_panels(128,
@@ -548,6 +544,10 @@ static bool named_grid(const IrOp *op, const IrModule *lib, const char *prefix, 
                  k & 2 ? 4 : 2);
         if (tune_point_make(op, lib, text, a, &pts[n], NULL) == 0 && pts[n].panels) n++;
       }
+    /* neighbour groups of 64 edges, beyond the grid: the measured best
+     * group size at F >= 128 on the skewed graphs (bench/NOTES.md, the
+     * groups-of-64 run of 2026-11-27), kept only where the first
+     * parameter is the group size */
     if (sd->nparams == 2)
       for (int u = 0; u < 6; u++) {
         if (!room(pts_, cap, n, op, d)) return false;
@@ -638,10 +638,10 @@ int tune_space_buildable(TunePoint *pts, int n) {
 }
 
 /* Keeps the points that run over no neighbour groups (`groups`) or not on
- * the reversed graph (`reversed`). */
-/* Also drops panel points: neither the cost model nor the predictor has
- * measured them yet (the pair ratio they depend on is not a feature), so
- * they are for tuning (gopc tune, gop_bench) until they have been. */
+ * the reversed graph (`reversed`), and no panel points: neither the cost
+ * model nor the predictor has measured them yet (the pair ratio they
+ * depend on is not a feature), so they are for tuning (gopc tune,
+ * gop_bench) until they have been. */
 static int drop_points(TunePoint *pts, int n, bool groups, bool reversed) {
   int k = 0;
   for (int i = 0; i < n; i++)
