@@ -1,9 +1,9 @@
 // bench/probe_graph.h: what the standalone CUDA experiments in bench/
-// (tc_probe.cu, l2_probe.cu, panel_probe.cu) share: their command line, a
-// graph file read into CSR by destination, the CUDA error check, a
-// host-to-device copy, the features and the host sum they are checked
-// against, and event timing. Not part of gop: the experiments decide whether a
-// technique is worth building.
+// (tc_probe.cu, l2_probe.cu, panel_probe.cu, gather_probe.cu) share: their
+// command line, a graph file read into CSR by destination, the CUDA error
+// check, a host-to-device copy, the features and the host sum they are
+// checked against, and event timing. Not part of gop: the experiments
+// decide whether a technique is worth building.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -31,7 +31,7 @@ struct Graph {
   std::vector<int> ptr, src; // CSR by destination, sources ascending
 };
 
-static bool read_graph(const char *path, Graph &g) {
+static inline bool read_graph(const char *path, Graph &g) {
   std::string cmd = std::string("gzip -dc '") + path + "'";
   FILE *f = popen(cmd.c_str(), "r");
   if (!f) return false;
@@ -70,7 +70,7 @@ static bool read_graph(const char *path, Graph &g) {
   return true;
 }
 
-template <class T> static T *up(const std::vector<T> &v) {
+template <class T> static inline T *up(const std::vector<T> &v) {
   T *d;
   CK(cudaMalloc(&d, std::max<size_t>(1, v.size()) * sizeof(T)));
   if (!v.empty()) CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
@@ -78,7 +78,7 @@ template <class T> static T *up(const std::vector<T> &v) {
 }
 
 // The graph's name: the file's base name up to its first dot.
-static std::string graph_name(const char *path) {
+static inline std::string graph_name(const char *path) {
   std::string name = path;
   name = name.substr(name.find_last_of('/') + 1);
   return name.substr(0, name.find('.'));
@@ -92,7 +92,7 @@ struct ProbeArgs {
   std::vector<const char *> paths;
 };
 
-static ProbeArgs probe_args(int argc, char **argv, std::vector<int> Fs) {
+static inline ProbeArgs probe_args(int argc, char **argv, std::vector<int> Fs) {
   ProbeArgs a;
   a.Fs = std::move(Fs);
   for (int i = 1; i < argc; ++i) {
@@ -132,7 +132,7 @@ static inline std::vector<double> probe_host_sum(const Graph &g, const std::vect
 
 // Milliseconds between events e0 and e1 recorded around what `body`
 // enqueues on the default stream.
-template <class Body> static float time_ms(cudaEvent_t e0, cudaEvent_t e1, Body body) {
+template <class Body> static inline float time_ms(cudaEvent_t e0, cudaEvent_t e1, Body body) {
   CK(cudaEventRecord(e0));
   body();
   CK(cudaEventRecord(e1));

@@ -1,0 +1,141 @@
+// bench/gather_probe.cu: how fast can the SMs gather whole feature rows
+// from L2, and from DRAM, when each row is wanted once? An experiment, not
+// part of gop: the rates it measures are the ceilings bench/gather_cache.c
+// divides by (issue 37: graphs above 1M edges at F >= 128 at 40% of the
+// fewest-bytes bound; a sum gathers one source row per edge).
+//
+//   gather_probe [--F 16,32,64,128,256] [--reps 20]
+//
+// A warp takes a chunk of 64 row ids drawn uniformly at random from the M
+// rows of X (F floats each), loads the rows (a float4 a lane per 128
+// features, four loads in flight, ld.global.nc as gop's kernels do; rows
+// under 128 features in teams of F / 4 lanes, several rows a load), sums
+// them and writes the sum once per chunk, as a neighbour group does. X
+// sizes from 8 MB (in L2, far beyond L1: an SM's L1 holds under 1% of the
+// rows) to 4 GB (DRAM). Prints per F and size the gathered bytes over the
+// median time (GB/s), and the copy rate (cudaMemcpy device to device, 1
+// GiB, read + written) beside it. Then chunks of 8 ids (16 MB of rows):
+// short chains, as the groups of a graph of a few in-edges a vertex are.
+// The sums are checked against the host for the smallest size and the
+// short chunks (relative L2 under 1e-5, else WRONG).
+#include <cuda_runtime.h>
+
+#include "probe_graph.h"
+
+#include <cstdint>
+
+enum { U = 4 };
+
+template <int CHUNK>
+__global__ void __launch_bounds__(256)
+    gather(long nchunks, int slices, const int *__restrict__ ids, const float4 *__restrict__ X,
+           float4 *Y, int F4) {
+  long w = (blockIdx.x * (long)blockDim.x + threadIdx.x) >> 5;
+  int lane = threadIdx.x & 31;
+  if (w >= nchunks * slices) return;
+  long chunk = w / slices;
+  /* F4 >= 32: a float4 a lane, the row's slices on separate warps; F4 < 32:
+   * teams of F4 lanes, 32 / F4 rows a load, as gop's spmm_teams */
+  int team = F4 < 32 ? F4 : 32, rows = 32 / team, r = lane / team;
+  int f4 = (int)(w % slices) * 32 + lane % team;
+  const int *id = ids + chunk * CHUNK;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  int my = lane < CHUNK ? id[lane] : 0, my2 = CHUNK > 32 ? id[32 + lane] : 0;
+  for (int j = 0; j < CHUNK; j += U * rows) {
+    float4 x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int k = j + u * rows + r;
+      int s = __shfl_sync(0xffffffffu, k < 32 ? my : my2, k & 31);
+      x[u] = k < CHUNK ? __ldg(X + (size_t)s * F4 + f4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
+  }
+  /* the team's partial sums of the chunk's rows added across teams */
+  for (int o = 16; o >= team; o >>= 1) {
+    acc.x += __shfl_down_sync(0xffffffffu, acc.x, o);
+    acc.y += __shfl_down_sync(0xffffffffu, acc.y, o);
+    acc.z += __shfl_down_sync(0xffffffffu, acc.z, o);
+    acc.w += __shfl_down_sync(0xffffffffu, acc.w, o);
+  }
+  if (r == 0) Y[chunk * F4 + f4] = acc;
+}
+
+int main(int argc, char **argv) {
+  ProbeArgs a = probe_args(argc, argv, {16, 32, 64, 128, 256});
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const size_t copy_bytes = 1ul << 30;
+  void *cbuf;
+  CK(cudaMalloc(&cbuf, copy_bytes));
+  CK(cudaMemset(cbuf, 1, copy_bytes));
+  double copy = probe_copy_ceiling_gbps(cbuf, copy_bytes, e0, e1);
+  CK(cudaFree(cbuf));
+  printf("# %s, %d SMs, L2 %.1f MB, copy %.1f GB/s\n", prop.name, prop.multiProcessorCount,
+         prop.l2CacheSize / 1e6, copy);
+  printf("F,chunk,x_mb,rows,gathers,median_ms,gather_gbps,of_copy,check\n");
+  const long gathers = 1l << 24; // 16M rows gathered per run
+  int *d_ids;
+  CK(cudaMalloc(&d_ids, gathers * sizeof(int)));
+  const double sizes_mb[] = {8, 16, 32, 48, 4096};
+  for (int F : a.Fs) {
+    if (F < 4 || (F < 128 && 128 % F) || (F > 128 && F % 128)) {
+      fprintf(stderr, "gather_probe: F = %d: 4, 8, ... 128 or a multiple of 128\n", F);
+      return 2;
+    }
+    int F4 = F / 4, slices = F > 128 ? F / 128 : 1;
+    for (int chunk : {64, 8})
+    for (double mb : sizes_mb) {
+      if (chunk != 64 && mb != 16) continue; /* short chains: in L2 only */
+      long rows = (long)(mb * 1e6 / (F * 4.0));
+      std::vector<int> ids(gathers);
+      uint64_t z = 0x9e3779b97f4a7c15ull ^ (uint64_t)rows;
+      for (long i = 0; i < gathers; ++i) {
+        z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+        ids[i] = (int)(z % (uint64_t)rows);
+      }
+      CK(cudaMemcpy(d_ids, ids.data(), gathers * sizeof(int), cudaMemcpyHostToDevice));
+      std::vector<float> hx = probe_features(rows, F);
+      float4 *d_x, *d_y;
+      CK(cudaMalloc(&d_x, hx.size() * sizeof(float)));
+      CK(cudaMemcpy(d_x, hx.data(), hx.size() * sizeof(float), cudaMemcpyHostToDevice));
+      long nchunks = gathers / chunk;
+      CK(cudaMalloc(&d_y, nchunks * F * sizeof(float)));
+      long warps = nchunks * slices;
+      unsigned blocks = (unsigned)((warps * 32 + 255) / 256);
+      auto run = [&] {
+        if (chunk == 64) gather<64><<<blocks, 256>>>(nchunks, slices, d_ids, d_x, d_y, F4);
+        else gather<8><<<blocks, 256>>>(nchunks, slices, d_ids, d_x, d_y, F4);
+      };
+      run();
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      const char *check = "-";
+      if (mb == sizes_mb[0] || chunk != 64) { // the host sum of every chunk's rows
+        std::vector<double> ref((size_t)nchunks * F, 0.0);
+        for (long c = 0; c < nchunks; ++c)
+          for (int k = 0; k < chunk; ++k) {
+            const float *x = &hx[(size_t)ids[c * chunk + k] * F];
+            for (int f = 0; f < F; ++f) ref[(size_t)c * F + f] += x[f];
+          }
+        check = probe_rel_l2(d_y, ref) < 1e-5 ? "ok" : "WRONG";
+      }
+      std::vector<float> ms;
+      for (int r = 0; r < a.reps; ++r) ms.push_back(time_ms(e0, e1, run));
+      std::sort(ms.begin(), ms.end());
+      double med = ms[ms.size() / 2];
+      double gbps = (double)gathers * F * 4 / (med * 1e-3) / 1e9;
+      printf("%d,%d,%.0f,%ld,%ld,%.4f,%.1f,%.3f,%s\n", F, chunk, mb, rows, gathers, med, gbps, gbps / copy,
+             check);
+      fflush(stdout);
+      CK(cudaFree(d_x));
+      CK(cudaFree(d_y));
+    }
+  }
+  CK(cudaFree(d_ids));
+  return 0;
+}
