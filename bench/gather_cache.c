@@ -406,6 +406,18 @@ int main(int argc, char **argv) {
       }
     } else if (!strcmp(argv[i], "--orders") && i + 1 < argc) {
       orders = argv[++i];
+      char list[256];
+      if (snprintf(list, sizeof list, "%s", orders) >= (int)sizeof list || !*list) {
+        fprintf(stderr, "gop_gather_cache: --orders wants a list of orders, got '%s'\n", orders);
+        return 2;
+      }
+      for (char *o = strtok(list, ","); o; o = strtok(NULL, ",")) {
+        const char *why = graph_order_problem(o, NULL);
+        if (why) {
+          fprintf(stderr, "gop_gather_cache: --orders %s: %s\n", o, why);
+          return 2;
+        }
+      }
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
       csv_out = fopen(argv[++i], "w");
       if (!csv_out) {
