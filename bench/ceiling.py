@@ -102,10 +102,17 @@ def main():
     for op, g, F, m, c, t, p in sorted(rows):
         print(f"{op:12s} {g:17s} {F:4d} {m:8s} {c:8.4f} {t:8.4f} {100 * c / t:6.1f}% {p:8.4f} "
               f"{p / t:7.2f}x {p / c:8.2f}x")
+    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
+    print()
+    for name, key in (("F", lambda r: r[2]), ("graph", lambda r: r[1])):
+        groups = defaultdict(list)
+        for r in rows:
+            groups[key(r)].append(r[4] / r[5])
+        print(f"gop's time as a fraction of the ceiling by {name} (both ops, geomean): " +
+              ", ".join(f"{k} {100 * gm(v):.0f}%" for k, v in sorted(groups.items())))
     print()
     for op in sorted({r[0] for r in rows}):
         sel = [r for r in rows if r[0] == op]
-        gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
         print(f"{op}: {len(sel)} cases; gop over cuSPARSE {gm([r[6] / r[5] for r in sel]):.2f}x "
               f"(min {min(r[6] / r[5] for r in sel):.2f}x); the ceiling over cuSPARSE "
               f"{gm([r[6] / r[4] for r in sel]):.2f}x (min {min(r[6] / r[4] for r in sel):.2f}x); "
