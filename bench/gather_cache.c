@@ -102,9 +102,10 @@ typedef struct {
   double bytes; /* an SM's L1 given to the gathered rows */
 } L1Model;
 
-static Stream l1_misses(const Stream *s, double row, const L1Model *m) {
+static Stream l1_misses(const Stream *s, int64_t nv, double row, const L1Model *m) {
   Stream out = {xmalloc(sizeof(int32_t) * (size_t)(s->n ? s->n : 1)), 0, 0, NULL};
   int64_t sets = (int64_t)(m->bytes / row) / m->ways;
+  if (sets > nv) sets = nv; /* room for every row already */
   if (sets < 1) { /* no room: every gather reaches L2 */
     memcpy(out.src, s->src, sizeof(int32_t) * (size_t)s->n);
     out.n = s->n;
@@ -311,7 +312,7 @@ static void line(const char *name, const Graph *g, const char *order, const char
  * under the machine's L1s and an LRU L2 (opt: Belady's L2 instead). */
 static void gathered(const Stream *s, int64_t nv, double row, const Machine *mc, bool opt,
                      double *l2_rows, double *dram_rows) {
-  Stream m = l1_misses(s, row, &mc->l1);
+  Stream m = l1_misses(s, nv, row, &mc->l1);
   int64_t cap = (int64_t)(mc->l2_bytes / row);
   *l2_rows = m.n * row;
   *dram_rows = (opt ? opt_misses(&m, nv, cap) : lru_misses(&m, nv, cap)) * row;
