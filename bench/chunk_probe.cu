@@ -150,12 +150,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
   }
-  for (int o = 16; o >= T; o >>= 1) {
-    acc.x += __shfl_down_sync(0xffffffffu, acc.x, o);
-    acc.y += __shfl_down_sync(0xffffffffu, acc.y, o);
-    acc.z += __shfl_down_sync(0xffffffffu, acc.z, o);
-    acc.w += __shfl_down_sync(0xffffffffu, acc.w, o);
-  }
+  probe_team_sum(acc, T);
   if (r == 0) Y[w * T + f4] = acc;
 }
 
@@ -216,19 +211,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "--F %d: 16, 32 or 64\n", F);
       return 2;
     }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  size_t gib = (size_t)1 << 30;
-  void *big;
-  CK(cudaMalloc(&big, gib));
-  CK(cudaMemset(big, 0, gib));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  double ceiling = probe_copy_ceiling_gbps(big, gib, e0, e1);
-  CK(cudaFree(big));
-  printf("# %s l2_mb=%.1f copy_ceiling_gbps=%.1f\n", prop.name, prop.l2CacheSize / 1048576.0,
-         ceiling);
+  ProbeDevice dev = probe_device();
+  probe_print_device(dev);
   printf("graph,V,E,F,variant,ms,bytes,of_bound,rel_l2\n");
   const char *variants[] = {"rows", "chunk64", "chunk128", "chunk256", "achunk64", "achunk128",
                             "achunk64u8", "achunk128u8", "zero",
@@ -257,8 +241,8 @@ int main(int argc, char **argv) {
       std::vector<float> hx = probe_features(g.n, F);
       std::vector<double> ref = probe_host_sum(g, hx, F);
       size_t xbytes = hx.size() * sizeof(float);
-      int copies = 2 * xbytes <= (size_t)prop.l2CacheSize
-                       ? (int)std::min<size_t>(8, 1 + prop.l2CacheSize / xbytes)
+      int copies = 2 * xbytes <= (size_t)dev.prop.l2CacheSize
+                       ? (int)std::min<size_t>(8, 1 + dev.prop.l2CacheSize / xbytes)
                        : 1;
       std::vector<float4 *> X(copies), Y(copies);
       // Y also holds a stream's sums of 64 rows (stream_X)
@@ -293,7 +277,7 @@ int main(int argc, char **argv) {
         std::vector<float> ms;
         const int rounds = 20; // launches a timing, amortising the events
         for (int r = 0; r < args.reps; ++r)
-          ms.push_back(time_ms(e0, e1, [&] {
+          ms.push_back(time_ms(dev.e0, dev.e1, [&] {
                          for (int k = 0; k < rounds; ++k) run(k % copies);
                        }) /
                        rounds);
@@ -301,7 +285,7 @@ int main(int argc, char **argv) {
         std::sort(ms.begin(), ms.end());
         double med = ms[ms.size() / 2];
         printf("%s,%d,%ld,%d,%s,%.5f,%.0f,%.4f,%s\n", name.c_str(), g.n, E, F, v, med, bytes,
-               bytes / (med * 1e-3) / 1e9 / ceiling,
+               bytes / (med * 1e-3) / 1e9 / dev.ceiling,
                std::isfinite(rel) ? std::to_string(rel).c_str() : "WRONG");
         fflush(stdout);
       }

@@ -52,31 +52,16 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
   }
-  /* the team's partial sums of the chunk's rows added across teams */
-  for (int o = 16; o >= team; o >>= 1) {
-    acc.x += __shfl_down_sync(0xffffffffu, acc.x, o);
-    acc.y += __shfl_down_sync(0xffffffffu, acc.y, o);
-    acc.z += __shfl_down_sync(0xffffffffu, acc.z, o);
-    acc.w += __shfl_down_sync(0xffffffffu, acc.w, o);
-  }
+  probe_team_sum(acc, team); // the teams' partial sums of the chunk's rows
   if (r == 0) Y[chunk * F4 + f4] = acc;
 }
 
 int main(int argc, char **argv) {
   ProbeArgs a = probe_args(argc, argv, {16, 32, 64, 128, 256});
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  const size_t copy_bytes = 1ul << 30;
-  void *cbuf;
-  CK(cudaMalloc(&cbuf, copy_bytes));
-  CK(cudaMemset(cbuf, 1, copy_bytes));
-  double copy = probe_copy_ceiling_gbps(cbuf, copy_bytes, e0, e1);
-  CK(cudaFree(cbuf));
-  printf("# %s, %d SMs, L2 %.1f MB, copy %.1f GB/s\n", prop.name, prop.multiProcessorCount,
-         prop.l2CacheSize / 1e6, copy);
+  ProbeDevice dev = probe_device();
+  cudaEvent_t e0 = dev.e0, e1 = dev.e1;
+  double copy = dev.ceiling;
+  probe_print_device(dev);
   printf("F,chunk,x_mb,rows,gathers,median_ms,gather_gbps,of_copy,check\n");
   const long gathers = 1l << 24; // 16M rows gathered per run
   int *d_ids;

@@ -262,19 +262,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "--F %d: a multiple of 128\n", F);
       return 2;
     }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  size_t gib = (size_t)1 << 30;
-  void *big;
-  CK(cudaMalloc(&big, gib));
-  CK(cudaMemset(big, 0, gib));
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  double ceiling = probe_copy_ceiling_gbps(big, gib, e0, e1);
-  CK(cudaFree(big));
-  printf("# %s l2_mb=%.1f copy_ceiling_gbps=%.1f\n", prop.name, prop.l2CacheSize / 1048576.0,
-         ceiling);
+  ProbeDevice dev = probe_device();
+  probe_print_device(dev);
   printf("graph,V,E,F,P,weights,pairs_over_E,items,ms,bytes,of_bound,rel_l2\n");
   const int Ps[] = {1, 2, 4, 8, 16};
   const char *wnames[] = {"none", "loaded", "counted", "shared"};
@@ -295,8 +284,8 @@ int main(int argc, char **argv) {
             refw[(size_t)v * F + f] += (double)hw[e] * hx[(size_t)g.src[e] * F + f];
       size_t xbytes = hx.size() * sizeof(float);
       // copies to rotate among where X and Y fit in L2 twice over
-      int copies = 2 * xbytes <= (size_t)prop.l2CacheSize
-                       ? (int)std::min<size_t>(8, 1 + prop.l2CacheSize / xbytes)
+      int copies = 2 * xbytes <= (size_t)dev.prop.l2CacheSize
+                       ? (int)std::min<size_t>(8, 1 + dev.prop.l2CacheSize / xbytes)
                        : 1;
       std::vector<float4 *> X(copies), Y(copies);
       for (int c = 0; c < copies; ++c) {
@@ -330,7 +319,7 @@ int main(int argc, char **argv) {
           for (int k = 0; k < 3 * copies; ++k) run(k % copies);
           std::vector<float> ms;
           for (int r = 0; r < args.reps; ++r)
-            ms.push_back(time_ms(e0, e1, [&] {
+            ms.push_back(time_ms(dev.e0, dev.e1, [&] {
                            for (int k = 0; k < copies; ++k) run(k);
                          }) /
                          copies);
@@ -339,7 +328,7 @@ int main(int argc, char **argv) {
           double med = ms[ms.size() / 2], wbytes = bytes + (wm ? 4.0 * E : 0.0);
           printf("%s,%d,%ld,%d,%d,%s,%.4f,%zu,%.5f,%.0f,%.4f,%s\n", name.c_str(), g.n, E, F, P,
                  wnames[wm], (double)h.psrc.size() / (double)E, h.ib.size(), med, wbytes,
-                 wbytes / (med * 1e-3) / 1e9 / ceiling,
+                 wbytes / (med * 1e-3) / 1e9 / dev.ceiling,
                  std::isfinite(rel) ? std::to_string(rel).c_str() : "WRONG");
           fflush(stdout);
         }

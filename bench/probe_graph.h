@@ -156,6 +156,47 @@ static inline double probe_copy_ceiling_gbps(const void *src, size_t bytes, cuda
   return 2.0 * bytes / (ms[5] * 1e-3) / 1e9;
 }
 
+// The device, two events for time_ms and the copy rate (a 1 GiB copy, as
+// probe_copy_ceiling_gbps measures it); probe_print_device writes the
+// `# NAME l2_mb=... copy_ceiling_gbps=...` line the experiments' CSVs
+// start with.
+struct ProbeDevice {
+  cudaDeviceProp prop;
+  cudaEvent_t e0, e1;
+  double ceiling;
+};
+
+static inline ProbeDevice probe_device() {
+  ProbeDevice d;
+  CK(cudaGetDeviceProperties(&d.prop, 0));
+  CK(cudaEventCreate(&d.e0));
+  CK(cudaEventCreate(&d.e1));
+  size_t gib = (size_t)1 << 30;
+  void *big;
+  CK(cudaMalloc(&big, gib));
+  CK(cudaMemset(big, 0, gib));
+  d.ceiling = probe_copy_ceiling_gbps(big, gib, d.e0, d.e1);
+  CK(cudaFree(big));
+  return d;
+}
+
+static inline void probe_print_device(const ProbeDevice &d) {
+  printf("# %s sms=%d l2_mb=%.1f copy_ceiling_gbps=%.1f\n", d.prop.name,
+         d.prop.multiProcessorCount, d.prop.l2CacheSize / 1048576.0, d.ceiling);
+}
+
+// Adds the float4 sums of a warp's teams of `team` lanes (a power of two)
+// into the first team: lane t < team ends with the sum over lanes t,
+// t + team, t + 2 team, ...
+__device__ __forceinline__ void probe_team_sum(float4 &acc, int team) {
+  for (int o = 16; o >= team; o >>= 1) {
+    acc.x += __shfl_down_sync(0xffffffffu, acc.x, o);
+    acc.y += __shfl_down_sync(0xffffffffu, acc.y, o);
+    acc.z += __shfl_down_sync(0xffffffffu, acc.z, o);
+    acc.w += __shfl_down_sync(0xffffffffu, acc.w, o);
+  }
+}
+
 // The relative L2 difference of the device's `ref.size()` floats at d_y
 // from the host reference.
 static inline double probe_rel_l2(const void *d_y, const std::vector<double> &ref) {
