@@ -58,6 +58,15 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) {
+    fprintf(stderr, "gop_gather_cache: out of memory (%zu x %zu bytes)\n", n, size);
+    exit(1);
+  }
+  return p;
+}
+
 /* The gather stream: per destination its in-edges' sources, or with P > 1
  * the distinct sources of each panel of P destinations; unit k (a
  * destination or a panel) is src[first[k] .. first[k + 1]). */
@@ -113,7 +122,7 @@ static Stream l1_misses(const Stream *s, int64_t nv, double row, const L1Model *
   }
   size_t slots = (size_t)m->sms * (size_t)sets * (size_t)m->ways;
   int32_t *tag = xmalloc(sizeof(int32_t) * slots);
-  uint64_t *used = calloc(slots, sizeof(uint64_t));
+  uint64_t *used = xcalloc(slots, sizeof(uint64_t));
   for (size_t i = 0; i < slots; i++) tag[i] = -1;
   uint64_t clock = 0;
   for (int64_t k = 0; k < s->nunits; k++) {
@@ -143,8 +152,9 @@ static Stream l1_misses(const Stream *s, int64_t nv, double row, const L1Model *
 
 /* Misses of a least-recently-used cache of `cap` rows over the stream. */
 static int64_t lru_misses(const Stream *s, int64_t nv, int64_t cap) {
+  if (cap <= 0) return s->n; /* a cache smaller than a row keeps nothing */
   if (cap >= nv) { /* everything fits: compulsory misses only */
-    uint8_t *in = calloc((size_t)nv, 1);
+    uint8_t *in = xcalloc((size_t)nv, 1);
     int64_t m = 0;
     for (int64_t i = 0; i < s->n; i++)
       if (!in[s->src[i]]) in[s->src[i]] = 1, m++;
@@ -152,7 +162,7 @@ static int64_t lru_misses(const Stream *s, int64_t nv, int64_t cap) {
     return m;
   }
   int32_t *prev = xmalloc(sizeof(int32_t) * (size_t)nv), *next = xmalloc(sizeof(int32_t) * (size_t)nv);
-  uint8_t *in = calloc((size_t)nv, 1);
+  uint8_t *in = xcalloc((size_t)nv, 1);
   int32_t head = -1, tail = -1; /* head: most recent */
   int64_t size = 0, m = 0;
   for (int64_t i = 0; i < s->n; i++) {
@@ -213,7 +223,7 @@ static HeapItem heap_pop(HeapItem *h, int64_t *n) {
 }
 
 static int64_t opt_misses(const Stream *s, int64_t nv, int64_t cap) {
-  if (cap >= nv) return lru_misses(s, nv, cap);
+  if (cap <= 0 || cap >= nv) return lru_misses(s, nv, cap);
   int64_t *nextuse = xmalloc(sizeof(int64_t) * (size_t)(s->n ? s->n : 1));
   int64_t *last = xmalloc(sizeof(int64_t) * (size_t)nv);
   for (int64_t i = 0; i < nv; i++) last[i] = INT64_MAX;
@@ -349,8 +359,9 @@ static void analyse(const char *name, const Graph *g, const char *order, const i
     /* source blocks: X read once from DRAM (each range fits the cache), the
      * partial rows of Y read and written again, the gathers through L2 as
      * in the plain stream */
-    int S = (int)ceil(xy / mc->l2_bytes);
-    for (int k = 0; k < 3; k++, S *= 2) {
+    double S0 = ceil(xy / mc->l2_bytes); /* at most a range a vertex */
+    int S = S0 < (double)g->nv ? (int)S0 : (int)g->nv;
+    for (int k = 0; k < 3 && S <= g->nv; k++, S *= 2) {
       if (S < 2) continue;
       char m[24];
       snprintf(m, sizeof m, "blocks%d", S);

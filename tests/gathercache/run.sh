@@ -11,8 +11,9 @@
 # over the L2 (2 rows) is S = 2 ranges {0, 1} {2, 3}; destination 2 is
 # reached by both (3 rows of Y: written, read, written), 0, 1 and 3 once
 # (6 rows, 96 bytes), the CSR's offsets read once more a range; at S = 4
-# and 8 every source its own range, destination 2 reached three times (8
-# rows). The tool is $GOP_GATHER_CACHE (set by ctest), else
+# every source its own range, destination 2 reached three times (8 rows),
+# and no more ranges than vertices. The tool is $GOP_GATHER_CACHE (set by
+# ctest), else
 # bench/gop_gather_cache beside GOPC.
 set -u
 source "$(dirname "$0")/../golden.sh"
@@ -34,6 +35,14 @@ fi
 "$tool" --F 4 --csv "$work/l1.csv" star.mtx >/dev/null 2>&1
 if grep -q '^star.mtx,none,4,4,5,lru,40,48,64,48$' "$work/l1.csv"; then golden_ok
 else golden_bad "the L1 of 200 KB: $(grep ',lru,' "$work/l1.csv")"; fi
+
+# an L2 smaller than a row keeps nothing: the 3 rows the L1 misses are read
+# from DRAM; source blocks stop at a range a vertex (S = 4)
+"$tool" --F 4 --l2-mb 0.000001 --csv "$work/tiny.csv" star.mtx >/dev/null 2>&1
+if grep -q '^star.mtx,none,4,4,5,lru,40,48,64,48$' "$work/tiny.csv" &&
+   [ "$(grep -c ',blocks' "$work/tiny.csv")" = 1 ] &&
+   grep -q '^star.mtx,none,4,4,5,blocks4,120,64,128,48$' "$work/tiny.csv"; then golden_ok
+else golden_bad "the L2 of one byte: $(tr '\n' ' ' <"$work/tiny.csv")"; fi
 
 # refusals: exit status 2 (1 for a graph that cannot be read) and a message
 refuse() {
