@@ -1,8 +1,9 @@
 // bench/gather_probe.cu: how fast can the SMs gather whole feature rows
 // from L2, and from DRAM, when each row is wanted once? An experiment, not
-// part of gop: the rates it measures are the ceilings bench/gather_cache.c
-// divides by (issue 37: graphs above 1M edges at F >= 128 at 40% of the
-// fewest-bytes bound; a sum gathers one source row per edge).
+// part of gop: bench/ceiling.py divides by the rates it measures (and
+// gop_gather_cache takes them as its defaults; issue 37: graphs above 1M
+// edges at F >= 128 at 40% of the fewest-bytes bound; a sum gathers one
+// source row per edge).
 //
 //   gather_probe [--F 16,32,64,128,256] [--reps 20]
 //
@@ -11,7 +12,7 @@
 // features, four loads in flight, ld.global.nc as gop's kernels do; rows
 // under 128 features in teams of F / 4 lanes, several rows a load), sums
 // them and writes the sum once per chunk, as a neighbour group does. X
-// sizes from 8 MB (in L2, far beyond L1: an SM's L1 holds under 1% of the
+// sizes from 8 MB (in L2, far beyond L1: an SM's L1 holds under 3% of the
 // rows) to 4 GB (DRAM). Prints per F and size the gathered bytes over the
 // median time (GB/s), and the copy rate (cudaMemcpy device to device, 1
 // GiB, read + written) beside it. Then chunks of 8 ids (16 MB of rows):
