@@ -12,12 +12,7 @@
 # before committing it.
 set -u
 source "$(dirname "$0")/../golden.sh"
-bench=${GOP_BENCH:-$(dirname "${2:-.}")/bench/gop_bench}
-case $bench in */*) bench="$(cd "$(dirname "$bench")" && pwd)/$(basename "$bench")" ;; esac
 golden_setup "$@"
-if [ ! -x "$bench" ]; then
-  echo "FAIL: gop_bench not found at $bench"
-  exit 1
-fi
-golden_args "$bench"
+golden_program GOP_BENCH bench/gop_bench gop_bench
+golden_args "$runner"
 golden_summary
