@@ -49,15 +49,8 @@
 
 #include "graph/graph.h"
 
-static void *xmalloc(size_t n) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    fprintf(stderr, "gop_gather_cache: out of memory (%zu bytes)\n", n);
-    exit(1);
-  }
-  return p;
-}
-
+/* Zeroed memory, or exit with a message (an analysis tool: nothing to
+ * keep when a graph does not fit). */
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n ? n : 1, size);
   if (!p) {
@@ -76,11 +69,11 @@ typedef struct {
 } Stream;
 
 static Stream stream_of(const Graph *g, int P) {
-  Stream s = {xmalloc(sizeof(int32_t) * (size_t)(g->ne ? g->ne : 1)), 0, (g->nv + P - 1) / P, NULL};
-  s.first = xmalloc(sizeof(int64_t) * (size_t)(s.nunits + 1));
+  Stream s = {xcalloc((size_t)g->ne, sizeof(int32_t)), 0, (g->nv + P - 1) / P, NULL};
+  s.first = xcalloc((size_t)(s.nunits + 1), sizeof(int64_t));
   int32_t *seen = NULL;
   if (P > 1) {
-    seen = xmalloc(sizeof(int32_t) * (size_t)g->nv);
+    seen = xcalloc((size_t)g->nv, sizeof(int32_t));
     for (int64_t i = 0; i < g->nv; i++) seen[i] = -1;
   }
   for (int64_t k = 0; k < s.nunits; k++) {
@@ -112,7 +105,7 @@ typedef struct {
 } L1Model;
 
 static Stream l1_misses(const Stream *s, int64_t nv, double row, const L1Model *m) {
-  Stream out = {xmalloc(sizeof(int32_t) * (size_t)(s->n ? s->n : 1)), 0, 0, NULL};
+  Stream out = {xcalloc((size_t)s->n, sizeof(int32_t)), 0, 0, NULL};
   int64_t sets = (int64_t)(m->bytes / row) / m->ways;
   if (sets > nv) sets = nv; /* room for every row already */
   if (sets < 1) { /* no room: every gather reaches L2 */
@@ -121,7 +114,7 @@ static Stream l1_misses(const Stream *s, int64_t nv, double row, const L1Model *
     return out;
   }
   size_t slots = (size_t)m->sms * (size_t)sets * (size_t)m->ways;
-  int32_t *tag = xmalloc(sizeof(int32_t) * slots);
+  int32_t *tag = xcalloc(slots, sizeof(int32_t));
   uint64_t *used = xcalloc(slots, sizeof(uint64_t));
   for (size_t i = 0; i < slots; i++) tag[i] = -1;
   uint64_t clock = 0;
@@ -161,7 +154,7 @@ static int64_t lru_misses(const Stream *s, int64_t nv, int64_t cap) {
     free(in);
     return m;
   }
-  int32_t *prev = xmalloc(sizeof(int32_t) * (size_t)nv), *next = xmalloc(sizeof(int32_t) * (size_t)nv);
+  int32_t *prev = xcalloc((size_t)nv, sizeof(int32_t)), *next = xcalloc((size_t)nv, sizeof(int32_t));
   uint8_t *in = xcalloc((size_t)nv, 1);
   int32_t head = -1, tail = -1; /* head: most recent */
   int64_t size = 0, m = 0;
@@ -224,8 +217,8 @@ static HeapItem heap_pop(HeapItem *h, int64_t *n) {
 
 static int64_t opt_misses(const Stream *s, int64_t nv, int64_t cap) {
   if (cap <= 0 || cap >= nv) return lru_misses(s, nv, cap);
-  int64_t *nextuse = xmalloc(sizeof(int64_t) * (size_t)(s->n ? s->n : 1));
-  int64_t *last = xmalloc(sizeof(int64_t) * (size_t)nv);
+  int64_t *nextuse = xcalloc((size_t)s->n, sizeof(int64_t));
+  int64_t *last = xcalloc((size_t)nv, sizeof(int64_t));
   for (int64_t i = 0; i < nv; i++) last[i] = INT64_MAX;
   for (int64_t i = s->n - 1; i >= 0; i--) {
     nextuse[i] = last[s->src[i]];
@@ -237,8 +230,8 @@ static int64_t opt_misses(const Stream *s, int64_t nv, int64_t cap) {
   /* a hit pushes a fresh entry and leaves a stale one: bound the heap by
    * rebuilding it from cur[] when it reaches 4 x cap */
   int64_t hcap = 4 * cap + 16, hn = 0, size = 0, m = 0;
-  HeapItem *h = xmalloc(sizeof(HeapItem) * (size_t)hcap);
-  int32_t *rows = xmalloc(sizeof(int32_t) * (size_t)cap);
+  HeapItem *h = xcalloc((size_t)hcap, sizeof(HeapItem));
+  int32_t *rows = xcalloc((size_t)cap, sizeof(int32_t));
   for (int64_t i = 0; i < s->n; i++) {
     int32_t u = s->src[i];
     if (cur[u] < 0) {
@@ -277,7 +270,7 @@ static int64_t opt_misses(const Stream *s, int64_t nv, int64_t cap) {
  * by the first pass, read and written by each later one), 1 when k = 0. */
 static int64_t blocked_y_rows(const Graph *g, int S) {
   int64_t per = (g->nv + S - 1) / S, rows = 0;
-  int32_t *mark = xmalloc(sizeof(int32_t) * (size_t)S);
+  int32_t *mark = xcalloc((size_t)S, sizeof(int32_t));
   for (int i = 0; i < S; i++) mark[i] = -1;
   for (int64_t v = 0; v < g->nv; v++) {
     int64_t k = 0;
@@ -392,7 +385,11 @@ int main(int argc, char **argv) {
    * MB, 200 of each SM's 256 KB of L1 */
   Machine mc = {.copy_gbps = 4234.5, .l2_gbps = 9600, .l2_bytes = 60e6,
                 .l1 = {.sms = 132, .block = 8, .ways = 4, .bytes = 200e3}};
-  const char *orders = "none";
+  /* the orders point into `list`; the CSV is opened once the command line
+   * has passed, so that a refused one leaves the file as it was */
+  char list[256];
+  const char *orders[16] = {"none"}, *csv_path = NULL;
+  int norders = 1;
   struct {
     const char *name;
     double *to, scale;
@@ -417,26 +414,21 @@ int main(int argc, char **argv) {
         return 2;
       }
     } else if (!strcmp(argv[i], "--orders") && i + 1 < argc) {
-      orders = argv[++i];
-      char list[256];
-      if (snprintf(list, sizeof list, "%s", orders) >= (int)sizeof list || !*list) {
-        fprintf(stderr, "gop_gather_cache: --orders wants a list of orders, got '%s'\n", orders);
+      if (snprintf(list, sizeof list, "%s", argv[++i]) >= (int)sizeof list || !*list) {
+        fprintf(stderr, "gop_gather_cache: --orders wants a list of orders, got '%s'\n", argv[i]);
         return 2;
       }
+      norders = 0;
       for (char *o = strtok(list, ","); o; o = strtok(NULL, ",")) {
         const char *why = graph_order_problem(o, NULL);
-        if (why) {
-          fprintf(stderr, "gop_gather_cache: --orders %s: %s\n", o, why);
+        if (why || norders == 16) {
+          fprintf(stderr, "gop_gather_cache: --orders %s: %s\n", o, why ? why : "at most 16 orders");
           return 2;
         }
+        orders[norders++] = o;
       }
     } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-      csv_out = fopen(argv[++i], "w");
-      if (!csv_out) {
-        fprintf(stderr, "gop_gather_cache: --csv %s: %s\n", argv[i], strerror(errno));
-        return 2;
-      }
-      fprintf(csv_out, "graph,order,F,nv,ne,method,csr_bytes,dram_row_bytes,y_bytes,l2_row_bytes\n");
+      csv_path = argv[++i];
     } else {
       fprintf(stderr, "usage: gop_gather_cache [--F 64,128,256] [--orders none,degree,rcm,community]\n"
                       "       [--l2-mb 60] [--l1-kb 200] [--copy-gbps 4234.5] [--l2-gbps 9600]\n"
@@ -451,6 +443,14 @@ int main(int argc, char **argv) {
   if (!(mc.l2_bytes > 0) || !(mc.copy_gbps > 0) || !(mc.l2_gbps > 0)) {
     fprintf(stderr, "gop_gather_cache: --l2-mb, --copy-gbps and --l2-gbps must be above 0\n");
     return 2;
+  }
+  if (csv_path) {
+    csv_out = fopen(csv_path, "w");
+    if (!csv_out) {
+      fprintf(stderr, "gop_gather_cache: --csv %s: %s\n", csv_path, strerror(errno));
+      return 2;
+    }
+    fprintf(csv_out, "graph,order,F,nv,ne,method,csr_bytes,dram_row_bytes,y_bytes,l2_row_bytes\n");
   }
   mc.copy_gbps *= 1e9, mc.l2_gbps *= 1e9; /* bytes a second */
   printf("# L2 %.1f MB and L1 %.0f KB x %d SMs given to the gathered rows; copy %.1f GB/s, "
@@ -469,9 +469,8 @@ int main(int argc, char **argv) {
       continue;
     }
     const char *base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
-    char list[256];
-    snprintf(list, sizeof list, "%s", orders);
-    for (char *o = strtok(list, ","); o; o = strtok(NULL, ",")) {
+    for (int k = 0; k < norders; k++) {
+      const char *o = orders[k];
       Graph *h = strcmp(o, "none") ? graph_reorder(g, o, &d) : g;
       if (!h) {
         rc = 1;

@@ -13,17 +13,12 @@
 # (6 rows, 96 bytes), the CSR's offsets read once more a range; at S = 4
 # every source its own range, destination 2 reached three times (8 rows),
 # and no more ranges than vertices. The tool is $GOP_GATHER_CACHE (set by
-# ctest), else
-# bench/gop_gather_cache beside GOPC.
+# ctest), else bench/gop_gather_cache beside GOPC.
 set -u
 source "$(dirname "$0")/../golden.sh"
-tool=${GOP_GATHER_CACHE:-$(dirname "${2:-.}")/bench/gop_gather_cache}
-case $tool in */*) tool="$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")" ;; esac
 golden_setup "$@"
-if [ ! -x "$tool" ]; then
-  echo "FAIL: gop_gather_cache not found at $tool"
-  exit 1
-fi
+golden_program GOP_GATHER_CACHE bench/gop_gather_cache gop_gather_cache
+tool=$runner
 
 if "$tool" --F 4 --l2-mb 0.000032 --l1-kb 0 --csv "$work/star.csv" star.mtx >"$work/out" 2>&1; then
   golden_check star.csv "$work/star.csv" "the counts on star.mtx" && golden_ok
@@ -61,4 +56,9 @@ refuse 2 "--orders bogus: unknown method" --orders none,bogus star.mtx
 refuse 2 "no graph given" --F 4
 refuse 2 "usage:" --nonsense star.mtx
 refuse 1 "nothere.mtx" nothere.mtx
+# a refused command line leaves the --csv file as it was
+echo "the user's file" >"$work/keep.csv"
+refuse 2 "--F wants widths" --csv "$work/keep.csv" --F 0 star.mtx
+if [ "$(cat "$work/keep.csv")" = "the user's file" ]; then golden_ok
+else golden_bad "a refused command line changed the --csv file"; fi
 golden_summary
