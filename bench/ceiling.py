@@ -29,6 +29,7 @@ import csv
 import math
 import sys
 from collections import defaultdict
+from statistics import geometric_mean as gm
 
 
 def main():
@@ -52,7 +53,7 @@ def main():
                     continue
                 g = r["graph"].split(".")[0]
                 ways[(g, int(r["F"]))].append(
-                    (r["method"], int(r["nv"]), int(r["ne"]),
+                    (r["method"], int(r["ne"]),
                      *(float(r[k]) for k in ("csr_bytes", "dram_row_bytes", "y_bytes",
                                               "l2_row_bytes"))))
         with open(a.report) as f:
@@ -85,7 +86,7 @@ def main():
             continue
         best = None
         l2, dram = rates(key[1])
-        for m, nv, ne, csr, dram_rows, y, l2_rows in ways[key]:
+        for m, ne, csr, dram_rows, y, l2_rows in ways[key]:
             w = 4.0 * ne if r["op"] == "u_mul_e_sum" else 0.0
             t = max((csr + y + w) / copy + dram_rows / dram, (csr + l2_rows + y + w) / l2,
                     a.floor_ms)
@@ -102,7 +103,6 @@ def main():
     for op, g, F, m, c, t, p in sorted(rows):
         print(f"{op:12s} {g:17s} {F:4d} {m:8s} {c:8.4f} {t:8.4f} {100 * c / t:6.1f}% {p:8.4f} "
               f"{p / t:7.2f}x {p / c:8.2f}x")
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))
     print()
     for name, key in (("F", lambda r: r[2]), ("graph", lambda r: r[1])):
         groups = defaultdict(list)
