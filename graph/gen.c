@@ -667,9 +667,9 @@ static Graph *gen_ring(const char *spec, Diag *d) {
     ir_error(d, NO_LOC, "out of memory generating %s", spec);
     return NULL;
   }
-  /* one thread below 2^22 edges */
+  /* one thread below 2^21 edges, a part per 2^20 and more */
   Ring ring = {g, D};
-  graph_parallel(graph_par_parts(ne, (int64_t)1 << 22), ring_fill, &ring);
+  graph_parallel(graph_par_parts(ne, (int64_t)1 << 20), ring_fill, &ring);
   g->in_ptr[nv] = ne;
   g->out_ptr[nv] = ne;
   graph_compute_stats(g);
