@@ -138,18 +138,7 @@ __global__ void __launch_bounds__(256)
   if (w * 64 >= n) return;
   const int *id = ids + w * 64;
   int my = w * 64 + lane < n ? id[lane] : -1, my2 = w * 64 + 32 + lane < n ? id[32 + lane] : -1;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int j = 0; j < 64; j += U * R) {
-    float4 x[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      int k = j + u * R + r;
-      int s = __shfl_sync(0xffffffffu, k < 32 ? my : my2, k & 31);
-      x[u] = s >= 0 ? __ldg(X + (size_t)s * T + f4) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
-  }
+  float4 acc = probe_chunk_sum<64, U>(my, my2, r, R, X, T, f4);
   probe_team_sum(acc, T);
   if (r == 0) Y[w * T + f4] = acc;
 }

@@ -40,19 +40,8 @@ __global__ void __launch_bounds__(256)
   int team = F4 < 32 ? F4 : 32, rows = 32 / team, r = lane / team;
   int f4 = (int)(w % slices) * 32 + lane % team;
   const int *id = ids + chunk * CHUNK;
-  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
   int my = lane < CHUNK ? id[lane] : 0, my2 = CHUNK > 32 ? id[32 + lane] : 0;
-  for (int j = 0; j < CHUNK; j += U * rows) {
-    float4 x[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      int k = j + u * rows + r;
-      int s = __shfl_sync(0xffffffffu, k < 32 ? my : my2, k & 31);
-      x[u] = k < CHUNK ? __ldg(X + (size_t)s * F4 + f4) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
-  }
+  float4 acc = probe_chunk_sum<CHUNK, U>(my, my2, r, rows, X, F4, f4);
   probe_team_sum(acc, team); // the teams' partial sums of the chunk's rows
   if (r == 0) Y[chunk * F4 + f4] = acc;
 }

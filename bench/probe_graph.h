@@ -197,6 +197,31 @@ __device__ __forceinline__ void probe_team_sum(float4 &acc, int team) {
   }
 }
 
+// The sum of a warp's chunk of N <= 64 row ids (lane l holds ids l in
+// `my` and 32 + l in `my2`; a negative id is no row) over its teams of
+// 32 / rows lanes: team r of `rows` reads ids r, r + rows, ..., U of them
+// in flight, each lane the float4 f4 of its rows of X (F4 float4s a row),
+// ld.global.nc as gop's kernels. The teams' partial sums are left apart
+// (probe_team_sum adds them).
+template <int N, int U>
+__device__ __forceinline__ float4 probe_chunk_sum(int my, int my2, int r, int rows,
+                                                  const float4 *__restrict__ X, size_t F4,
+                                                  int f4) {
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int j = 0; j < N; j += U * rows) {
+    float4 x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int k = j + u * rows + r;
+      int s = __shfl_sync(0xffffffffu, k < 32 ? my : my2, k & 31);
+      x[u] = k < N && s >= 0 ? __ldg(X + (size_t)s * F4 + f4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc.x += x[u].x, acc.y += x[u].y, acc.z += x[u].z, acc.w += x[u].w;
+  }
+  return acc;
+}
+
 // The relative L2 difference of the device's `ref.size()` floats at d_y
 // from the host reference.
 static inline double probe_rel_l2(const void *d_y, const std::vector<double> &ref) {
