@@ -104,10 +104,10 @@ run_one() {
   [[ -n $dtype ]] && sargs+=(--dtype "$dtype")
   [[ -n $wide ]] && sargs+=(--index64)
   [[ -n $csr ]] && sargs+=(--csr-edges)
-  # The lowered IR is asked for only where its answer matters (a gopc
-  # start-up each: a third of the matrix's time): whether a combination
-  # that did not compile was refused by the scheduler, and whether a
-  # kernel that spills asked for its occupancy.
+  # The lowered IR (one more gopc run) is asked for only where its answer
+  # matters: whether a combination that did not compile was refused by
+  # the scheduler, and whether a kernel that spills asked for its
+  # occupancy (asking it of every combination cost 6% of the matrix).
   lowered_ir() {
     "$gopc" emit "stdlib:$op" --stage lowered "${sargs[@]}" --target "$target" \
       >"$base.ir" 2>"$base.irerr"
