@@ -27,8 +27,9 @@ cmake --build build-asan -j "$jobs"
 # toolkit's ptxas) ran in the build above; the sanitized emit paths it
 # would add are those test_codegen, test_packs and golden_index64 run here;
 # bench_cuda_builds (nvcc on bench/'s CUDA programs) has nothing sanitized.
-# GOP_TEST_QUICK: the tests that interpret whole real graphs take a subset
-# of them (each names its own; the build above ran them all).
+# GOP_TEST_QUICK: the tests that interpret whole real graphs, build the
+# largest generated ones or lower a whole schedule space per case take a
+# subset (each names its own; the build above ran them all).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   GOP_TEST_QUICK=1 CK_TIMEOUT_MULTIPLIER=4 ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 3600 \
   -E '^(golden_ptxas|bench_cuda_builds)$'

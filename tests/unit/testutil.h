@@ -66,7 +66,8 @@ void tu_ir_refused(const char *text, const char *error);
 uint64_t tu_lcg(uint64_t *s);
 /* Whether GOP_TEST_QUICK is set (not "0"): the sanitized CI run sets it, and
  * the tests that interpret whole real graphs then run on a subset of their
- * graphs (each says which); the normal build runs them all. */
+ * graphs, and other long ones on less (each says which); the normal build
+ * runs them all. */
 bool tu_quick(void);
 /* Runs the suite with CK_NORMAL output; returns the process exit status. */
 int tu_run(Suite *s);
