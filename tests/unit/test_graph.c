@@ -643,7 +643,7 @@ static const BadSpec bad_specs[] = {
 
 /* ring:N:D written straight into CSR and CSC is the graph graph_from_coo
  * builds from its arcs (edge id u*D + j-1 for u -> u+j mod N), with the
- * threads (|E| >= 2^22) and without. */
+ * threads (|E| >= 2^21) and without. */
 static void ring_same_as_coo(int64_t N, int64_t D) {
   char spec[64];
   snprintf(spec, sizeof spec, "ring:%lld:%lld", (long long)N, (long long)D);
