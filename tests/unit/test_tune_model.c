@@ -558,14 +558,11 @@ static double lane_choice(const char *csv, int min_cases) {
       log_sum += log(pick_ms / best);
       log_lanes_any += log(pick_ms / any_best);
       cases++;
-      /* The default choice's candidates, as gop_choose_schedule ranks them:
-       * printed, not checked (a whole space lowered per case, most of the
-       * test's time; the sanitized run, tu_quick, leaves it out). */
-      if (tu_quick()) {
-        ir_arena_free(ca);
-        i = j;
-        continue;
-      }
+    }
+    /* The default choice's candidates, as gop_choose_schedule ranks them:
+     * printed, not checked (a whole space lowered per case, most of the
+     * test's time; the sanitized run, tu_quick, leaves it out). */
+    if (pick && !tu_quick()) {
       TunePoint *pts;
       int np = tune_space_choice(op, lib, false, false, ca, &pts, &diag);
       ck_assert(np > 0);
